@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kevent: the kernel events layer, user-space API.
+ *
+ * Events are multicast over the Generic Netlink family KEVENT_GENL_NAME,
+ * one multicast group per event type.  This header is the only one that
+ * the kernel module and user-space listeners share.
+ */
+#ifndef _UAPI_LINUX_KEVENT_H
+#define _UAPI_LINUX_KEVENT_H
+
+#define KEVENT_GENL_NAME	"kevent"
+#define KEVENT_GENL_VERSION	1
+
+/* Multicast group names, one per enum kevent_type, in that order. */
+#define KEVENT_MCGRP_GENERAL	"general"
+#define KEVENT_MCGRP_STORAGE	"storage"
+#define KEVENT_MCGRP_POWER	"power"
+#define KEVENT_MCGRP_FS		"fs"
+#define KEVENT_MCGRP_HOTPLUG	"hotplug"
+
+/* Limits of an event, in bytes, not counting the terminating NUL. */
+#define KEVENT_OBJECT_MAX	1024
+#define KEVENT_SIGNAL_MAX	64
+#define KEVENT_PAYLOAD_MAX	4000
+
+enum kevent_type {
+	KEVENT_GENERAL,
+	KEVENT_STORAGE,
+	KEVENT_POWER,
+	KEVENT_FS,
+	KEVENT_HOTPLUG,
+	__KEVENT_TYPE_MAX,
+};
+
+#define KEVENT_TYPE_MAX (__KEVENT_TYPE_MAX - 1)
+
+enum kevent_cmd {
+	KEVENT_CMD_UNSPEC,
+	KEVENT_CMD_EVENT,	/* kernel -> user: one event */
+	__KEVENT_CMD_MAX,
+};
+
+#define KEVENT_CMD_MAX (__KEVENT_CMD_MAX - 1)
+
+enum kevent_attr {
+	KEVENT_A_UNSPEC,
+	KEVENT_A_TYPE,		/* u32: enum kevent_type */
+	KEVENT_A_OBJECT,	/* NUL-terminated string */
+	KEVENT_A_SIGNAL,	/* NUL-terminated string */
+	KEVENT_A_PAYLOAD,	/* NUL-terminated string, may be empty */
+	KEVENT_A_SEQNUM,	/* u64: per-boot sequence number */
+	KEVENT_A_TIMESTAMP,	/* u64: nanoseconds since the epoch */
+	KEVENT_A_PAD,
+	__KEVENT_A_MAX,
+};
+
+#define KEVENT_A_MAX (__KEVENT_A_MAX - 1)
+
+#endif /* _UAPI_LINUX_KEVENT_H */

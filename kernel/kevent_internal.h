@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kevent: definitions shared by the parts of the module.
+ */
+#ifndef _KEVENT_INTERNAL_H
+#define _KEVENT_INTERNAL_H
+
+#include <linux/kevent.h>
+#include <linux/types.h>
+
+/* Counters, as shown by /sys/kernel/debug/kevent/stats. */
+struct kevent_counters {
+	u64 sent;		/* multicast to at least one listener */
+	u64 no_listener;	/* dropped: no one listens to the group */
+	u64 overrun;		/* a listener's receive buffer was full */
+	u64 errors;		/* -EINVAL or -ENOMEM returned */
+	u64 atomic_in_irq;	/* send_kevent_atomic() calls in hard irq */
+	u64 seqnum;		/* last sequence number given */
+};
+
+const char *kevent_type_name(unsigned int type);
+const char *kevent_check_args(unsigned int type, const char *object,
+			      const char *signal);
+void kevent_read_counters(struct kevent_counters *c);
+
+#if IS_ENABLED(CONFIG_DEBUG_FS)
+void kevent_debugfs_init(void);
+void kevent_debugfs_exit(void);
+#else
+static inline void kevent_debugfs_init(void) { }
+static inline void kevent_debugfs_exit(void) { }
+#endif
+
+#endif /* _KEVENT_INTERNAL_H */

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventctl test: an offline dry run of one event against the rules. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "duration.h"
+#include "plan.h"
+#include "ruleset.h"
+
+#define MAX_DIRS 64
+
+static void print_plan(const struct krule *r, const struct kevent *ev)
+{
+	struct kplan plan;
+	if (kplan_build(r, ev, &plan) < 0) {
+		printf("  (out of memory building the plan)\n");
+		return;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < plan.argc; i++) {
+		strbuf_putc(&sb, ' ');
+		strbuf_quote(&sb, plan.argv[i]);
+	}
+	printf("  argv:%s\n", strbuf_str(&sb));
+	char t[32];
+	duration_format(r->timeout_ms, t, sizeof(t));
+	printf("  timeout: %s\n", t);
+	if (r->user)
+		printf("  user: %s\n", r->user);
+	if (r->rl_period_ms) {
+		duration_format(r->rl_period_ms, t, sizeof(t));
+		printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
+	}
+	for (size_t i = 0; i < plan.n_env; i++) {
+		const char *e = plan.envp[i];
+		size_t n = strcspn(e, "=");
+		strbuf_reset(&sb);
+		strbuf_quote(&sb, e + n + 1);
+		printf("  env: %.*s=%s\n", (int)n, e, strbuf_str(&sb));
+	}
+	strbuf_release(&sb);
+	kplan_release(&plan);
+}
+
+static int read_payload_stdin(char **out)
+{
+	size_t len;
+	int rc = read_fd(0, KEVENT_PAYLOAD_MAX + 1, out, &len);
+	return rc == -EFBIG ? -EMSGSIZE : rc;
+}
+
+int ctl_test(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"rules-dir", required_argument, NULL, 'd'},
+		{"source", required_argument, NULL, 's'},
+		{"seqnum", required_argument, NULL, 'n'},
+		{"timestamp", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *dirs[MAX_DIRS];
+	size_t n_dirs = 0;
+	int source = KEVENT_SOURCE_SOCKET;
+	int64_t seqnum = 1, timestamp = (int64_t)now_realtime_ns();
+	int o;
+	(void)c;
+	while ((o = getopt_long(argc, argv, "+hd:s:n:t:", opts, NULL)) != -1) {
+		switch (o) {
+		case 'd':
+			if (n_dirs == MAX_DIRS)
+				return ctl_usage_error("too many --rules-dir");
+			dirs[n_dirs++] = optarg;
+			break;
+		case 's':
+			source = kevent_source_from_name(optarg);
+			if (source < 0)
+				return ctl_usage_error("unknown source '%s'", optarg);
+			break;
+		case 'n':
+		case 't':
+			if (parse_int64(optarg, o == 'n' ? &seqnum : &timestamp) < 0 ||
+			    (o == 'n' ? seqnum : timestamp) < 0)
+				return ctl_usage_error("bad number '%s'", optarg);
+			break;
+		case 'h':
+			printf("Usage: keventctl test [--rules-dir DIR]... [--source SRC] [--seqnum N] "
+			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 3 || argc - optind > 4)
+		return ctl_usage_error("test needs TYPE OBJECT SIGNAL [PAYLOAD]");
+	if (!n_dirs)
+		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
+			dirs[n_dirs++] = kevent_default_rule_dirs[i];
+
+	int type = kevent_type_from_name(argv[optind]);
+	if (type < 0)
+		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
+				       argv[optind]);
+	_cleanup_free_ char *stdin_payload = NULL;
+	const char *payload = argc - optind == 4 ? argv[optind + 3] : "";
+	if (strcmp(payload, "-") == 0) {
+		int rc = read_payload_stdin(&stdin_payload);
+		if (rc < 0)
+			return ctl_usage_error("cannot read the payload: %s", strerror(-rc));
+		payload = stdin_payload;
+	}
+	const char *why = NULL;
+	_cleanup_(kevent_freep) struct kevent *ev = NULL;
+	int rc = kevent_new(type, argv[optind + 1], argv[optind + 2], payload,
+			    (enum kevent_source)source, (uint64_t)seqnum, (uint64_t)timestamp, NULL, 0, &ev, &why);
+	if (rc == -EINVAL)
+		return ctl_usage_error("invalid event: %s", why);
+	if (rc < 0)
+		return ctl_usage_error("%s", strerror(-rc));
+
+	struct kdiags d = {0};
+	_cleanup_(kruleset_freep) struct kruleset *rs = NULL;
+	rc = kruleset_load(dirs, n_dirs, ctl_trust(), NULL, &rs, &d, NULL);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < d.n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&d.v[i], &sb);
+		fprintf(stderr, "%s (file skipped)\n", strbuf_str(&sb));
+	}
+	kdiags_free(&d);
+	if (rc < 0) {
+		strbuf_release(&sb);
+		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
+		return 1;
+	}
+
+	strbuf_reset(&sb);
+	strbuf_quote(&sb, ev->payload);
+	printf("event: type=%s object=%s signal=%s source=%s payload=%s\n",
+	       kevent_type_name(ev->type), ev->object, ev->signal, kevent_source_name(ev->source),
+	       strbuf_str(&sb));
+	printf("rules: %zu in %zu file%s\n\n", rs->n_rules, rs->n_files,
+	       rs->n_files == 1 ? "" : "s");
+
+	const struct krule *stopper = NULL;
+	size_t matched = 0;
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		printf("rule %s (%s:%u:%u): ", r->name, r->file->path, r->line, r->col);
+		if (stopper) {
+			printf("not tried: rule %s matched first with last: true\n", stopper->name);
+			continue;
+		}
+		strbuf_reset(&sb);
+		if (!krule_match(r, ev, &sb)) {
+			printf("no match: %s\n", strbuf_str(&sb));
+			continue;
+		}
+		matched++;
+		if (!krule_runs_something(r))
+			printf("matched, runs nothing%s\n",
+			       r->last ? "; last: later rules do not see the event" : "");
+		else
+			printf("matched%s\n", r->last ? "; last: later rules do not see the event"
+						       : "");
+		if (krule_runs_something(r))
+			print_plan(r, ev);
+		if (r->last)
+			stopper = r;
+	}
+	strbuf_release(&sb);
+	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
+	return 0;
+}

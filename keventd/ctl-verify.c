@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventctl verify [PATH]...: lint rule files and directories. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctl.h"
+#include "ruleset.h"
+
+struct tally {
+	size_t files, rules;
+};
+
+static int check_file(const char *path, struct tally *t, struct kdiags *d)
+{
+	struct kfile *f = NULL;
+	int rc = kfile_load(path, ctl_trust(), NULL, &f, d);
+	if (rc < 0)
+		return rc;
+	t->files++;
+	if (f)
+		t->rules += f->n_rules;
+	kfile_unref(f);
+	return 0;
+}
+
+static int check_dirs(const char *const *dirs, size_t n, struct tally *t, struct kdiags *d)
+{
+	struct kentries e = {0};
+	int rc = kentries_scan(dirs, n, ctl_trust(), &e, d);
+	for (size_t i = 0; rc == 0 && i < e.n; i++)
+		if (!e.v[i].masked && !e.v[i].refused)
+			rc = check_file(e.v[i].path, t, d);
+	kentries_free(&e);
+	return rc;
+}
+
+int ctl_verify(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	bool quiet = false;
+	int o;
+	(void)c;
+	while ((o = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl verify [-q] [PATH]...\n"
+			       "Checks rule files, or the .yaml files of directories (default: the "
+			       "three rule directories).\n");
+			return 0;
+		}
+		if (o == 'q')
+			quiet = true;
+		else
+			return EXIT_USAGE;
+	}
+	struct kdiags d = {0};
+	struct tally t = {0};
+	int rc = 0;
+	if (optind >= argc)
+		rc = check_dirs(kevent_default_rule_dirs, ARRAY_SIZE(kevent_default_rule_dirs), &t,
+				&d);
+	for (int i = optind; rc == 0 && i < argc; i++) {
+		struct stat st;
+		if (stat(argv[i], &st) < 0)
+			kdiags_add(&d, argv[i], 1, 1, "%s", strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			rc = check_dirs((const char *const *)&argv[i], 1, &t, &d);
+		else
+			rc = check_file(argv[i], &t, &d);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
+		kdiags_free(&d);
+		return 1;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < d.n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&d.v[i], &sb);
+		printf("%s\n", strbuf_str(&sb));
+	}
+	strbuf_release(&sb);
+	if (!quiet)
+		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s\n", t.files,
+			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,
+			d.n == 1 ? "" : "s");
+	int status = d.n ? 1 : 0;
+	kdiags_free(&d);
+	return status;
+}

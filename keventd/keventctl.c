@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventctl: the admin's tool for keventd. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ctl.h"
+
+#define DEFAULT_CONTROL "/run/keventd/control"
+
+static const struct {
+	const char *name;
+	int (*fn)(struct ctl *c, int argc, char **argv);
+} commands[] = {
+	{"verify", ctl_verify},
+	{"test", ctl_test},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: keventctl [--control PATH] COMMAND [ARGS]\n"
+		"\n"
+		"Commands:\n"
+		"  verify [PATH]...                       check rule files or directories\n"
+		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
+		"                                         show which rules an event matches\n"
+		"\n"
+		"Options:\n"
+		"  --control PATH   keventd's control socket (default %s)\n"
+		"  -h, --help       show this help\n"
+		"  --version        show the version\n"
+		"\n"
+		"See keventctl(8) and keventd.rules(5).\n",
+		DEFAULT_CONTROL);
+}
+
+int ctl_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("keventctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'keventctl --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+bool ctl_trust(void)
+{
+	return geteuid() == 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"control", required_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	struct ctl c = {.control = DEFAULT_CONTROL};
+	int o;
+	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c':
+			c.control = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("keventctl %s\n", KEVENT_VERSION);
+			return 0;
+		default:
+			fputs("Try 'keventctl --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return ctl_usage_error("missing command");
+	const char *cmd = argv[optind];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(cmd, commands[i].name) != 0)
+			continue;
+		argc -= optind;
+		argv += optind;
+		optind = 0; /* restart getopt for the command's own options */
+		return commands[i].fn(&c, argc, argv);
+	}
+	return ctl_usage_error("unknown command '%s'", cmd);
+}

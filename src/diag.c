@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
+		...)
+{
+	struct kdiag *v = realloc(d->v, (d->n + 1) * sizeof(*v));
+	if (!v)
+		return;
+	d->v = v;
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	char *msg = strbuf_steal(&sb);
+	char *f = strdup(file);
+	if (!msg || !f) {
+		free(msg);
+		free(f);
+		return;
+	}
+	d->v[d->n++] = (struct kdiag){f, line ? line : 1, col ? col : 1, msg};
+}
+
+void kdiags_free(struct kdiags *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->v[i].file);
+		free(d->v[i].msg);
+	}
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
+}
+
+void kdiags_move(struct kdiags *to, struct kdiags *from)
+{
+	if (!from->n)
+		return;
+	struct kdiag *v = realloc(to->v, (to->n + from->n) * sizeof(*v));
+	if (!v) {
+		kdiags_free(from);
+		return;
+	}
+	memcpy(v + to->n, from->v, from->n * sizeof(*v));
+	to->v = v;
+	to->n += from->n;
+	free(from->v);
+	from->v = NULL;
+	from->n = 0;
+}
+
+void kdiag_format(const struct kdiag *d, struct strbuf *out)
+{
+	strbuf_printf(out, "%s:%u:%u: error: %s", d->file, d->line, d->col, d->msg);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Diagnostics of rule files: "FILE:LINE:COLUMN: error: MESSAGE". */
+#ifndef KEVENT_DIAG_H
+#define KEVENT_DIAG_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct kdiag {
+	char *file;
+	unsigned line, col;
+	char *msg;
+};
+
+struct kdiags {
+	struct kdiag *v;
+	size_t n;
+};
+
+void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
+		...) _printf_(5, 6);
+void kdiags_free(struct kdiags *d);
+/* Moves every entry of from to the end of to. */
+void kdiags_move(struct kdiags *to, struct kdiags *from);
+/* Formats one entry, as the documented line (no trailing newline). */
+void kdiag_format(const struct kdiag *d, struct strbuf *out);
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "event.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+static const char *const type_names[KEVENT_NTYPES] = {
+	[KEVENT_GENERAL] = "general", [KEVENT_STORAGE] = "storage", [KEVENT_POWER] = "power",
+	[KEVENT_FS] = "fs",	      [KEVENT_HOTPLUG] = "hotplug",
+};
+
+static const char *const source_names[KEVENT_SOURCE_MAX] = {
+	[KEVENT_SOURCE_KERNEL] = "kernel",
+	[KEVENT_SOURCE_UDEV] = "udev",
+	[KEVENT_SOURCE_THERMAL] = "thermal",
+	[KEVENT_SOURCE_SOCKET] = "socket",
+};
+
+const char *kevent_type_name(enum kevent_type t)
+{
+	return (unsigned)t < KEVENT_NTYPES ? type_names[t] : "unknown";
+}
+
+int kevent_type_from_name(const char *s)
+{
+	for (int i = 0; i < KEVENT_NTYPES; i++)
+		if (strcmp(s, type_names[i]) == 0)
+			return i;
+	if (s[0] >= '0' && s[0] <= '0' + KEVENT_TYPE_MAX && s[1] == '\0')
+		return s[0] - '0';
+	return -1;
+}
+
+const char *kevent_source_name(enum kevent_source s)
+{
+	return (unsigned)s < KEVENT_SOURCE_MAX ? source_names[s] : "unknown";
+}
+
+int kevent_source_from_name(const char *s)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (strcmp(s, source_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+bool kevent_signal_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == ':' || c == '-';
+}
+
+bool kevent_signal_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (n >= KEVENT_SIGNAL_MAX || !kevent_signal_char(s[n]))
+			return false;
+	return n > 0;
+}
+
+int kevent_check(int type, const char *object, const char *signal, const char *payload,
+		 const char **why)
+{
+	if (type < 0 || type > KEVENT_TYPE_MAX) {
+		*why = "unknown event type";
+		return -EINVAL;
+	}
+	if (!object || object[0] != '/') {
+		*why = "object must start with '/'";
+		return -EINVAL;
+	}
+	size_t n = 0;
+	for (; object[n]; n++) {
+		if (n >= KEVENT_OBJECT_MAX) {
+			*why = "object longer than 1024 bytes";
+			return -EINVAL;
+		}
+		if ((unsigned char)object[n] < 0x20 || (unsigned char)object[n] > 0x7e) {
+			*why = "object has a character that is not printable ASCII";
+			return -EINVAL;
+		}
+	}
+	if (!signal || !signal[0]) {
+		*why = "signal is empty";
+		return -EINVAL;
+	}
+	if (!kevent_signal_valid(signal)) {
+		*why = strlen(signal) > KEVENT_SIGNAL_MAX
+			       ? "signal longer than 64 bytes"
+			       : "signal has a character outside [A-Za-z0-9_.:-]";
+		return -EINVAL;
+	}
+	if (payload && strlen(payload) > KEVENT_PAYLOAD_MAX) {
+		*why = "payload longer than 4000 bytes";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-';
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 1;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max)
+{
+	size_t n = 0;
+	char *line = buf;
+	while (line && *line) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		char *p = line;
+		while (key_char(*p))
+			p++;
+		if (p > line && *p == ':') {
+			*p = '\0';
+			char *v = p + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			char *end = v + strlen(v);
+			while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+				*--end = '\0';
+			bool dup = false;
+			for (size_t i = 0; i < n && !dup; i++)
+				dup = strcasecmp(props[i].key, line) == 0;
+			if (!dup && n < max)
+				props[n++] = (struct kevent_prop){line, v};
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return n;
+}
+
+bool kevent_env_name_allowed(const char *name, size_t len)
+{
+	static const char *const forbidden[] = {"PATH", "HOME", "IFS", "SHELL", "ENV", "BASH_ENV"};
+	if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return false;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(forbidden); i++)
+		if (strlen(forbidden[i]) == len && memcmp(forbidden[i], name, len) == 0)
+			return false;
+	if (len >= 3 && memcmp(name, "LD_", 3) == 0)
+		return false;
+	if (len >= 7 && memcmp(name, "KEVENT_", 7) == 0)
+		return false;
+	return true;
+}
+
+/* The event and everything it points to live in one allocation. */
+int kevent_new(int type, const char *object, const char *signal, const char *payload,
+	       enum kevent_source source, uint64_t seqnum, uint64_t timestamp,
+	       char *const *uevent_env, size_t n_uevent_env, struct kevent **out, const char **why)
+{
+	if (!payload)
+		payload = "";
+	int r = kevent_check(type, object, signal, payload, why);
+	if (r < 0)
+		return r;
+
+	size_t lo = strlen(object) + 1, ls = strlen(signal) + 1, lp = strlen(payload) + 1;
+	size_t nprops = count_lines(payload);
+	size_t lenv = 0, nenv = 0;
+	for (size_t i = 0; i < n_uevent_env; i++) {
+		const char *eq = strchr(uevent_env[i], '=');
+		if (eq && kevent_env_name_allowed(uevent_env[i], (size_t)(eq - uevent_env[i]))) {
+			lenv += strlen(uevent_env[i]) + 1;
+			nenv++;
+		}
+	}
+	size_t size = sizeof(struct kevent) + nprops * sizeof(struct kevent_prop) +
+		      nenv * sizeof(char *) + lo + ls + 2 * lp + lenv;
+	struct kevent *ev = calloc(1, size);
+	if (!ev)
+		return -ENOMEM;
+	struct kevent_prop *props = (struct kevent_prop *)(ev + 1);
+	char **env = (char **)(props + nprops);
+	char *p = (char *)(env + nenv);
+
+	ev->type = (enum kevent_type)type;
+	ev->source = source;
+	ev->seqnum = seqnum;
+	ev->timestamp = timestamp;
+	ev->object = memcpy(p, object, lo);
+	p += lo;
+	ev->signal = memcpy(p, signal, ls);
+	p += ls;
+	ev->payload = memcpy(p, payload, lp);
+	p += lp;
+	char *scratch = memcpy(p, payload, lp);
+	p += lp;
+	ev->props = props;
+	ev->n_props = kevent_parse_props(scratch, props, nprops);
+	size_t k = 0;
+	for (size_t i = 0; i < n_uevent_env; i++) {
+		const char *eq = strchr(uevent_env[i], '=');
+		if (!eq || !kevent_env_name_allowed(uevent_env[i], (size_t)(eq - uevent_env[i])))
+			continue;
+		size_t l = strlen(uevent_env[i]) + 1;
+		env[k++] = memcpy(p, uevent_env[i], l);
+		p += l;
+	}
+	ev->uevent_env = env;
+	ev->n_uevent_env = nenv;
+	*out = ev;
+	return 0;
+}
+
+void kevent_free(struct kevent *ev)
+{
+	free(ev);
+}
+
+const char *kevent_prop(const struct kevent *ev, const char *key)
+{
+	for (size_t i = 0; i < ev->n_props; i++)
+		if (strcasecmp(ev->props[i].key, key) == 0)
+			return ev->props[i].value;
+	return NULL;
+}

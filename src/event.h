@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The event model: what every source produces and every rule matches.
+ * Limits are those of the UAPI header; kevent_check() says why an event
+ * is outside them.
+ */
+#ifndef KEVENT_EVENT_H
+#define KEVENT_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/kevent.h>
+
+enum kevent_source {
+	KEVENT_SOURCE_KERNEL,
+	KEVENT_SOURCE_UDEV,
+	KEVENT_SOURCE_THERMAL,
+	KEVENT_SOURCE_SOCKET,
+	KEVENT_SOURCE_MAX,
+};
+
+#define KEVENT_NTYPES (KEVENT_TYPE_MAX + 1)
+
+/* A "Key: value" line of the payload, pointing into the event's storage. */
+struct kevent_prop {
+	const char *key;
+	const char *value;
+};
+
+struct kevent {
+	enum kevent_type type;
+	enum kevent_source source;
+	uint64_t seqnum;
+	uint64_t timestamp; /* ns since the epoch */
+	const char *object;
+	const char *signal;
+	const char *payload; /* never NULL, may be "" */
+	const struct kevent_prop *props;
+	size_t n_props;
+	/* udev events only: "NAME=value" strings of the uevent, already
+	 * filtered of names a handler must never receive. */
+	char *const *uevent_env;
+	size_t n_uevent_env;
+};
+
+const char *kevent_type_name(enum kevent_type t);
+/* Returns the type for a name ("power") or a number ("2"), or -1. */
+int kevent_type_from_name(const char *s);
+const char *kevent_source_name(enum kevent_source s);
+int kevent_source_from_name(const char *s);
+
+bool kevent_signal_char(char c);
+bool kevent_signal_valid(const char *s);
+
+/*
+ * Checks the fields against SPEC limits.  Returns 0, or -EINVAL with *why
+ * set to a static description of the first problem.
+ */
+int kevent_check(int type, const char *object, const char *signal, const char *payload,
+		 const char **why);
+
+/*
+ * Makes an event, checked and with its payload parsed into properties.
+ * uevent_env may be NULL; its entries are filtered (see kevent_env_name_allowed).
+ * Returns 0, -EINVAL (with *why) or -ENOMEM.  Free with kevent_free().
+ */
+int kevent_new(int type, const char *object, const char *signal, const char *payload,
+	       enum kevent_source source, uint64_t seqnum, uint64_t timestamp,
+	       char *const *uevent_env, size_t n_uevent_env, struct kevent **out, const char **why);
+void kevent_free(struct kevent *ev);
+static inline void kevent_freep(struct kevent **ev)
+{
+	kevent_free(*ev);
+}
+
+/* Finds a property by name, ignoring case; NULL when absent. */
+const char *kevent_prop(const struct kevent *ev, const char *key);
+
+/*
+ * Parses "Key: value" lines.  A key is [A-Za-z0-9_.-]+ directly followed by
+ * ':'; the value has surrounding blanks removed.  Other lines are ignored;
+ * for a key given twice the first wins.  buf is modified in place (NULs are
+ * written) and props must have room for count_lines(buf) entries.
+ */
+size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max);
+
+/* Whether a uevent variable may be handed to a handler: a valid name, and
+ * none of PATH, HOME, IFS, SHELL, ENV, BASH_ENV, LD_*, KEVENT_*. */
+bool kevent_env_name_allowed(const char *name, size_t len);
+
+#endif

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Matching an event against one rule, and against a whole ruleset. */
+#include <string.h>
+
+#include "index.h"
+#include "ruleset.h"
+
+static void list_text(const struct kpattern_list *l, struct strbuf *sb)
+{
+	if (l->n > 1)
+		strbuf_putc(sb, '[');
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			strbuf_puts(sb, ", ");
+		strbuf_puts(sb, l->v[i].negate ? "!" : "");
+		strbuf_puts(sb, l->v[i].text);
+	}
+	if (l->n > 1)
+		strbuf_putc(sb, ']');
+}
+
+static bool list_check(const char *key, const struct kpattern_list *l, const char *value,
+		       struct strbuf *why)
+{
+	if (!l->n || kpattern_list_match(l, value))
+		return true;
+	if (why) {
+		strbuf_printf(why, "%s ", key);
+		strbuf_quote(why, value);
+		strbuf_puts(why, " does not match ");
+		list_text(l, why);
+	}
+	return false;
+}
+
+static bool cmp(enum kcmp_op op, int64_t v, int64_t a)
+{
+	switch (op) {
+	case KCMP_GT:
+		return v > a;
+	case KCMP_GE:
+		return v >= a;
+	case KCMP_LT:
+		return v < a;
+	case KCMP_LE:
+		return v <= a;
+	case KCMP_EQ:
+		return v == a;
+	}
+	return false;
+}
+
+static bool payload_check(const struct kpayload_test *t, const struct kevent *ev,
+			  struct strbuf *why)
+{
+	const char *v = kevent_prop(ev, t->key);
+	if (t->kind == KPT_GLOB) {
+		if (kpattern_list_match(&t->globs, v))
+			return true;
+		if (why && !v) {
+			strbuf_printf(why, "payload property %s is missing (wanted ", t->key);
+			list_text(&t->globs, why);
+			strbuf_putc(why, ')');
+		} else if (why) {
+			strbuf_printf(why, "payload property %s=", t->key);
+			strbuf_quote(why, v);
+			strbuf_puts(why, " does not match ");
+			list_text(&t->globs, why);
+		}
+		return false;
+	}
+	int64_t n;
+	if (!v) {
+		if (why)
+			strbuf_printf(why, "payload property %s is missing (wanted %s)", t->key,
+				      t->text);
+		return false;
+	}
+	if (parse_int64(v, &n) < 0) {
+		if (why) {
+			strbuf_printf(why, "payload property %s=", t->key);
+			strbuf_quote(why, v);
+			strbuf_printf(why, " is not a number (wanted %s)", t->text);
+		}
+		return false;
+	}
+	bool ok = t->kind == KPT_RANGE ? (n >= t->a && n <= t->b) : cmp(t->op, n, t->a);
+	if (!ok && why)
+		strbuf_printf(why, "payload property %s=%s is not %s", t->key, v, t->text);
+	return ok;
+}
+
+bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *why)
+{
+	if (!(r->type_mask & (1u << ev->type))) {
+		if (why) {
+			strbuf_printf(why, "type \"%s\" does not match ", kevent_type_name(ev->type));
+			list_text(&r->type, why);
+		}
+		return false;
+	}
+	if (!list_check("source", &r->source, kevent_source_name(ev->source), why) ||
+	    !list_check("signal", &r->signal, ev->signal, why) ||
+	    !list_check("object", &r->object, ev->object, why))
+		return false;
+	for (size_t i = 0; i < r->n_payload; i++)
+		if (!payload_check(&r->payload[i], ev, why))
+			return false;
+	return true;
+}
+
+size_t kruleset_match(const struct kruleset *rs, const struct kevent *ev, kmatch_fn cb,
+		      void *userdata)
+{
+	static const uint32_t none[1];
+	const uint32_t *a = none, *b = rs->generic[ev->type];
+	size_t na = 0, nb = rs->n_generic[ev->type], ia = 0, ib = 0, matches = 0;
+
+	const struct kbucket *bk = kindex_slot(rs, (uint8_t)ev->type, ev->signal);
+	if (bk && bk->signal) {
+		a = bk->v;
+		na = bk->n;
+	}
+	/* Merge the two ascending lists of candidates, so rule order holds. */
+	while (ia < na || ib < nb) {
+		uint32_t pos;
+		if (ib >= nb || (ia < na && a[ia] < b[ib]))
+			pos = a[ia++];
+		else
+			pos = b[ib++];
+		const struct krule *r = rs->rules[pos];
+		if (!krule_match(r, ev, NULL))
+			continue;
+		matches++;
+		if (!cb(r, userdata) || r->last)
+			break;
+	}
+	return matches;
+}

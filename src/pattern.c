@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "pattern.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kpattern_check(const char *t)
+{
+	for (const char *p = t; *p; p++) {
+		if (*p == '\\') {
+			if (!p[1])
+				return "glob ends with a lone backslash";
+			p++;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+			if (*q == '!' || *q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']')
+				q++;
+			if (!*q)
+				return "glob has '[' without a closing ']'";
+			p = q;
+		}
+	}
+	return NULL;
+}
+
+int kpattern_list_add(struct kpattern_list *l, const char *value, const char **why)
+{
+	bool negate = value[0] == '!';
+	const char *text = value + negate;
+	if (!*text) {
+		*why = negate ? "'!' must be followed by a value" : "empty value";
+		return -EINVAL;
+	}
+	const char *bad = kpattern_check(text);
+	if (bad) {
+		*why = bad;
+		return -EINVAL;
+	}
+	struct kpattern *v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	l->v = v;
+	char *copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	l->v[l->n++] = (struct kpattern){copy, negate, strpbrk(text, "*?[\\") != NULL};
+	return 0;
+}
+
+bool kpattern_match_one(const struct kpattern *p, const char *s)
+{
+	if (!s)
+		return false;
+	return p->glob ? fnmatch(p->text, s, 0) == 0 : strcmp(p->text, s) == 0;
+}
+
+bool kpattern_list_match(const struct kpattern_list *l, const char *s)
+{
+	bool have_positive = false, positive_hit = false;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct kpattern *p = &l->v[i];
+		bool hit = kpattern_match_one(p, s);
+		if (p->negate) {
+			if (hit)
+				return false;
+		} else {
+			have_positive = true;
+			positive_hit |= hit;
+		}
+	}
+	return !have_positive || positive_hit;
+}
+
+void kpattern_list_free(struct kpattern_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].text);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}

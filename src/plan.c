@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "plan.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+static bool name_start(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static bool name_char(char c)
+{
+	return name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* If s points at "${NAME}", returns the length of NAME, else 0. */
+static size_t var_ref(const char *s)
+{
+	if (s[0] != '$' || s[1] != '{' || !name_start(s[2]))
+		return 0;
+	size_t n = 2;
+	while (name_char(s[n]))
+		n++;
+	return s[n] == '}' ? n - 2 : 0;
+}
+
+int kplan_check_template(const char *t, const char **why)
+{
+	for (const char *p = t; *p; p++) {
+		if (p[0] != '$')
+			continue;
+		if (p[1] == '$') {
+			p++;
+			continue;
+		}
+		if (p[1] == '{') {
+			size_t n = var_ref(p);
+			if (!n) {
+				*why = "\"${\" must be followed by a variable name and \"}\" (write "
+				       "\"$${\" for a literal \"${\")";
+				return -EINVAL;
+			}
+			p += n + 2;
+		}
+	}
+	return 0;
+}
+
+static const char *env_lookup(char *const *envp, const char *name, size_t len)
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+			return envp[i] + len + 1;
+	return NULL;
+}
+
+char *kplan_expand(const char *t, char *const *envp)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_puts(&sb, ""); /* never NULL for an empty result */
+	for (const char *p = t; *p; p++) {
+		if (p[0] == '$' && p[1] == '$') {
+			strbuf_putc(&sb, '$');
+			p++;
+			continue;
+		}
+		size_t n = var_ref(p);
+		if (n) {
+			const char *v = env_lookup(envp, p + 2, n);
+			if (v)
+				strbuf_puts(&sb, v);
+			p += n + 2;
+			continue;
+		}
+		strbuf_putc(&sb, *p);
+	}
+	return strbuf_steal(&sb);
+}
+
+void kplan_prop_var(const char *key, char *buf)
+{
+	memcpy(buf, "KEVENT_", 7);
+	size_t i = 0;
+	for (; key[i]; i++) {
+		char c = (char)toupper((unsigned char)key[i]);
+		buf[7 + i] = ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') ? c : '_';
+	}
+	buf[7 + i] = '\0';
+}
+
+static const char *const fixed_vars[] = {
+	"KEVENT_TYPE",	 "KEVENT_OBJECT", "KEVENT_SIGNAL", "KEVENT_PAYLOAD",   "KEVENT_SEQNUM",
+	"KEVENT_TIMESTAMP", "KEVENT_SOURCE", "KEVENT_RULE",   "KEVENT_RULE_FILE",
+};
+
+static int env_add(char **env, size_t *n, const char *name, const char *value)
+{
+	if (asprintf(&env[*n], "%s=%s", name, value) < 0) {
+		env[*n] = NULL;
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp, size_t *count)
+{
+	size_t cap = 1 + ARRAY_SIZE(fixed_vars) + ev->n_props + ev->n_uevent_env + 1;
+	char **env = calloc(cap, sizeof(char *));
+	if (!env)
+		return -ENOMEM;
+	size_t n = 0;
+	char seq[24], ts[24];
+	snprintf(seq, sizeof(seq), "%" PRIu64, ev->seqnum);
+	snprintf(ts, sizeof(ts), "%" PRIu64, ev->timestamp);
+	const char *values[] = {
+		kevent_type_name(ev->type),
+		ev->object,
+		ev->signal,
+		ev->payload,
+		seq,
+		ts,
+		kevent_source_name(ev->source),
+		r->name,
+		r->file ? r->file->path : "",
+	};
+	int rc = env_add(env, &n, "PATH", KEVENT_HANDLER_PATH);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(fixed_vars); i++)
+		rc = env_add(env, &n, fixed_vars[i], values[i]);
+
+	size_t first_prop = n;
+	for (size_t i = 0; rc == 0 && i < ev->n_props; i++) {
+		const char *key = ev->props[i].key;
+		char *name = malloc(8 + strlen(key));
+		if (!name) {
+			rc = -ENOMEM;
+			break;
+		}
+		kplan_prop_var(key, name);
+		size_t len = strlen(name);
+		bool taken = false;
+		for (size_t j = 0; j < ARRAY_SIZE(fixed_vars) && !taken; j++)
+			taken = strcmp(fixed_vars[j], name) == 0;
+		for (size_t j = first_prop; j < n && !taken; j++)
+			taken = strncmp(env[j], name, len) == 0 && env[j][len] == '=';
+		if (!taken)
+			rc = env_add(env, &n, name, ev->props[i].value);
+		free(name);
+	}
+	size_t first_uevent = n;
+	for (size_t i = 0; rc == 0 && i < ev->n_uevent_env; i++) {
+		const char *e = ev->uevent_env[i];
+		size_t len = strcspn(e, "=");
+		bool taken = false;
+		for (size_t j = first_uevent; j < n && !taken; j++)
+			taken = strncmp(env[j], e, len + 1) == 0;
+		if (taken)
+			continue;
+		env[n] = strdup(e);
+		if (!env[n])
+			rc = -ENOMEM;
+		else
+			n++;
+	}
+	if (rc < 0) {
+		strv_free(env);
+		return rc;
+	}
+	*envp = env;
+	*count = n;
+	return 0;
+}
+
+int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan)
+{
+	*plan = (struct kplan){0};
+	if (!krule_runs_something(r))
+		return -EINVAL;
+	int rc = kplan_build_env(r, ev, &plan->envp, &plan->n_env);
+	if (rc < 0)
+		return rc;
+	size_t argc = r->shell ? 3 : strv_length(r->run);
+	plan->argv = calloc(argc + 1, sizeof(char *));
+	if (!plan->argv)
+		goto oom;
+	plan->argc = argc;
+	if (r->shell) {
+		plan->argv[0] = strdup(KEVENT_SHELL);
+		plan->argv[1] = strdup("-c");
+		plan->argv[2] = strdup(r->shell);
+	} else {
+		for (size_t i = 0; i < argc; i++)
+			plan->argv[i] = kplan_expand(r->run[i], plan->envp);
+	}
+	for (size_t i = 0; i < argc; i++)
+		if (!plan->argv[i])
+			goto oom;
+	return 0;
+oom:
+	kplan_release(plan);
+	return -ENOMEM;
+}
+
+void kplan_release(struct kplan *plan)
+{
+	for (size_t i = 0; plan->argv && i < plan->argc; i++)
+		free(plan->argv[i]);
+	free(plan->argv);
+	strv_free(plan->envp);
+	*plan = (struct kplan){0};
+}

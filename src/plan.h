@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The handler plan: the exact argv and environment a matched rule runs with
+ * (SPEC section 5).  Building it spawns nothing.
+ */
+#ifndef KEVENT_PLAN_H
+#define KEVENT_PLAN_H
+
+#include "event.h"
+#include "rules.h"
+
+#define KEVENT_HANDLER_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define KEVENT_SHELL	    "/bin/sh"
+
+struct kplan {
+	char **argv; /* NULL-terminated */
+	size_t argc;
+	char **envp; /* NULL-terminated, "NAME=value" */
+	size_t n_env;
+};
+
+/*
+ * Checks an argv template: "${NAME}" with NAME [A-Za-z_][A-Za-z0-9_]* is a
+ * variable, "$$" is a literal '$', any other '$' is literal.  Returns 0, or
+ * -EINVAL with *why for "${" without a valid name and closing brace.
+ */
+int kplan_check_template(const char *tmpl, const char **why);
+
+/* Expands a template against envp (NULL-terminated "NAME=value").  Unset
+ * variables expand to "".  Returns a malloc'd string or NULL on ENOMEM. */
+char *kplan_expand(const char *tmpl, char *const *envp);
+
+/*
+ * Builds the environment for rule r and event ev: PATH, KEVENT_* of the
+ * event and rule, KEVENT_<KEY> per payload property (never overriding the
+ * fixed ones; first of a name wins), then udev's own variables.
+ */
+int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp, size_t *n);
+
+/* Builds argv and environment.  0, or -ENOMEM; -EINVAL if r runs nothing. */
+int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan);
+void kplan_release(struct kplan *plan);
+
+/* "Cpu" -> "KEVENT_CPU"; "fan-speed" -> "KEVENT_FAN_SPEED".  buf is at least
+ * 8 + strlen(key) bytes. */
+void kplan_prop_var(const char *key, char *buf);
+
+#endif

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The rule file parser: YAML tree -> struct kfile, with a strict schema. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "duration.h"
+#include "plan.h"
+#include "rules.h"
+#include "util.h"
+#include "yamltree.h"
+
+struct parser {
+	const char *path;
+	struct kdiags *diags;
+	unsigned errors;
+	bool oom;
+};
+
+static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
+static void err(struct parser *p, const struct ynode *n, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	kdiags_add(p->diags, p->path, n->line, n->col, "%s", strbuf_str(&sb));
+	strbuf_release(&sb);
+	p->errors++;
+}
+
+static char *pdup(struct parser *p, const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		p->oom = true;
+	return d;
+}
+
+static void note_rc(struct parser *p, int rc)
+{
+	if (rc == -ENOMEM)
+		p->oom = true;
+}
+
+bool krule_runs_something(const struct krule *r)
+{
+	return r->run || r->shell;
+}
+
+static void krule_release(struct krule *r)
+{
+	free(r->name);
+	kpattern_list_free(&r->type);
+	kpattern_list_free(&r->object);
+	kpattern_list_free(&r->signal);
+	kpattern_list_free(&r->source);
+	for (size_t i = 0; i < r->n_payload; i++) {
+		free(r->payload[i].key);
+		free(r->payload[i].text);
+		kpattern_list_free(&r->payload[i].globs);
+	}
+	free(r->payload);
+	strv_free(r->run);
+	free(r->shell);
+	free(r->user);
+}
+
+struct kfile *kfile_ref(struct kfile *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+void kfile_unref(struct kfile *f)
+{
+	if (!f || --f->refs > 0)
+		return;
+	for (size_t i = 0; i < f->n_rules; i++)
+		krule_release(&f->rules[i]);
+	free(f->rules);
+	free(f->path);
+	free(f->name);
+	free(f);
+}
+
+/* A non-null scalar, or an error saying what the key wants. */
+static const char *want_scalar(struct parser *p, const struct ynode *n, const char *key)
+{
+	if (n->kind != YNODE_SCALAR || ynode_is_null(n)) {
+		err(p, n, "'%s' must be a value, not %s", key, ynode_kind_name(n));
+		return NULL;
+	}
+	return n->value;
+}
+
+/* A value or a list of values, each added to l after check(). */
+static void parse_values(struct parser *p, const struct ynode *n, const char *key,
+			 struct kpattern_list *l,
+			 const char *(*check)(const struct kpattern *v))
+{
+	const struct ynode *const *items = (const struct ynode *const *)&n;
+	size_t count = 1;
+	if (n->kind == YNODE_SEQ) {
+		items = (const struct ynode *const *)n->kids;
+		count = n->n_kids;
+		if (count == 0) {
+			err(p, n, "'%s' must not be an empty list", key);
+			return;
+		}
+	}
+	for (size_t i = 0; i < count; i++) {
+		const struct ynode *it = items[i];
+		if (it->kind != YNODE_SCALAR || ynode_is_null(it)) {
+			err(p, it, "'%s' must be a value or a list of values, not %s", key,
+			    ynode_kind_name(it));
+			continue;
+		}
+		const char *why = NULL;
+		int rc = kpattern_list_add(l, it->value, &why);
+		if (rc == -EINVAL) {
+			err(p, it, "bad '%s' value \"%s\": %s", key, it->value, why);
+			continue;
+		}
+		if (rc < 0) {
+			note_rc(p, rc);
+			return;
+		}
+		why = check ? check(&l->v[l->n - 1]) : NULL;
+		if (why)
+			err(p, it, "bad '%s' value \"%s\": %s", key, it->value, why);
+	}
+}
+
+static const char *check_type(const struct kpattern *v)
+{
+	if (v->glob || kevent_type_from_name(v->text) < 0 || (v->text[0] >= '0' && v->text[0] <= '9'))
+		return "not an event type (general, storage, power, fs or hotplug)";
+	return NULL;
+}
+
+static const char *check_source(const struct kpattern *v)
+{
+	if (v->glob || kevent_source_from_name(v->text) < 0)
+		return "not a source (kernel, udev, thermal or socket)";
+	return NULL;
+}
+
+static const char *check_signal(const struct kpattern *v)
+{
+	if (!v->glob && !kevent_signal_valid(v->text))
+		return "a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches";
+	return NULL;
+}
+
+static bool payload_key_valid(const char *k)
+{
+	if (!*k)
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '.' || *k == '-'))
+			return false;
+	return true;
+}
+
+/* Parses "OP NUMBER" or "A..B"; returns 1 if it is a number test, 0 if a
+ * glob, -EINVAL if it starts like a number test but is not one. */
+static int parse_number_test(const char *s, struct kpayload_test *t, const char **why)
+{
+	static const struct {
+		const char *op;
+		enum kcmp_op v;
+	} ops[] = {{">=", KCMP_GE}, {"<=", KCMP_LE}, {"==", KCMP_EQ}, {">", KCMP_GT}, {"<", KCMP_LT}};
+	while (*s == ' ')
+		s++;
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		size_t l = strlen(ops[i].op);
+		if (strncmp(s, ops[i].op, l) != 0)
+			continue;
+		if (parse_int64(s + l, &t->a) < 0) {
+			*why = "a number test is OP NUMBER with OP one of >, >=, <, <=, == and an "
+			       "integer";
+			return -EINVAL;
+		}
+		t->kind = KPT_CMP;
+		t->op = ops[i].v;
+		return 1;
+	}
+	const char *dots = strstr(s, "..");
+	if (!dots)
+		return 0;
+	char lo[32];
+	size_t ll = (size_t)(dots - s);
+	bool numeric_start = ll > 0 && ll < sizeof(lo) && strspn(s, "-+0123456789 ") == ll;
+	if (!numeric_start)
+		return 0;
+	memcpy(lo, s, ll);
+	lo[ll] = '\0';
+	if (parse_int64(lo, &t->a) < 0 || parse_int64(dots + 2, &t->b) < 0) {
+		*why = "a range is MIN..MAX with two integers";
+		return -EINVAL;
+	}
+	if (t->a > t->b) {
+		*why = "a range's MIN is greater than its MAX";
+		return -EINVAL;
+	}
+	t->kind = KPT_RANGE;
+	return 1;
+}
+
+static void parse_payload(struct parser *p, const struct ynode *n, struct krule *r)
+{
+	if (ynode_is_null(n))
+		return;
+	if (n->kind != YNODE_MAP) {
+		err(p, n, "'payload' must be a mapping of property names to tests, not %s",
+		    ynode_kind_name(n));
+		return;
+	}
+	r->payload = calloc(n->n_kids / 2 + 1, sizeof(*r->payload));
+	if (!r->payload) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+		if (k->kind != YNODE_SCALAR || !payload_key_valid(k->value)) {
+			err(p, k, "a payload property name is [A-Za-z0-9_.-]+");
+			continue;
+		}
+		bool dup = false;
+		for (size_t j = 0; j < r->n_payload && !dup; j++)
+			dup = strcasecmp(r->payload[j].key, k->value) == 0;
+		if (dup) {
+			err(p, k, "payload property '%s' is tested twice", k->value);
+			continue;
+		}
+		struct kpayload_test t = {0};
+		const char *why = NULL;
+		int num = 0;
+		if (v->kind == YNODE_SCALAR && !ynode_is_null(v)) {
+			num = parse_number_test(v->value, &t, &why);
+			if (num < 0) {
+				err(p, v, "bad test for payload property '%s': %s", k->value, why);
+				continue;
+			}
+		}
+		if (num == 0) {
+			t.kind = KPT_GLOB;
+			unsigned before = p->errors;
+			parse_values(p, v, k->value, &t.globs, NULL);
+			if (p->errors != before || p->oom) {
+				kpattern_list_free(&t.globs);
+				continue;
+			}
+		}
+		t.key = strdup(k->value);
+		t.text = strdup(v->kind == YNODE_SCALAR ? v->value : "(list)");
+		if (!t.key || !t.text) {
+			free(t.key);
+			free(t.text);
+			kpattern_list_free(&t.globs);
+			p->oom = true;
+			return;
+		}
+		r->payload[r->n_payload++] = t;
+	}
+}
+
+static void parse_match(struct parser *p, const struct ynode *n, struct krule *r)
+{
+	if (ynode_is_null(n))
+		return;
+	if (n->kind != YNODE_MAP) {
+		err(p, n, "'match' must be a mapping, not %s", ynode_kind_name(n));
+		return;
+	}
+	bool seen[5] = {false};
+	static const char *const keys[] = {"type", "object", "signal", "payload", "source"};
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+		size_t which = ARRAY_SIZE(keys);
+		if (k->kind == YNODE_SCALAR)
+			for (size_t j = 0; j < ARRAY_SIZE(keys); j++)
+				if (strcmp(k->value, keys[j]) == 0)
+					which = j;
+		if (which == ARRAY_SIZE(keys)) {
+			err(p, k,
+			    "unknown key '%s' in match (expected type, object, signal, payload or "
+			    "source)",
+			    k->kind == YNODE_SCALAR ? k->value : "?");
+			continue;
+		}
+		if (seen[which]) {
+			err(p, k, "key '%s' given twice", keys[which]);
+			continue;
+		}
+		seen[which] = true;
+		switch (which) {
+		case 0:
+			parse_values(p, v, "type", &r->type, check_type);
+			break;
+		case 1:
+			parse_values(p, v, "object", &r->object, NULL);
+			break;
+		case 2:
+			parse_values(p, v, "signal", &r->signal, check_signal);
+			break;
+		case 3:
+			parse_payload(p, v, r);
+			break;
+		case 4:
+			parse_values(p, v, "source", &r->source, check_source);
+			break;
+		}
+	}
+}
+
+static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
+{
+	const struct ynode *const *items = (const struct ynode *const *)&n;
+	size_t count = 1;
+	if (n->kind == YNODE_SEQ) {
+		items = (const struct ynode *const *)n->kids;
+		count = n->n_kids;
+	} else if (n->kind != YNODE_SCALAR || ynode_is_null(n)) {
+		err(p, n, "'run' must be a list: [program, arguments...]");
+		return;
+	}
+	if (count == 0) {
+		err(p, n, "'run' must name a program");
+		return;
+	}
+	char **argv = calloc(count + 1, sizeof(char *));
+	if (!argv) {
+		p->oom = true;
+		return;
+	}
+	bool bad = false;
+	for (size_t i = 0; i < count; i++) {
+		const struct ynode *it = items[i];
+		const char *why = NULL;
+		if (it->kind != YNODE_SCALAR) {
+			err(p, it, "'run' arguments must be values, not %s", ynode_kind_name(it));
+			bad = true;
+		} else if (i == 0 && !it->value[0]) {
+			err(p, it, "'run' must name a program");
+			bad = true;
+		} else if (i == 0 && strchr(it->value, '$')) {
+			err(p, it, "the program of 'run' must be literal: no '$' in it, so that "
+				   "an event can never choose what runs");
+			bad = true;
+		} else if (kplan_check_template(it->value, &why) < 0) {
+			err(p, it, "bad argument \"%s\": %s", it->value, why);
+			bad = true;
+		} else if (!(argv[i] = strdup(it->value))) {
+			p->oom = true;
+			bad = true;
+		}
+		if (bad)
+			break;
+	}
+	if (bad) {
+		for (size_t i = 0; i < count; i++)
+			free(argv[i]);
+		free(argv);
+		return;
+	}
+	r->run = argv;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On"};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off"};
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static bool name_valid(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+			return false;
+	return n > 0 && n <= KRULE_NAME_MAX;
+}
+
+static bool user_exists(const char *u)
+{
+	int64_t id;
+	if (parse_int64(u, &id) == 0)
+		return id >= 0 && id < 0xffffffffll;
+	return getpwnam(u) != NULL;
+}
+
+enum rule_key { K_NAME, K_MATCH, K_RUN, K_SHELL, K_TIMEOUT, K_USER, K_RATELIMIT, K_LAST, K_MAX };
+static const char *const rule_keys[K_MAX] = {
+	"name", "match", "run", "shell", "timeout", "user", "ratelimit", "last",
+};
+
+static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
+{
+	const struct ynode *at[K_MAX] = {NULL};
+
+	*r = (struct krule){
+		.file = f,
+		.line = n->line,
+		.col = n->col,
+		.index = (unsigned)f->n_rules,
+		.type_mask = (1u << KEVENT_NTYPES) - 1,
+		.timeout_ms = KRULE_DEFAULT_TIMEOUT_MS,
+	};
+	if (n->kind != YNODE_MAP) {
+		err(p, n, "a rule must be a mapping with 'match' and 'run', not %s",
+		    ynode_kind_name(n));
+		return;
+	}
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i];
+		size_t which = K_MAX;
+		if (k->kind == YNODE_SCALAR)
+			for (size_t j = 0; j < K_MAX; j++)
+				if (strcmp(k->value, rule_keys[j]) == 0)
+					which = j;
+		if (which == K_MAX) {
+			err(p, k,
+			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
+			    "user, ratelimit or last)",
+			    k->kind == YNODE_SCALAR ? k->value : "?");
+			continue;
+		}
+		if (at[which]) {
+			err(p, k, "key '%s' given twice", rule_keys[which]);
+			continue;
+		}
+		at[which] = n->kids[i + 1];
+	}
+
+	const char *s, *why = NULL;
+	if (at[K_NAME] && (s = want_scalar(p, at[K_NAME], "name"))) {
+		if (!name_valid(s))
+			err(p, at[K_NAME], "a rule name is 1-%d printable characters", KRULE_NAME_MAX);
+		else
+			r->name = pdup(p, s);
+	}
+	if (at[K_MATCH])
+		parse_match(p, at[K_MATCH], r);
+	if (at[K_RUN] && at[K_SHELL])
+		err(p, at[K_SHELL], "a rule has either 'run' or 'shell', not both");
+	else if (at[K_RUN])
+		parse_run(p, at[K_RUN], r);
+	else if (at[K_SHELL] && (s = want_scalar(p, at[K_SHELL], "shell")))
+		r->shell = pdup(p, s);
+	if (at[K_TIMEOUT] && (s = want_scalar(p, at[K_TIMEOUT], "timeout")) &&
+	    duration_parse(s, &r->timeout_ms, &why) < 0)
+		err(p, at[K_TIMEOUT], "bad timeout \"%s\": %s", s, why);
+	if (at[K_USER] && (s = want_scalar(p, at[K_USER], "user"))) {
+		if (!user_exists(s))
+			err(p, at[K_USER], "unknown user \"%s\"", s);
+		else
+			r->user = pdup(p, s);
+	}
+	if (at[K_RATELIMIT] && (s = want_scalar(p, at[K_RATELIMIT], "ratelimit")) &&
+	    rate_parse(s, &r->rl_count, &r->rl_period_ms, &why) < 0)
+		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
+	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last")) && parse_bool(s, &r->last) < 0)
+		err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
+
+	/* The types a rule can match, so the matcher never tries it for others. */
+	r->type_mask = r->type.n ? 0 : (uint8_t)((1u << KEVENT_NTYPES) - 1);
+	for (int t = 0; t < KEVENT_NTYPES && r->type.n; t++)
+		if (kpattern_list_match(&r->type, kevent_type_name((enum kevent_type)t)))
+			r->type_mask |= (uint8_t)(1u << t);
+	if (!r->name && asprintf(&r->name, "%s:%u", f->name, r->index) < 0)
+		r->name = NULL;
+	if (!r->name)
+		p->oom = true;
+}
+
+/* The node of a rule's name, for pointing at duplicates. */
+static const struct ynode *rule_name_node(const struct ynode *rule)
+{
+	for (size_t i = 0; rule->kind == YNODE_MAP && i + 1 < rule->n_kids; i += 2)
+		if (rule->kids[i]->kind == YNODE_SCALAR && strcmp(rule->kids[i]->value, "name") == 0)
+			return rule->kids[i + 1];
+	return rule;
+}
+
+static char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return strdup(s ? s + 1 : path);
+}
+
+int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
+		 struct kdiags *diags)
+{
+	struct parser p = {.path = path, .diags = diags};
+	struct ynode *root = NULL;
+	unsigned line, col;
+	_cleanup_free_ char *msg = NULL;
+
+	*out = NULL;
+	if (len > KRULE_FILE_MAX_BYTES) {
+		kdiags_add(diags, path, 1, 1, "rule file larger than %d bytes",
+			   KRULE_FILE_MAX_BYTES);
+		return -EINVAL;
+	}
+	if (memchr(buf, '\0', len)) {
+		kdiags_add(diags, path, 1, 1, "rule file contains a NUL byte");
+		return -EINVAL;
+	}
+	int rc = ytree_parse(buf, len, &root, &line, &col, &msg);
+	if (rc == -EINVAL) {
+		kdiags_add(diags, path, line, col, "%s", msg);
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+
+	struct kfile *f = calloc(1, sizeof(*f));
+	if (!f) {
+		ynode_free(root);
+		return -ENOMEM;
+	}
+	f->refs = 1;
+	f->path = strdup(path);
+	f->name = base_name(path);
+	if (!f->path || !f->name)
+		p.oom = true;
+
+	const struct ynode *rules = NULL;
+	if (root && !ynode_is_null(root)) {
+		if (root->kind != YNODE_MAP) {
+			err(&p, root, "a rule file is a mapping with the key 'rules', not %s",
+			    ynode_kind_name(root));
+		} else {
+			for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
+				const struct ynode *k = root->kids[i];
+				if (k->kind == YNODE_SCALAR && strcmp(k->value, "rules") == 0 &&
+				    !rules)
+					rules = root->kids[i + 1];
+				else if (k->kind == YNODE_SCALAR && strcmp(k->value, "rules") == 0)
+					err(&p, k, "key 'rules' given twice");
+				else
+					err(&p, k, "unknown top-level key '%s' (expected 'rules')",
+					    k->kind == YNODE_SCALAR ? k->value : "?");
+			}
+		}
+	}
+	if (rules && !ynode_is_null(rules) && rules->kind != YNODE_SEQ) {
+		err(&p, rules, "'rules' must be a list of rules, not %s", ynode_kind_name(rules));
+		rules = NULL;
+	}
+	if (rules && rules->kind == YNODE_SEQ && rules->n_kids) {
+		f->rules = calloc(rules->n_kids, sizeof(struct krule));
+		if (!f->rules)
+			p.oom = true;
+		for (size_t i = 0; f->rules && i < rules->n_kids && !p.oom; i++) {
+			struct krule *r = &f->rules[f->n_rules];
+			parse_rule(&p, rules->kids[i], f, r);
+			f->n_rules++;
+			for (size_t j = 0; j + 1 < f->n_rules; j++) {
+				if (r->name && f->rules[j].name &&
+				    strcmp(f->rules[j].name, r->name) == 0) {
+					err(&p, rule_name_node(rules->kids[i]),
+					    "duplicate rule name \"%s\" (first used at line %u)",
+					    r->name, f->rules[j].line);
+					break;
+				}
+			}
+		}
+	}
+	ynode_free(root);
+	if (p.oom) {
+		kfile_unref(f);
+		return -ENOMEM;
+	}
+	if (p.errors) {
+		kfile_unref(f);
+		return -EINVAL;
+	}
+	*out = f;
+	return 0;
+}

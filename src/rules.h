@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rules: the model, and the parser of one rule file.  krules_parse() is a
+ * pure function of its input (and of the user database, for "user:"), so a
+ * fuzzer can drive it.
+ */
+#ifndef KEVENT_RULES_H
+#define KEVENT_RULES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "diag.h"
+#include "event.h"
+#include "pattern.h"
+
+#define KRULE_NAME_MAX	     128
+#define KRULE_FILE_MAX_BYTES (1024 * 1024)
+#define KRULE_DEFAULT_TIMEOUT_MS 60000
+
+enum kpayload_kind { KPT_GLOB, KPT_CMP, KPT_RANGE };
+enum kcmp_op { KCMP_GT, KCMP_GE, KCMP_LT, KCMP_LE, KCMP_EQ };
+
+struct kpayload_test {
+	char *key;
+	char *text; /* as written, for explanations */
+	enum kpayload_kind kind;
+	struct kpattern_list globs; /* KPT_GLOB */
+	enum kcmp_op op;	    /* KPT_CMP */
+	int64_t a, b;		    /* KPT_CMP: a; KPT_RANGE: a..b */
+};
+
+struct kfile;
+
+struct krule {
+	char *name;
+	const struct kfile *file;
+	unsigned line, col; /* where the rule starts */
+	unsigned index;	    /* position in its file, from 0 */
+
+	uint8_t type_mask; /* bit per enum kevent_type; all when not given */
+	struct kpattern_list type, object, signal, source;
+	struct kpayload_test *payload;
+	size_t n_payload;
+
+	char **run;  /* argv templates, NULL-terminated; NULL when none */
+	char *shell; /* script for /bin/sh -c; NULL when none */
+	uint64_t timeout_ms;
+	char *user; /* NULL: the daemon's user */
+	uint32_t rl_count;
+	uint64_t rl_period_ms; /* 0: no rate limit */
+	bool last;
+};
+
+/* One parsed rule file.  Shared, reference-counted, between rulesets so
+ * that an unchanged or broken file keeps its rules across reloads. */
+struct kfile {
+	unsigned refs;
+	char *path; /* as opened */
+	char *name; /* base name: what orders and overrides files */
+	struct krule *rules;
+	size_t n_rules;
+	/* identity of what was read, to skip re-parsing unchanged files */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns, ctime_ns;
+};
+
+/*
+ * Parses a rule file's contents.  On success returns 0 and a new kfile with
+ * refs 1.  On errors in the file returns -EINVAL and appends every error
+ * found to diags (all of them, not just the first).  -ENOMEM on memory.
+ */
+int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
+		 struct kdiags *diags);
+
+struct kfile *kfile_ref(struct kfile *f);
+void kfile_unref(struct kfile *f);
+static inline void kfile_unrefp(struct kfile **f)
+{
+	kfile_unref(*f);
+}
+
+bool krule_runs_something(const struct krule *r);
+
+#endif

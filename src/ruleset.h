@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A ruleset: every rule file of the rule directories, layered and ordered,
+ * with an index so that matching costs about the same for 10 rules as for
+ * 10,000.  A new ruleset is built beside the old one and swapped in only
+ * once it is complete; files that fail to load keep their last good version.
+ */
+#ifndef KEVENT_RULESET_H
+#define KEVENT_RULESET_H
+
+#include "diag.h"
+#include "event.h"
+#include "rules.h"
+#include "util.h"
+
+#define KEVENT_RULES_DIR_ETC "/etc/keventd/rules.d"
+#define KEVENT_RULES_DIR_RUN "/run/keventd/rules.d"
+#define KEVENT_RULES_DIR_LIB "/usr/lib/keventd/rules.d"
+
+extern const char *const kevent_default_rule_dirs[3];
+
+/* One candidate rule file after layering. */
+struct kentry {
+	char *name;
+	char *path;
+	bool masked;  /* empty file or symlink to /dev/null */
+	bool refused; /* failed the trust or type checks; a diag says why */
+};
+
+struct kentries {
+	struct kentry *v;
+	size_t n;
+};
+
+/*
+ * Lists the .yaml files of dirs (highest precedence first): a name in a
+ * higher directory hides the same name below; the result is ordered by
+ * name.  Missing directories are skipped.  With trust, a directory or file
+ * not owned by root or writable by group or others is refused.  Symlinks
+ * are followed only to /dev/null (a mask) or into one of dirs.
+ */
+int kentries_scan(const char *const *dirs, size_t n_dirs, bool trust, struct kentries *out,
+		  struct kdiags *diags);
+void kentries_free(struct kentries *e);
+
+/* Checks an open rule file: a regular file, and with trust, owned by root and
+ * not writable by group or others.  NULL, or a static reason. */
+const char *kentry_check_fd(int fd, bool trust);
+
+/*
+ * Loads one rule file.  If old has the same path and the file is unchanged
+ * (device, inode, size, mtime, ctime), returns a new reference to old.
+ * Problems with the file go to diags and leave *out NULL; returns 0, or
+ * -ENOMEM.
+ */
+int kfile_load(const char *path, bool trust, struct kfile *old, struct kfile **out,
+	       struct kdiags *diags);
+
+struct kbucket;
+
+struct kruleset {
+	struct kfile **files; /* ordered by name */
+	size_t n_files;
+	const struct krule **rules; /* every rule, in matching order */
+	size_t n_rules;
+	/* index: (type, literal signal) -> rule positions; the rest per type */
+	struct kbucket *buckets;
+	size_t n_buckets; /* a power of two */
+	uint32_t *generic[KEVENT_NTYPES];
+	size_t n_generic[KEVENT_NTYPES];
+};
+
+enum kchange_kind { KCHANGE_ADDED, KCHANGE_CHANGED, KCHANGE_REMOVED, KCHANGE_BROKEN };
+
+struct kchange {
+	enum kchange_kind kind;
+	char *name;
+};
+
+struct kchanges {
+	struct kchange *v;
+	size_t n;
+};
+
+void kchanges_free(struct kchanges *c);
+const char *kchange_kind_name(enum kchange_kind k);
+
+/*
+ * Loads a ruleset from dirs.  prev (may be NULL) lends unchanged files and
+ * the last good version of broken ones.  Errors in files go to diags and
+ * never fail the load; returns 0 or -ENOMEM.  changes may be NULL.
+ */
+int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const struct kruleset *prev,
+		  struct kruleset **out, struct kdiags *diags, struct kchanges *changes);
+
+/* Builds a ruleset from already-parsed files (ordered as given); takes a
+ * reference on each.  For tests and benchmarks. */
+int kruleset_from_files(struct kfile *const *files, size_t n, struct kruleset **out);
+
+void kruleset_free(struct kruleset *rs);
+static inline void kruleset_freep(struct kruleset **rs)
+{
+	kruleset_free(*rs);
+}
+
+/*
+ * Calls cb for each rule that matches ev, in rule order; stops after a
+ * matching rule with last: true, or when cb returns false.  Returns the
+ * number of matches.
+ */
+typedef bool (*kmatch_fn)(const struct krule *r, void *userdata);
+size_t kruleset_match(const struct kruleset *rs, const struct kevent *ev, kmatch_fn cb,
+		      void *userdata);
+
+/* Whether r matches ev; if not and why is given, appends the reason. */
+bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *why);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small helpers shared by libkevent: cleanup attributes, growable strings. */
+#ifndef KEVENT_UTIL_H
+#define KEVENT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+#define _cleanup_(f)      __attribute__((cleanup(f)))
+#define _cleanup_free_    _cleanup_(freep)
+#define _cleanup_close_   _cleanup_(closep)
+#define _printf_(a, b)    __attribute__((format(printf, a, b)))
+#define _unused_          __attribute__((unused))
+
+/* Take ownership of a pointer: returns it and sets the variable to NULL. */
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		(p) = NULL;                                                                        \
+		_p;                                                                                \
+	})
+
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd = (fd);                                                                    \
+		(fd) = -1;                                                                         \
+		_fd;                                                                               \
+	})
+
+/* A growable, always NUL-terminated string.  On allocation failure it
+ * remembers the failure (oom) and further appends are ignored. */
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t cap;
+	bool oom;
+};
+
+#define STRBUF_INIT {NULL, 0, 0, false}
+
+void strbuf_add(struct strbuf *sb, const char *s, size_t n);
+void strbuf_puts(struct strbuf *sb, const char *s);
+void strbuf_putc(struct strbuf *sb, char c);
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...) _printf_(2, 3);
+void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Appends s quoted as a C string literal ("a\nb"), escaping anything unprintable. */
+void strbuf_quote(struct strbuf *sb, const char *s);
+/* Appends s as a JSON string. */
+void strbuf_json(struct strbuf *sb, const char *s);
+void strbuf_reset(struct strbuf *sb);
+/* Returns the string (never NULL unless out of memory) and empties sb. */
+char *strbuf_steal(struct strbuf *sb);
+void strbuf_release(struct strbuf *sb);
+static inline const char *strbuf_str(const struct strbuf *sb)
+{
+	return sb->buf ? sb->buf : "";
+}
+
+static inline void strbuf_releasep(struct strbuf *sb)
+{
+	strbuf_release(sb);
+}
+#define _cleanup_strbuf_ _cleanup_(strbuf_releasep)
+
+/* NULL-terminated string vectors. */
+void strv_free(char **v);
+size_t strv_length(char *const *v);
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
+#define _cleanup_strv_ _cleanup_(strv_freep)
+#define strv_foreach(s, v) for (char *const *s = (v); s && *s; s++)
+
+bool str_has_suffix(const char *s, const char *suffix);
+/* Reads a whole file (at most max bytes; -EFBIG beyond).  Returns 0 or -errno. */
+int read_file(const char *path, size_t max, char **out, size_t *out_len);
+/* Reads a whole open fd, as read_file. */
+int read_fd(int fd, size_t max, char **out, size_t *out_len);
+/* Parses a decimal integer, whole string, optional sign and surrounding blanks. */
+int parse_int64(const char *s, int64_t *out);
+uint64_t now_realtime_ns(void);
+uint64_t now_monotonic_ns(void);
+
+#endif

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for guest scripts run by run-guest.sh: ". /ktest/lib.sh".
+# Copied to /ktest/lib.sh in every initramfs.
+
+KTEST_FAILS=0
+
+# ok MESSAGE / fail MESSAGE: one marker line per check.
+ok() { echo "KTEST-OK: $*"; }
+fail() { echo "KTEST-FAIL: $*"; KTEST_FAILS=$((KTEST_FAILS + 1)); }
+
+# check MESSAGE COMMAND...: ok if COMMAND succeeds, else fail.
+check() {
+	msg=$1
+	shift
+	if "$@"; then ok "$msg"; else fail "$msg"; fi
+}
+
+# wait_for FILE PATTERN SECONDS: wait until grep -q PATTERN FILE, bounded.
+wait_for() {
+	i=0
+	while [ "$i" -lt $(($3 * 10)) ]; do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_pid PID SECONDS: wait for a background process, bounded; kills it
+# on timeout.  Returns its exit status (or 124 on timeout).
+wait_pid() {
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		if [ "$i" -ge $(($2 * 10)) ]; then
+			kill -9 "$1" 2>/dev/null
+			wait "$1" 2>/dev/null
+			return 124
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$1"
+}
+
+# finish: exit status of the script, from the checks so far.
+finish() {
+	if [ "$KTEST_FAILS" -eq 0 ]; then exit 0; fi
+	echo "KTEST: $KTEST_FAILS check(s) failed"
+	exit 1
+}
