@@ -88,7 +88,8 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 				return ctl_usage_error("bad number '%s'", optarg);
 			break;
 		case 'h':
-			printf("Usage: keventctl test [--rules-dir DIR]... [--source SRC] [--seqnum N] "
+			printf("Usage: keventctl test [--rules-dir DIR]... [--source SRC] "
+			       "[--seqnum N] "
 			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n");
 			return 0;
 		default:
@@ -116,7 +117,8 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	const char *why = NULL;
 	_cleanup_(kevent_freep) struct kevent *ev = NULL;
 	int rc = kevent_new(type, argv[optind + 1], argv[optind + 2], payload,
-			    (enum kevent_source)source, (uint64_t)seqnum, (uint64_t)timestamp, NULL, 0, &ev, &why);
+			    (enum kevent_source)source, (uint64_t)seqnum, (uint64_t)timestamp, NULL,
+			    0, &ev, &why);
 	if (rc == -EINVAL)
 		return ctl_usage_error("invalid event: %s", why);
 	if (rc < 0)
@@ -165,8 +167,8 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 			printf("matched, runs nothing%s\n",
 			       r->last ? "; last: later rules do not see the event" : "");
 		else
-			printf("matched%s\n", r->last ? "; last: later rules do not see the event"
-						       : "");
+			printf("matched%s\n",
+			       r->last ? "; last: later rules do not see the event" : "");
 		if (krule_runs_something(r))
 			print_plan(r, ev);
 		if (r->last)

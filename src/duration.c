@@ -41,7 +41,8 @@ int duration_parse(const char *s, uint64_t *out, const char **why)
 		} else {
 			size_t len = strcspn(p, "0123456789");
 			for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-				if (strlen(units[i].name) == len && strncmp(p, units[i].name, len) == 0)
+				if (strlen(units[i].name) == len &&
+				    strncmp(p, units[i].name, len) == 0)
 					mult = units[i].ms;
 			if (!mult) {
 				*why = "unknown duration unit (use ms, s, m, h or d)";

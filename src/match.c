@@ -94,7 +94,8 @@ bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *
 {
 	if (!(r->type_mask & (1u << ev->type))) {
 		if (why) {
-			strbuf_printf(why, "type \"%s\" does not match ", kevent_type_name(ev->type));
+			strbuf_printf(why, "type \"%s\" does not match ",
+				      kevent_type_name(ev->type));
 			list_text(&r->type, why);
 		}
 		return false;

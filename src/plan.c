@@ -42,7 +42,8 @@ int kplan_check_template(const char *t, const char **why)
 		if (p[1] == '{') {
 			size_t n = var_ref(p);
 			if (!n) {
-				*why = "\"${\" must be followed by a variable name and \"}\" (write "
+				*why = "\"${\" must be followed by a variable name and \"}\" "
+				       "(write "
 				       "\"$${\" for a literal \"${\")";
 				return -EINVAL;
 			}
@@ -89,13 +90,14 @@ void kplan_prop_var(const char *key, char *buf)
 	size_t i = 0;
 	for (; key[i]; i++) {
 		char c = (char)toupper((unsigned char)key[i]);
-		buf[7 + i] = ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') ? c : '_';
+		buf[7 + i] =
+			((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_') ? c : '_';
 	}
 	buf[7 + i] = '\0';
 }
 
 static const char *const fixed_vars[] = {
-	"KEVENT_TYPE",	 "KEVENT_OBJECT", "KEVENT_SIGNAL", "KEVENT_PAYLOAD",   "KEVENT_SEQNUM",
+	"KEVENT_TYPE",	    "KEVENT_OBJECT", "KEVENT_SIGNAL", "KEVENT_PAYLOAD",	  "KEVENT_SEQNUM",
 	"KEVENT_TIMESTAMP", "KEVENT_SOURCE", "KEVENT_RULE",   "KEVENT_RULE_FILE",
 };
 

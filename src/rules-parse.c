@@ -100,8 +100,7 @@ static const char *want_scalar(struct parser *p, const struct ynode *n, const ch
 
 /* A value or a list of values, each added to l after check(). */
 static void parse_values(struct parser *p, const struct ynode *n, const char *key,
-			 struct kpattern_list *l,
-			 const char *(*check)(const struct kpattern *v))
+			 struct kpattern_list *l, const char *(*check)(const struct kpattern *v))
 {
 	const struct ynode *const *items = (const struct ynode *const *)&n;
 	size_t count = 1;
@@ -138,7 +137,8 @@ static void parse_values(struct parser *p, const struct ynode *n, const char *ke
 
 static const char *check_type(const struct kpattern *v)
 {
-	if (v->glob || kevent_type_from_name(v->text) < 0 || (v->text[0] >= '0' && v->text[0] <= '9'))
+	if (v->glob || kevent_type_from_name(v->text) < 0 ||
+	    (v->text[0] >= '0' && v->text[0] <= '9'))
 		return "not an event type (general, storage, power, fs or hotplug)";
 	return NULL;
 }
@@ -175,7 +175,8 @@ static int parse_number_test(const char *s, struct kpayload_test *t, const char 
 	static const struct {
 		const char *op;
 		enum kcmp_op v;
-	} ops[] = {{">=", KCMP_GE}, {"<=", KCMP_LE}, {"==", KCMP_EQ}, {">", KCMP_GT}, {"<", KCMP_LT}};
+	} ops[] = {
+		{">=", KCMP_GE}, {"<=", KCMP_LE}, {"==", KCMP_EQ}, {">", KCMP_GT}, {"<", KCMP_LT}};
 	while (*s == ' ')
 		s++;
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
@@ -352,8 +353,9 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 			err(p, it, "'run' must name a program");
 			bad = true;
 		} else if (i == 0 && strchr(it->value, '$')) {
-			err(p, it, "the program of 'run' must be literal: no '$' in it, so that "
-				   "an event can never choose what runs");
+			err(p, it,
+			    "the program of 'run' must be literal: no '$' in it, so that "
+			    "an event can never choose what runs");
 			bad = true;
 		} else if (kplan_check_template(it->value, &why) < 0) {
 			err(p, it, "bad argument \"%s\": %s", it->value, why);
@@ -454,7 +456,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	const char *s, *why = NULL;
 	if (at[K_NAME] && (s = want_scalar(p, at[K_NAME], "name"))) {
 		if (!name_valid(s))
-			err(p, at[K_NAME], "a rule name is 1-%d printable characters", KRULE_NAME_MAX);
+			err(p, at[K_NAME], "a rule name is 1-%d printable characters",
+			    KRULE_NAME_MAX);
 		else
 			r->name = pdup(p, s);
 	}
@@ -496,7 +499,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 static const struct ynode *rule_name_node(const struct ynode *rule)
 {
 	for (size_t i = 0; rule->kind == YNODE_MAP && i + 1 < rule->n_kids; i += 2)
-		if (rule->kids[i]->kind == YNODE_SCALAR && strcmp(rule->kids[i]->value, "name") == 0)
+		if (rule->kids[i]->kind == YNODE_SCALAR &&
+		    strcmp(rule->kids[i]->value, "name") == 0)
 			return rule->kids[i + 1];
 	return rule;
 }

@@ -15,8 +15,8 @@
 #include "event.h"
 #include "pattern.h"
 
-#define KRULE_NAME_MAX	     128
-#define KRULE_FILE_MAX_BYTES (1024 * 1024)
+#define KRULE_NAME_MAX		 128
+#define KRULE_FILE_MAX_BYTES	 (1024 * 1024)
 #define KRULE_DEFAULT_TIMEOUT_MS 60000
 
 enum kpayload_kind { KPT_GLOB, KPT_CMP, KPT_RANGE };

@@ -23,25 +23,25 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 
-#define _cleanup_(f)      __attribute__((cleanup(f)))
-#define _cleanup_free_    _cleanup_(freep)
-#define _cleanup_close_   _cleanup_(closep)
-#define _printf_(a, b)    __attribute__((format(printf, a, b)))
-#define _unused_          __attribute__((unused))
+#define _cleanup_(f)	__attribute__((cleanup(f)))
+#define _cleanup_free_	_cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _printf_(a, b)	__attribute__((format(printf, a, b)))
+#define _unused_	__attribute__((unused))
 
 /* Take ownership of a pointer: returns it and sets the variable to NULL. */
-#define TAKE_PTR(p)                                                                                \
-	({                                                                                         \
-		__typeof__(p) _p = (p);                                                            \
-		(p) = NULL;                                                                        \
-		_p;                                                                                \
+#define TAKE_PTR(p)                     \
+	({                              \
+		__typeof__(p) _p = (p); \
+		(p) = NULL;             \
+		_p;                     \
 	})
 
-#define TAKE_FD(fd)                                                                                \
-	({                                                                                         \
-		int _fd = (fd);                                                                    \
-		(fd) = -1;                                                                         \
-		_fd;                                                                               \
+#define TAKE_FD(fd)             \
+	({                      \
+		int _fd = (fd); \
+		(fd) = -1;      \
+		_fd;            \
 	})
 
 /* A growable, always NUL-terminated string.  On allocation failure it
@@ -53,7 +53,10 @@ struct strbuf {
 	bool oom;
 };
 
-#define STRBUF_INIT {NULL, 0, 0, false}
+#define STRBUF_INIT               \
+	{                         \
+		NULL, 0, 0, false \
+	}
 
 void strbuf_add(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
@@ -86,7 +89,7 @@ static inline void strv_freep(char ***v)
 {
 	strv_free(*v);
 }
-#define _cleanup_strv_ _cleanup_(strv_freep)
+#define _cleanup_strv_	   _cleanup_(strv_freep)
 #define strv_foreach(s, v) for (char *const *s = (v); s && *s; s++)
 
 bool str_has_suffix(const char *s, const char *suffix);

@@ -14,9 +14,9 @@ enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP };
 
 struct ynode {
 	enum ynode_kind kind;
-	unsigned line, col; /* 1-based */
-	char *value;	    /* scalars */
-	bool plain;	    /* scalar written without quotes */
+	unsigned line, col;  /* 1-based */
+	char *value;	     /* scalars */
+	bool plain;	     /* scalar written without quotes */
 	struct ynode **kids; /* seq: items; map: key, value, key, value... */
 	size_t n_kids;
 };

@@ -1,0 +1,187 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-guest.sh: boot a Debian 12 kernel under QEMU (TCG) with a small
+# initramfs and run a guest script in it.
+#
+#   run-guest.sh --kernel 6.1|6.12|KVER --script GUEST_SCRIPT
+#                [--module PATH]... [--bin FILE]... [--file SRC:DEST]...
+#                [--env NAME=VALUE]... [--qemu-arg ARG]... [--append ARGS]
+#                [--cache DIR] [--workdir DIR] [--timeout SECONDS]
+#
+#   --kernel    6.1 (linux-headers-amd64), 6.12 (newest 6.12.*+deb12) or an
+#               exact Debian kernel release; see prepare-kernel.sh
+#   --module    a .ko built for that kernel, or a directory with a Kbuild
+#               file: it is copied and built against the kernel's headers.
+#               The guest finds the modules in /ktest/modules/NAME.ko.
+#   --bin       a program: copied to /bin/ with the shared libraries and
+#               the dynamic loader that ldd lists for it
+#   --file      a file or directory copied to DEST in the guest
+#   --env       exported to the guest script
+#   --qemu-arg  an extra QEMU argument (repeat it, one word each)
+#   --append    extra kernel command line
+#   --cache     cache of kernels (default ./kernel-tests/cache); shared by
+#               all tests, so each kernel is downloaded once
+#   --workdir   where the initramfs and the serial log go (default: a
+#               directory under the cache's parent named after the script)
+#   --timeout   seconds for the whole boot (default 240); the guest script
+#               gets 30 s less
+#
+# The guest's /init mounts devtmpfs, proc, sysfs, debugfs and tmpfs on /tmp,
+# sources /ktest/lib.sh helpers, runs the script with cwd /ktest, prints
+# "KTEST-RESULT: PASS" when it exits 0 (else "KTEST-RESULT: FAIL ...")
+# and powers off.  This script exits 0 if the serial log has the PASS
+# marker, 1 otherwise, 77 if QEMU or the kernel cannot be installed.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KERNEL=
+SCRIPT=
+CACHE=$PWD/kernel-tests/cache
+WORKDIR=
+TIMEOUT=240
+APPEND=
+MODULES=()
+BINS=()
+FILES=()
+ENVS=()
+QEMU_ARGS=()
+
+die() { echo "run-guest: $*" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || die "$1 needs an argument"
+	case "$1" in
+	--kernel) KERNEL=$2 ;;
+	--script) SCRIPT=$2 ;;
+	--module) MODULES+=("$2") ;;
+	--bin) BINS+=("$2") ;;
+	--file) FILES+=("$2") ;;
+	--env) ENVS+=("$2") ;;
+	--qemu-arg) QEMU_ARGS+=("$2") ;;
+	--append) APPEND=$2 ;;
+	--cache) CACHE=$2 ;;
+	--workdir) WORKDIR=$2 ;;
+	--timeout) TIMEOUT=$2 ;;
+	*) echo "run-guest: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift 2
+done
+[ -n "$KERNEL" ] && [ -n "$SCRIPT" ] ||
+	{ echo "usage: run-guest.sh --kernel VER --script FILE [options]" >&2; exit 2; }
+[ -f "$SCRIPT" ] || die "no such script: $SCRIPT"
+
+mkdir -p "$CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+if [ -z "$WORKDIR" ]; then
+	WORKDIR=$(dirname "$CACHE")/run-$(basename "$SCRIPT" .sh)-$KERNEL
+fi
+
+# Kernel, headers, QEMU: may exit 77.
+set +e
+PREP=$("$HERE/prepare-kernel.sh" --kernel "$KERNEL" --cache "$CACHE")
+rc=$?
+set -e
+[ $rc = 0 ] || exit $rc
+eval "$PREP"
+echo "run-guest: kernel $KVER, headers $KDIR"
+
+rm -rf "$WORKDIR"
+mkdir -p "$WORKDIR"
+WORKDIR=$(cd "$WORKDIR" && pwd)
+ROOT=$WORKDIR/root
+mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,run,etc,ktest/modules}
+
+# Modules.
+n=0
+for m in "${MODULES[@]}"; do
+	if [ -d "$m" ]; then
+		n=$((n + 1))
+		B=$WORKDIR/module-build-$n
+		cp -r "$m" "$B"
+		make -s -C "$KDIR" M="$B" clean >/dev/null 2>&1 || true
+		echo "run-guest: building $m against $KVER"
+		make -C "$KDIR" M="$B" modules >"$B.log" 2>&1 ||
+			{ cat "$B.log" >&2; die "module build failed: $m"; }
+		grep -iE 'warning|error' "$B.log" >&2 || true
+		cp "$B"/*.ko "$ROOT/ktest/modules/"
+	elif [ -f "$m" ]; then
+		cp "$m" "$ROOT/ktest/modules/"
+	else
+		die "no such module: $m"
+	fi
+done
+
+# copy_libs FILE: the shared libraries and the loader FILE needs.
+copy_libs() {
+	local lib
+	for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*' || true); do
+		[ -e "$ROOT$lib" ] && continue
+		mkdir -p "$ROOT$(dirname "$lib")"
+		cp -L "$lib" "$ROOT$lib"
+	done
+}
+
+BUSYBOX=$(command -v busybox || echo /bin/busybox)
+ldd "$BUSYBOX" 2>&1 | grep -q '=>' &&
+	die "$BUSYBOX is not static (install busybox-static)"
+cp "$BUSYBOX" "$ROOT/bin/busybox"
+ln -s busybox "$ROOT/bin/sh"
+for b in "${BINS[@]}"; do
+	[ -f "$b" ] || die "no such program: $b"
+	cp -L "$b" "$ROOT/bin/"
+	copy_libs "$b"
+done
+for f in "${FILES[@]}"; do
+	src=${f%%:*}
+	dst=${f#*:}
+	[ -e "$src" ] && [ "$dst" != "$f" ] || die "bad --file $f (SRC:DEST)"
+	mkdir -p "$ROOT$(dirname "$dst")"
+	cp -rL "$src" "$ROOT$dst"
+	# Programs among the files get their libraries too.
+	find "$ROOT$dst" -type f -perm -u+x | while read -r x; do
+		[ "$(head -c 4 "$x" | tail -c 3)" = ELF ] && copy_libs "$x"
+	done
+done
+
+cp "$HERE/guest-init.sh" "$ROOT/init"
+cp "$HERE/guest-lib.sh" "$ROOT/ktest/lib.sh"
+cp "$SCRIPT" "$ROOT/ktest/script.sh"
+chmod 0755 "$ROOT/init" "$ROOT/ktest/script.sh"
+{
+	echo "export KTEST_KERNEL='$KERNEL' KTEST_KVER='$KVER'"
+	echo "export KTEST_GUEST_TIMEOUT=$((TIMEOUT > 60 ? TIMEOUT - 30 : TIMEOUT / 2))"
+	for e in "${ENVS[@]}"; do
+		printf 'export %q\n' "$e"
+	done
+} >"$ROOT/ktest/env"
+
+(cd "$ROOT" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+	>"$WORKDIR/initramfs.cpio"
+echo "run-guest: initramfs $(du -h "$WORKDIR/initramfs.cpio" | cut -f1)," \
+	"serial log in $WORKDIR/serial.log"
+
+LOG=$WORKDIR/serial.log
+start=$(date +%s.%N)
+set +e
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 512 -smp 1 \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-kernel "$VMLINUZ" -initrd "$WORKDIR/initramfs.cpio" \
+	-append "console=ttyS0 quiet panic=-1 $APPEND" \
+	"${QEMU_ARGS[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$LOG"
+qrc=${PIPESTATUS[0]}
+set -e
+end=$(date +%s.%N)
+wall=$(echo "$start $end" | awk '{ printf "%.1f", $2 - $1 }')
+echo "KTEST-TIME kernel=$KVER wall=${wall}s qemu_exit=$qrc"
+
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	echo "run-guest: FAIL: QEMU did not finish within ${TIMEOUT}s" >&2
+	exit 1
+fi
+if grep -q '^KTEST-RESULT: PASS' "$LOG" && ! grep -q '^KTEST-FAIL' "$LOG"; then
+	echo "run-guest: PASS ($KVER)"
+	exit 0
+fi
+grep -E '^KTEST-(FAIL|RESULT)|Kernel panic|BUG:|WARNING:' "$LOG" >&2 || true
+echo "run-guest: FAIL ($KVER)" >&2
+exit 1
