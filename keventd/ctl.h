@@ -4,6 +4,8 @@
 #define KEVENTCTL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
 
 /* Exit statuses shared by every command. */
 #define EXIT_USAGE 2
@@ -14,6 +16,19 @@ struct ctl {
 
 int ctl_verify(struct ctl *c, int argc, char **argv);
 int ctl_test(struct ctl *c, int argc, char **argv);
+int ctl_send(struct ctl *c, int argc, char **argv);
+int ctl_monitor(struct ctl *c, int argc, char **argv);
+int ctl_reload(struct ctl *c, int argc, char **argv);
+int ctl_status(struct ctl *c, int argc, char **argv);
+
+/* The control socket (ctl-client.c).  ctl_connect returns an fd or -errno
+ * (and says why on stderr). */
+int ctl_connect(struct ctl *c);
+int ctl_request(int fd, const char *const *fields, size_t n);
+/* Reads replies until "ok" (0) or "err" (1, printed).  Each "data" text
+ * goes to on_data.  ok_text, when given, gets the ok's text (malloc'd or
+ * NULL); without it, end of stream is a normal end (monitor). */
+int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
 
 /* Prints "keventctl: " and a message to stderr, returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

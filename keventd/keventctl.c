@@ -16,8 +16,8 @@ static const struct {
 	const char *name;
 	int (*fn)(struct ctl *c, int argc, char **argv);
 } commands[] = {
-	{"verify", ctl_verify},
-	{"test", ctl_test},
+	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
+	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
 };
 
 static void usage(FILE *f)
@@ -26,6 +26,10 @@ static void usage(FILE *f)
 		"Usage: keventctl [--control PATH] COMMAND [ARGS]\n"
 		"\n"
 		"Commands:\n"
+		"  send TYPE OBJECT SIGNAL [PAYLOAD|-]    inject an event into keventd\n"
+		"  monitor [--json]                       print events as keventd receives them\n"
+		"  reload                                 make keventd reload its rules now\n"
+		"  status [--json]                        print keventd's counters\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"

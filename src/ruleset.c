@@ -255,8 +255,9 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 		rc = kfile_load(en->path, trust, old, &f, diags);
 		if (rc < 0)
 			break;
-		if (!f && old && diags->n > before) {
-			f = kfile_ref(old); /* broken: keep the last good version */
+		if (!f && diags->n > before) {
+			/* broken: keep the last good version, if there is one */
+			f = kfile_ref(old);
 			change(changes, KCHANGE_BROKEN, en->name);
 		} else if (f && !old) {
 			change(changes, KCHANGE_ADDED, en->name);

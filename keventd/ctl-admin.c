@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventctl reload and status. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+static void print_text(const char *text, void *ud)
+{
+	(void)ud;
+	fputs(text, stdout);
+}
+
+static int simple(struct ctl *c, const char *const *f, size_t n)
+{
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	char *ok = NULL;
+	int status = ctl_request(fd, f, n) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
+	free(ok);
+	close(fd);
+	return status;
+}
+
+int ctl_reload(struct ctl *c, int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		printf("Usage: keventctl reload\nMakes keventd reload its rules now and prints "
+		       "what changed.\n");
+		return 0;
+	}
+	if (argc > 1)
+		return ctl_usage_error("reload takes no arguments");
+	const char *f[] = {"reload"};
+	return simple(c, f, 1);
+}
+
+int ctl_status(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *format = "text";
+	int o;
+	while ((o = getopt_long(argc, argv, "+hj", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl status [--json]\nPrints keventd's counters.\n");
+			return 0;
+		}
+		if (o != 'j')
+			return EXIT_USAGE;
+		format = "json";
+	}
+	if (optind < argc)
+		return ctl_usage_error("status takes no arguments");
+	const char *f[] = {"status", format};
+	return simple(c, f, 2);
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventctl's side of the control socket. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "proto.h"
+
+int ctl_connect(struct ctl *c)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(c->control) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "keventctl: control socket path too long: %s\n", c->control);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, c->control);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int rc = -errno;
+		fprintf(stderr, "keventctl: cannot connect to keventd at %s: %s\n", c->control,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int ctl_request(int fd, const char *const *fields, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int rc = kctl_encode(&sb, fields, n);
+	if (rc == -EMSGSIZE) {
+		fprintf(stderr, "keventctl: request too long (over %d bytes)\n", KCTL_MSG_MAX);
+	} else if (rc == 0 && send(fd, sb.buf, sb.len, MSG_NOSIGNAL) < 0) {
+		rc = -errno;
+		fprintf(stderr, "keventctl: sending to keventd: %s\n", strerror(errno));
+	}
+	strbuf_release(&sb);
+	return rc;
+}
+
+int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text)
+{
+	char buf[KCTL_MSG_MAX + 1];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "keventctl: reading from keventd: %s\n", strerror(errno));
+			return 1;
+		}
+		if (n == 0) {
+			if (!on_data || ok_text) {
+				fprintf(stderr, "keventctl: keventd closed the connection\n");
+				return 1;
+			}
+			return 0; /* a stream (monitor) ends when keventd stops */
+		}
+		struct kctl_msg m;
+		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
+			fprintf(stderr, "keventctl: malformed reply from keventd\n");
+			return 1;
+		}
+		if (strcmp(m.f[0], "data") == 0 && m.n > 1) {
+			if (on_data)
+				on_data(m.f[1], ud);
+		} else if (strcmp(m.f[0], "ok") == 0) {
+			if (ok_text)
+				*ok_text = m.n > 1 ? strdup(m.f[1]) : NULL;
+			return 0;
+		} else if (strcmp(m.f[0], "err") == 0) {
+			fprintf(stderr, "keventctl: keventd: %s\n", m.n > 1 ? m.f[1] : "error");
+			return 1;
+		}
+	}
+}

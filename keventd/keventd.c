@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* keventd: receives events, matches them against rules, runs handlers. */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "notify.h"
+
+#define EXIT_USAGE 2
+#define MAX_DIRS   64
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: keventd [OPTION]...\n"
+		"Receives kernel events, matches them against rules, runs their handlers.\n"
+		"\n"
+		"  --rules-dir DIR        rule directory, highest precedence first (repeatable;\n"
+		"                         default %s, %s, %s)\n"
+		"  --control PATH         control socket (default %s)\n"
+		"  --control-group GROUP  also admit this group's members on the control socket\n"
+		"  --sources LIST         comma-separated: socket (default socket)\n"
+		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
+		"  --queue-size N         events queued before the sources pause (default %d)\n"
+		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
+		"  --log-format FORMAT    text or json (default text)\n"
+		"  --dry-run              log what would run instead of running it\n"
+		"  -h, --help             show this help\n"
+		"  --version              show the version\n"
+		"\n"
+		"See keventd(8), keventd.rules(5) and keventctl(8).\n",
+		KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN, KEVENT_RULES_DIR_LIB,
+		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE);
+}
+
+static int usage_error(const char *fmt, ...) _printf_(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("keventd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'keventd --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int parse_size(const char *s, size_t min, size_t max, size_t *out)
+{
+	int64_t v;
+	if (parse_int64(s, &v) < 0 || v < (int64_t)min || (uint64_t)v > max)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* Turns the --sources list into a bit set; returns -1 on an unknown name. */
+static int parse_sources(const char *list, unsigned *out, const char **bad)
+{
+	static char copy[256];
+	unsigned set = 0;
+	if (strlen(list) >= sizeof(copy))
+		return -1;
+	strcpy(copy, list);
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int s = kevent_source_from_name(tok);
+		if (s != KEVENT_SOURCE_SOCKET) {
+			*bad = tok;
+			return s < 0 ? -1 : -2;
+		}
+		set |= 1u << s;
+	}
+	*out = set;
+	return 0;
+}
+
+struct options {
+	struct kdaemon_config cfg;
+	const char *dirs[MAX_DIRS];
+	int log_level;
+	enum klog_format log_format;
+};
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum {
+		O_RULES = 256,
+		O_CONTROL,
+		O_GROUP,
+		O_SOURCES,
+		O_MAXCH,
+		O_QUEUE,
+		O_LEVEL,
+		O_FORMAT,
+		O_DRY,
+		O_VERSION
+	};
+	static const struct option opts[] = {
+		{"rules-dir", required_argument, NULL, O_RULES},
+		{"control", required_argument, NULL, O_CONTROL},
+		{"control-group", required_argument, NULL, O_GROUP},
+		{"sources", required_argument, NULL, O_SOURCES},
+		{"max-children", required_argument, NULL, O_MAXCH},
+		{"queue-size", required_argument, NULL, O_QUEUE},
+		{"log-level", required_argument, NULL, O_LEVEL},
+		{"log-format", required_argument, NULL, O_FORMAT},
+		{"dry-run", no_argument, NULL, O_DRY},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, O_VERSION},
+		{0},
+	};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	o->cfg = (struct kdaemon_config){
+		.control_path = KEVENT_DEFAULT_CONTROL,
+		.control_gid = (gid_t)-1,
+		.sources = 1u << KEVENT_SOURCE_SOCKET,
+		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
+		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
+		.trust = geteuid() == 0,
+	};
+	o->log_level = LOG_INFO;
+	o->log_format = KLOG_TEXT;
+	size_t n_dirs = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		const char *bad = NULL;
+		switch (c) {
+		case O_RULES:
+			if (n_dirs == MAX_DIRS)
+				return usage_error("too many --rules-dir");
+			o->dirs[n_dirs++] = optarg;
+			break;
+		case O_CONTROL:
+			o->cfg.control_path = optarg;
+			break;
+		case O_GROUP: {
+			struct group *g = getgrnam(optarg);
+			int64_t gid;
+			if (g)
+				o->cfg.control_gid = g->gr_gid;
+			else if (parse_int64(optarg, &gid) == 0 && gid >= 0)
+				o->cfg.control_gid = (gid_t)gid;
+			else
+				return usage_error("unknown group '%s'", optarg);
+			break;
+		}
+		case O_SOURCES: {
+			int rc = parse_sources(optarg, &o->cfg.sources, &bad);
+			if (rc == -2)
+				return usage_error("source '%s' is not available in this build",
+						   bad);
+			if (rc < 0)
+				return usage_error("unknown source in '%s' (socket)", optarg);
+			break;
+		}
+		case O_MAXCH:
+			if (parse_size(optarg, 1, 65536, &o->cfg.max_children) < 0)
+				return usage_error("--max-children wants 1..65536, not '%s'",
+						   optarg);
+			break;
+		case O_QUEUE:
+			if (parse_size(optarg, 1, 10000000, &o->cfg.queue_size) < 0)
+				return usage_error("--queue-size wants 1..10000000, not '%s'",
+						   optarg);
+			break;
+		case O_LEVEL:
+			o->log_level = klog_level_from_name(optarg);
+			if (o->log_level < 0)
+				return usage_error("unknown log level '%s'", optarg);
+			break;
+		case O_FORMAT:
+			if (strcmp(optarg, "text") == 0)
+				o->log_format = KLOG_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				o->log_format = KLOG_JSON;
+			else
+				return usage_error("unknown log format '%s' (text, json)", optarg);
+			break;
+		case O_DRY:
+			o->cfg.dry_run = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		case O_VERSION:
+			printf("keventd %s\n", KEVENT_VERSION);
+			return -1;
+		default:
+			fputs("Try 'keventd --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!n_dirs)
+		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
+			o->dirs[n_dirs++] = kevent_default_rule_dirs[i];
+	o->cfg.n_rule_dirs = n_dirs;
+	return 0;
+}
+
+/* Rule directories as absolute paths, so KEVENT_RULE_FILE means the same
+ * thing to a handler that runs in "/". */
+static int absolute_dirs(struct options *o, char **store)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	for (size_t i = 0; i < o->cfg.n_rule_dirs; i++) {
+		const char *dir = o->dirs[i];
+		if (dir[0] == '/')
+			store[i] = strdup(dir);
+		else if (asprintf(&store[i], "%s/%s", cwd, dir) < 0)
+			store[i] = NULL;
+		if (!store[i])
+			return -ENOMEM;
+		size_t l = strlen(store[i]);
+		while (l > 1 && store[i][l - 1] == '/')
+			store[i][--l] = '\0';
+		o->dirs[i] = store[i];
+	}
+	o->cfg.rule_dirs = o->dirs;
+	return 0;
+}
+
+static void stop(struct kdaemon *d, int sig)
+{
+	if (d->stopping) {
+		log_notice("%s again: starting no more queued handlers (%zu events dropped)",
+			   strsignal(sig), ksched_pending(d->sched) - ksched_running(d->sched));
+		d->held = true;
+		ksched_hold(d->sched, true);
+		kdaemon_maybe_exit(d);
+		return;
+	}
+	log_notice("%s: stopping; %zu events still queued or running", strsignal(sig),
+		   ksched_pending(d->sched));
+	notify_service_manager("STOPPING=1");
+	d->stopping = true;
+	kwatch_free(d->watch);
+	d->watch = NULL;
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->stop)
+			d->sources[i]->stop(d->sources[i]);
+	if (d->control)
+		kcontrol_stop(d->control);
+	kdaemon_maybe_exit(d);
+}
+
+static void on_signal(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kdaemon *d = userdata;
+	struct signalfd_siginfo si;
+	(void)io;
+	(void)events;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP: {
+			char state[64];
+			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+				 now_monotonic_ns() / 1000);
+			notify_service_manager(state);
+			log_info("SIGHUP: reloading rules");
+			if (!d->stopping)
+				kdaemon_reload(d, NULL);
+			notify_service_manager("READY=1");
+			break;
+		}
+		case SIGTERM:
+		case SIGINT:
+			stop(d, (int)si.ssi_signo);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static int setup_signals(struct kdaemon *d)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->signal_fd < 0)
+		return -errno;
+	return kloop_add_io(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->signal_io);
+}
+
+static int start_sources(struct kdaemon *d)
+{
+	struct ksource *src = NULL;
+	int rc = kcontrol_new(d, &d->control, &src);
+	if (rc < 0) {
+		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
+		return rc;
+	}
+	if (d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))
+		d->sources[d->n_sources++] = src;
+	return 0;
+}
+
+static int start(struct kdaemon *d)
+{
+	int rc = kloop_new(&d->loop);
+	if (rc < 0)
+		return rc;
+	rc = kstats_init(&d->stats);
+	if (rc < 0)
+		return rc;
+	rc = kratelimit_new(&d->rl);
+	if (rc < 0)
+		return rc;
+	rc = ksched_new(d->cfg.max_children, d->cfg.queue_size, krunner_start, d, &d->sched);
+	if (rc < 0)
+		return rc;
+	rc = setup_signals(d);
+	if (rc < 0)
+		return rc;
+	rc = kdaemon_reload(d, NULL);
+	if (rc < 0)
+		return rc;
+	d->stats.reloads = 0;
+	d->stats.reload_errors = 0;
+	rc = kwatch_new(d, &d->watch);
+	if (rc < 0)
+		log_warning("cannot watch the rule directories (%s): reload with SIGHUP",
+			    strerror(-rc));
+	return start_sources(d);
+}
+
+static void finish(struct kdaemon *d)
+{
+	kwatch_free(d->watch);
+	kcontrol_free(d->control);
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->free)
+			d->sources[i]->free(d->sources[i]);
+	ksched_free(d->sched);
+	kruleset_free(d->rules);
+	kratelimit_free(d->rl);
+	kstats_release(&d->stats);
+	kio_free(d->signal_io);
+	if (d->signal_fd > 0)
+		close(d->signal_fd);
+	kloop_free(d->loop);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	klog_setup(o.log_level, o.log_format);
+	umask(022); /* handlers inherit it */
+
+	char *dirs[MAX_DIRS] = {NULL};
+	struct kdaemon d = {.signal_fd = -1};
+	rc = absolute_dirs(&o, dirs);
+	d.cfg = o.cfg;
+	if (rc == 0)
+		rc = start(&d);
+	if (rc == 0) {
+		log_info("keventd %s running: %zu rules, control socket %s, max %zu children%s",
+			 KEVENT_VERSION, d.rules->n_rules, d.cfg.control_path, d.cfg.max_children,
+			 d.cfg.dry_run ? ", dry run" : "");
+		notify_service_manager("READY=1");
+		rc = kloop_run(d.loop);
+		if (rc < 0)
+			log_error("event loop failed: %s", strerror(-rc));
+		else
+			log_info("stopped");
+	} else {
+		log_error("cannot start: %s", strerror(-rc));
+	}
+	finish(&d);
+	for (size_t i = 0; i < MAX_DIRS; i++)
+		free(dirs[i]);
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control socket: the "socket" event source (keventctl send) and the
+ * admin commands (monitor, reload, status).  SOCK_SEQPACKET keeps messages
+ * whole; peers are admitted by SO_PEERCRED; every client has a bounded
+ * output queue, and there is a cap on clients, so a peer that never reads,
+ * sends garbage or opens many connections cannot stall the daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "proto.h"
+
+#define MAX_CLIENTS	 64
+#define OUTQ_MAX	 1024 /* messages queued to one client */
+#define READS_PER_WAKEUP 64
+#define CHUNK		 (KCTL_MSG_MAX - 64)
+
+struct outmsg {
+	struct outmsg *next;
+	size_t len;
+	char data[];
+};
+
+struct client {
+	struct kcontrol *ctl;
+	int fd;
+	struct kio *io;
+	uid_t uid;
+	pid_t pid;
+	bool monitor, json;
+	struct outmsg *head, *tail;
+	size_t queued;
+	uint64_t dropped; /* monitor lines dropped since the last notice */
+	char *parked;	  /* a send waiting for room in the queue */
+	size_t parked_len;
+	struct client *prev, *next;
+};
+
+struct kcontrol {
+	struct kdaemon *d;
+	struct ksource src;
+	int fd;
+	struct kio *io;
+	char *path;
+	struct client *clients;
+	size_t n_clients;
+	size_t n_monitors;
+	bool paused, stopped;
+	struct ktimer *resume;
+	uint64_t seqnum;
+};
+
+static void client_free(struct client *c)
+{
+	struct kcontrol *ctl = c->ctl;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ctl->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	ctl->n_clients--;
+	if (c->monitor)
+		ctl->n_monitors--;
+	kio_free(c->io);
+	close(c->fd);
+	while (c->head) {
+		struct outmsg *m = c->head;
+		c->head = m->next;
+		free(m);
+	}
+	free(c->parked);
+	free(c);
+}
+
+static void update_events(struct client *c)
+{
+	uint32_t ev = 0;
+	/* read unless parked on a full daemon queue or backed up on our replies */
+	if (!c->parked && (c->monitor || c->queued < OUTQ_MAX) && !c->ctl->stopped)
+		ev |= EPOLLIN;
+	if (c->head)
+		ev |= EPOLLOUT;
+	kio_set_events(c->io, ev);
+}
+
+/* Sends what can be sent now.  Returns -1 if the client is gone (freed). */
+static int flush(struct client *c)
+{
+	while (c->head) {
+		struct outmsg *m = c->head;
+		ssize_t n = send(c->fd, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0) {
+			client_free(c);
+			return -1;
+		}
+		c->head = m->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->queued--;
+		free(m);
+	}
+	update_events(c);
+	return 0;
+}
+
+static void enqueue(struct client *c, const char *const *fields, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (kctl_encode(&sb, fields, n) < 0) {
+		strbuf_release(&sb);
+		return;
+	}
+	struct outmsg *m = malloc(sizeof(*m) + sb.len);
+	if (m) {
+		m->next = NULL;
+		m->len = sb.len;
+		memcpy(m->data, sb.buf, sb.len);
+		if (c->tail)
+			c->tail->next = m;
+		else
+			c->head = m;
+		c->tail = m;
+		c->queued++;
+	}
+	strbuf_release(&sb);
+}
+
+static void reply(struct client *c, const char *kind, const char *text)
+{
+	const char *f[] = {kind, text};
+	enqueue(c, f, text ? 2 : 1);
+}
+
+/* Sends text as data messages cut at line ends where possible. */
+static void reply_data(struct client *c, const char *text)
+{
+	size_t len = strlen(text);
+	while (len) {
+		size_t n = len;
+		if (n > CHUNK) {
+			n = CHUNK;
+			const char *nl = memrchr(text, '\n', n);
+			if (nl)
+				n = (size_t)(nl - text) + 1;
+		}
+		char *part = strndup(text, n);
+		if (!part)
+			return;
+		reply(c, "data", part);
+		free(part);
+		text += n;
+		len -= n;
+	}
+}
+
+static void do_send(struct client *c, const struct kctl_msg *m)
+{
+	struct kcontrol *ctl = c->ctl;
+	struct kdaemon *d = ctl->d;
+	if (m->n < 4 || m->n > 5) {
+		d->stats.ctl_bad++;
+		reply(c, "err", "send takes TYPE OBJECT SIGNAL [PAYLOAD]");
+		return;
+	}
+	int type = kevent_type_from_name(m->f[1]);
+	const char *why = "unknown event type";
+	struct kevent *ev = NULL;
+	int rc = type < 0 ? -EINVAL
+			  : kevent_new(type, m->f[2], m->f[3], m->n == 5 ? m->f[4] : "",
+				       KEVENT_SOURCE_SOCKET, ctl->seqnum + 1, now_realtime_ns(),
+				       NULL, 0, &ev, &why);
+	if (rc == -EINVAL) {
+		kdaemon_reject(d, KEVENT_SOURCE_SOCKET, why);
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_printf(&sb, "invalid event: %s", why);
+		reply(c, "err", strbuf_str(&sb));
+		strbuf_release(&sb);
+		return;
+	}
+	if (rc < 0) {
+		reply(c, "err", strerror(-rc));
+		return;
+	}
+	ctl->seqnum++;
+	char seq[24];
+	snprintf(seq, sizeof(seq), "%" PRIu64, ev->seqnum);
+	rc = kdaemon_submit(d, ev);
+	if (rc < 0)
+		reply(c, "err", strerror(-rc));
+	else
+		reply(c, "ok", seq);
+}
+
+static void do_command(struct client *c, const struct kctl_msg *m)
+{
+	struct kdaemon *d = c->ctl->d;
+	const char *cmd = m->f[0];
+	if (strcmp(cmd, "send") == 0) {
+		do_send(c, m);
+	} else if (strcmp(cmd, "monitor") == 0) {
+		if (!c->monitor)
+			c->ctl->n_monitors++;
+		c->monitor = true;
+		c->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
+		reply(c, "ok", NULL);
+	} else if (strcmp(cmd, "status") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+		kdaemon_status(d, m->n > 1 && strcmp(m->f[1], "json") == 0, &sb);
+		reply_data(c, strbuf_str(&sb));
+		reply(c, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+		strbuf_release(&sb);
+	} else if (strcmp(cmd, "reload") == 0) {
+		struct strbuf sb = STRBUF_INIT;
+		log_info("reload requested over the control socket (pid %d)", (int)c->pid);
+		int rc = kdaemon_reload(d, &sb);
+		reply_data(c, strbuf_str(&sb));
+		reply(c, rc < 0 ? "err" : "ok", rc < 0 ? strerror(-rc) : NULL);
+		strbuf_release(&sb);
+	} else {
+		d->stats.ctl_bad++;
+		log_warning("control: unknown command from pid %d", (int)c->pid);
+		reply(c, "err", "unknown command");
+	}
+}
+
+/* Handles one received message; returns false if the client must wait. */
+static bool handle(struct client *c, char *buf, size_t len)
+{
+	struct kcontrol *ctl = c->ctl;
+	struct kctl_msg m;
+	if (kctl_decode(buf, len, &m) < 0) {
+		ctl->d->stats.ctl_bad++;
+		log_warning("control: malformed message (%zu bytes) from pid %d", len, (int)c->pid);
+		reply(c, "err", "malformed message");
+		return true;
+	}
+	if (strcmp(m.f[0], "send") == 0 && !kdaemon_accepting(ctl->d)) {
+		c->parked = malloc(len);
+		if (c->parked) {
+			memcpy(c->parked, buf, len);
+			c->parked_len = len;
+			return false;
+		}
+		reply(c, "err", "out of memory");
+		return true;
+	}
+	do_command(c, &m);
+	return true;
+}
+
+static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct client *c = userdata;
+	char buf[KCTL_MSG_MAX + 1];
+	(void)io;
+	if (events & EPOLLOUT && flush(c) < 0)
+		return;
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	for (int i = 0; i < READS_PER_WAKEUP && !c->parked; i++) {
+		if (!c->monitor && c->queued >= OUTQ_MAX)
+			break; /* it does not read its replies: stop reading its requests */
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			client_free(c);
+			return;
+		}
+		if ((size_t)n > KCTL_MSG_MAX) {
+			c->ctl->d->stats.ctl_bad++;
+			log_warning("control: oversize message (%zd bytes) from pid %d", n,
+				    (int)c->pid);
+			reply(c, "err", "message too long");
+			continue;
+		}
+		handle(c, buf, (size_t)n);
+	}
+	flush(c);
+}
+
+static bool peer_allowed(struct kcontrol *ctl, int fd, struct ucred *cred)
+{
+	socklen_t len = sizeof(*cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
+		return false;
+	if (cred->uid == 0 || cred->uid == geteuid())
+		return true;
+	gid_t want = ctl->d->cfg.control_gid;
+	if (want == (gid_t)-1)
+		return false;
+	if (cred->gid == want)
+		return true;
+	gid_t groups[256];
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == want)
+			return true;
+	return false;
+}
+
+static void refuse(int fd, const char *why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *f[] = {"err", why};
+	if (kctl_encode(&sb, f, 2) == 0) {
+		ssize_t _unused_ n = send(fd, sb.buf, sb.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	strbuf_release(&sb);
+	close(fd);
+}
+
+static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
+{
+	struct kcontrol *ctl = userdata;
+	(void)io;
+	(void)events;
+	for (int i = 0; i < 16; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warning("control: accept: %m");
+			return;
+		}
+		struct ucred cred = {0};
+		if (!peer_allowed(ctl, fd, &cred)) {
+			ctl->d->stats.ctl_refused++;
+			log_warning("control: refused peer pid %d uid %d: not root, nor keventd's "
+				    "user, nor in the control group",
+				    (int)cred.pid, (int)cred.uid);
+			refuse(fd, "permission denied");
+			continue;
+		}
+		if (ctl->n_clients >= MAX_CLIENTS) {
+			ctl->d->stats.ctl_over_limit++;
+			log_warning("control: too many clients (%d), refusing pid %d", MAX_CLIENTS,
+				    (int)cred.pid);
+			refuse(fd, "too many clients");
+			continue;
+		}
+		struct client *c = calloc(1, sizeof(*c));
+		if (!c || kloop_add_io(ctl->d->loop, fd, EPOLLIN, on_client, c, &c->io) < 0) {
+			free(c);
+			close(fd);
+			continue;
+		}
+		c->ctl = ctl;
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		c->next = ctl->clients;
+		if (ctl->clients)
+			ctl->clients->prev = c;
+		ctl->clients = c;
+		ctl->n_clients++;
+	}
+}
+
+static void resume_parked(struct ktimer *t, void *userdata)
+{
+	struct kcontrol *ctl = userdata;
+	(void)t;
+	ctl->resume = NULL;
+	for (struct client *c = ctl->clients, *next; c; c = next) {
+		next = c->next;
+		if (!c->parked)
+			continue;
+		if (!kdaemon_accepting(ctl->d))
+			break;
+		char *buf = c->parked;
+		size_t len = c->parked_len;
+		c->parked = NULL;
+		handle(c, buf, len);
+		free(buf);
+		flush(c);
+	}
+}
+
+static void ctl_pause(struct ksource *s, bool pause)
+{
+	struct kcontrol *ctl = (struct kcontrol *)((char *)s - offsetof(struct kcontrol, src));
+	ctl->paused = pause;
+	/* parked sends go on from the loop, not from inside whoever resumed us */
+	if (!pause && !ctl->resume)
+		kloop_add_timer(ctl->d->loop, 0, resume_parked, ctl, &ctl->resume);
+}
+
+void kcontrol_stop(struct kcontrol *ctl)
+{
+	if (ctl->stopped)
+		return;
+	ctl->stopped = true;
+	kio_free(ctl->io);
+	ctl->io = NULL;
+	if (ctl->fd >= 0)
+		close(ctl->fd);
+	ctl->fd = -1;
+	if (ctl->path)
+		unlink(ctl->path);
+	while (ctl->clients)
+		client_free(ctl->clients);
+}
+
+static void ctl_stop(struct ksource *s)
+{
+	kcontrol_stop((struct kcontrol *)((char *)s - offsetof(struct kcontrol, src)));
+}
+
+void kcontrol_free(struct kcontrol *ctl)
+{
+	if (!ctl)
+		return;
+	kcontrol_stop(ctl);
+	ktimer_cancel(ctl->resume);
+	free(ctl->path);
+	free(ctl);
+}
+
+static void ctl_free(struct ksource *s)
+{
+	(void)s; /* owned by the daemon as d->control */
+}
+
+size_t kcontrol_clients(const struct kcontrol *ctl)
+{
+	return ctl->n_clients;
+}
+
+static void monitor_line(struct strbuf *sb, const struct kevent *ev,
+			 const struct krule *const *rules, size_t n, bool json)
+{
+	if (json) {
+		strbuf_printf(sb,
+			      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
+			      "\"type\":\"%s\",\"object\":",
+			      ev->seqnum, ev->timestamp, kevent_source_name(ev->source),
+			      kevent_type_name(ev->type));
+		strbuf_json(sb, ev->object);
+		strbuf_puts(sb, ",\"signal\":");
+		strbuf_json(sb, ev->signal);
+		strbuf_puts(sb, ",\"payload\":");
+		strbuf_json(sb, ev->payload);
+		strbuf_puts(sb, ",\"properties\":{");
+		for (size_t i = 0; i < ev->n_props; i++) {
+			strbuf_puts(sb, i ? "," : "");
+			strbuf_json(sb, ev->props[i].key);
+			strbuf_putc(sb, ':');
+			strbuf_json(sb, ev->props[i].value);
+		}
+		strbuf_puts(sb, "},\"rules\":[");
+		for (size_t i = 0; i < n; i++) {
+			strbuf_puts(sb, i ? "," : "");
+			strbuf_json(sb, rules[i]->name);
+		}
+		strbuf_puts(sb, "]}");
+		return;
+	}
+	strbuf_printf(sb, "%s seq=%" PRIu64 " %s %s %s payload=", kevent_source_name(ev->source),
+		      ev->seqnum, kevent_type_name(ev->type), ev->object, ev->signal);
+	strbuf_quote(sb, ev->payload);
+	strbuf_puts(sb, n ? " rules=" : " rules=(none)");
+	for (size_t i = 0; i < n; i++) {
+		strbuf_puts(sb, i ? "," : "");
+		strbuf_puts(sb, rules[i]->name);
+	}
+}
+
+void kcontrol_monitor(struct kcontrol *ctl, const struct kevent *ev,
+		      const struct krule *const *rules, size_t n)
+{
+	if (!ctl->n_monitors)
+		return;
+	struct strbuf text = STRBUF_INIT, json = STRBUF_INIT;
+	for (struct client *c = ctl->clients, *next; c; c = next) {
+		next = c->next;
+		if (!c->monitor)
+			continue;
+		if (c->queued >= OUTQ_MAX) {
+			/* a slow monitor loses lines, never the daemon its pace */
+			c->dropped++;
+			ctl->d->stats.monitor_dropped++;
+			continue;
+		}
+		if (c->dropped) {
+			char note[80];
+			snprintf(note, sizeof(note),
+				 "(%" PRIu64 " events not shown: monitor too slow)", c->dropped);
+			reply(c, "data", note);
+			c->dropped = 0;
+		}
+		struct strbuf *sb = c->json ? &json : &text;
+		if (!sb->len)
+			monitor_line(sb, ev, rules, n, c->json);
+		if (!sb->oom)
+			reply(c, "data", sb->buf);
+		flush(c);
+	}
+	strbuf_release(&text);
+	strbuf_release(&json);
+}
+
+static int make_parent(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char *dir = dirname(copy);
+	struct stat st;
+	if (stat(dir, &st) == 0)
+		return 0;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int listen_on(const char *path, gid_t gid)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int rc = make_parent(path);
+	if (rc < 0)
+		return rc;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a socket file left by a keventd that died: reuse the path; a live one: refuse */
+	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0) {
+		int live = connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(probe);
+		if (live)
+			return -EADDRINUSE;
+	}
+	unlink(path);
+	mode_t old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0)
+		return -errno;
+	if (gid != (gid_t)-1 && (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0))
+		return -errno;
+	if (listen(fd, 128) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+int kcontrol_new(struct kdaemon *d, struct kcontrol **out, struct ksource **src)
+{
+	struct kcontrol *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	ctl->d = d;
+	ctl->fd = -1;
+	ctl->src = (struct ksource){.name = "socket",
+				    .kind = KEVENT_SOURCE_SOCKET,
+				    .pause = ctl_pause,
+				    .stop = ctl_stop,
+				    .free = ctl_free};
+	int rc = listen_on(d->cfg.control_path, d->cfg.control_gid);
+	if (rc < 0) {
+		free(ctl);
+		return rc;
+	}
+	ctl->fd = rc;
+	ctl->path = strdup(d->cfg.control_path);
+	if (!ctl->path || kloop_add_io(d->loop, ctl->fd, EPOLLIN, on_accept, ctl, &ctl->io) < 0) {
+		kcontrol_free(ctl);
+		return -ENOMEM;
+	}
+	*out = ctl;
+	*src = &ctl->src;
+	return 0;
+}

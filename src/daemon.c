@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The daemon's core: intake, matching, flow control, reload and status. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+
+void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
+{
+	d->stats.rejected[src]++;
+	log_warning("%s: rejected input: %s", kevent_source_name(src), why);
+}
+
+bool kdaemon_accepting(const struct kdaemon *d)
+{
+	return !d->stopping && !d->paused;
+}
+
+void kdaemon_update_flow(struct kdaemon *d)
+{
+	bool pause;
+	if (d->stopping)
+		return;
+	if (!d->paused && ksched_full(d->sched))
+		pause = true;
+	else if (d->paused && ksched_has_room(d->sched))
+		pause = false;
+	else
+		return;
+	d->paused = pause;
+	if (pause) {
+		d->stats.paused++;
+		log_notice("queue full (%zu events): pausing the sources",
+			   ksched_pending(d->sched));
+	} else {
+		log_notice("queue has room again: resuming the sources");
+	}
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->pause)
+			d->sources[i]->pause(d->sources[i], pause);
+}
+
+void kdaemon_maybe_exit(struct kdaemon *d)
+{
+	if (d->stopping && d->children == 0 &&
+	    (ksched_pending(d->sched) == 0 || (d->held && ksched_running(d->sched) == 0)))
+		kloop_exit(d->loop, 0);
+}
+
+struct collect {
+	struct kdaemon *d;
+	const struct krule *all[256];
+	size_t n_all;
+	const struct krule **run;
+	size_t n_run, cap_run;
+	bool oom;
+};
+
+static bool collect_match(const struct krule *r, void *userdata)
+{
+	struct collect *c = userdata;
+	struct krule_counters *rc = kstats_rule(&c->d->stats, r);
+	if (rc)
+		rc->matched++;
+	if (c->n_all < ARRAY_SIZE(c->all))
+		c->all[c->n_all++] = r;
+	if (!krule_runs_something(r))
+		return true;
+	if (c->n_run == c->cap_run) {
+		size_t cap = c->cap_run ? c->cap_run * 2 : 8;
+		const struct krule **v = realloc(c->run, cap * sizeof(*v));
+		if (!v) {
+			c->oom = true;
+			return false;
+		}
+		c->run = v;
+		c->cap_run = cap;
+	}
+	c->run[c->n_run++] = r;
+	return true;
+}
+
+int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
+{
+	struct collect c = {.d = d};
+	d->stats.received[ev->source]++;
+	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
+	if (matches)
+		d->stats.matched++;
+	if (d->control)
+		kcontrol_monitor(d->control, ev, c.all, c.n_all);
+	if (klog_enabled(LOG_DEBUG))
+		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
+			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
+			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
+	if (c.oom) {
+		/* accepted but cannot be queued: count it as handled with a failure */
+		log_error("out of memory matching event %s %s", ev->object, ev->signal);
+		d->stats.failures++;
+		d->stats.handled++;
+		kevent_free(ev);
+		free(c.run);
+		return -ENOMEM;
+	}
+	if (!c.n_run) {
+		d->stats.handled++;
+		kevent_free(ev);
+		free(c.run);
+		return 0;
+	}
+	struct kjob *job = NULL;
+	int rc = kjob_new(ev, c.run, c.n_run, &job);
+	free(c.run);
+	if (rc < 0) {
+		d->stats.failures++;
+		d->stats.handled++;
+		kevent_free(ev);
+		return rc;
+	}
+	rc = ksched_submit(d->sched, job);
+	if (rc < 0) {
+		d->stats.failures++;
+		d->stats.handled++;
+		return rc;
+	}
+	kdaemon_update_flow(d);
+	return 0;
+}
+
+int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
+{
+	struct kdiags diags = {0};
+	struct kchanges changes = {0};
+	struct kruleset *rs = NULL;
+	int rc = kruleset_load(d->cfg.rule_dirs, d->cfg.n_rule_dirs, d->cfg.trust, d->rules, &rs,
+			       &diags, &changes);
+	d->stats.reloads++;
+	if (rc < 0) {
+		d->stats.reload_errors++;
+		log_error("reloading rules failed: %s; keeping the current rules", strerror(-rc));
+		if (report)
+			strbuf_printf(report, "reload failed: %s\n", strerror(-rc));
+		kdiags_free(&diags);
+		kchanges_free(&changes);
+		return rc;
+	}
+	if (diags.n)
+		d->stats.reload_errors++;
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < diags.n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&diags.v[i], &sb);
+		log_error("%s", strbuf_str(&sb));
+		if (report)
+			strbuf_printf(report, "%s\n", strbuf_str(&sb));
+	}
+	for (size_t i = 0; i < changes.n; i++) {
+		const struct kchange *ch = &changes.v[i];
+		const char *what = ch->kind == KCHANGE_BROKEN
+					   ? "broken, keeping its last good version"
+					   : kchange_kind_name(ch->kind);
+		log_info("rules: %s: %s", ch->name, what);
+		if (report)
+			strbuf_printf(report, "%s: %s\n", ch->name, what);
+	}
+	strbuf_release(&sb);
+	if (report && !changes.n)
+		strbuf_puts(report, "no changes\n");
+	if (report)
+		strbuf_printf(report, "%zu rules in %zu files\n", rs->n_rules, rs->n_files);
+	log_info("rules loaded: %zu rules in %zu files", rs->n_rules, rs->n_files);
+	/* queued jobs hold references to their files, so the old set can go now */
+	kruleset_free(d->rules);
+	d->rules = rs;
+	kstats_prune(&d->stats, rs);
+	kdiags_free(&diags);
+	kchanges_free(&changes);
+	return 0;
+}
+
+void kdaemon_status(struct kdaemon *d, bool json, struct strbuf *out)
+{
+	struct kstatus_extra x = {
+		.pending = ksched_pending(d->sched),
+		.running = ksched_running(d->sched),
+		.max_children = d->cfg.max_children,
+		.queue_size = d->cfg.queue_size,
+		.clients = d->control ? kcontrol_clients(d->control) : 0,
+		.paused = d->paused,
+	};
+	if (json)
+		kstats_render_json(&d->stats, d->rules, &x, out);
+	else
+		kstats_render_text(&d->stats, d->rules, &x, out);
+}

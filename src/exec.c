@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int kexec_resolve(const char *prog, char **out)
+{
+	if (strchr(prog, '/')) {
+		if (access(prog, X_OK) < 0)
+			return -errno;
+		*out = strdup(prog);
+		return *out ? 0 : -ENOMEM;
+	}
+	int rc = -ENOENT;
+	const char *p = KEVENT_HANDLER_PATH;
+	while (*p) {
+		size_t n = strcspn(p, ":");
+		char *cand;
+		if (asprintf(&cand, "%.*s/%s", (int)n, p, prog) < 0)
+			return -ENOMEM;
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(cand, X_OK) == 0) {
+				*out = cand;
+				return 0;
+			}
+			rc = -EACCES;
+		}
+		free(cand);
+		p += n + (p[n] == ':');
+	}
+	return rc;
+}
+
+void kproc_close(struct kproc *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->out_fd >= 0)
+		close(p->out_fd);
+	if (p->err_fd >= 0)
+		close(p->err_fd);
+	p->pidfd = p->out_fd = p->err_fd = -1;
+}
+
+struct ids {
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	int n_groups;
+};
+
+static int lookup_user(const char *user, struct ids *ids)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int64_t num;
+	int rc;
+	if (parse_int64(user, &num) == 0)
+		rc = getpwuid_r((uid_t)num, &pw, buf, sizeof(buf), &res);
+	else
+		rc = getpwnam_r(user, &pw, buf, sizeof(buf), &res);
+	if (rc || !res) {
+		if (parse_int64(user, &num) == 0) {
+			/* a bare uid with no passwd entry: no supplementary groups */
+			ids->uid = (uid_t)num;
+			ids->gid = (gid_t)num;
+			ids->groups = NULL;
+			ids->n_groups = 0;
+			return 0;
+		}
+		return rc ? -rc : -ESRCH;
+	}
+	ids->uid = pw.pw_uid;
+	ids->gid = pw.pw_gid;
+	int n = 32;
+	for (;;) {
+		gid_t *g = realloc(ids->groups, (size_t)n * sizeof(gid_t));
+		if (!g)
+			return -ENOMEM;
+		ids->groups = g;
+		int want = n;
+		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &want) >= 0) {
+			ids->n_groups = want;
+			return 0;
+		}
+		if (want <= n)
+			return -EINVAL;
+		n = want;
+	}
+}
+
+/* The child side of the fork path (rules with a user).  Only async-signal-safe
+ * calls: no malloc, no stdio. */
+static _Noreturn void child(const char *path, const struct kplan *plan, const struct ids *ids,
+			    int devnull, int out_w, int err_w)
+{
+	sigset_t all;
+	sigemptyset(&all);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+		_exit(126);
+	close_range(3, ~0u, 0);
+	if (chdir("/") < 0)
+		_exit(126);
+	umask(022);
+	if (setgroups((size_t)ids->n_groups, ids->groups) < 0 ||
+	    setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
+	    setresuid(ids->uid, ids->uid, ids->uid) < 0) {
+		static const char msg[] = "keventd: cannot switch to the rule's user\n";
+		ssize_t _unused_ n = write(2, msg, sizeof(msg) - 1);
+		_exit(126);
+	}
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	execve(path, plan->argv, plan->envp);
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static int spawn_fork(const char *path, const struct kplan *plan, const char *user, int devnull,
+		      int out_w, int err_w, pid_t *pid, const char **what)
+{
+	struct ids ids = {0};
+	int rc = lookup_user(user, &ids);
+	if (rc < 0) {
+		*what = "looking up the rule's user";
+		free(ids.groups);
+		return rc;
+	}
+	pid_t p = fork();
+	if (p < 0) {
+		free(ids.groups);
+		*what = "fork";
+		return -errno;
+	}
+	if (p == 0)
+		child(path, plan, &ids, devnull, out_w, err_w);
+	free(ids.groups);
+	*pid = p;
+	return 0;
+}
+
+static int spawn_posix(const char *path, const struct kplan *plan, int out_w, int err_w, pid_t *pid,
+		       const char **what)
+{
+	posix_spawnattr_t attr;
+	posix_spawn_file_actions_t fa;
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+						POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_w, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_w, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawn_file_actions_addchdir_np(&fa, "/");
+	/* the umask is inherited: keventd sets 022 at start-up */
+	int rc = posix_spawn(pid, path, &fa, &attr, plan->argv, plan->envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc) {
+		*what = "exec";
+		return -rc;
+	}
+	return 0;
+}
+
+int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p, const char **what)
+{
+	_cleanup_free_ char *path = NULL;
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	int devnull = -1;
+	pid_t pid = -1;
+	*p = (struct kproc){.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1};
+
+	int rc = kexec_resolve(plan->argv[0], &path);
+	if (rc < 0) {
+		*what = "finding the program";
+		return rc;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		rc = -errno;
+		*what = "pipe";
+		goto out;
+	}
+	if (r->user) {
+		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (devnull < 0) {
+			rc = -errno;
+			*what = "opening /dev/null";
+			goto out;
+		}
+		rc = spawn_fork(path, plan, r->user, devnull, out[1], err[1], &pid, what);
+	} else {
+		rc = spawn_posix(path, plan, out[1], err[1], &pid, what);
+	}
+	if (rc < 0)
+		goto out;
+	p->pid = pid;
+	p->pidfd = pidfd_open(pid, 0);
+	if (p->pidfd < 0) {
+		rc = -errno;
+		*what = "pidfd_open";
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	p->out_fd = TAKE_FD(out[0]);
+	p->err_fd = TAKE_FD(err[0]);
+	fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+	rc = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	if (rc < 0)
+		kproc_close(p);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The control protocol (see docs/control-protocol.md).  The socket is
+ * SOCK_SEQPACKET, so every message arrives whole or not at all; a message
+ * is up to KCTL_MSG_MAX bytes of NUL-terminated fields:
+ *   request:  COMMAND\0ARG\0...
+ *   replies:  data\0TEXT\0 (any number), then ok\0[TEXT\0] or err\0TEXT\0
+ */
+#ifndef KEVENT_PROTO_H
+#define KEVENT_PROTO_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+#define KCTL_MSG_MAX	8192
+#define KCTL_FIELDS_MAX 8
+
+struct kctl_msg {
+	const char *f[KCTL_FIELDS_MAX];
+	size_t n;
+};
+
+/* Splits buf (len bytes, the last one NUL) into fields pointing into buf.
+ * Returns 0, or -EBADMSG (empty, unterminated, or too many fields). */
+int kctl_decode(const char *buf, size_t len, struct kctl_msg *m);
+/* Appends one message of n fields to sb (which it resets first). */
+int kctl_encode(struct strbuf *sb, const char *const *fields, size_t n);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The scheduler: a bounded queue of jobs (an event and the rules it
+ * matched), run so that jobs of one object run one at a time in arrival
+ * order, and jobs of different objects in parallel up to a cap.
+ * It decides only *when* a job runs; what running means is the caller's
+ * start callback, which later reports back with ksched_done().
+ */
+#ifndef KEVENT_SCHEDULER_H
+#define KEVENT_SCHEDULER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "event.h"
+#include "rules.h"
+
+struct kobjq;
+
+struct kjob {
+	struct kevent *ev;
+	const struct krule **rules; /* matched rules that run something, in order */
+	size_t n_rules;
+	size_t next; /* the rule to run next */
+	unsigned runs, suppressed;
+	struct kfile **files; /* references keeping the rules alive across reloads */
+	size_t n_files;
+	struct kjob *next_in_object;
+	struct kobjq *q;
+	void *userdata; /* the caller's, e.g. the running child */
+};
+
+struct ksched;
+
+typedef void (*ksched_start_fn)(struct ksched *s, struct kjob *job, void *userdata);
+
+int ksched_new(size_t max_running, size_t max_pending, ksched_start_fn start, void *userdata,
+	       struct ksched **out);
+/* Frees the scheduler and every job still queued (running ones must be done). */
+void ksched_free(struct ksched *s);
+
+/* Makes a job of ev (taken) and rules (the job references their files). */
+int kjob_new(struct kevent *ev, const struct krule *const *rules, size_t n, struct kjob **out);
+void kjob_free(struct kjob *job);
+
+/* Queues a job (taken; on error it is freed) and starts what can start.
+ * The caller checks ksched_full() first: a full queue still accepts. */
+int ksched_submit(struct ksched *s, struct kjob *job);
+/* The job started earlier is finished: frees it and starts the next ones. */
+void ksched_done(struct ksched *s, struct kjob *job);
+/* Starts jobs while fewer than max_running run (after the cap changes, say). */
+void ksched_pump(struct ksched *s);
+
+bool ksched_full(const struct ksched *s);
+/* Below the low-water mark (3/4 of the bound): sources may read again. */
+bool ksched_has_room(const struct ksched *s);
+size_t ksched_pending(const struct ksched *s); /* queued + running */
+size_t ksched_running(const struct ksched *s);
+/* Stops starting jobs (shutdown with no drain); running ones still finish. */
+void ksched_hold(struct ksched *s, bool hold);
+
+#endif

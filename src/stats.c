@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int kstats_init(struct kstats *s)
+{
+	*s = (struct kstats){.started_ns = now_monotonic_ns()};
+	return hashmap_new(&s->rules);
+}
+
+void kstats_release(struct kstats *s)
+{
+	hashmap_free(s->rules, free);
+	s->rules = NULL;
+}
+
+static void rule_key(const struct krule *r, struct strbuf *sb)
+{
+	strbuf_printf(sb, "%s\x1f%s", r->file->name, r->name);
+}
+
+struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
+{
+	struct strbuf key = STRBUF_INIT;
+	rule_key(r, &key);
+	struct krule_counters *c = key.oom ? NULL : hashmap_get(s->rules, key.buf);
+	if (!c && !key.oom) {
+		c = calloc(1, sizeof(*c));
+		if (c && hashmap_put(s->rules, key.buf, c, NULL) < 0) {
+			free(c);
+			c = NULL;
+		}
+	}
+	strbuf_release(&key);
+	return c;
+}
+
+static const struct krule_counters *lookup(const struct kstats *s, const struct krule *r)
+{
+	static const struct krule_counters zero;
+	struct strbuf key = STRBUF_INIT;
+	rule_key(r, &key);
+	const struct krule_counters *c = key.oom ? NULL : hashmap_get(s->rules, key.buf);
+	strbuf_release(&key);
+	return c ? c : &zero;
+}
+
+struct prune_ctx {
+	struct hashmap *keep;
+};
+
+static int prune_one(const char *key, void *value, void *ud)
+{
+	struct prune_ctx *ctx = ud;
+	if (hashmap_get(ctx->keep, key))
+		return 0;
+	free(value);
+	return 1;
+}
+
+void kstats_prune(struct kstats *s, const struct kruleset *rs)
+{
+	struct prune_ctx ctx = {0};
+	if (hashmap_new(&ctx.keep) < 0)
+		return;
+	struct strbuf key = STRBUF_INIT;
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		strbuf_reset(&key);
+		rule_key(rs->rules[i], &key);
+		if (!key.oom)
+			hashmap_put(ctx.keep, key.buf, (void *)1, NULL);
+	}
+	strbuf_release(&key);
+	hashmap_sweep(s->rules, prune_one, &ctx);
+	hashmap_free(ctx.keep, NULL);
+}
+
+void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
+			const struct kstatus_extra *x, struct strbuf *o)
+{
+	uint64_t up = (now_monotonic_ns() - s->started_ns) / 1000000000ull;
+	strbuf_printf(o, "uptime: %" PRIu64 "s\n", up);
+	strbuf_printf(o,
+		      "rules: %zu in %zu files (reloads %" PRIu64 ", reload errors %" PRIu64 ")\n",
+		      rs ? rs->n_rules : 0, rs ? rs->n_files : 0, s->reloads, s->reload_errors);
+	strbuf_printf(o, "queue: %zu pending, %zu running, max %zu children, size %zu%s\n",
+		      x->pending, x->running, x->max_children, x->queue_size,
+		      x->paused ? " (full: sources paused)" : "");
+	strbuf_printf(o, "%-10s %12s %12s %12s %12s\n", "source", "received", "rejected",
+		      "overruns", "lost");
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		strbuf_printf(o, "%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
+			      kevent_source_name((enum kevent_source)i), s->received[i],
+			      s->rejected[i], s->overruns[i], s->lost[i]);
+	strbuf_printf(
+		o, "events: handled %" PRIu64 ", rate-limited %" PRIu64 ", matched %" PRIu64 "\n",
+		s->handled, s->ratelimited, s->matched);
+	strbuf_printf(o,
+		      "runs: %" PRIu64 ", failures %" PRIu64 ", timeouts %" PRIu64
+		      ", rate-limited %" PRIu64 ", dry-run %" PRIu64 "\n",
+		      s->runs, s->failures, s->timeouts, s->runs_ratelimited, s->dry_runs);
+	strbuf_printf(o,
+		      "control: clients %zu, refused %" PRIu64 ", bad requests %" PRIu64
+		      ", over limit %" PRIu64 ", monitor drops %" PRIu64 "\n",
+		      x->clients, s->ctl_refused, s->ctl_bad, s->ctl_over_limit,
+		      s->monitor_dropped);
+	for (size_t i = 0; rs && i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		const struct krule_counters *c = lookup(s, r);
+		strbuf_printf(o,
+			      "rule %s (%s): matched %" PRIu64 ", runs %" PRIu64
+			      ", failures %" PRIu64 ", timeouts %" PRIu64 ", rate-limited %" PRIu64
+			      "\n",
+			      r->name, r->file->name, c->matched, c->runs, c->failures, c->timeouts,
+			      c->ratelimited);
+	}
+}
+
+static void kv(struct strbuf *o, const char *k, uint64_t v, bool comma)
+{
+	strbuf_printf(o, "\"%s\":%" PRIu64 "%s", k, v, comma ? "," : "");
+}
+
+void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
+			const struct kstatus_extra *x, struct strbuf *o)
+{
+	strbuf_puts(o, "{");
+	kv(o, "uptime_seconds", (now_monotonic_ns() - s->started_ns) / 1000000000ull, true);
+	strbuf_puts(o, "\"sources\":{");
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		strbuf_printf(o, "%s\"%s\":{", i ? "," : "",
+			      kevent_source_name((enum kevent_source)i));
+		kv(o, "received", s->received[i], true);
+		kv(o, "rejected", s->rejected[i], true);
+		kv(o, "overruns", s->overruns[i], true);
+		kv(o, "lost", s->lost[i], false);
+		strbuf_puts(o, "}");
+	}
+	strbuf_puts(o, "},\"events\":{");
+	uint64_t received = 0, rejected = 0, overruns = 0;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		received += s->received[i];
+		rejected += s->rejected[i];
+		overruns += s->overruns[i];
+	}
+	kv(o, "received", received, true);
+	kv(o, "rejected", rejected, true);
+	kv(o, "overruns", overruns, true);
+	kv(o, "handled", s->handled, true);
+	kv(o, "ratelimited", s->ratelimited, true);
+	kv(o, "matched", s->matched, true);
+	kv(o, "pending", x->pending, false);
+	strbuf_puts(o, "},\"runs\":{");
+	kv(o, "started", s->runs, true);
+	kv(o, "failures", s->failures, true);
+	kv(o, "timeouts", s->timeouts, true);
+	kv(o, "ratelimited", s->runs_ratelimited, true);
+	kv(o, "dry_run", s->dry_runs, true);
+	kv(o, "output_dropped_bytes", s->output_dropped_bytes, false);
+	strbuf_puts(o, "},\"queue\":{");
+	kv(o, "pending", x->pending, true);
+	kv(o, "running", x->running, true);
+	kv(o, "max_children", x->max_children, true);
+	kv(o, "size", x->queue_size, true);
+	kv(o, "paused_times", s->paused, true);
+	strbuf_printf(o, "\"paused\":%s},\"control\":{", x->paused ? "true" : "false");
+	kv(o, "clients", x->clients, true);
+	kv(o, "refused", s->ctl_refused, true);
+	kv(o, "bad_requests", s->ctl_bad, true);
+	kv(o, "over_limit", s->ctl_over_limit, true);
+	kv(o, "monitor_dropped", s->monitor_dropped, false);
+	strbuf_puts(o, "},\"ruleset\":{");
+	kv(o, "rules", rs ? rs->n_rules : 0, true);
+	kv(o, "files", rs ? rs->n_files : 0, true);
+	kv(o, "reloads", s->reloads, true);
+	kv(o, "reload_errors", s->reload_errors, false);
+	strbuf_puts(o, "},\"rules\":[");
+	for (size_t i = 0; rs && i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		const struct krule_counters *c = lookup(s, r);
+		strbuf_puts(o, i ? ",{\"name\":" : "{\"name\":");
+		strbuf_json(o, r->name);
+		strbuf_puts(o, ",\"file\":");
+		strbuf_json(o, r->file->path);
+		strbuf_putc(o, ',');
+		kv(o, "matched", c->matched, true);
+		kv(o, "runs", c->runs, true);
+		kv(o, "failures", c->failures, true);
+		kv(o, "timeouts", c->timeouts, true);
+		kv(o, "ratelimited", c->ratelimited, false);
+		strbuf_puts(o, "}");
+	}
+	strbuf_puts(o, "]}\n");
+}

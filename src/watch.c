@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Live reload: inotify on every rule directory.  A burst of changes (an
+ * editor's save, a package upgrade) becomes one reload, 100 ms after the
+ * last change and at most 500 ms after the first.  A rule directory that
+ * does not exist is watched for through its nearest existing parent.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+
+#define QUIET_NS (100ull * 1000000ull)
+#define MAX_NS	 (500ull * 1000000ull)
+
+#define DIR_EVENTS                                                                          \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | \
+	 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+#define PARENT_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+
+struct kwatch {
+	struct kdaemon *d;
+	int fd;
+	struct kio *io;
+	struct ktimer *timer;
+	uint64_t first_ns;
+};
+
+/* (Re)creates every watch from scratch: cheap for a handful of directories,
+ * and right whatever appeared, vanished or was replaced meanwhile. */
+static int setup_watches(struct kwatch *w)
+{
+	if (w->io)
+		kio_free(w->io);
+	w->io = NULL;
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->fd < 0)
+		return -errno;
+	for (size_t i = 0; i < w->d->cfg.n_rule_dirs; i++) {
+		char path[PATH_MAX];
+		const char *dir = w->d->cfg.rule_dirs[i];
+		if (inotify_add_watch(w->fd, dir, DIR_EVENTS) >= 0)
+			continue;
+		/* missing: watch the closest ancestor that exists for it to appear */
+		if (strlen(dir) >= sizeof(path))
+			continue;
+		strcpy(path, dir);
+		for (;;) {
+			char *slash = strrchr(path, '/');
+			if (!slash)
+				break;
+			if (slash == path)
+				slash[1] = '\0';
+			else
+				*slash = '\0';
+			if (inotify_add_watch(w->fd, path, PARENT_EVENTS) >= 0 ||
+			    strcmp(path, "/") == 0)
+				break;
+		}
+	}
+	return 0;
+}
+
+static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata);
+
+static int arm_io(struct kwatch *w)
+{
+	return kloop_add_io(w->d->loop, w->fd, EPOLLIN, on_inotify, w, &w->io);
+}
+
+static void on_quiet(struct ktimer *t, void *userdata)
+{
+	struct kwatch *w = userdata;
+	(void)t;
+	w->timer = NULL;
+	w->first_ns = 0;
+	/* watches first: a change made during the reload triggers another one */
+	int rc = setup_watches(w);
+	if (rc == 0)
+		rc = arm_io(w);
+	if (rc < 0)
+		log_error("cannot watch the rule directories: %s; use SIGHUP or keventctl reload",
+			  strerror(-rc));
+	log_info("rule directories changed: reloading");
+	kdaemon_reload(w->d, NULL);
+}
+
+static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kwatch *w = userdata;
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+	(void)io;
+	(void)events;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		any = true; /* IN_Q_OVERFLOW included: a reload covers whatever was lost */
+	}
+	if (!any)
+		return;
+	uint64_t now = now_monotonic_ns();
+	if (!w->first_ns)
+		w->first_ns = now;
+	uint64_t due = now + QUIET_NS;
+	if (due > w->first_ns + MAX_NS)
+		due = w->first_ns + MAX_NS;
+	ktimer_cancel(w->timer);
+	w->timer = NULL;
+	kloop_add_timer(w->d->loop, due, on_quiet, w, &w->timer);
+}
+
+int kwatch_new(struct kdaemon *d, struct kwatch **out)
+{
+	struct kwatch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->d = d;
+	w->fd = -1;
+	int rc = setup_watches(w);
+	if (rc == 0)
+		rc = arm_io(w);
+	if (rc < 0) {
+		kwatch_free(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+void kwatch_free(struct kwatch *w)
+{
+	if (!w)
+		return;
+	ktimer_cancel(w->timer);
+	kio_free(w->io);
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w);
+}
