@@ -1,12 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installs what is missing, builds, and shows what the repo's rules do with
-# the CPU-overheat event.  (Runs the daemon once it exists.)
+# Installs what is missing, builds, and runs keventd in the foreground on the
+# repo's rules.d, with its control socket in .run/control.  Stop it with
+# Ctrl-C.  Extra arguments go to keventd (e.g. --log-level debug).
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)"
+mkdir -p .run
 ./build/keventd/keventctl verify rules.d
-exec ./build/keventd/keventctl test --rules-dir rules.d \
-	power /org/kernel/devices/system/cpu/temperature high "$(printf 'Cpu: 0\nTemperature: 95000')"
+echo "keventd: try, in another terminal:" >&2
+echo "  ./build/keventd/keventctl --control .run/control send power /org/kernel/devices/system/cpu/temperature high 'Cpu: 0'" >&2
+exec ./build/keventd/keventd --rules-dir rules.d --control .run/control "$@"
