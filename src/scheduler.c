@@ -10,13 +10,15 @@
 struct kobjq {
 	struct kjob *head, *tail;
 	bool busy;
-	bool ready; /* on the ready list */
-	struct kobjq *next_ready;
+	size_t heap_pos; /* in the ready heap, or SIZE_MAX */
 };
 
 struct ksched {
 	struct hashmap *objects; /* object -> kobjq, only while it has jobs */
-	struct kobjq *ready_head, *ready_tail;
+	/* objects with a job that may start, oldest head job first */
+	struct kobjq **heap;
+	size_t n_heap, cap_heap;
+	uint64_t arrivals;
 	size_t max_running, max_pending;
 	size_t running, pending;
 	bool hold;
@@ -96,20 +98,70 @@ void ksched_free(struct ksched *s)
 	if (!s)
 		return;
 	hashmap_free(s->objects, free_objq);
+	free(s->heap);
 	free(s);
+}
+
+static bool older(const struct kobjq *a, const struct kobjq *b)
+{
+	return a->head->order < b->head->order;
+}
+
+static void heap_swap(struct ksched *s, size_t i, size_t j)
+{
+	struct kobjq *t = s->heap[i];
+	s->heap[i] = s->heap[j];
+	s->heap[j] = t;
+	s->heap[i]->heap_pos = i;
+	s->heap[j]->heap_pos = j;
+}
+
+/* Room in the heap for every object with jobs, so make_ready() never fails. */
+static int heap_reserve(struct ksched *s, size_t n)
+{
+	if (n <= s->cap_heap)
+		return 0;
+	size_t cap = s->cap_heap ? s->cap_heap : 64;
+	while (cap < n)
+		cap *= 2;
+	struct kobjq **h = realloc(s->heap, cap * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	s->heap = h;
+	s->cap_heap = cap;
+	return 0;
 }
 
 static void make_ready(struct ksched *s, struct kobjq *q)
 {
-	if (q->ready || q->busy || !q->head)
+	if (q->heap_pos != SIZE_MAX || q->busy || !q->head)
 		return;
-	q->ready = true;
-	q->next_ready = NULL;
-	if (s->ready_tail)
-		s->ready_tail->next_ready = q;
-	else
-		s->ready_head = q;
-	s->ready_tail = q;
+	size_t i = s->n_heap++;
+	s->heap[i] = q;
+	q->heap_pos = i;
+	while (i > 0 && older(s->heap[i], s->heap[(i - 1) / 2])) {
+		heap_swap(s, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static struct kobjq *pop_oldest(struct ksched *s)
+{
+	struct kobjq *top = s->heap[0];
+	heap_swap(s, 0, --s->n_heap);
+	top->heap_pos = SIZE_MAX;
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < s->n_heap && older(s->heap[l], s->heap[m]))
+			m = l;
+		if (r < s->n_heap && older(s->heap[r], s->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		heap_swap(s, i, m);
+		i = m;
+	}
+	return top;
 }
 
 void ksched_pump(struct ksched *s)
@@ -117,12 +169,8 @@ void ksched_pump(struct ksched *s)
 	if (s->pumping)
 		return; /* the outer loop goes on with what changed */
 	s->pumping = true;
-	while (!s->hold && s->running < s->max_running && s->ready_head) {
-		struct kobjq *q = s->ready_head;
-		s->ready_head = q->next_ready;
-		if (!s->ready_head)
-			s->ready_tail = NULL;
-		q->ready = false;
+	while (!s->hold && s->running < s->max_running && s->n_heap) {
+		struct kobjq *q = pop_oldest(s);
 		q->busy = true;
 		s->running++;
 		s->start(s, q->head, s->userdata);
@@ -135,12 +183,15 @@ int ksched_submit(struct ksched *s, struct kjob *job)
 	struct kobjq *q = hashmap_get(s->objects, job->ev->object);
 	if (!q) {
 		q = calloc(1, sizeof(*q));
-		if (!q || hashmap_put(s->objects, job->ev->object, q, NULL) < 0) {
+		if (!q || heap_reserve(s, hashmap_size(s->objects) + 1) < 0 ||
+		    hashmap_put(s->objects, job->ev->object, q, NULL) < 0) {
 			free(q);
 			kjob_free(job);
 			return -ENOMEM;
 		}
+		q->heap_pos = SIZE_MAX;
 	}
+	job->order = ++s->arrivals;
 	job->q = q;
 	job->next_in_object = NULL;
 	if (q->tail)

@@ -2,7 +2,8 @@
 /*
  * The scheduler: a bounded queue of jobs (an event and the rules it
  * matched), run so that jobs of one object run one at a time in arrival
- * order, and jobs of different objects in parallel up to a cap.
+ * order, and jobs of different objects in parallel up to a cap; when a
+ * slot frees, the oldest job whose object is idle starts first.
  * It decides only *when* a job runs; what running means is the caller's
  * start callback, which later reports back with ksched_done().
  */
@@ -25,6 +26,7 @@ struct kjob {
 	unsigned runs, suppressed;
 	struct kfile **files; /* references keeping the rules alive across reloads */
 	size_t n_files;
+	uint64_t order; /* arrival, for oldest-first across objects */
 	struct kjob *next_in_object;
 	struct kobjq *q;
 	void *userdata; /* the caller's, e.g. the running child */
