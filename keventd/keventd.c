@@ -352,10 +352,10 @@ static int start(struct kdaemon *d)
 static void finish(struct kdaemon *d)
 {
 	kwatch_free(d->watch);
-	kcontrol_free(d->control);
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->free)
 			d->sources[i]->free(d->sources[i]);
+	kcontrol_free(d->control); /* after the sources: it holds the socket source */
 	ksched_free(d->sched);
 	kruleset_free(d->rules);
 	kratelimit_free(d->rl);

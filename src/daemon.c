@@ -129,6 +129,14 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	return 0;
 }
 
+static bool has_file(const struct kruleset *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n_files; i++)
+		if (strcmp(rs->files[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 {
 	struct kdiags diags = {0};
@@ -158,9 +166,10 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	}
 	for (size_t i = 0; i < changes.n; i++) {
 		const struct kchange *ch = &changes.v[i];
-		const char *what = ch->kind == KCHANGE_BROKEN
-					   ? "broken, keeping its last good version"
-					   : kchange_kind_name(ch->kind);
+		const char *what = kchange_kind_name(ch->kind);
+		if (ch->kind == KCHANGE_BROKEN)
+			what = has_file(rs, ch->name) ? "broken, keeping its last good version"
+						      : "broken, not loaded";
 		log_info("rules: %s: %s", ch->name, what);
 		if (report)
 			strbuf_printf(report, "%s: %s\n", ch->name, what);
