@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: socket (default socket)\n"
+		"  --sources LIST         comma-separated: kernel, socket (default: both)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
 		"  --queue-size N         events queued before the sources pause (default %d)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
@@ -79,7 +79,7 @@ static int parse_sources(const char *list, unsigned *out, const char **bad)
 	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int s = kevent_source_from_name(tok);
-		if (s != KEVENT_SOURCE_SOCKET) {
+		if (s != KEVENT_SOURCE_SOCKET && s != KEVENT_SOURCE_KERNEL) {
 			*bad = tok;
 			return s < 0 ? -1 : -2;
 		}
@@ -128,7 +128,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->cfg = (struct kdaemon_config){
 		.control_path = KEVENT_DEFAULT_CONTROL,
 		.control_gid = (gid_t)-1,
-		.sources = 1u << KEVENT_SOURCE_SOCKET,
+		.sources = 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_KERNEL,
 		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
 		.trust = geteuid() == 0,
@@ -165,7 +165,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("source '%s' is not available in this build",
 						   bad);
 			if (rc < 0)
-				return usage_error("unknown source in '%s' (socket)", optarg);
+				return usage_error("unknown source in '%s' (kernel, socket)",
+						   optarg);
 			break;
 		}
 		case O_MAXCH:
@@ -317,6 +318,13 @@ static int start_sources(struct kdaemon *d)
 	}
 	if (d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))
 		d->sources[d->n_sources++] = src;
+	if (d->cfg.sources & (1u << KEVENT_SOURCE_KERNEL)) {
+		rc = ksource_kernel_new(d, &src);
+		if (rc < 0)
+			log_error("kernel source unavailable: %s", strerror(-rc));
+		else
+			d->sources[d->n_sources++] = src;
+	}
 	return 0;
 }
 

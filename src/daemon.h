@@ -87,6 +87,9 @@ size_t kcontrol_clients(const struct kcontrol *c);
 void kcontrol_monitor(struct kcontrol *c, const struct kevent *ev, const struct krule *const *rules,
 		      size_t n);
 
+/* Sources, one file each. */
+int ksource_kernel_new(struct kdaemon *d, struct ksource **out);
+
 /* Rule directory watching (watch.c). */
 int kwatch_new(struct kdaemon *d, struct kwatch **out);
 void kwatch_free(struct kwatch *w);
