@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	close(fd);
 	strbuf_release(&msg);
 	double acc = (double)(t1 - t0) / 1e9, all = (double)(t2 - t0) / 1e9;
-	printf("events %" PRIu64 "  accepted in %.3fs (%.0f/s)  handled in %.3fs (%.0f/s)\n", n, acc,
-	       (double)n / acc, all, (double)n / all);
+	printf("events %" PRIu64 "  accepted in %.3fs (%.0f/s)  handled in %.3fs (%.0f/s)\n", n,
+	       acc, (double)n / acc, all, (double)n / all);
 	return 0;
 }

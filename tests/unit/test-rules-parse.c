@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The rule loader: every error class with its location, and what parses. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "duration.h"
+#include "testutil.h"
+#include "util.h"
+
+struct err_case {
+	const char *label;
+	const char *yaml;
+	const char *diag; /* the exact line; for libyaml's own messages, a prefix */
+	bool prefix;
+};
+
+#define UNKNOWN_RULE_KEY                                                                          \
+	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit " \
+	"or last)"
+#define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
+#define BAD_VAR                                                                              \
+	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
+	"\"${\")"
+
+static const struct err_case err_cases[] = {
+	/* YAML itself */
+	{"unclosed flow mapping", "rules:\n  - name: a\n    match: {type: power\n",
+	 "t.yaml:4:1: error: YAML syntax error: did not find expected ',' or '}'", true},
+	{"tab indentation", "rules:\n  - name: a\n\tmatch: x\n",
+	 "t.yaml:3:1: error: YAML syntax error: found a tab character", true},
+	{"unclosed flow sequence", "rules: [\n",
+	 "t.yaml:2:1: error: YAML syntax error: did not find expected node content", true},
+	{"alias", "x: &a [1]\nrules: *a\n", "t.yaml:2:8: error: YAML aliases are not supported",
+	 false},
+	{"merge key alias", "rules:\n  - <<: *a\n",
+	 "t.yaml:2:9: error: YAML aliases are not supported", false},
+	{"two documents", "---\nrules: []\n---\nrules: []\n",
+	 "t.yaml:3:1: error: only one YAML document per rule file", false},
+	/* the schema */
+	{"unknown top-level key", "rule:\n  - name: x\n",
+	 "t.yaml:1:1: error: unknown top-level key 'rule' (expected 'rules')", false},
+	{"root is a list", "- a\n",
+	 "t.yaml:1:1: error: a rule file is a mapping with the key 'rules', not a list", false},
+	{"rules is a mapping", "rules: {a: b}\n",
+	 "t.yaml:1:8: error: 'rules' must be a list of rules, not a mapping", false},
+	{"rule is a value", "rules:\n  - 42\n",
+	 "t.yaml:2:5: error: a rule must be a mapping with 'match' and 'run', not a value", false},
+	{"unknown rule key", "rules:\n  - name: x\n    nmae: y\n",
+	 "t.yaml:3:5: error: " UNKNOWN_RULE_KEY, false},
+	{"unknown match key", "rules:\n  - match:\n      typo: power\n",
+	 "t.yaml:3:7: error: unknown key 'typo' in match (expected type, object, signal, payload "
+	 "or source)",
+	 false},
+	{"name is a list", "rules:\n  - name: [a, b]\n",
+	 "t.yaml:2:11: error: 'name' must be a value, not a list", false},
+	{"name is empty", "rules:\n  - name:\n    run: [/bin/true]\n",
+	 "t.yaml:2:10: error: 'name' must be a value, not nothing", false},
+	{"name with a newline", "rules:\n  - name: \"a\\nb\"\n",
+	 "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
+	{"match is a list", "rules:\n  - match: [a]\n",
+	 "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
+	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n",
+	 "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},
+	{"list item is a list", "rules:\n  - match:\n      signal: [a, [b]]\n",
+	 "t.yaml:3:19: error: 'signal' must be a value or a list of values, not a list", false},
+	{"empty list", "rules:\n  - match:\n      signal: []\n",
+	 "t.yaml:3:15: error: 'signal' must not be an empty list", false},
+	{"payload is a list", "rules:\n  - match:\n      payload: [a]\n",
+	 "t.yaml:3:16: error: 'payload' must be a mapping of property names to tests, not a list",
+	 false},
+	{"run is a mapping", "rules:\n  - run: {a: b}\n",
+	 "t.yaml:2:10: error: 'run' must be a list: [program, arguments...]", false},
+	{"run is empty", "rules:\n  - run: []\n", "t.yaml:2:10: error: 'run' must name a program",
+	 false},
+	{"run program empty", "rules:\n  - run: [\"\"]\n",
+	 "t.yaml:2:11: error: 'run' must name a program", false},
+	{"run argument a list", "rules:\n  - run: [/bin/echo, [x]]\n",
+	 "t.yaml:2:22: error: 'run' arguments must be values, not a list", false},
+	{"shell is a list", "rules:\n  - shell: [echo]\n",
+	 "t.yaml:2:12: error: 'shell' must be a value, not a list", false},
+	{"timeout is a list", "rules:\n  - timeout: [1s]\n",
+	 "t.yaml:2:14: error: 'timeout' must be a value, not a list", false},
+	{"last is not a boolean", "rules:\n  - last: maybe\n",
+	 "t.yaml:2:11: error: 'last' must be true or false, not \"maybe\"", false},
+	{"bad glob", "rules:\n  - match:\n      object: \"/a/[b\"\n",
+	 "t.yaml:3:15: error: bad 'object' value \"/a/[b\": glob has '[' without a closing ']'",
+	 false},
+	{"bad glob in a list", "rules:\n  - match:\n      object: [/a, \"/b\\\\\"]\n",
+	 "t.yaml:3:20: error: bad 'object' value \"/b\\\": glob ends with a lone backslash", false},
+	{"bad payload glob", "rules:\n  - match:\n      payload:\n        Zone: \"cpu[0\"\n",
+	 "t.yaml:4:15: error: bad 'Zone' value \"cpu[0\": glob has '[' without a closing ']'",
+	 false},
+	{"empty payload value", "rules:\n  - match:\n      payload:\n        Zone: \"\"\n",
+	 "t.yaml:4:15: error: bad 'Zone' value \"\": empty value", false},
+	{"lone negation", "rules:\n  - match:\n      object: \"!\"\n",
+	 "t.yaml:3:15: error: bad 'object' value \"!\": '!' must be followed by a value", false},
+	{"bad duration unit", "rules:\n  - timeout: 10x\n",
+	 "t.yaml:2:14: error: bad timeout \"10x\": unknown duration unit (use ms, s, m, h or d)",
+	 false},
+	{"zero duration", "rules:\n  - timeout: 0\n",
+	 "t.yaml:2:14: error: bad timeout \"0\": duration must be greater than zero", false},
+	{"duration too long", "rules:\n  - timeout: 31d\n",
+	 "t.yaml:2:14: error: bad timeout \"31d\": duration is longer than 30 days", false},
+	{"negative duration", "rules:\n  - timeout: -1s\n",
+	 "t.yaml:2:14: error: bad timeout \"-1s\": duration must be a number with a unit: ms, s, "
+	 "m, h or d",
+	 false},
+	{"rate count zero", "rules:\n  - ratelimit: 0/1m\n",
+	 "t.yaml:2:16: error: bad ratelimit \"0/1m\": rate count must be at least 1", false},
+	{"rate without slash", "rules:\n  - ratelimit: abc\n",
+	 "t.yaml:2:16: error: bad ratelimit \"abc\": rate must be N/PERIOD, e.g. 1/60s", false},
+	{"rate bad period", "rules:\n  - ratelimit: 1/xs\n",
+	 "t.yaml:2:16: error: bad ratelimit \"1/xs\": unknown duration unit (use ms, s, m, h or "
+	 "d)",
+	 false},
+	{"rate count too big", "rules:\n  - ratelimit: 1000001/s\n",
+	 "t.yaml:2:16: error: bad ratelimit \"1000001/s\": rate count must be at most 1000000",
+	 false},
+	{"bad number test", "rules:\n  - match:\n      payload:\n        Temperature: \">= abc\"\n",
+	 "t.yaml:4:22: error: bad test for payload property 'Temperature': a number test is OP "
+	 "NUMBER with OP one of >, >=, <, <=, == and an integer",
+	 false},
+	{"number test without number", "rules:\n  - match:\n      payload:\n        T: \"<\"\n",
+	 "t.yaml:4:12: error: bad test for payload property 'T': a number test is OP NUMBER with "
+	 "OP one of >, >=, <, <=, == and an integer",
+	 false},
+	{"bad range end", "rules:\n  - match:\n      payload:\n        T: 10..x\n",
+	 "t.yaml:4:12: error: bad test for payload property 'T': a range is MIN..MAX with two "
+	 "integers",
+	 false},
+	{"reversed range", "rules:\n  - match:\n      payload:\n        T: 95..80\n",
+	 "t.yaml:4:12: error: bad test for payload property 'T': a range's MIN is greater than "
+	 "its MAX",
+	 false},
+	{"bad payload key", "rules:\n  - match:\n      payload:\n        \"a b\": x\n",
+	 "t.yaml:4:9: error: a payload property name is [A-Za-z0-9_.-]+", false},
+	{"payload test a mapping", "rules:\n  - match:\n      payload:\n        A: {b: c}\n",
+	 "t.yaml:4:12: error: 'A' must be a value or a list of values, not a mapping", false},
+	{"bad type name", "rules:\n  - match:\n      type: pwr\n",
+	 "t.yaml:3:13: error: bad 'type' value \"pwr\": " NOT_A_TYPE, false},
+	{"type as a number", "rules:\n  - match:\n      type: \"2\"\n",
+	 "t.yaml:3:13: error: bad 'type' value \"2\": " NOT_A_TYPE, false},
+	{"type as a glob", "rules:\n  - match:\n      type: [power, \"st*\"]\n",
+	 "t.yaml:3:21: error: bad 'type' value \"st*\": " NOT_A_TYPE, false},
+	{"bad source", "rules:\n  - match:\n      source: kern\n",
+	 "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal "
+	 "or socket)",
+	 false},
+	{"bad signal", "rules:\n  - match:\n      signal: \"a b\"\n",
+	 "t.yaml:3:15: error: bad 'signal' value \"a b\": a signal is 1-64 characters of "
+	 "[A-Za-z0-9_.:-], so this never matches",
+	 false},
+	{"unknown user", "rules:\n  - user: nosuchuser-kevent\n",
+	 "t.yaml:2:11: error: unknown user \"nosuchuser-kevent\"", false},
+	{"run and shell", "rules:\n  - run: [/bin/true]\n    shell: echo\n",
+	 "t.yaml:3:12: error: a rule has either 'run' or 'shell', not both", false},
+	{"${ with a digit", "rules:\n  - run: [/bin/echo, \"${1}\"]\n",
+	 "t.yaml:2:22: error: bad argument \"${1}\": " BAD_VAR, false},
+	{"${ unclosed", "rules:\n  - run: [/bin/echo, \"x${FOO\"]\n",
+	 "t.yaml:2:22: error: bad argument \"x${FOO\": " BAD_VAR, false},
+	{"${} empty", "rules:\n  - run: [/bin/echo, \"${}\"]\n",
+	 "t.yaml:2:22: error: bad argument \"${}\": " BAD_VAR, false},
+	{"${ with a dash", "rules:\n  - run: [/bin/echo, \"${A-B}\"]\n",
+	 "t.yaml:2:22: error: bad argument \"${A-B}\": " BAD_VAR, false},
+	{"$ in the program", "rules:\n  - run: [\"$HOME/x\"]\n",
+	 "t.yaml:2:11: error: the program of 'run' must be literal: no '$' in it, so that an "
+	 "event can never choose what runs",
+	 false},
+	{"${} in the program", "rules:\n  - run: [\"/usr/bin/${KEVENT_SIGNAL}\"]\n",
+	 "t.yaml:2:11: error: the program of 'run' must be literal: no '$' in it, so that an "
+	 "event can never choose what runs",
+	 false},
+	{"duplicate rule names", "rules:\n  - name: a\n  - name: b\n  - name: a\n",
+	 "t.yaml:4:11: error: duplicate rule name \"a\" (first used at line 2)", false},
+	{"name clashing with a default name", "rules:\n  - {}\n  - name: \"t.yaml:0\"\n",
+	 "t.yaml:3:11: error: duplicate rule name \"t.yaml:0\" (first used at line 2)", false},
+	{"duplicate rule key", "rules:\n  - name: a\n    name: b\n",
+	 "t.yaml:3:5: error: key 'name' given twice", false},
+	{"duplicate match key", "rules:\n  - match:\n      type: power\n      type: fs\n",
+	 "t.yaml:4:7: error: key 'type' given twice", false},
+	{"duplicate payload key",
+	 "rules:\n  - match:\n      payload:\n        Cpu: 1\n        CPU: 2\n",
+	 "t.yaml:5:9: error: payload property 'CPU' is tested twice", false},
+	{"duplicate top-level key", "rules: []\nrules: []\n",
+	 "t.yaml:2:1: error: key 'rules' given twice", false},
+};
+
+static void test_errors(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(err_cases); i++) {
+		const struct err_case *c = &err_cases[i];
+		print_message("case: %s\n", c->label);
+		struct kdiags d = tu_parse_fail(c->yaml, "t.yaml");
+		char *got = tu_diag(&d.v[0]);
+		if (d.n != 1 || (c->prefix ? strncmp(got, c->diag, strlen(c->diag)) != 0
+					   : strcmp(got, c->diag) != 0))
+			print_error("got %zu diag(s), first: %s\nwanted: %s\n", d.n, got, c->diag);
+		assert_int_equal(d.n, 1);
+		if (c->prefix)
+			assert_memory_equal(got, c->diag, strlen(c->diag));
+		else
+			assert_string_equal(got, c->diag);
+		free(got);
+		kdiags_free(&d);
+	}
+}
+
+static void test_all_errors_reported(void **state)
+{
+	(void)state;
+	static const char *const want[] = {
+		"t.yaml:3:5: error: " UNKNOWN_RULE_KEY,
+		"t.yaml:4:19: error: bad 'type' value \"pwr\": " NOT_A_TYPE,
+		"t.yaml:5:14: error: bad timeout \"1y\": unknown duration unit (use ms, s, m, h or "
+		"d)",
+		/* a rule's own errors come before the clash of its name */
+		"t.yaml:8:12: error: a rule has either 'run' or 'shell', not both",
+		"t.yaml:6:11: error: duplicate rule name \"x\" (first used at line 2)",
+	};
+	const char *yaml = "rules:\n"
+			   "  - name: x\n"
+			   "    nmae: y\n"
+			   "  - match: {type: pwr}\n"
+			   "    timeout: 1y\n"
+			   "  - name: x\n"
+			   "    run: [/bin/true]\n"
+			   "    shell: echo\n";
+	struct kdiags d = tu_parse_fail(yaml, "t.yaml");
+	assert_int_equal(d.n, ARRAY_SIZE(want));
+	for (size_t i = 0; i < d.n; i++) {
+		char *got = tu_diag(&d.v[i]);
+		assert_string_equal(got, want[i]);
+		free(got);
+	}
+	kdiags_free(&d);
+}
+
+static void test_diags_append(void **state)
+{
+	(void)state;
+	/* Diagnostics are appended: what was there stays. */
+	struct kdiags d = {0};
+	kdiags_add(&d, "other.yaml", 0, 0, "earlier %d", 1);
+	struct kfile *f = NULL;
+	const char *y = "rules:\n  - nmae: x\n";
+	assert_int_equal(krules_parse(y, strlen(y), "/dir/t.yaml", &f, &d), -EINVAL);
+	assert_null(f);
+	assert_int_equal(d.n, 2);
+	char *a = tu_diag(&d.v[0]), *b = tu_diag(&d.v[1]);
+	assert_string_equal(a, "other.yaml:1:1: error: earlier 1");
+	assert_memory_equal(b, "/dir/t.yaml:2:5: error: unknown key 'nmae'", 41);
+	free(a);
+	free(b);
+	kdiags_free(&d);
+}
+
+static void test_file_limits(void **state)
+{
+	(void)state;
+	struct kdiags d = {0};
+	struct kfile *f = NULL;
+	const char nul[] = "rules: []\n\0\n";
+	assert_int_equal(krules_parse(nul, sizeof(nul) - 1, "n.yaml", &f, &d), -EINVAL);
+	assert_null(f);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].msg, "rule file contains a NUL byte");
+	kdiags_free(&d);
+
+	size_t big = KRULE_FILE_MAX_BYTES + 1;
+	char *buf = malloc(big);
+	assert_non_null(buf);
+	memset(buf, '#', big);
+	assert_int_equal(krules_parse(buf, big, "b.yaml", &f, &d), -EINVAL);
+	assert_null(f);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].msg, "rule file larger than 1048576 bytes");
+	kdiags_free(&d);
+	free(buf);
+
+	/* Deep nesting is refused, not a stack overflow. */
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_puts(&sb, "rules: ");
+	for (int i = 0; i < 100; i++)
+		strbuf_putc(&sb, '[');
+	for (int i = 0; i < 100; i++)
+		strbuf_putc(&sb, ']');
+	d = tu_parse_fail(strbuf_str(&sb), "deep.yaml");
+	assert_string_equal(d.v[0].msg, "YAML nesting too deep");
+	kdiags_free(&d);
+	strbuf_release(&sb);
+}
+
+static void test_empty_files(void **state)
+{
+	(void)state;
+	static const char *const empty[] = {"",		"\n",	       "# only a comment\n",
+					    "rules:\n", "rules: []\n", "---\nrules: ~\n...\n"};
+	for (size_t i = 0; i < ARRAY_SIZE(empty); i++) {
+		struct kfile *f = tu_parse(empty[i], "e.yaml");
+		assert_int_equal(f->n_rules, 0);
+		kfile_unref(f);
+	}
+}
+
+static void test_defaults(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - match: {type: power}\n"
+				   "  - name: named\n"
+				   "  - {}\n",
+				   "/etc/keventd/rules.d/50-x.yaml");
+	assert_string_equal(f->path, "/etc/keventd/rules.d/50-x.yaml");
+	assert_string_equal(f->name, "50-x.yaml");
+	assert_int_equal(f->refs, 1);
+	assert_int_equal(f->n_rules, 3);
+	assert_string_equal(f->rules[0].name, "50-x.yaml:0");
+	assert_string_equal(f->rules[1].name, "named");
+	assert_string_equal(f->rules[2].name, "50-x.yaml:2");
+	for (unsigned i = 0; i < 3; i++) {
+		const struct krule *r = &f->rules[i];
+		assert_int_equal(r->index, i);
+		assert_int_equal(r->line, 2 + i);
+		assert_int_equal(r->col, 5);
+		assert_ptr_equal(r->file, f);
+		assert_null(r->run);
+		assert_null(r->shell);
+		assert_null(r->user);
+		assert_false(r->last);
+		assert_int_equal(r->timeout_ms, 60000);
+		assert_int_equal(r->rl_period_ms, 0);
+		assert_false(krule_runs_something(r));
+	}
+	assert_int_equal(f->rules[0].type_mask, 1u << KEVENT_POWER);
+	assert_int_equal(f->rules[1].type_mask, 0x1f);
+	kfile_unref(f);
+}
+
+static void test_full_rule(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - name: cpu-overheat\n"
+				   "    match:\n"
+				   "      type: [power, \"!fs\"]\n"
+				   "      object: /org/kernel/devices/system/cpu/*\n"
+				   "      signal: [high, critical]\n"
+				   "      source: [kernel, thermal]\n"
+				   "      payload:\n"
+				   "        Cpu: \"0\"\n"
+				   "        Zone: [\"cpu*\", \"!cpu7\"]\n"
+				   "        Temperature: \">= 90000\"\n"
+				   "    run: [/usr/libexec/x, --cpu, \"${KEVENT_CPU}\", \"$$5\"]\n"
+				   "    timeout: 1m30s\n"
+				   "    user: root\n"
+				   "    ratelimit: 1/60s\n"
+				   "    last: yes\n"
+				   "  - shell: 'echo \"$KEVENT_OBJECT\" | logger'\n"
+				   "    timeout: 500ms\n"
+				   "    ratelimit: 10/m\n"
+				   "    last: false\n"
+				   "  - run: /bin/true\n",
+				   NULL);
+	assert_int_equal(f->n_rules, 3);
+	const struct krule *r = &f->rules[0];
+	assert_string_equal(r->name, "cpu-overheat");
+	assert_int_equal(r->type_mask, 1u << KEVENT_POWER);
+	assert_int_equal(r->type.n, 2);
+	assert_true(r->type.v[1].negate);
+	assert_string_equal(r->type.v[1].text, "fs");
+	assert_int_equal(r->object.n, 1);
+	assert_true(r->object.v[0].glob);
+	assert_false(r->object.v[0].negate);
+	assert_int_equal(r->signal.n, 2);
+	assert_false(r->signal.v[0].glob);
+	assert_int_equal(r->source.n, 2);
+	assert_int_equal(r->n_payload, 3);
+	assert_string_equal(r->payload[0].key, "Cpu");
+	assert_int_equal(r->payload[0].kind, KPT_GLOB);
+	assert_int_equal(r->payload[1].kind, KPT_GLOB);
+	assert_int_equal(r->payload[1].globs.n, 2);
+	assert_true(r->payload[1].globs.v[1].negate);
+	assert_int_equal(r->payload[2].kind, KPT_CMP);
+	assert_int_equal(r->payload[2].op, KCMP_GE);
+	assert_int_equal(r->payload[2].a, 90000);
+	assert_string_equal(r->payload[2].text, ">= 90000");
+	assert_int_equal(strv_length(r->run), 4);
+	assert_string_equal(r->run[0], "/usr/libexec/x");
+	assert_string_equal(r->run[2], "${KEVENT_CPU}"); /* kept as a template */
+	assert_string_equal(r->run[3], "$$5");
+	assert_null(r->shell);
+	assert_int_equal(r->timeout_ms, 90000);
+	assert_string_equal(r->user, "root");
+	assert_int_equal(r->rl_count, 1);
+	assert_int_equal(r->rl_period_ms, 60000);
+	assert_true(r->last);
+
+	r = &f->rules[1];
+	assert_null(r->run);
+	assert_string_equal(r->shell, "echo \"$KEVENT_OBJECT\" | logger");
+	assert_int_equal(r->timeout_ms, 500);
+	assert_int_equal(r->rl_count, 10);
+	assert_int_equal(r->rl_period_ms, 60000);
+	assert_false(r->last);
+	assert_true(krule_runs_something(r));
+
+	r = &f->rules[2]; /* a single value names the program alone */
+	assert_int_equal(strv_length(r->run), 1);
+	assert_string_equal(r->run[0], "/bin/true");
+	kfile_unref(f);
+}
+
+struct num_case {
+	const char *text;
+	enum kpayload_kind kind;
+	enum kcmp_op op;
+	int64_t a, b;
+	size_t n_globs; /* KPT_GLOB */
+};
+
+static const struct num_case num_cases[] = {
+	{">5", KPT_CMP, KCMP_GT, 5, 0, 0},
+	{"> 5", KPT_CMP, KCMP_GT, 5, 0, 0},
+	{">=90000", KPT_CMP, KCMP_GE, 90000, 0, 0},
+	{">= -3", KPT_CMP, KCMP_GE, -3, 0, 0},
+	{"<10", KPT_CMP, KCMP_LT, 10, 0, 0},
+	{"<= 10", KPT_CMP, KCMP_LE, 10, 0, 0},
+	{"==0", KPT_CMP, KCMP_EQ, 0, 0, 0},
+	{"== +7", KPT_CMP, KCMP_EQ, 7, 0, 0},
+	{"  >= 1", KPT_CMP, KCMP_GE, 1, 0, 0},
+	{"80000..95000", KPT_RANGE, 0, 80000, 95000, 0},
+	{"-5..5", KPT_RANGE, 0, -5, 5, 0},
+	{"7..7", KPT_RANGE, 0, 7, 7, 0},
+	{"5", KPT_GLOB, 0, 0, 0, 1},
+	{"a..b", KPT_GLOB, 0, 0, 0, 1},
+	{"x>5", KPT_GLOB, 0, 0, 0, 1},
+	{"1.5..2", KPT_GLOB, 0, 0, 0, 1},
+	{"cpu*", KPT_GLOB, 0, 0, 0, 1},
+};
+
+static void test_number_tests(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(num_cases); i++) {
+		const struct num_case *c = &num_cases[i];
+		print_message("case: %s\n", c->text);
+		char *y = tu_printf("rules:\n  - match:\n      payload:\n        T: \"%s\"\n",
+				    c->text);
+		struct kfile *f = tu_parse(y, NULL);
+		const struct kpayload_test *t = &f->rules[0].payload[0];
+		assert_int_equal(f->rules[0].n_payload, 1);
+		assert_string_equal(t->key, "T");
+		assert_string_equal(t->text, c->text);
+		assert_int_equal(t->kind, c->kind);
+		if (c->kind == KPT_CMP) {
+			assert_int_equal(t->op, c->op);
+			assert_int_equal(t->a, c->a);
+		} else if (c->kind == KPT_RANGE) {
+			assert_int_equal(t->a, c->a);
+			assert_int_equal(t->b, c->b);
+		} else {
+			assert_int_equal(t->globs.n, c->n_globs);
+			assert_string_equal(t->globs.v[0].text, c->text);
+		}
+		kfile_unref(f);
+		free(y);
+	}
+}
+
+struct dur_case {
+	const char *text;
+	uint64_t ms; /* 0: invalid */
+};
+
+static const struct dur_case dur_cases[] = {
+	{"30s", 30000},
+	{"90", 90000},
+	{"1m30s", 90000},
+	{"500ms", 500},
+	{"2h", 7200000},
+	{"1d", 86400000},
+	{"30d", 2592000000ull},
+	{"", 0},
+	{"0", 0},
+	{"0s", 0},
+	{"s", 0},
+	{"10x", 0},
+	{"1.5s", 0},
+	{"31d", 0},
+	{" 1s", 0},
+	{"1s ", 0},
+	{"1S", 0},
+	{"-1", 0},
+};
+
+static void test_durations(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(dur_cases); i++) {
+		const struct dur_case *c = &dur_cases[i];
+		uint64_t ms = 12345;
+		const char *why = NULL;
+		print_message("duration: \"%s\"\n", c->text);
+		int rc = duration_parse(c->text, &ms, &why);
+		if (c->ms) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(ms, c->ms);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+			assert_non_null(why);
+			assert_int_equal(ms, 12345); /* untouched on failure */
+		}
+	}
+	char buf[32];
+	duration_format(90000, buf, sizeof(buf));
+	assert_string_equal(buf, "1m30s");
+	duration_format(60000, buf, sizeof(buf));
+	assert_string_equal(buf, "1m");
+	duration_format(1500, buf, sizeof(buf));
+	assert_string_equal(buf, "1s500ms");
+	duration_format(0, buf, sizeof(buf));
+	assert_string_equal(buf, "0s");
+}
+
+struct rate_case {
+	const char *text;
+	uint32_t count; /* 0: invalid */
+	uint64_t period_ms;
+};
+
+static const struct rate_case rate_cases[] = {
+	{"1/60s", 1, 60000},
+	{"10/m", 10, 60000},
+	{"6/1m", 6, 60000},
+	{"3/s", 3, 1000},
+	{"1000000/1h", 1000000, 3600000},
+	{"5/90", 5, 90000},
+	{"0/1s", 0, 0},
+	{"/1s", 0, 0},
+	{"1/", 0, 0},
+	{"1", 0, 0},
+	{"a/1s", 0, 0},
+	{"1/0s", 0, 0},
+	{"1000001/s", 0, 0},
+	{"1/x", 0, 0},
+	{"-1/s", 0, 0},
+};
+
+static void test_rates(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rate_cases); i++) {
+		const struct rate_case *c = &rate_cases[i];
+		uint32_t count = 77;
+		uint64_t period = 88;
+		const char *why = NULL;
+		print_message("rate: \"%s\"\n", c->text);
+		int rc = rate_parse(c->text, &count, &period, &why);
+		if (c->count) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(count, c->count);
+			assert_int_equal(period, c->period_ms);
+		} else {
+			assert_int_equal(rc, -EINVAL);
+			assert_non_null(why);
+			assert_int_equal(count, 77);
+			assert_int_equal(period, 88);
+		}
+	}
+}
+
+static void test_booleans(void **state)
+{
+	(void)state;
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On"};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off"};
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		char *y = tu_printf("rules:\n  - last: %s\n  - last: %s\n", yes[i], no[i]);
+		struct kfile *f = tu_parse(y, NULL);
+		assert_true(f->rules[0].last);
+		assert_false(f->rules[1].last);
+		kfile_unref(f);
+		free(y);
+	}
+}
+
+static void test_refcount(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n  - name: a\n", NULL);
+	assert_ptr_equal(kfile_ref(f), f);
+	assert_int_equal(f->refs, 2);
+	kfile_unref(f);
+	assert_int_equal(f->refs, 1);
+	kfile_unref(f);
+	kfile_unref(NULL);
+	assert_null(kfile_ref(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errors),	     cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_diags_append), cmocka_unit_test(test_file_limits),
+		cmocka_unit_test(test_empty_files),  cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_rule),    cmocka_unit_test(test_number_tests),
+		cmocka_unit_test(test_durations),    cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_booleans),     cmocka_unit_test(test_refcount),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
