@@ -33,7 +33,9 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, socket (default: both)\n"
+		"  --sources LIST         comma-separated: kernel, udev, socket (default: all)\n"
+		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
+		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
 		"  --queue-size N         events queued before the sources pause (default %d)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
@@ -79,7 +81,7 @@ static int parse_sources(const char *list, unsigned *out, const char **bad)
 	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int s = kevent_source_from_name(tok);
-		if (s != KEVENT_SOURCE_SOCKET && s != KEVENT_SOURCE_KERNEL) {
+		if (s == KEVENT_SOURCE_THERMAL) {
 			*bad = tok;
 			return s < 0 ? -1 : -2;
 		}
@@ -103,6 +105,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_CONTROL,
 		O_GROUP,
 		O_SOURCES,
+		O_UDEV,
 		O_MAXCH,
 		O_QUEUE,
 		O_LEVEL,
@@ -115,6 +118,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"control", required_argument, NULL, O_CONTROL},
 		{"control-group", required_argument, NULL, O_GROUP},
 		{"sources", required_argument, NULL, O_SOURCES},
+		{"udev-monitor", required_argument, NULL, O_UDEV},
 		{"max-children", required_argument, NULL, O_MAXCH},
 		{"queue-size", required_argument, NULL, O_QUEUE},
 		{"log-level", required_argument, NULL, O_LEVEL},
@@ -128,7 +132,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->cfg = (struct kdaemon_config){
 		.control_path = KEVENT_DEFAULT_CONTROL,
 		.control_gid = (gid_t)-1,
-		.sources = 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_KERNEL,
+		.sources = 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_KERNEL |
+			   1u << KEVENT_SOURCE_UDEV,
+		.udev_monitor = KUDEV_AUTO,
 		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
 		.trust = geteuid() == 0,
@@ -169,6 +175,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 						   optarg);
 			break;
 		}
+		case O_UDEV:
+			if (strcmp(optarg, "auto") == 0)
+				o->cfg.udev_monitor = KUDEV_AUTO;
+			else if (strcmp(optarg, "udev") == 0)
+				o->cfg.udev_monitor = KUDEV_UDEV;
+			else if (strcmp(optarg, "kernel") == 0)
+				o->cfg.udev_monitor = KUDEV_KERNEL;
+			else
+				return usage_error(
+					"--udev-monitor wants auto, udev or kernel, not '%s'",
+					optarg);
+			break;
 		case O_MAXCH:
 			if (parse_size(optarg, 1, 65536, &o->cfg.max_children) < 0)
 				return usage_error("--max-children wants 1..65536, not '%s'",
@@ -318,6 +336,13 @@ static int start_sources(struct kdaemon *d)
 	}
 	if (d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))
 		d->sources[d->n_sources++] = src;
+	if (d->cfg.sources & (1u << KEVENT_SOURCE_UDEV)) {
+		rc = ksource_udev_new(d, (enum kudev_monitor)d->cfg.udev_monitor, &src);
+		if (rc < 0)
+			log_error("udev source unavailable: %s", strerror(-rc));
+		else
+			d->sources[d->n_sources++] = src;
+	}
 	if (d->cfg.sources & (1u << KEVENT_SOURCE_KERNEL)) {
 		rc = ksource_kernel_new(d, &src);
 		if (rc < 0)

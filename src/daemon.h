@@ -29,6 +29,7 @@ struct kdaemon_config {
 	const char *control_path;
 	gid_t control_gid; /* (gid_t)-1: root and keventd's own user only */
 	unsigned sources;  /* bit per enum kevent_source */
+	int udev_monitor;  /* enum kudev_monitor */
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
@@ -88,7 +89,9 @@ void kcontrol_monitor(struct kcontrol *c, const struct kevent *ev, const struct 
 		      size_t n);
 
 /* Sources, one file each. */
+enum kudev_monitor { KUDEV_AUTO, KUDEV_UDEV, KUDEV_KERNEL };
 int ksource_kernel_new(struct kdaemon *d, struct ksource **out);
+int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource **out);
 
 /* Rule directory watching (watch.c). */
 int kwatch_new(struct kdaemon *d, struct kwatch **out);

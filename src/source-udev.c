@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The "udev" source: uevents through libudev's monitor, from udevd when it
+ * runs (or --udev-monitor udev), else straight from the kernel.  Before
+ * libudev reads a datagram, its sender is checked here so that forgeries
+ * are counted, not just dropped: kernel uevents must come from port id 0,
+ * udevd's from a process with uid 0.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <libudev.h>
+#include <stdio.h>
+#include <linux/netlink.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "uevent-map.h"
+
+#define RCVBUF_BYTES	 (8 * 1024 * 1024)
+#define READS_PER_WAKEUP 256
+#define MAX_PROPS	 512
+#define GROUP_KERNEL	 1u
+#define GROUP_UDEV	 2u
+
+struct kudev {
+	struct ksource src;
+	struct kdaemon *d;
+	struct udev *udev;
+	struct udev_monitor *mon;
+	struct kio *io;
+	bool from_kernel, paused;
+	bool have_seq;
+	uint64_t last_seq;
+};
+
+static struct kudev *of(struct ksource *s)
+{
+	return (struct kudev *)((char *)s - offsetof(struct kudev, src));
+}
+
+/* Returns 1 if the next datagram is acceptable, 0 if it was consumed as a
+ * reject, -EAGAIN when there is none. */
+static int check_sender(struct kudev *u, int fd)
+{
+	struct sockaddr_nl sa = {0};
+	char c;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} ctl;
+	struct iovec iov = {&c, 1};
+	struct msghdr mh = {.msg_name = &sa,
+			    .msg_namelen = sizeof(sa),
+			    .msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = &ctl,
+			    .msg_controllen = sizeof(ctl)};
+	for (;;) {
+		ssize_t n = recvmsg(fd, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == ENOBUFS) {
+			u->d->stats.overruns[KEVENT_SOURCE_UDEV]++;
+			log_warning("udev: receive buffer overrun (ENOBUFS): uevents were lost");
+			continue;
+		}
+		return -EAGAIN;
+	}
+	const struct ucred *cred = NULL;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS)
+			cred = (const struct ucred *)CMSG_DATA(cm);
+	bool ok = u->from_kernel ? sa.nl_pid == 0 && (sa.nl_groups & GROUP_KERNEL)
+				 : (sa.nl_groups & GROUP_UDEV) && cred && cred->uid == 0;
+	if (ok)
+		return 1;
+	char sink;
+	ssize_t _unused_ r = recv(fd, &sink, 1, MSG_DONTWAIT); /* drop it */
+	kdaemon_reject(u->d, KEVENT_SOURCE_UDEV,
+		       u->from_kernel ? "uevent not from the kernel (sender port id != 0)"
+				      : "uevent not from udevd (sender not root)");
+	return 0;
+}
+
+static void track_seq(struct kudev *u, uint64_t seq)
+{
+	if (!u->from_kernel || !seq)
+		return; /* udevd may legitimately skip events it filtered */
+	if (u->have_seq && seq > u->last_seq + 1) {
+		u->d->stats.lost[KEVENT_SOURCE_UDEV] += seq - u->last_seq - 1;
+		log_warning("udev: %" PRIu64 " uevents lost (SEQNUM %" PRIu64 " after %" PRIu64 ")",
+			    seq - u->last_seq - 1, seq, u->last_seq);
+	}
+	u->last_seq = seq;
+	u->have_seq = true;
+}
+
+static void submit_device(struct kudev *u, struct udev_device *dev)
+{
+	char *props[MAX_PROPS];
+	size_t n = 0;
+	bool oom = false;
+	struct udev_list_entry *e;
+	udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev))
+	{
+		if (n == MAX_PROPS)
+			break;
+		const char *v = udev_list_entry_get_value(e);
+		if (asprintf(&props[n], "%s=%s", udev_list_entry_get_name(e), v ? v : "") < 0) {
+			oom = true;
+			break;
+		}
+		n++;
+	}
+	struct kevent *ev = NULL;
+	const char *why = "out of memory";
+	int rc = oom ? -ENOMEM : kuevent_map(props, n, now_realtime_ns(), &ev, &why);
+	for (size_t i = 0; i < n; i++)
+		free(props[i]);
+	if (rc < 0) {
+		kdaemon_reject(u->d, KEVENT_SOURCE_UDEV, why);
+		return;
+	}
+	track_seq(u, ev->seqnum);
+	kdaemon_submit(u->d, ev);
+}
+
+static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kudev *u = userdata;
+	(void)io;
+	(void)events;
+	for (int i = 0; i < READS_PER_WAKEUP && !u->paused; i++) {
+		int ok = check_sender(u, fd);
+		if (ok < 0)
+			return;
+		if (!ok)
+			continue;
+		struct udev_device *dev = udev_monitor_receive_device(u->mon);
+		if (!dev)
+			continue; /* libudev dropped it (malformed): nothing to count twice */
+		submit_device(u, dev);
+		udev_device_unref(dev);
+	}
+}
+
+static void udev_pause(struct ksource *s, bool pause)
+{
+	struct kudev *u = of(s);
+	u->paused = pause;
+	if (u->io)
+		kio_set_events(u->io, pause ? 0 : EPOLLIN);
+}
+
+static void udev_stop(struct ksource *s)
+{
+	struct kudev *u = of(s);
+	kio_free(u->io);
+	u->io = NULL;
+}
+
+static void udev_free(struct ksource *s)
+{
+	struct kudev *u = of(s);
+	udev_stop(s);
+	udev_monitor_unref(u->mon);
+	udev_unref(u->udev);
+	free(u);
+}
+
+int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource **out)
+{
+	struct kudev *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->d = d;
+	u->src = (struct ksource){.name = "udev",
+				  .kind = KEVENT_SOURCE_UDEV,
+				  .pause = udev_pause,
+				  .stop = udev_stop,
+				  .free = udev_free};
+	if (mode == KUDEV_AUTO)
+		mode = access("/run/udev/control", F_OK) == 0 ? KUDEV_UDEV : KUDEV_KERNEL;
+	u->from_kernel = mode == KUDEV_KERNEL;
+	u->udev = udev_new();
+	if (u->udev)
+		u->mon = udev_monitor_new_from_netlink(u->udev, u->from_kernel ? "kernel" : "udev");
+	int rc = !u->mon ? -errno : udev_monitor_enable_receiving(u->mon);
+	if (rc == 0 && udev_monitor_set_receive_buffer_size(u->mon, RCVBUF_BYTES) < 0)
+		log_notice("udev: cannot raise the receive buffer; bursts may overrun");
+	if (rc == 0)
+		rc = kloop_add_io(d->loop, udev_monitor_get_fd(u->mon), EPOLLIN, on_uevent, u,
+				  &u->io);
+	if (rc < 0) {
+		udev_free(&u->src);
+		return rc ? rc : -EIO;
+	}
+	log_info("udev: listening to uevents from %s", u->from_kernel ? "the kernel" : "udevd");
+	*out = &u->src;
+	return 0;
+}
