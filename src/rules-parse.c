@@ -214,6 +214,17 @@ static int parse_number_test(const char *s, struct kpayload_test *t, const char 
 	return 1;
 }
 
+/* A number test means nothing inside a list of globs: say so rather than
+ * compare the text literally. */
+static const char *check_not_number_test(const struct kpattern *v)
+{
+	struct kpayload_test t = {0};
+	const char *why = NULL;
+	if (!v->negate && parse_number_test(v->text, &t, &why) != 0)
+		return "a number test must be the only value, not part of a list";
+	return NULL;
+}
+
 static void parse_payload(struct parser *p, const struct ynode *n, struct krule *r)
 {
 	if (ynode_is_null(n))
@@ -254,7 +265,7 @@ static void parse_payload(struct parser *p, const struct ynode *n, struct krule 
 		if (num == 0) {
 			t.kind = KPT_GLOB;
 			unsigned before = p->errors;
-			parse_values(p, v, k->value, &t.globs, NULL);
+			parse_values(p, v, k->value, &t.globs, check_not_number_test);
 			if (p->errors != before || p->oom) {
 				kpattern_list_free(&t.globs);
 				continue;
