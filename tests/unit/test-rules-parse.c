@@ -133,6 +133,10 @@ static const struct err_case err_cases[] = {
 	 "t.yaml:4:12: error: bad test for payload property 'T': a range's MIN is greater than "
 	 "its MAX",
 	 false},
+	{"number test in a list", "rules:\n  - match:\n      payload:\n        T: [x, \">= 5\"]\n",
+	 "t.yaml:4:16: error: bad 'T' value \">= 5\": a number test must be the only value, not "
+	 "part of a list",
+	 false},
 	{"bad payload key", "rules:\n  - match:\n      payload:\n        \"a b\": x\n",
 	 "t.yaml:4:9: error: a payload property name is [A-Za-z0-9_.-]+", false},
 	{"payload test a mapping", "rules:\n  - match:\n      payload:\n        A: {b: c}\n",
