@@ -5,15 +5,23 @@
 
 #include "ruleset.h"
 
-/* Rules of one (type, literal signal) key, by ascending position. */
+/*
+ * Rules of one key, by ascending position.  A key is a type with a literal
+ * signal, a literal object, or both; NULL stands for "any" (not indexed on
+ * that part).  Rules that name neither literally are in the per-type
+ * generic lists instead.
+ */
 struct kbucket {
-	const char *signal; /* NULL: empty slot; points into a rule's pattern */
+	bool used;
 	uint8_t type;
+	const char *signal; /* point into a rule's patterns */
+	const char *object;
 	uint32_t *v;
 	size_t n, cap;
 };
 
-/* The bucket for (type, signal), or the empty slot where it would go. */
-struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal);
+/* The bucket for the key, or the unused slot where it would go. */
+struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal,
+			    const char *object);
 
 #endif

@@ -110,26 +110,42 @@ bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *
 	return true;
 }
 
+struct cand {
+	const uint32_t *v;
+	size_t n, i;
+};
+
+static void add_bucket(struct cand *c, size_t *k, const struct kruleset *rs, uint8_t type,
+		       const char *signal, const char *object)
+{
+	const struct kbucket *b = kindex_slot(rs, type, signal, object);
+	if (b && b->used)
+		c[(*k)++] = (struct cand){b->v, b->n, 0};
+}
+
 size_t kruleset_match(const struct kruleset *rs, const struct kevent *ev, kmatch_fn cb,
 		      void *userdata)
 {
-	static const uint32_t none[1];
-	const uint32_t *a = none, *b = rs->generic[ev->type];
-	size_t na = 0, nb = rs->n_generic[ev->type], ia = 0, ib = 0, matches = 0;
+	/* Candidates: the rules keyed on this signal and object, on the signal
+	 * alone, on the object alone, and those keyed on neither. */
+	struct cand c[4];
+	size_t k = 0, matches = 0;
+	uint8_t t = (uint8_t)ev->type;
+	add_bucket(c, &k, rs, t, ev->signal, ev->object);
+	add_bucket(c, &k, rs, t, ev->signal, NULL);
+	add_bucket(c, &k, rs, t, NULL, ev->object);
+	if (rs->n_generic[t])
+		c[k++] = (struct cand){rs->generic[t], rs->n_generic[t], 0};
 
-	const struct kbucket *bk = kindex_slot(rs, (uint8_t)ev->type, ev->signal);
-	if (bk && bk->signal) {
-		a = bk->v;
-		na = bk->n;
-	}
-	/* Merge the two ascending lists of candidates, so rule order holds. */
-	while (ia < na || ib < nb) {
-		uint32_t pos;
-		if (ib >= nb || (ia < na && a[ia] < b[ib]))
-			pos = a[ia++];
-		else
-			pos = b[ib++];
-		const struct krule *r = rs->rules[pos];
+	/* Merge the ascending lists, so rule order holds. */
+	for (;;) {
+		size_t best = k;
+		for (size_t j = 0; j < k; j++)
+			if (c[j].i < c[j].n && (best == k || c[j].v[c[j].i] < c[best].v[c[best].i]))
+				best = j;
+		if (best == k)
+			break;
+		const struct krule *r = rs->rules[c[best].v[c[best].i++]];
 		if (!krule_match(r, ev, NULL))
 			continue;
 		matches++;

@@ -49,7 +49,8 @@ int kpattern_list_add(struct kpattern_list *l, const char *value, const char **w
 	char *copy = strdup(text);
 	if (!copy)
 		return -ENOMEM;
-	l->v[l->n++] = (struct kpattern){copy, negate, strpbrk(text, "*?[\\") != NULL};
+	l->v[l->n++] = (struct kpattern){copy, negate, strpbrk(text, "*?[\\") != NULL,
+					 strcspn(text, "*?[\\")};
 	return 0;
 }
 
@@ -57,7 +58,10 @@ bool kpattern_match_one(const struct kpattern *p, const char *s)
 {
 	if (!s)
 		return false;
-	return p->glob ? fnmatch(p->text, s, 0) == 0 : strcmp(p->text, s) == 0;
+	if (!p->glob)
+		return strcmp(p->text, s) == 0;
+	/* most globs fail on their literal start: check it before fnmatch */
+	return strncmp(p->text, s, p->prefix) == 0 && fnmatch(p->text, s, 0) == 0;
 }
 
 bool kpattern_list_match(const struct kpattern_list *l, const char *s)

@@ -15,7 +15,8 @@
 struct kpattern {
 	char *text; /* without the '!' */
 	bool negate;
-	bool glob; /* has * ? or [ */
+	bool glob;     /* has * ? or [ */
+	size_t prefix; /* length of the literal text before the first glob character */
 };
 
 struct kpattern_list {

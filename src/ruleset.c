@@ -54,22 +54,32 @@ void kruleset_free(struct kruleset *rs)
 	free(rs);
 }
 
-static uint64_t hash(uint8_t type, const char *s)
+static uint64_t hash_str(uint64_t h, const char *s)
 {
-	uint64_t h = 1469598103934665603ull ^ type;
+	if (!s)
+		return (h ^ 0xff) * 1099511628211ull; /* "any": no string has a 0xff byte alone */
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return (h ^ 0) * 1099511628211ull;
 }
 
-struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal)
+static bool same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal,
+			    const char *object)
 {
 	if (!rs->n_buckets)
 		return NULL;
+	uint64_t h = hash_str(hash_str(1469598103934665603ull ^ type, signal), object);
+	h ^= h >> 32;
 	size_t mask = rs->n_buckets - 1;
-	for (size_t i = hash(type, signal) & mask;; i = (i + 1) & mask) {
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
 		struct kbucket *b = &rs->buckets[i];
-		if (!b->signal || (b->type == type && strcmp(b->signal, signal) == 0))
+		if (!b->used ||
+		    (b->type == type && same(b->signal, signal) && same(b->object, object)))
 			return b;
 	}
 }
@@ -90,12 +100,13 @@ static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t pos)
 	return 0;
 }
 
-static bool signal_indexable(const struct krule *r)
+/* Whether every value of l is a plain literal, so the rule can be found by it. */
+static bool all_literal(const struct kpattern_list *l)
 {
-	if (!r->signal.n)
+	if (!l->n)
 		return false;
-	for (size_t i = 0; i < r->signal.n; i++)
-		if (r->signal.v[i].negate || r->signal.v[i].glob)
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].negate || l->v[i].glob)
 			return false;
 	return true;
 }
@@ -104,8 +115,7 @@ static int build_index(struct kruleset *rs)
 {
 	size_t keys = 0;
 	for (size_t i = 0; i < rs->n_rules; i++)
-		if (signal_indexable(rs->rules[i]))
-			keys += rs->rules[i]->signal.n * KEVENT_NTYPES;
+		keys += (rs->rules[i]->signal.n + 1) * KEVENT_NTYPES;
 	size_t nb = 16;
 	while (nb < keys * 2)
 		nb *= 2;
@@ -117,19 +127,25 @@ static int build_index(struct kruleset *rs)
 
 	for (size_t i = 0; i < rs->n_rules; i++) {
 		const struct krule *r = rs->rules[i];
-		bool idx = signal_indexable(r);
+		bool by_signal = all_literal(&r->signal);
+		const char *object =
+			r->object.n == 1 && all_literal(&r->object) ? r->object.v[0].text : NULL;
+		size_t n_sig = by_signal ? r->signal.n : 1;
 		for (uint8_t t = 0; t < KEVENT_NTYPES; t++) {
 			if (!(r->type_mask & (1u << t)))
 				continue;
-			if (!idx) {
+			if (!by_signal && !object) {
 				if (push(&rs->generic[t], &rs->n_generic[t], &gcap[t], (uint32_t)i))
 					return -ENOMEM;
 				continue;
 			}
-			for (size_t s = 0; s < r->signal.n; s++) {
-				struct kbucket *b = kindex_slot(rs, t, r->signal.v[s].text);
-				b->signal = r->signal.v[s].text;
+			for (size_t s = 0; s < n_sig; s++) {
+				const char *signal = by_signal ? r->signal.v[s].text : NULL;
+				struct kbucket *b = kindex_slot(rs, t, signal, object);
+				b->used = true;
 				b->type = t;
+				b->signal = signal;
+				b->object = object;
 				if (push(&b->v, &b->n, &b->cap, (uint32_t)i))
 					return -ENOMEM;
 			}
