@@ -4,8 +4,8 @@
  *
  * Kernel code calls send_kevent() or send_kevent_atomic(); the event is
  * multicast over the Generic Netlink family "kevent" to the group named
- * after its type.  Every event carries a per-boot sequence number and the
- * time it was sent.  No message is built when no one listens.
+ * after its type.  Every event carries a sequence number and the time it
+ * was sent.  No message is built when no one listens.
  *
  * The sequence number starts at 1 when the module is loaded and grows by
  * one for every event that is multicast to a group with listeners, so a
@@ -14,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/build_bug.h>
 #include <linux/hardirq.h>
 #include <linux/kernel.h>
 #include <linux/kevent.h>
@@ -34,6 +35,8 @@ static const struct genl_multicast_group kevent_genl_mcgrps[] = {
 	[KEVENT_FS]      = { .name = KEVENT_MCGRP_FS, },
 	[KEVENT_HOTPLUG] = { .name = KEVENT_MCGRP_HOTPLUG, },
 };
+
+static_assert(ARRAY_SIZE(kevent_genl_mcgrps) == __KEVENT_TYPE_MAX);
 
 /*
  * What the kernel sends.  The family takes no command from user space;
@@ -140,8 +143,8 @@ void kevent_read_counters(struct kevent_counters *c)
 static int kevent_send(enum kevent_type type, const char *object,
 		       const char *signal, const char *payload, gfp_t gfp)
 {
-	u64 timestamp = ktime_get_real_ns();
 	struct sk_buff *msg;
+	u64 timestamp;
 	size_t size;
 	void *hdr;
 	int ret;
@@ -151,6 +154,7 @@ static int kevent_send(enum kevent_type type, const char *object,
 		return 0;
 	}
 
+	timestamp = ktime_get_real_ns();
 	size = nla_total_size(sizeof(u32)) +
 	       nla_total_size(strlen(object) + 1) +
 	       nla_total_size(strlen(signal) + 1) +
@@ -189,11 +193,18 @@ static int kevent_send(enum kevent_type type, const char *object,
 		atomic64_inc(&kevent_stats.sent);
 		return 0;
 	case -ESRCH:
-		/* The last listener left after genl_has_listeners(). */
-		atomic64_inc(&kevent_stats.no_listener);
+		/*
+		 * There were listeners a moment ago, but the message reached
+		 * none: their receive buffers were full (or they just left).
+		 */
+		atomic64_inc(&kevent_stats.overrun);
 		return 0;
 	case -ENOBUFS:
-		/* A listener overran; it sees ENOBUFS on its socket. */
+		/*
+		 * A listener that set NETLINK_BROADCAST_ERROR overran (others
+		 * overrun silently); it sees ENOBUFS on its socket.  Not the
+		 * caller's error.
+		 */
 		atomic64_inc(&kevent_stats.overrun);
 		return 0;
 	default:

@@ -12,7 +12,7 @@
 struct kevent_counters {
 	u64 sent;		/* multicast to at least one listener */
 	u64 no_listener;	/* dropped: no one listens to the group */
-	u64 overrun;		/* a listener's receive buffer was full */
+	u64 overrun;		/* dropped: every listener's buffer was full */
 	u64 errors;		/* -EINVAL or -ENOMEM returned */
 	u64 atomic_in_irq;	/* send_kevent_atomic() calls in hard irq */
 	u64 seqnum;		/* last sequence number given */

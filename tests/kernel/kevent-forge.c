@@ -7,7 +7,9 @@
  *
  * usage: kevent-forge [GROUP [OBJECT [SIGNAL [PAYLOAD]]]]
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +31,7 @@ int main(int argc, char **argv)
 	const char *object = argc > 2 ? argv[2] : "/org/kernel/forged";
 	const char *signal = argc > 3 ? argv[3] : "forged";
 	const char *payload = argc > 4 ? argv[4] : "Forged: yes\n";
-	struct sockaddr_nl dst = { .nl_family = AF_NETLINK };
+	struct sockaddr_nl dst = {.nl_family = AF_NETLINK};
 	struct nlmsghdr *hdr;
 	struct nl_sock *sk;
 	struct nl_msg *msg;
@@ -53,8 +55,7 @@ int main(int argc, char **argv)
 	}
 
 	msg = nlmsg_alloc();
-	if (!msg || !genlmsg_put(msg, 0, 0, family, 0, 0, KEVENT_CMD_EVENT,
-				 KEVENT_GENL_VERSION) ||
+	if (!msg || !genlmsg_put(msg, 0, 0, family, 0, 0, KEVENT_CMD_EVENT, KEVENT_GENL_VERSION) ||
 	    nla_put_u32(msg, KEVENT_A_TYPE, KEVENT_GENERAL) < 0 ||
 	    nla_put_string(msg, KEVENT_A_OBJECT, object) < 0 ||
 	    nla_put_string(msg, KEVENT_A_SIGNAL, signal) < 0 ||
@@ -65,11 +66,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	hdr = nlmsg_hdr(msg);
-	hdr->nlmsg_pid = 0;	/* pretend to be the kernel */
+	hdr->nlmsg_pid = 0; /* pretend to be the kernel */
 	dst.nl_groups = 1U << (grp - 1);
 
-	n = sendto(nl_socket_get_fd(sk), hdr, hdr->nlmsg_len, 0,
-		   (struct sockaddr *)&dst, sizeof(dst));
+	n = sendto(nl_socket_get_fd(sk), hdr, hdr->nlmsg_len, 0, (struct sockaddr *)&dst,
+		   sizeof(dst));
 	if (n < 0) {
 		printf("FORGE-ERROR sendto group %d: %s\n", grp, strerror(errno));
 		return 1;

@@ -10,12 +10,16 @@
  * kernel (the sender's socket address has a port id other than 0) are
  * printed as "REJECTED ..." and not counted as events.  The lines
  * "READY ..." (after subscribing), "ENOBUFS" (overrun) and a final
- * "SUMMARY ..." frame the output.
+ * "SUMMARY ..." frame the output; SUMMARY counts events whose timestamp
+ * is more than five minutes away from the listener's clock (badtime) and
+ * the events lost according to gaps in the sequence numbers (lost).
  *
  * Exit status: 0 when COUNT events arrived (or COUNT is 0), 1 on timeout
  * before that, 2 on a setup error.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -37,24 +41,22 @@
 #include <linux/kevent.h>
 
 static const char *const group_names[] = {
-	[KEVENT_GENERAL] = KEVENT_MCGRP_GENERAL,
-	[KEVENT_STORAGE] = KEVENT_MCGRP_STORAGE,
-	[KEVENT_POWER] = KEVENT_MCGRP_POWER,
-	[KEVENT_FS] = KEVENT_MCGRP_FS,
+	[KEVENT_GENERAL] = KEVENT_MCGRP_GENERAL, [KEVENT_STORAGE] = KEVENT_MCGRP_STORAGE,
+	[KEVENT_POWER] = KEVENT_MCGRP_POWER,	 [KEVENT_FS] = KEVENT_MCGRP_FS,
 	[KEVENT_HOTPLUG] = KEVENT_MCGRP_HOTPLUG,
 };
 
 static struct nla_policy policy[KEVENT_A_MAX + 1] = {
-	[KEVENT_A_TYPE] = { .type = NLA_U32 },
-	[KEVENT_A_OBJECT] = { .type = NLA_STRING, .maxlen = KEVENT_OBJECT_MAX + 1 },
-	[KEVENT_A_SIGNAL] = { .type = NLA_STRING, .maxlen = KEVENT_SIGNAL_MAX + 1 },
-	[KEVENT_A_PAYLOAD] = { .type = NLA_STRING, .maxlen = KEVENT_PAYLOAD_MAX + 1 },
-	[KEVENT_A_SEQNUM] = { .type = NLA_U64 },
-	[KEVENT_A_TIMESTAMP] = { .type = NLA_U64 },
+	[KEVENT_A_TYPE] = {.type = NLA_U32},
+	[KEVENT_A_OBJECT] = {.type = NLA_STRING, .maxlen = KEVENT_OBJECT_MAX + 1},
+	[KEVENT_A_SIGNAL] = {.type = NLA_STRING, .maxlen = KEVENT_SIGNAL_MAX + 1},
+	[KEVENT_A_PAYLOAD] = {.type = NLA_STRING, .maxlen = KEVENT_PAYLOAD_MAX + 1},
+	[KEVENT_A_SEQNUM] = {.type = NLA_U64},
+	[KEVENT_A_TIMESTAMP] = {.type = NLA_U64},
 };
 
 static struct {
-	unsigned long events, rejected, enobufs, lost;
+	unsigned long events, rejected, enobufs, lost, badtime;
 	uint64_t last_seqnum;
 } st;
 
@@ -66,6 +68,17 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The event's time is within five minutes of ours (CLOCK_REALTIME). */
+static bool timestamp_plausible(uint64_t ns)
+{
+	struct timespec ts;
+	int64_t d;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d = (int64_t)((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec - ns);
+	return d > -300LL * 1000000000LL && d < 300LL * 1000000000LL;
 }
 
 static void print_escaped(const char *s)
@@ -99,9 +112,9 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 	}
 	g = nlmsg_data(hdr);
 	err = genlmsg_parse(hdr, 0, a, KEVENT_A_MAX, policy);
-	if (err < 0 || g->cmd != KEVENT_CMD_EVENT || !a[KEVENT_A_TYPE] ||
-	    !a[KEVENT_A_OBJECT] || !a[KEVENT_A_SIGNAL] || !a[KEVENT_A_PAYLOAD] ||
-	    !a[KEVENT_A_SEQNUM] || !a[KEVENT_A_TIMESTAMP]) {
+	if (err < 0 || g->cmd != KEVENT_CMD_EVENT || !a[KEVENT_A_TYPE] || !a[KEVENT_A_OBJECT] ||
+	    !a[KEVENT_A_SIGNAL] || !a[KEVENT_A_PAYLOAD] || !a[KEVENT_A_SEQNUM] ||
+	    !a[KEVENT_A_TIMESTAMP]) {
 		printf("REJECTED reason=malformed err=%d\n", err);
 		st.rejected++;
 		return;
@@ -116,12 +129,13 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 	if (st.last_seqnum && seq > st.last_seqnum + 1)
 		st.lost += seq - st.last_seqnum - 1;
 	st.last_seqnum = seq;
+	if (!timestamp_plausible(nla_get_u64(a[KEVENT_A_TIMESTAMP])))
+		st.badtime++;
 	st.events++;
 	if (quiet)
 		return;
-	printf("EVENT type=%s object=%s signal=%s seqnum=%" PRIu64 " payload=",
-	       group_names[type], nla_get_string(a[KEVENT_A_OBJECT]),
-	       nla_get_string(a[KEVENT_A_SIGNAL]), seq);
+	printf("EVENT type=%s object=%s signal=%s seqnum=%" PRIu64 " payload=", group_names[type],
+	       nla_get_string(a[KEVENT_A_OBJECT]), nla_get_string(a[KEVENT_A_SIGNAL]), seq);
 	print_escaped(nla_get_string(a[KEVENT_A_PAYLOAD]));
 	putchar('\n');
 }
@@ -146,13 +160,27 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "n:t:i:b:qh")) != -1) {
 		switch (opt) {
-		case 'n': count = strtoul(optarg, NULL, 10); break;
-		case 't': timeout = strtod(optarg, NULL); break;
-		case 'i': idle = strtod(optarg, NULL); break;
-		case 'b': rcvbuf = atoi(optarg); break;
-		case 'q': quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'n':
+			count = strtoul(optarg, NULL, 10);
+			break;
+		case 't':
+			timeout = strtod(optarg, NULL);
+			break;
+		case 'i':
+			idle = strtod(optarg, NULL);
+			break;
+		case 'b':
+			rcvbuf = atoi(optarg);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -180,8 +208,7 @@ int main(int argc, char **argv)
 		printf("%s%s:%d", i ? "," : "", group_names[i], grp);
 	}
 	fd = nl_socket_get_fd(sk);
-	if (rcvbuf > 0 &&
-	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0 &&
+	if (rcvbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0 &&
 	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) < 0)
 		printf(" (cannot set rcvbuf: %s)", strerror(errno));
 	putchar('\n');
@@ -190,25 +217,31 @@ int main(int argc, char **argv)
 	deadline = last + timeout;
 	while (!count || st.events < count) {
 		struct sockaddr_nl from;
-		struct iovec iov = { buf, sizeof(buf) };
+		struct iovec iov = {buf, sizeof(buf)};
 		struct msghdr msg = {
-			.msg_name = &from, .msg_namelen = sizeof(from),
-			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_name = &from,
+			.msg_namelen = sizeof(from),
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
 		};
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		double t = now(), wait = deadline - t;
 		struct nlmsghdr *hdr;
 		ssize_t n;
 
+		if (wait <= 0)
+			break; /* the overall timeout */
 		if (idle > 0 && last + idle - t < wait)
 			wait = last + idle - t;
-		if (wait <= 0)
-			break;
-		n = poll(&pfd, 1, (int)(wait * 1000) + 1);
+		if (wait < 0)
+			wait = 0;
+		n = poll(&pfd, 1, (int)(wait * 1000));
 		if (n < 0 && errno != EINTR) {
 			printf("ERROR poll: %s\n", strerror(errno));
 			return 2;
 		}
+		if (n == 0 && idle > 0 && now() >= last + idle)
+			break; /* idle, and nothing left to read */
 		if (n <= 0)
 			continue;
 		n = recvmsg(fd, &msg, 0);
@@ -233,8 +266,7 @@ int main(int argc, char **argv)
 		    from.nl_pid != 0) {
 			/* The sender's address, not nlmsg_pid: that one is forgeable. */
 			hdr = (struct nlmsghdr *)buf;
-			printf("REJECTED reason=not-kernel portid=%u nlmsg_pid=%u\n",
-			       from.nl_pid,
+			printf("REJECTED reason=not-kernel portid=%u nlmsg_pid=%u\n", from.nl_pid,
 			       nlmsg_ok(hdr, (int)n) ? hdr->nlmsg_pid : 0);
 			st.rejected++;
 			continue;
@@ -243,8 +275,9 @@ int main(int argc, char **argv)
 		     hdr = nlmsg_next(hdr, (int *)&n))
 			handle_msg(hdr, family);
 	}
-	printf("SUMMARY events=%lu rejected=%lu enobufs=%lu lost=%lu last_seqnum=%" PRIu64 "\n",
-	       st.events, st.rejected, st.enobufs, st.lost, st.last_seqnum);
+	printf("SUMMARY events=%lu rejected=%lu enobufs=%lu lost=%lu badtime=%lu "
+	       "last_seqnum=%" PRIu64 "\n",
+	       st.events, st.rejected, st.enobufs, st.lost, st.badtime, st.last_seqnum);
 	nl_socket_free(sk);
 	return (!count || st.events >= count) ? 0 : 1;
 }

@@ -23,10 +23,10 @@ while [ $# -gt 0 ]; do
 	*) echo "prepare-kernel: unknown argument: $1" >&2; exit 2 ;;
 	esac
 done
-[ -n "$KERNEL" ] && [ -n "$CACHE" ] || {
+if [ -z "$KERNEL" ] || [ -z "$CACHE" ]; then
 	echo "usage: prepare-kernel.sh --kernel 6.1|6.12|KVER --cache DIR" >&2
 	exit 2
-}
+fi
 
 log() { echo "prepare-kernel: $*" >&2; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
@@ -137,4 +137,4 @@ VMLINUZ=$DIR/vmlinuz
 echo "KVER=$KVER"
 echo "KDIR=$KDIR"
 echo "VMLINUZ=$VMLINUZ"
-echo "IMAGE_DEB=$(ls "$DIR"/linux-image-*.deb 2>/dev/null | head -n 1)"
+echo "IMAGE_DEB=$(find "$DIR" -maxdepth 1 -name 'linux-image-*.deb' | head -n 1)"

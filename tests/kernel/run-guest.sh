@@ -7,12 +7,14 @@
 #   run-guest.sh --kernel 6.1|6.12|KVER --script GUEST_SCRIPT
 #                [--module PATH]... [--bin FILE]... [--file SRC:DEST]...
 #                [--env NAME=VALUE]... [--qemu-arg ARG]... [--append ARGS]
-#                [--cache DIR] [--workdir DIR] [--timeout SECONDS]
+#                [--cache DIR] [--workdir DIR] [--timeout SECONDS] [--smp N]
 #
 #   --kernel    6.1 (linux-headers-amd64), 6.12 (newest 6.12.*+deb12) or an
 #               exact Debian kernel release; see prepare-kernel.sh
 #   --module    a .ko built for that kernel, or a directory with a Kbuild
-#               file: it is copied and built against the kernel's headers.
+#               file: it is copied and built against the kernel's headers,
+#               with KBUILD_EXTRA_SYMBOLS and KTEST_MODULE_DIRS naming the
+#               modules built before it (in argument order).
 #               The guest finds the modules in /ktest/modules/NAME.ko.
 #   --bin       a program: copied to /bin/ with the shared libraries and
 #               the dynamic loader that ldd lists for it
@@ -20,8 +22,10 @@
 #   --env       exported to the guest script
 #   --qemu-arg  an extra QEMU argument (repeat it, one word each)
 #   --append    extra kernel command line
-#   --cache     cache of kernels (default ./kernel-tests/cache); shared by
-#               all tests, so each kernel is downloaded once
+#   --smp       number of virtual CPUs (default 1)
+#   --cache     cache of kernels and module builds (default
+#               ./kernel-tests/cache); shared by all tests, so each kernel
+#               is downloaded, and each module built, once
 #   --workdir   where the initramfs and the serial log go (default: a
 #               directory under the cache's parent named after the script)
 #   --timeout   seconds for the whole boot (default 240); the guest script
@@ -40,6 +44,7 @@ SCRIPT=
 CACHE=$PWD/kernel-tests/cache
 WORKDIR=
 TIMEOUT=240
+SMP=1
 APPEND=
 MODULES=()
 BINS=()
@@ -62,12 +67,15 @@ while [ $# -gt 0 ]; do
 	--cache) CACHE=$2 ;;
 	--workdir) WORKDIR=$2 ;;
 	--timeout) TIMEOUT=$2 ;;
+	--smp) SMP=$2 ;;
 	*) echo "run-guest: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift 2
 done
-[ -n "$KERNEL" ] && [ -n "$SCRIPT" ] ||
-	{ echo "usage: run-guest.sh --kernel VER --script FILE [options]" >&2; exit 2; }
+if [ -z "$KERNEL" ] || [ -z "$SCRIPT" ]; then
+	echo "usage: run-guest.sh --kernel VER --script FILE [options]" >&2
+	exit 2
+fi
 [ -f "$SCRIPT" ] || die "no such script: $SCRIPT"
 
 mkdir -p "$CACHE"
@@ -78,7 +86,7 @@ fi
 
 # Kernel, headers, QEMU: may exit 77.
 set +e
-PREP=$("$HERE/prepare-kernel.sh" --kernel "$KERNEL" --cache "$CACHE")
+PREP=$(bash "$HERE/prepare-kernel.sh" --kernel "$KERNEL" --cache "$CACHE")
 rc=$?
 set -e
 [ $rc = 0 ] || exit $rc
@@ -91,18 +99,45 @@ WORKDIR=$(cd "$WORKDIR" && pwd)
 ROOT=$WORKDIR/root
 mkdir -p "$ROOT"/{bin,sbin,dev,proc,sys,tmp,run,etc,ktest/modules}
 
-# Modules.
-n=0
+# Modules.  A module built from source sees the symbols (Module.symvers)
+# and, through KTEST_MODULE_DIRS, the source directories of those built
+# before it, so a caller of kevent.ko can be built after it.  Builds are
+# cached per kernel, keyed by the sources, so tests share them.
+
+# source_hash DIR: hash of the sources in DIR, build products left out.
+source_hash() {
+	(cd "$1" && find . -type f ! -name '*.o' ! -name '*.ko' ! -name '*.mod' \
+		! -name '*.mod.c' ! -name '.*.cmd' ! -name '*.d' \
+		! -name Module.symvers ! -name modules.order -print0 |
+		LC_ALL=C sort -z | xargs -0 -r sha256sum) |
+		sha256sum | cut -c1-16
+}
+
+SYMVERS=
+SRCDIRS=
 for m in "${MODULES[@]}"; do
 	if [ -d "$m" ]; then
-		n=$((n + 1))
-		B=$WORKDIR/module-build-$n
-		cp -r "$m" "$B"
-		make -s -C "$KDIR" M="$B" clean >/dev/null 2>&1 || true
-		echo "run-guest: building $m against $KVER"
-		make -C "$KDIR" M="$B" modules >"$B.log" 2>&1 ||
-			{ cat "$B.log" >&2; die "module build failed: $m"; }
-		grep -iE 'warning|error' "$B.log" >&2 || true
+		m=$(cd "$m" && pwd)
+		key=$(printf '%s\n' "$(source_hash "$m")" "$KVER" "$SYMVERS" "$SRCDIRS" |
+			sha256sum | cut -c1-16)
+		B=$CACHE/kernels/$KVER/modules/$(basename "$m")-$key
+		mkdir -p "$(dirname "$B")"
+		(
+			flock -w 600 9 || die "timed out waiting for $B.lock"
+			[ -e "$B/.built" ] && exit 0
+			echo "run-guest: building $m against $KVER"
+			rm -rf "$B"
+			cp -r "$m" "$B"
+			make -s -C "$KDIR" M="$B" clean >/dev/null 2>&1 || true
+			make -C "$KDIR" M="$B" KBUILD_EXTRA_SYMBOLS="$SYMVERS" \
+				KTEST_MODULE_DIRS="$SRCDIRS" modules >"$B.log" 2>&1 ||
+				{ cat "$B.log" >&2; rm -rf "$B"; die "module build failed: $m"; }
+			grep -iE 'warning|error' "$B.log" >&2 || true
+			touch "$B/.built"
+		) 9>"$B.lock" || exit 1
+		echo "run-guest: module $(basename "$m") for $KVER: $B"
+		SYMVERS="${SYMVERS:+$SYMVERS }$B/Module.symvers"
+		SRCDIRS="${SRCDIRS:+$SRCDIRS }$m"
 		cp "$B"/*.ko "$ROOT/ktest/modules/"
 	elif [ -f "$m" ]; then
 		cp "$m" "$ROOT/ktest/modules/"
@@ -134,12 +169,16 @@ done
 for f in "${FILES[@]}"; do
 	src=${f%%:*}
 	dst=${f#*:}
-	[ -e "$src" ] && [ "$dst" != "$f" ] || die "bad --file $f (SRC:DEST)"
+	if [ ! -e "$src" ] || [ "$dst" = "$f" ]; then
+		die "bad --file $f (SRC:DEST)"
+	fi
 	mkdir -p "$ROOT$(dirname "$dst")"
 	cp -rL "$src" "$ROOT$dst"
 	# Programs among the files get their libraries too.
 	find "$ROOT$dst" -type f -perm -u+x | while read -r x; do
-		[ "$(head -c 4 "$x" | tail -c 3)" = ELF ] && copy_libs "$x"
+		if [ "$(head -c 4 "$x" | tail -c 3)" = ELF ]; then
+			copy_libs "$x"
+		fi
 	done
 done
 
@@ -163,7 +202,7 @@ echo "run-guest: initramfs $(du -h "$WORKDIR/initramfs.cpio" | cut -f1)," \
 LOG=$WORKDIR/serial.log
 start=$(date +%s.%N)
 set +e
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 512 -smp 1 \
+timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 512 -smp "$SMP" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$VMLINUZ" -initrd "$WORKDIR/initramfs.cpio" \
 	-append "console=ttyS0 quiet panic=-1 $APPEND" \

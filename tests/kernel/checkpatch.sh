@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# checkpatch.sh [--cache DIR] SRC_DIR...
+#
+# Runs the kernel's checkpatch.pl --strict --no-tree -f on every .c and .h
+# under each SRC_DIR.  checkpatch.pl comes from Debian's linux-source-6.1
+# package (installed with apt-get if needed); only scripts/checkpatch.pl,
+# scripts/spelling.txt and scripts/const_structs.checkpatch are extracted,
+# once, into DIR/checkpatch/.
+# Exit 0 when there is no error and no warning (CHECKs are reported),
+# 1 otherwise, 77 when checkpatch.pl cannot be obtained.
+set -euo pipefail
+
+CACHE=$PWD/kernel-tests/cache
+if [ "${1:-}" = --cache ]; then
+	CACHE=$2
+	shift 2
+fi
+[ $# -gt 0 ] || { echo "usage: checkpatch.sh [--cache DIR] SRC_DIR..." >&2; exit 2; }
+
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+mkdir -p "$CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+CP=$CACHE/checkpatch/scripts/checkpatch.pl
+
+installed() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || return 1
+	done
+}
+
+if [ ! -s "$CP" ]; then
+	(
+		flock -w 900 9 || exit 1
+		[ -s "$CP" ] && exit 0
+		if ! installed linux-source-6.1 perl; then
+			[ "$(id -u)" = 0 ] || skip "not root, cannot install linux-source-6.1"
+			echo "checkpatch: apt-get install linux-source-6.1 perl" >&2
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				-o Dpkg::Lock::Timeout=600 --no-install-recommends \
+				linux-source-6.1 perl >"$CACHE/apt-checkpatch.log" 2>&1 ||
+				{ tail -n 20 "$CACHE/apt-checkpatch.log" >&2;
+				  skip "cannot install linux-source-6.1"; }
+		fi
+		TARBALL=$(find /usr/src -maxdepth 1 -name 'linux-source-6.1.tar.*' | head -n 1)
+		[ -n "$TARBALL" ] || skip "no /usr/src/linux-source-6.1.tar.*"
+		echo "checkpatch: extracting scripts/checkpatch.pl from $TARBALL" >&2
+		rm -rf "$CACHE/checkpatch.tmp"
+		mkdir -p "$CACHE/checkpatch.tmp"
+		tar -xf "$TARBALL" -C "$CACHE/checkpatch.tmp" --strip-components=1 \
+			--wildcards '*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+			'*/scripts/const_structs.checkpatch'
+		rm -rf "$CACHE/checkpatch"
+		mv "$CACHE/checkpatch.tmp" "$CACHE/checkpatch"
+	) 9>"$CACHE/checkpatch.lock" || exit $?
+fi
+
+FILES=()
+for d in "$@"; do
+	[ -d "$d" ] || { echo "checkpatch: no such directory: $d" >&2; exit 1; }
+	mapfile -t -O ${#FILES[@]} FILES < <(find "$d" -name '*.[ch]' -not -name '*.mod.c' |
+		LC_ALL=C sort)
+done
+[ ${#FILES[@]} -gt 0 ] || { echo "checkpatch: no sources in $*" >&2; exit 1; }
+
+set +e
+OUT=$(perl "$CP" --strict --no-tree --no-color --show-types -f "${FILES[@]}" 2>&1)
+set -e
+echo "$OUT"
+read -r e w c < <(echo "$OUT" | awk '/^total: / {
+	e += $2; w += $4; c += $6 } END { print e + 0, w + 0, c + 0 }')
+echo "checkpatch: ${#FILES[@]} files: $e errors, $w warnings, $c checks"
+[ "$e" = 0 ] && [ "$w" = 0 ]

@@ -1,0 +1,108 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Guest script for keventd-qemu-*: the whole path, kernel call -> netlink ->
+# keventd -> rule -> handler, on a booted Debian kernel.  keventd starts
+# before the module is loaded and must subscribe when the family appears,
+# and again after an unload and reload.
+. /ktest/lib.sh
+
+D=/sys/kernel/debug/kevent
+C=/tmp/keventd.ctl
+LOG=/tmp/keventd.log
+BENCH_COUNT=${BENCH_COUNT:-20000}
+mkdir -p /tmp/out
+
+emit() { echo "$2" >"$D/$1"; }
+count() { grep -c "$1" "$LOG"; }
+status_json() { keventctl --control "$C" status --json; }
+# json_num KEY: the first "KEY":N after "kernel": in status --json
+kernel_num() { status_json | sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+
+keventd --rules-dir /ktest/keventd/rules --control "$C" --sources kernel,socket \
+	--log-level debug >"$LOG" 2>&1 &
+KPID=$!
+check "keventd started" wait_for "$LOG" "running:" 20
+check "keventd waits for the module" grep -q "kevent module is not loaded" "$LOG"
+
+check "insmod kevent.ko" insmod /ktest/modules/kevent.ko
+check "keventd subscribed when the family appeared" \
+	wait_for "$LOG" "subscribed to the kevent family" 10
+
+# --- every type, from process and from atomic (hard irq) context ----------
+for t in general storage power fs hotplug; do
+	emit emit "$t /org/kernel/test/$t process Cpu: 1\nType: $t"
+	emit emit_atomic "$t /org/kernel/test/$t atomic Cpu: 2"
+done
+i=0
+while [ "$(ls /tmp/out | wc -l)" -lt 10 ] && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "10 handlers ran" test "$(ls /tmp/out | wc -l)" -eq 10
+for t in general storage power fs hotplug; do
+	f=/tmp/out/$t-process
+	check "$t/process: KEVENT_TYPE" grep -qx "KEVENT_TYPE=$t" "$f"
+	check "$t/process: KEVENT_OBJECT" grep -qx "KEVENT_OBJECT=/org/kernel/test/$t" "$f"
+	check "$t/process: KEVENT_SIGNAL" grep -qx "KEVENT_SIGNAL=process" "$f"
+	check "$t/process: KEVENT_SOURCE" grep -qx "KEVENT_SOURCE=kernel" "$f"
+	check "$t/process: KEVENT_CPU from the payload" grep -qx "KEVENT_CPU=1" "$f"
+	check "$t/process: argv" grep -qx "ARGV1=process" "$f"
+	check "$t/process: KEVENT_RULE" grep -qx "KEVENT_RULE=kernel-event" "$f"
+	f=/tmp/out/$t-atomic
+	check "$t/atomic: KEVENT_TYPE" grep -qx "KEVENT_TYPE=$t" "$f"
+	check "$t/atomic: KEVENT_CPU" grep -qx "KEVENT_CPU=2" "$f"
+	check "$t/atomic: seqnum set" grep -q "^KEVENT_SEQNUM=[1-9]" "$f"
+done
+cat /tmp/out/power-process
+
+# --- a forged multicast from user space is rejected and counted -----------
+kevent-forge general /org/kernel/test/forged forged >/tmp/forge.out 2>&1
+check "forged message sent" grep -q '^FORGED' /tmp/forge.out
+check "forged message rejected in the log" wait_for "$LOG" "sender port id != 0" 10
+check "status counts the forgery as a kernel reject" test "$(kernel_num rejected)" -ge 1
+check "the forgery ran no handler" test ! -e /tmp/out/forged-forged
+
+# --- unload and load again: keventd follows ----------------------------------
+check "rmmod kevent" rmmod kevent
+check "keventd saw the family go" wait_for "$LOG" "family went away" 10
+check "insmod kevent.ko again" insmod /ktest/modules/kevent.ko
+i=0
+while [ "$(count 'subscribed to the kevent family')" -lt 2 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "keventd subscribed again" test "$(count 'subscribed to the kevent family')" -eq 2
+emit emit "power /org/kernel/test/reloaded again Cpu: 3"
+check "an event after the reload ran its handler" wait_for /tmp/out/reloaded-again \
+	"KEVENT_CPU=3" 10
+
+# --- bench: a kernel loop of send_kevent() through keventd ------------------
+before=$(kernel_num received)
+emit bench "$BENCH_COUNT general"
+k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
+i=0
+last=-1
+# until keventd has taken all it will get: received stops moving
+while [ $i -lt 300 ]; do
+	now=$(kernel_num received)
+	[ "$now" = "$last" ] && break
+	last=$now
+	sleep 0.2
+	i=$((i + 1))
+done
+got=$((last - before))
+overruns=$(kernel_num overruns)
+lost=$(kernel_num lost)
+echo "KTEST-BENCH: keventd: kernel loop of $BENCH_COUNT send_kevent(): $k; keventd received $got, overruns $overruns, lost (seqnum gaps) $lost"
+check "bench: keventd received events" test "$got" -gt 0
+if [ "$got" -lt "$BENCH_COUNT" ]; then
+	check "bench: losses were counted, not silent" test "$overruns" -ge 1
+fi
+grep -q "receive buffer overrun" "$LOG" && echo "KTEST-BENCH: overruns were logged"
+
+kill -TERM "$KPID"
+wait_pid "$KPID" 20
+check "keventd exited 0 on SIGTERM" test $? -eq 0
+grep -v "rule kernel-event\|event kernel seq" "$LOG" | tail -n 20
+finish
