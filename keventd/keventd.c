@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "thermal.h"
 
 #define EXIT_USAGE 2
 #define MAX_DIRS   64
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, udev, socket (default: all)\n"
+		"  --sources LIST         comma-separated: kernel, udev, thermal, socket\n"
+		"                         (default: all)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
@@ -81,9 +83,9 @@ static int parse_sources(const char *list, unsigned *out, const char **bad)
 	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int s = kevent_source_from_name(tok);
-		if (s == KEVENT_SOURCE_THERMAL) {
+		if (s < 0) {
 			*bad = tok;
-			return s < 0 ? -1 : -2;
+			return -1;
 		}
 		set |= 1u << s;
 	}
@@ -132,8 +134,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->cfg = (struct kdaemon_config){
 		.control_path = KEVENT_DEFAULT_CONTROL,
 		.control_gid = (gid_t)-1,
-		.sources = 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_KERNEL |
-			   1u << KEVENT_SOURCE_UDEV,
+		.sources = (1u << KEVENT_SOURCE_MAX) - 1,
 		.udev_monitor = KUDEV_AUTO,
 		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
@@ -340,6 +341,14 @@ static int start_sources(struct kdaemon *d)
 		rc = ksource_udev_new(d, (enum kudev_monitor)d->cfg.udev_monitor, &src);
 		if (rc < 0)
 			log_error("udev source unavailable: %s", strerror(-rc));
+		else
+			d->sources[d->n_sources++] = src;
+	}
+	if (d->cfg.sources & (1u << KEVENT_SOURCE_THERMAL)) {
+		const char *root = getenv("KEVENTD_THERMAL_SYSFS");
+		rc = ksource_thermal_new(d, root ? root : KTHERMAL_SYSFS, &src);
+		if (rc < 0)
+			log_error("thermal source unavailable: %s", strerror(-rc));
 		else
 			d->sources[d->n_sources++] = src;
 	}

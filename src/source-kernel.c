@@ -4,25 +4,21 @@
  * (kevent.ko).  Messages are accepted only from the kernel (sender port id
  * 0, read from the socket address, never from the message).  Overruns
  * (ENOBUFS) and sequence-number gaps are counted and logged as lost events.
- * When the module is not loaded, the source listens to the netlink
+ * When the module is not loaded, the source follows the netlink
  * controller's notifications and subscribes as soon as the family appears,
  * and again whenever it is unloaded and loaded.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/genetlink.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 
 #include "daemon.h"
+#include "genl.h"
 #include "kernel-msg.h"
 #include "log.h"
 
-#define RCVBUF_BYTES	 (8 * 1024 * 1024)
 #define RECV_BUF	 (64 * 1024)
 #define READS_PER_WAKEUP 256
 
@@ -34,7 +30,7 @@ static const char *const group_names[KEVENT_NTYPES] = {
 struct kkernel {
 	struct ksource src;
 	struct kdaemon *d;
-	struct nl_sock *ctrl; /* nlctrl "notify": families coming and going */
+	struct nl_sock *ctrl; /* controller notifications: families coming and going */
 	struct kio *ctrl_io;
 	struct nl_sock *ev; /* the kevent groups */
 	struct kio *ev_io;
@@ -49,14 +45,6 @@ static struct kkernel *of(struct ksource *s)
 	return (struct kkernel *)((char *)s - offsetof(struct kkernel, src));
 }
 
-static void raise_rcvbuf(int fd)
-{
-	int size = RCVBUF_BYTES;
-	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it, get what the limit allows */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-}
-
 static void unsubscribe(struct kkernel *k)
 {
 	kio_free(k->ev_io);
@@ -68,51 +56,26 @@ static void unsubscribe(struct kkernel *k)
 
 static void on_events(struct kio *io, int fd, uint32_t events, void *userdata);
 
-/* Resolves the family and its groups and subscribes a fresh socket to them.
- * Returns 0, or -ENOENT when the module is not loaded. */
+/* Subscribes a fresh socket to the family's groups.  -ENOENT: no module. */
 static int subscribe(struct kkernel *k)
 {
 	unsubscribe(k);
-	struct nl_sock *q = nl_socket_alloc();
-	if (!q)
-		return -ENOMEM;
-	int rc = genl_connect(q);
-	int id = rc < 0 ? rc : genl_ctrl_resolve(q, KEVENT_GENL_NAME);
-	int groups[KEVENT_NTYPES];
-	for (int t = 0; id >= 0 && t < KEVENT_NTYPES; t++) {
-		groups[t] = genl_ctrl_resolve_grp(q, KEVENT_GENL_NAME, group_names[t]);
-		if (groups[t] < 0)
-			id = groups[t];
-	}
-	nl_socket_free(q);
-	if (id < 0)
-		return -ENOENT;
-
-	k->ev = nl_socket_alloc();
-	if (!k->ev)
-		return -ENOMEM;
-	nl_socket_disable_seq_check(k->ev);
-	nl_socket_disable_auto_ack(k->ev);
-	rc = genl_connect(k->ev);
-	for (int t = 0; rc == 0 && t < KEVENT_NTYPES; t++)
-		rc = nl_socket_add_membership(k->ev, groups[t]);
-	if (rc == 0)
-		rc = nl_socket_set_nonblocking(k->ev);
+	int rc = kgenl_subscribe(KEVENT_GENL_NAME, group_names, KEVENT_NTYPES, &k->ev,
+				 &k->family_id);
 	if (rc < 0) {
-		log_error("kernel: cannot subscribe to the kevent groups: %s", nl_geterror(rc));
-		unsubscribe(k);
-		return -EIO;
+		if (rc != -ENOENT)
+			log_error("kernel: cannot subscribe to the kevent groups: %s",
+				  strerror(-rc));
+		return rc;
 	}
-	raise_rcvbuf(nl_socket_get_fd(k->ev));
 	rc = kloop_add_io(k->d->loop, nl_socket_get_fd(k->ev), k->paused ? 0 : EPOLLIN, on_events,
 			  k, &k->ev_io);
 	if (rc < 0) {
 		unsubscribe(k);
 		return rc;
 	}
-	k->family_id = id;
 	k->have_seq = false; /* a (re)loaded module counts from its own start */
-	log_info("kernel: subscribed to the kevent family (id %d) and its %d groups", id,
+	log_info("kernel: subscribed to the kevent family (id %d) and its %d groups", k->family_id,
 		 KEVENT_NTYPES);
 	return 0;
 }
@@ -131,112 +94,78 @@ static void track_seq(struct kkernel *k, uint64_t seq)
 	k->have_seq = true;
 }
 
+static void handle_datagram(struct kkernel *k, size_t n)
+{
+	size_t left = n;
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)k->buf;
+	for (; NLMSG_OK(nlh, left); nlh = NLMSG_NEXT(nlh, left)) {
+		if (nlh->nlmsg_type == NLMSG_NOOP || nlh->nlmsg_type == NLMSG_DONE)
+			continue;
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		if (kkernel_decode(nlh, left, k->family_id, &ev, &why) < 0) {
+			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, why);
+			continue;
+		}
+		track_seq(k, ev->seqnum);
+		kdaemon_submit(k->d, ev);
+	}
+	if (left)
+		kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, "truncated netlink message");
+}
+
 static void on_events(struct kio *io, int fd, uint32_t events, void *userdata)
 {
 	struct kkernel *k = userdata;
 	(void)io;
 	(void)events;
 	for (int i = 0; i < READS_PER_WAKEUP && !k->paused && k->ev; i++) {
-		struct sockaddr_nl sa;
-		struct iovec iov = {k->buf, RECV_BUF};
-		struct msghdr mh = {.msg_name = &sa,
-				    .msg_namelen = sizeof(sa),
-				    .msg_iov = &iov,
-				    .msg_iovlen = 1};
-		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
+		size_t n;
+		switch (kgenl_recv(fd, k->buf, RECV_BUF, &n)) {
+		case KGENL_OK:
+			handle_datagram(k, n);
+			break;
+		case KGENL_AGAIN:
 			return;
-		if (n < 0 && errno == ENOBUFS) {
+		case KGENL_OVERRUN:
 			k->d->stats.overruns[KEVENT_SOURCE_KERNEL]++;
 			log_warning("kernel: receive buffer overrun (ENOBUFS): events were lost");
-			continue;
-		}
-		if (n <= 0) {
-			log_error("kernel: netlink receive failed: %s",
-				  n < 0 ? strerror(errno) : "EOF");
-			return;
-		}
-		if (sa.nl_pid != 0) {
+			break;
+		case KGENL_FORGED:
 			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL,
 				       "netlink message not from the kernel (sender port id != 0)");
-			continue;
+			break;
+		case KGENL_TRUNC:
+			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, "oversize netlink datagram");
+			break;
+		case KGENL_ERROR:
+			log_error("kernel: netlink receive failed: %m");
+			return;
 		}
-		if (mh.msg_flags & MSG_TRUNC) {
-			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, "truncated netlink datagram");
-			continue;
-		}
-		size_t left = (size_t)n;
-		for (const struct nlmsghdr *nlh = (const struct nlmsghdr *)k->buf;
-		     NLMSG_OK(nlh, left); nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_type == NLMSG_NOOP || nlh->nlmsg_type == NLMSG_DONE)
-				continue;
-			struct kevent *ev = NULL;
-			const char *why = NULL;
-			if (kkernel_decode(nlh, left, k->family_id, &ev, &why) < 0) {
-				kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, why);
-				continue;
-			}
-			track_seq(k, ev->seqnum);
-			kdaemon_submit(k->d, ev);
-		}
-		if (left &&
-		    !NLMSG_OK((const struct nlmsghdr *)((const char *)k->buf + n - left), left))
-			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL,
-				       "trailing bytes in netlink datagram");
 	}
 }
 
-/* Reads a controller notification: is it the kevent family coming or going? */
+static void on_family(const char *family, bool appeared, void *userdata)
+{
+	struct kkernel *k = userdata;
+	if (strcmp(family, KEVENT_GENL_NAME) != 0 || k->stopped)
+		return;
+	if (appeared) {
+		log_info("kernel: the kevent family appeared");
+		subscribe(k);
+	} else {
+		log_notice("kernel: the kevent family went away (module unloaded); waiting for it");
+		unsubscribe(k);
+	}
+}
+
 static void on_ctrl(struct kio *io, int fd, uint32_t events, void *userdata)
 {
 	struct kkernel *k = userdata;
-	char buf[8192];
 	(void)io;
 	(void)events;
-	for (;;) {
-		struct sockaddr_nl sa;
-		socklen_t sl = sizeof(sa);
-		ssize_t n =
-			recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&sa, &sl);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == ENOBUFS) {
-			/* lost notifications: find out the state afresh */
-			if (subscribe(k) < 0)
-				log_info("kernel: kevent family not present");
-			continue;
-		}
-		if (n <= 0)
-			return;
-		if (sa.nl_pid != 0)
-			continue;
-		size_t left = (size_t)n;
-		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, left);
-		     nlh = NLMSG_NEXT(nlh, left)) {
-			if (nlh->nlmsg_type != GENL_ID_CTRL ||
-			    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
-				continue;
-			struct genlmsghdr *gh = nlmsg_data(nlh);
-			if (gh->cmd != CTRL_CMD_NEWFAMILY && gh->cmd != CTRL_CMD_DELFAMILY)
-				continue;
-			struct nlattr *tb[CTRL_ATTR_MAX + 1];
-			if (genlmsg_parse(nlh, 0, tb, CTRL_ATTR_MAX, NULL) < 0 ||
-			    !tb[CTRL_ATTR_FAMILY_NAME] ||
-			    strcmp(nla_get_string(tb[CTRL_ATTR_FAMILY_NAME]), KEVENT_GENL_NAME) !=
-				    0)
-				continue;
-			if (gh->cmd == CTRL_CMD_NEWFAMILY && !k->stopped) {
-				log_info("kernel: the kevent family appeared");
-				subscribe(k);
-			} else if (gh->cmd == CTRL_CMD_DELFAMILY) {
-				log_notice("kernel: the kevent family went away (module unloaded); "
-					   "waiting for it to come back");
-				unsubscribe(k);
-			}
-		}
-	}
+	if (kgenl_ctrl_read(fd, on_family, k) == -ENOBUFS && !k->stopped)
+		subscribe(k); /* notifications were lost: look afresh */
 }
 
 static void kernel_pause(struct ksource *s, bool pause)
@@ -279,28 +208,17 @@ int ksource_kernel_new(struct kdaemon *d, struct ksource **out)
 				  .stop = kernel_stop,
 				  .free = kernel_free};
 	k->buf = malloc(RECV_BUF);
-	k->ctrl = nl_socket_alloc();
-	int rc = !k->buf || !k->ctrl ? -NLE_NOMEM : genl_connect(k->ctrl);
-	if (rc == 0) {
-		nl_socket_disable_seq_check(k->ctrl);
-		rc = genl_ctrl_resolve_grp(k->ctrl, "nlctrl", "notify");
-		if (rc >= 0)
-			rc = nl_socket_add_membership(k->ctrl, rc);
-		if (rc >= 0)
-			rc = nl_socket_set_nonblocking(k->ctrl);
-	}
+	int rc = k->buf ? kgenl_ctrl_open(&k->ctrl) : -ENOMEM;
+	if (rc == 0)
+		rc = kloop_add_io(d->loop, nl_socket_get_fd(k->ctrl), EPOLLIN, on_ctrl, k,
+				  &k->ctrl_io);
 	if (rc < 0) {
-		log_error("kernel: cannot listen to the generic netlink controller: %s",
-			  nl_geterror(rc));
-		kernel_free(&k->src);
-		return -EIO;
-	}
-	rc = kloop_add_io(d->loop, nl_socket_get_fd(k->ctrl), EPOLLIN, on_ctrl, k, &k->ctrl_io);
-	if (rc < 0) {
+		log_error("kernel: cannot follow the generic netlink controller: %s",
+			  strerror(-rc));
 		kernel_free(&k->src);
 		return rc;
 	}
-	if (subscribe(k) < 0)
+	if (subscribe(k) == -ENOENT)
 		log_notice("kernel: the kevent module is not loaded; subscribing when it appears");
 	*out = &k->src;
 	return 0;

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "genl.h"
+
+#include <errno.h>
+#include <linux/genetlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define RCVBUF_BYTES (8 * 1024 * 1024)
+
+static void raise_rcvbuf(int fd)
+{
+	int size = RCVBUF_BYTES;
+	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it, take what the limit allows */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
+int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
+		    struct nl_sock **out, int *family_id)
+{
+	int ids[16];
+	if (n_groups > 16)
+		return -EINVAL;
+	/* resolve on a socket of its own, so no reply mixes with events */
+	struct nl_sock *q = nl_socket_alloc();
+	if (!q)
+		return -ENOMEM;
+	int rc = genl_connect(q);
+	int id = rc < 0 ? rc : genl_ctrl_resolve(q, family);
+	for (size_t i = 0; id >= 0 && i < n_groups; i++) {
+		ids[i] = genl_ctrl_resolve_grp(q, family, groups[i]);
+		if (ids[i] < 0)
+			id = ids[i];
+	}
+	nl_socket_free(q);
+	if (id < 0)
+		return -ENOENT;
+
+	struct nl_sock *s = nl_socket_alloc();
+	if (!s)
+		return -ENOMEM;
+	nl_socket_disable_seq_check(s);
+	nl_socket_disable_auto_ack(s);
+	rc = genl_connect(s);
+	for (size_t i = 0; rc == 0 && i < n_groups; i++)
+		rc = nl_socket_add_membership(s, ids[i]);
+	if (rc == 0)
+		rc = nl_socket_set_nonblocking(s);
+	if (rc < 0) {
+		nl_socket_free(s);
+		return -EIO;
+	}
+	raise_rcvbuf(nl_socket_get_fd(s));
+	*out = s;
+	*family_id = id;
+	return 0;
+}
+
+int kgenl_ctrl_open(struct nl_sock **out)
+{
+	struct nl_sock *s = nl_socket_alloc();
+	if (!s)
+		return -ENOMEM;
+	nl_socket_disable_seq_check(s);
+	int rc = genl_connect(s);
+	if (rc == 0)
+		rc = genl_ctrl_resolve_grp(s, "nlctrl", "notify");
+	if (rc >= 0)
+		rc = nl_socket_add_membership(s, rc);
+	if (rc >= 0)
+		rc = nl_socket_set_nonblocking(s);
+	if (rc < 0) {
+		nl_socket_free(s);
+		return -EIO;
+	}
+	*out = s;
+	return 0;
+}
+
+int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud)
+{
+	char buf[8192];
+	int rc = 0;
+	for (;;) {
+		size_t n;
+		enum kgenl_recv r = kgenl_recv(fd, buf, sizeof(buf), &n);
+		if (r == KGENL_OVERRUN) {
+			rc = -ENOBUFS;
+			continue;
+		}
+		if (r == KGENL_FORGED || r == KGENL_TRUNC)
+			continue;
+		if (r != KGENL_OK)
+			return rc;
+		size_t left = n;
+		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, left);
+		     nlh = NLMSG_NEXT(nlh, left)) {
+			if (nlh->nlmsg_type != GENL_ID_CTRL ||
+			    nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN)
+				continue;
+			struct genlmsghdr *gh = nlmsg_data(nlh);
+			if (gh->cmd != CTRL_CMD_NEWFAMILY && gh->cmd != CTRL_CMD_DELFAMILY)
+				continue;
+			struct nlattr *tb[CTRL_ATTR_MAX + 1];
+			if (genlmsg_parse(nlh, 0, tb, CTRL_ATTR_MAX, NULL) < 0 ||
+			    !tb[CTRL_ATTR_FAMILY_NAME] || nla_len(tb[CTRL_ATTR_FAMILY_NAME]) < 1)
+				continue;
+			char name[GENL_NAMSIZ + 1];
+			nla_strlcpy(name, tb[CTRL_ATTR_FAMILY_NAME], sizeof(name));
+			fn(name, gh->cmd == CTRL_CMD_NEWFAMILY, ud);
+		}
+	}
+}
+
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
+{
+	struct sockaddr_nl sa;
+	struct iovec iov = {buf, size};
+	struct msghdr mh = {
+		.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov, .msg_iovlen = 1};
+	for (;;) {
+		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN	  ? KGENL_AGAIN
+			       : errno == ENOBUFS ? KGENL_OVERRUN
+						  : KGENL_ERROR;
+		if (n == 0) {
+			errno = ECONNRESET;
+			return KGENL_ERROR;
+		}
+		if (sa.nl_pid != 0)
+			return KGENL_FORGED;
+		if (mh.msg_flags & MSG_TRUNC)
+			return KGENL_TRUNC;
+		*len = (size_t)n;
+		return KGENL_OK;
+	}
+}

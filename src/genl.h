@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Generic Netlink plumbing shared by the kernel and thermal sources:
+ * subscribing to a family's multicast groups, following the controller's
+ * notifications of families coming and going, and receiving datagrams with
+ * the sender checked from the socket address.
+ */
+#ifndef KEVENT_GENL_H
+#define KEVENT_GENL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct nl_sock;
+
+/* A non-blocking socket subscribed to the named groups of family, with a
+ * large receive buffer.  Returns 0 and *family_id, -ENOENT when the family
+ * (or a group) is not registered, or another -errno. */
+int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
+		    struct nl_sock **out, int *family_id);
+
+/* A non-blocking socket on the controller's "notify" group. */
+int kgenl_ctrl_open(struct nl_sock **out);
+
+/* Reads pending controller notifications from fd; calls fn for each family
+ * registered (appeared) or unregistered.  Returns -ENOBUFS if notifications
+ * were lost (the caller should then look afresh), else 0. */
+int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud);
+
+enum kgenl_recv {
+	KGENL_OK,      /* a datagram from the kernel, *len bytes */
+	KGENL_AGAIN,   /* nothing more to read */
+	KGENL_OVERRUN, /* ENOBUFS: the receive buffer overflowed, messages were lost */
+	KGENL_FORGED,  /* not from the kernel (sender port id != 0): dropped */
+	KGENL_TRUNC,   /* larger than the buffer: dropped */
+	KGENL_ERROR,   /* any other failure, errno set */
+};
+
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len);
+
+#endif

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Thermal zones: which trips are crossed, and the events that follow. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "thermal.h"
+#include "util.h"
+
+#define TEMP_INVALID (-274000)
+
+struct kthermal {
+	char *root;
+	uint64_t crossed[KTHERMAL_MAX_ZONES]; /* bit per trip */
+	uint64_t seqnum;
+};
+
+int kthermal_new(const char *root, struct kthermal **out)
+{
+	struct kthermal *t = calloc(1, sizeof(*t));
+	if (!t || !(t->root = strdup(root))) {
+		free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
+}
+
+void kthermal_free(struct kthermal *t)
+{
+	if (!t)
+		return;
+	free(t->root);
+	free(t);
+}
+
+/* Reads a one-line sysfs attribute of zone into buf (newline removed). */
+static int read_attr(const struct kthermal *t, uint32_t zone, const char *attr, char *buf,
+		     size_t size)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/thermal_zone%" PRIu32 "/%s", t->root, zone, attr);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	bool ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int read_int(const struct kthermal *t, uint32_t zone, const char *attr, int64_t *v)
+{
+	char buf[64];
+	int rc = read_attr(t, zone, attr, buf, sizeof(buf));
+	return rc < 0 ? rc : parse_int64(buf, v);
+}
+
+static void trip_type(const struct kthermal *t, uint32_t zone, uint32_t trip, char *buf,
+		      size_t size)
+{
+	char attr[64];
+	snprintf(attr, sizeof(attr), "trip_point_%" PRIu32 "_type", trip);
+	if (read_attr(t, zone, attr, buf, size) < 0 || !buf[0])
+		snprintf(buf, size, "unknown");
+}
+
+static bool cpu_zone(const char *type)
+{
+	return strcmp(type, "x86_pkg_temp") == 0 || strncmp(type, "cpu", 3) == 0 ||
+	       strcmp(type, "acpitz") == 0;
+}
+
+static int make_event(struct kthermal *t, uint32_t zone, uint32_t trip, const char *signal,
+		      const char *ttype, int64_t temp, uint64_t now, struct kevent **out,
+		      const char **why)
+{
+	char ztype[64], object[128];
+	struct strbuf payload = STRBUF_INIT;
+	if (read_attr(t, zone, "type", ztype, sizeof(ztype)) < 0 || !ztype[0])
+		snprintf(ztype, sizeof(ztype), "unknown");
+	for (char *c = ztype; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	if (cpu_zone(ztype))
+		snprintf(object, sizeof(object), "%s", KTHERMAL_CPU_OBJECT);
+	else
+		snprintf(object, sizeof(object), "%s%" PRIu32, KTHERMAL_ZONE_OBJECT, zone);
+	strbuf_printf(&payload,
+		      "Zone: %" PRIu32 "\nZoneType: %s\nTrip: %" PRIu32
+		      "\nTripType: %s\nTemperature: %" PRId64 "\n",
+		      zone, ztype, trip, ttype, temp);
+	int rc = payload.oom
+			 ? -ENOMEM
+			 : kevent_new(KEVENT_POWER, object, signal, payload.buf,
+				      KEVENT_SOURCE_THERMAL, ++t->seqnum, now, NULL, 0, out, why);
+	strbuf_release(&payload);
+	return rc;
+}
+
+int kthermal_apply(struct kthermal *t, const struct kthermal_msg *m, uint64_t now,
+		   struct kevent **out, const char **why)
+{
+	*out = NULL;
+	if (m->kind == KTHERMAL_OTHER || m->zone >= KTHERMAL_MAX_ZONES ||
+	    m->trip >= KTHERMAL_MAX_TRIPS)
+		return 0;
+	uint64_t bit = 1ull << m->trip;
+	int64_t temp = m->temp;
+	if (!m->has_temp && read_int(t, m->zone, "temp", &temp) < 0)
+		temp = 0;
+	char ttype[32];
+	trip_type(t, m->zone, m->trip, ttype, sizeof(ttype));
+	if (m->kind == KTHERMAL_TRIP_UP) {
+		if (t->crossed[m->zone] & bit)
+			return 0; /* known already (seen at start-up, say) */
+		t->crossed[m->zone] |= bit;
+		return make_event(t, m->zone, m->trip,
+				  strcmp(ttype, "critical") == 0 ? "critical" : "high", ttype, temp,
+				  now, out, why);
+	}
+	if (!(t->crossed[m->zone] & bit))
+		return 0; /* never seen going up: no high to end */
+	t->crossed[m->zone] &= ~bit;
+	if (t->crossed[m->zone])
+		return 0; /* still above another trip */
+	return make_event(t, m->zone, m->trip, "normal", ttype, temp, now, out, why);
+}
+
+size_t kthermal_scan(struct kthermal *t, uint64_t now, struct kevent **out, size_t max)
+{
+	size_t n = 0;
+	DIR *d = opendir(t->root);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < max) {
+		unsigned zone;
+		char tail;
+		if (sscanf(de->d_name, "thermal_zone%u%c", &zone, &tail) != 1 ||
+		    zone >= KTHERMAL_MAX_ZONES)
+			continue;
+		int64_t temp;
+		if (read_int(t, zone, "temp", &temp) < 0)
+			continue;
+		uint64_t crossed = 0;
+		int best = -1;
+		int64_t best_temp = TEMP_INVALID;
+		bool critical = false;
+		for (uint32_t trip = 0; trip < KTHERMAL_MAX_TRIPS; trip++) {
+			char attr[64], ttype[32];
+			int64_t tt;
+			snprintf(attr, sizeof(attr), "trip_point_%" PRIu32 "_temp", trip);
+			if (read_int(t, zone, attr, &tt) < 0)
+				break;
+			if (tt <= TEMP_INVALID || temp < tt)
+				continue;
+			crossed |= 1ull << trip;
+			trip_type(t, zone, trip, ttype, sizeof(ttype));
+			critical |= strcmp(ttype, "critical") == 0;
+			if (tt > best_temp) {
+				best_temp = tt;
+				best = (int)trip;
+			}
+		}
+		if (!crossed || (t->crossed[zone] & crossed) == crossed) {
+			t->crossed[zone] |= crossed;
+			continue;
+		}
+		t->crossed[zone] |= crossed;
+		char ttype[32];
+		trip_type(t, zone, (uint32_t)best, ttype, sizeof(ttype));
+		const char *why;
+		if (make_event(t, zone, (uint32_t)best, critical ? "critical" : "high", ttype, temp,
+			       now, &out[n], &why) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
