@@ -31,6 +31,15 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	printf("  timeout: %s\n", t);
 	if (r->user)
 		printf("  user: %s\n", r->user);
+	if (r->no_new_privs)
+		printf("  no_new_privs: true\n");
+	for (size_t i = 0; i < r->n_limits; i++) {
+		if (r->limits[i].value == UINT64_MAX)
+			printf("  limit: %s infinity\n", klimit_name(r->limits[i].resource));
+		else
+			printf("  limit: %s %" PRIu64 "\n", klimit_name(r->limits[i].resource),
+			       r->limits[i].value);
+	}
 	if (r->rl_period_ms) {
 		duration_format(r->rl_period_ms, t, sizeof(t));
 		printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);

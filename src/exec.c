@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,10 +105,18 @@ static int lookup_user(const char *user, struct ids *ids)
 	}
 }
 
-/* The child side of the fork path (rules with a user).  Only async-signal-safe
- * calls: no malloc, no stdio. */
-static _Noreturn void child(const char *path, const struct kplan *plan, const struct ids *ids,
-			    int devnull, int out_w, int err_w)
+static _Noreturn void child_fail(const char *msg, size_t len)
+{
+	ssize_t _unused_ n = write(2, msg, len);
+	_exit(126);
+}
+
+#define CHILD_FAIL(msg) child_fail(msg, sizeof(msg) - 1)
+
+/* The child side of the fork path (rules with a user, limits or
+ * no_new_privs).  Only async-signal-safe calls: no malloc, no stdio. */
+static _Noreturn void child(const char *path, const struct kplan *plan, const struct krule *r,
+			    const struct ids *ids, int devnull, int out_w, int err_w)
 {
 	sigset_t all;
 	sigemptyset(&all);
@@ -120,23 +129,28 @@ static _Noreturn void child(const char *path, const struct kplan *plan, const st
 	if (chdir("/") < 0)
 		_exit(126);
 	umask(022);
-	if (setgroups((size_t)ids->n_groups, ids->groups) < 0 ||
-	    setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
-	    setresuid(ids->uid, ids->uid, ids->uid) < 0) {
-		static const char msg[] = "keventd: cannot switch to the rule's user\n";
-		ssize_t _unused_ n = write(2, msg, sizeof(msg) - 1);
-		_exit(126);
+	for (size_t i = 0; i < r->n_limits; i++) {
+		rlim_t v = r->limits[i].value == UINT64_MAX ? RLIM_INFINITY
+							    : (rlim_t)r->limits[i].value;
+		struct rlimit rl = {v, v};
+		if (setrlimit(r->limits[i].resource, &rl) < 0)
+			CHILD_FAIL("keventd: cannot set the rule's resource limits\n");
 	}
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (ids && (setgroups((size_t)ids->n_groups, ids->groups) < 0 ||
+		    setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
+		    setresuid(ids->uid, ids->uid, ids->uid) < 0))
+		CHILD_FAIL("keventd: cannot switch to the rule's user\n");
+	if (r->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		CHILD_FAIL("keventd: cannot set no_new_privs\n");
 	execve(path, plan->argv, plan->envp);
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-static int spawn_fork(const char *path, const struct kplan *plan, const char *user, int devnull,
-		      int out_w, int err_w, pid_t *pid, const char **what)
+static int spawn_fork(const char *path, const struct kplan *plan, const struct krule *r,
+		      int devnull, int out_w, int err_w, pid_t *pid, const char **what)
 {
 	struct ids ids = {0};
-	int rc = lookup_user(user, &ids);
+	int rc = r->user ? lookup_user(r->user, &ids) : 0;
 	if (rc < 0) {
 		*what = "looking up the rule's user";
 		free(ids.groups);
@@ -149,7 +163,7 @@ static int spawn_fork(const char *path, const struct kplan *plan, const char *us
 		return -errno;
 	}
 	if (p == 0)
-		child(path, plan, &ids, devnull, out_w, err_w);
+		child(path, plan, r, r->user ? &ids : NULL, devnull, out_w, err_w);
 	free(ids.groups);
 	*pid = p;
 	return 0;
@@ -203,14 +217,15 @@ int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p
 		*what = "pipe";
 		goto out;
 	}
-	if (r->user) {
+	if (r->user || r->no_new_privs || r->n_limits) {
+		/* what posix_spawn cannot do: credentials, limits, no_new_privs */
 		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (devnull < 0) {
 			rc = -errno;
 			*what = "opening /dev/null";
 			goto out;
 		}
-		rc = spawn_fork(path, plan, r->user, devnull, out[1], err[1], &pid, what);
+		rc = spawn_fork(path, plan, r, devnull, out[1], err[1], &pid, what);
 	} else {
 		rc = spawn_posix(path, plan, out[1], err[1], &pid, what);
 	}

@@ -421,10 +421,52 @@ static bool user_exists(const char *u)
 	return getpwnam(u) != NULL;
 }
 
-enum rule_key { K_NAME, K_MATCH, K_RUN, K_SHELL, K_TIMEOUT, K_USER, K_RATELIMIT, K_LAST, K_MAX };
-static const char *const rule_keys[K_MAX] = {
-	"name", "match", "run", "shell", "timeout", "user", "ratelimit", "last",
+enum rule_key {
+	K_NAME,
+	K_MATCH,
+	K_RUN,
+	K_SHELL,
+	K_TIMEOUT,
+	K_USER,
+	K_RATELIMIT,
+	K_LAST,
+	K_NNP,
+	K_LIMITS,
+	K_MAX
 };
+static const char *const rule_keys[K_MAX] = {
+	"name", "match",     "run",  "shell",	     "timeout",
+	"user", "ratelimit", "last", "no_new_privs", "limits",
+};
+
+static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
+{
+	if (n->kind != YNODE_MAP) {
+		err(p, n, "'limits' must be a mapping of limit names to values, not %s",
+		    ynode_kind_name(n));
+		return;
+	}
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+		const char *why = NULL;
+		struct klimit l;
+		if (k->kind != YNODE_SCALAR || !want_scalar(p, v, k->value))
+			continue;
+		if (klimit_parse(k->value, v->value, &l, &why) < 0) {
+			err(p, k->kind == YNODE_SCALAR && strstr(why, "unknown") ? k : v,
+			    "bad limit %s \"%s\": %s", k->value, v->value, why);
+			continue;
+		}
+		bool dup = false;
+		for (size_t j = 0; j < r->n_limits && !dup; j++)
+			dup = r->limits[j].resource == l.resource;
+		if (dup) {
+			err(p, k, "limit '%s' given twice", k->value);
+			continue;
+		}
+		r->limits[r->n_limits++] = l;
+	}
+}
 
 static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
 {
@@ -453,7 +495,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
-			    "user, ratelimit or last)",
+			    "user, ratelimit, last, no_new_privs or limits)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -494,6 +536,11 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
 	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last")) && parse_bool(s, &r->last) < 0)
 		err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
+	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs")) &&
+	    parse_bool(s, &r->no_new_privs) < 0)
+		err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);
+	if (at[K_LIMITS])
+		parse_limits(p, at[K_LIMITS], r);
 
 	/* The types a rule can match, so the matcher never tries it for others. */
 	r->type_mask = r->type.n ? 0 : (uint8_t)((1u << KEVENT_NTYPES) - 1);

@@ -13,6 +13,7 @@
 
 #include "diag.h"
 #include "event.h"
+#include "rlimits.h"
 #include "pattern.h"
 
 #define KRULE_NAME_MAX		 128
@@ -48,6 +49,9 @@ struct krule {
 	char *shell; /* script for /bin/sh -c; NULL when none */
 	uint64_t timeout_ms;
 	char *user; /* NULL: the daemon's user */
+	bool no_new_privs;
+	struct klimit limits[KLIMITS_MAX];
+	size_t n_limits;
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
 	bool last;
