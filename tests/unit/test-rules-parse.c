@@ -15,9 +15,9 @@ struct err_case {
 	bool prefix;
 };
 
-#define UNKNOWN_RULE_KEY                                                                          \
-	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit " \
-	"or last)"
+#define UNKNOWN_RULE_KEY                                                                           \
+	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit, " \
+	"last, no_new_privs or limits)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
