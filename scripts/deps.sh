@@ -1,10 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installs the Debian packages keventd needs to build and test, if missing.
+# Installs the Debian packages keventd needs, if missing.
+#   deps.sh         to build and run keventd
+#   deps.sh test    also what the tests need (QEMU, busybox, kernel source
+#                   for checkpatch, iasl, packaging tools)
+# The kernel headers and images of the QEMU tests are fetched by
+# tests/kernel/prepare-kernel.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev libcmocka-dev clang clang-format libclang-rt-14-dev valgrind udev
-util-linux bsdutils python3"
+libudev-dev udev util-linux bsdutils"
+if [ "${1:-}" = test ]; then
+	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
+man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
+linux-source-6.1"
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
@@ -19,4 +28,4 @@ echo "deps.sh: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends $missing >/dev/null

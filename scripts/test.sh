@@ -5,14 +5,22 @@
 # the plain build only.  Usage: scripts/test.sh [ctest arguments]
 set -eu
 cd "$(dirname "$0")/.."
-sh scripts/deps.sh
+sh scripts/deps.sh test
 jobs=$(nproc)
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON -DKEVENT_KERNEL_TESTS=ON \
+	>/dev/null
 cmake --build build -j"$jobs"
-cmake -S . -B build-asan -DKEVENT_SANITIZE=ON -DKEVENT_KERNEL_TESTS=OFF \
+cmake -S . -B build-asan -DKEVENT_SANITIZE=ON -DBUILD_TESTING=ON -DKEVENT_KERNEL_TESTS=OFF \
 	-DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs"
+
+# The QEMU tests' kernels: headers installed and images fetched once, here,
+# rather than by tests racing each other for apt.
+for k in 6.1 6.12; do
+	bash tests/kernel/prepare-kernel.sh --kernel "$k" --cache build/kernel-tests/cache \
+		>/dev/null || echo "test.sh: kernel $k not prepared; its QEMU tests will say why"
+done
 
 status=0
 echo "== tests: sanitizer build (ASan + UBSan) =="

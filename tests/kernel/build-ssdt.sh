@@ -7,9 +7,9 @@ asl=$1
 out=$2
 if ! command -v iasl >/dev/null; then
 	if [ "$(id -u)" -ne 0 ] ||
-		! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq acpica-tools >/dev/null 2>&1; then
+		! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 acpica-tools >/dev/null 2>&1; then
 		(apt-get update -qq >/dev/null 2>&1 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq acpica-tools >/dev/null 2>&1) ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 acpica-tools >/dev/null 2>&1) ||
 			{ echo "build-ssdt: acpica-tools (iasl) cannot be installed"; exit 77; }
 	fi
 fi

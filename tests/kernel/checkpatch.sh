@@ -40,7 +40,7 @@ if [ ! -s "$CP" ]; then
 		if ! installed linux-source-6.1 perl; then
 			[ "$(id -u)" = 0 ] || skip "not root, cannot install linux-source-6.1"
 			echo "checkpatch: apt-get install linux-source-6.1 perl" >&2
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 \
 				-o Dpkg::Lock::Timeout=600 --no-install-recommends \
 				linux-source-6.1 perl >"$CACHE/apt-checkpatch.log" 2>&1 ||
 				{ tail -n 20 "$CACHE/apt-checkpatch.log" >&2;
