@@ -6,7 +6,8 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
@@ -105,6 +106,26 @@ static int lookup_user(const char *user, struct ids *ids)
 	}
 }
 
+/* The kernel's struct sigaction, for rt_sigaction(2): glibc's sigaction()
+ * refuses its own internal signals (32, 33), which must be reset too. */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+/* In a child: every signal to its default disposition, none blocked. */
+static void reset_signals(void)
+{
+	struct ksigaction dfl = {.handler = SIG_DFL};
+	uint64_t none = 0;
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(uint64_t));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
+}
+
 static _Noreturn void child_fail(const char *msg, size_t len)
 {
 	ssize_t _unused_ n = write(2, msg, len);
@@ -118,11 +139,7 @@ static _Noreturn void child_fail(const char *msg, size_t len)
 static _Noreturn void child(const char *path, const struct kplan *plan, const struct krule *r,
 			    const struct ids *ids, int devnull, int out_w, int err_w)
 {
-	sigset_t all;
-	sigemptyset(&all);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &all, NULL);
+	reset_signals();
 	if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		_exit(126);
 	close_range(3, ~0u, 0);
@@ -169,33 +186,46 @@ static int spawn_fork(const char *path, const struct kplan *plan, const struct k
 	return 0;
 }
 
-static int spawn_posix(const char *path, const struct kplan *plan, int out_w, int err_w, pid_t *pid,
-		       const char **what)
+/*
+ * The common path: vfork (the child borrows our memory until it execs, so
+ * spawning costs the same however large keventd grows) and exec.  Unlike
+ * glibc's posix_spawn, which leaves its internal signals ignored in the
+ * child, this gives the handler truly default dispositions.
+ */
+static int spawn_vfork(const char *path, const struct kplan *plan, int devnull, int out_w,
+		       int err_w, pid_t *pid, const char **what)
 {
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_t fa;
-	sigset_t none, all;
-	sigemptyset(&none);
+	sigset_t all, old;
+	volatile int child_errno = 0;
+	/* no handler of ours may run in the child while it shares our memory */
 	sigfillset(&all);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-						POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, out_w, 1);
-	posix_spawn_file_actions_adddup2(&fa, err_w, 2);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawn_file_actions_addchdir_np(&fa, "/");
-	/* the umask is inherited: keventd sets 022 at start-up */
-	int rc = posix_spawn(pid, path, &fa, &attr, plan->argv, plan->envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (rc) {
-		*what = "exec";
-		return -rc;
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t p = vfork();
+	if (p == 0) {
+		reset_signals();
+		if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 ||
+		    dup2(err_w, 2) < 0 || close_range(3, ~0u, 0) < 0 || chdir("/") < 0) {
+			child_errno = errno;
+			_exit(126);
+		}
+		/* the umask is inherited: keventd sets 022 at start-up */
+		execve(path, plan->argv, plan->envp);
+		child_errno = errno;
+		_exit(127);
 	}
+	int err = p < 0 ? errno : child_errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (p < 0) {
+		*what = "vfork";
+		return -err;
+	}
+	if (err) {
+		/* it never ran the program: collect it and say why */
+		waitpid(p, NULL, 0);
+		*what = "exec";
+		return -err;
+	}
+	*pid = p;
 	return 0;
 }
 
@@ -217,18 +247,17 @@ int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p
 		*what = "pipe";
 		goto out;
 	}
-	if (r->user || r->no_new_privs || r->n_limits) {
-		/* what posix_spawn cannot do: credentials, limits, no_new_privs */
-		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (devnull < 0) {
-			rc = -errno;
-			*what = "opening /dev/null";
-			goto out;
-		}
-		rc = spawn_fork(path, plan, r, devnull, out[1], err[1], &pid, what);
-	} else {
-		rc = spawn_posix(path, plan, out[1], err[1], &pid, what);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0) {
+		rc = -errno;
+		*what = "opening /dev/null";
+		goto out;
 	}
+	if (r->user || r->no_new_privs || r->n_limits)
+		/* credentials, limits, no_new_privs: work for a child of its own */
+		rc = spawn_fork(path, plan, r, devnull, out[1], err[1], &pid, what);
+	else
+		rc = spawn_vfork(path, plan, devnull, out[1], err[1], &pid, what);
 	if (rc < 0)
 		goto out;
 	p->pid = pid;
