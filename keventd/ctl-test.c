@@ -62,6 +62,9 @@ static int read_payload_stdin(char **out)
 	return rc == -EFBIG ? -EMSGSIZE : rc;
 }
 
+static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
+		    int64_t seqnum, int64_t timestamp);
+
 int ctl_test(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -110,6 +113,26 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	if (!n_dirs)
 		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
 			dirs[n_dirs++] = kevent_default_rule_dirs[i];
+	/* absolute, as keventd makes them: KEVENT_RULE_FILE is what a handler gets */
+	char *abs[MAX_DIRS] = {NULL};
+	for (size_t i = 0; i < n_dirs; i++) {
+		abs[i] = path_absolute(dirs[i]);
+		if (!abs[i]) {
+			for (size_t j = 0; j < i; j++)
+				free(abs[j]);
+			return ctl_usage_error("%s: %s", dirs[i], strerror(errno));
+		}
+		dirs[i] = abs[i];
+	}
+	int status = run_test(argc, argv, dirs, n_dirs, source, seqnum, timestamp);
+	for (size_t i = 0; i < n_dirs; i++)
+		free(abs[i]);
+	return status;
+}
+
+static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
+		    int64_t seqnum, int64_t timestamp)
+{
 
 	int type = kevent_type_from_name(argv[optind]);
 	if (type < 0)

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "dbus.h"
 #include "log.h"
 #include "notify.h"
 #include "thermal.h"
@@ -43,12 +44,15 @@ static void usage(FILE *f)
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
 		"  --log-format FORMAT    text or json (default text)\n"
 		"  --dry-run              log what would run instead of running it\n"
+		"  --dbus                 also send each event as a D-Bus signal on the system\n"
+		"                         bus (org.kernel.Event)%s\n"
 		"  -h, --help             show this help\n"
 		"  --version              show the version\n"
 		"\n"
 		"See keventd(8), keventd.rules(5) and keventctl(8).\n",
 		KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN, KEVENT_RULES_DIR_LIB,
-		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE);
+		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE,
+		kdbus_available() ? "" : "; not in this build");
 }
 
 static int usage_error(const char *fmt, ...) _printf_(1, 2);
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_LEVEL,
 		O_FORMAT,
 		O_DRY,
+		O_DBUS,
 		O_VERSION
 	};
 	static const struct option opts[] = {
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"log-level", required_argument, NULL, O_LEVEL},
 		{"log-format", required_argument, NULL, O_FORMAT},
 		{"dry-run", no_argument, NULL, O_DRY},
+		{"dbus", no_argument, NULL, O_DBUS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{0},
@@ -172,8 +178,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("source '%s' is not available in this build",
 						   bad);
 			if (rc < 0)
-				return usage_error("unknown source in '%s' (kernel, socket)",
-						   optarg);
+				return usage_error(
+					"unknown source in '%s' (kernel, udev, thermal, socket)",
+					optarg);
 			break;
 		}
 		case O_UDEV:
@@ -214,6 +221,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_DRY:
 			o->cfg.dry_run = true;
 			break;
+		case O_DBUS:
+			if (!kdbus_available())
+				return usage_error("--dbus: this keventd was built without D-Bus");
+			o->cfg.dbus = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -238,20 +250,10 @@ static int parse_args(int argc, char **argv, struct options *o)
  * thing to a handler that runs in "/". */
 static int absolute_dirs(struct options *o, char **store)
 {
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		return -errno;
 	for (size_t i = 0; i < o->cfg.n_rule_dirs; i++) {
-		const char *dir = o->dirs[i];
-		if (dir[0] == '/')
-			store[i] = strdup(dir);
-		else if (asprintf(&store[i], "%s/%s", cwd, dir) < 0)
-			store[i] = NULL;
+		store[i] = path_absolute(o->dirs[i]);
 		if (!store[i])
-			return -ENOMEM;
-		size_t l = strlen(store[i]);
-		while (l > 1 && store[i][l - 1] == '/')
-			store[i][--l] = '\0';
+			return -errno;
 		o->dirs[i] = store[i];
 	}
 	o->cfg.rule_dirs = o->dirs;
@@ -329,6 +331,12 @@ static int setup_signals(struct kdaemon *d)
 
 static int start_sources(struct kdaemon *d)
 {
+	if (d->cfg.dbus) {
+		int r = kdbus_new(d->loop, &d->dbus);
+		if (r < 0)
+			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
+				  strerror(-r));
+	}
 	struct ksource *src = NULL;
 	int rc = kcontrol_new(d, &d->control, &src);
 	if (rc < 0) {
@@ -398,6 +406,7 @@ static void finish(struct kdaemon *d)
 		if (d->sources[i]->free)
 			d->sources[i]->free(d->sources[i]);
 	kcontrol_free(d->control); /* after the sources: it holds the socket source */
+	kdbus_free(d->dbus);
 	ksched_free(d->sched);
 	kruleset_free(d->rules);
 	kratelimit_free(d->rl);

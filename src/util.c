@@ -219,6 +219,26 @@ int parse_int64(const char *s, int64_t *out)
 	return 0;
 }
 
+char *path_absolute(const char *dir)
+{
+	char *abs = NULL;
+	if (dir[0] == '/') {
+		abs = strdup(dir);
+	} else {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return NULL;
+		if (asprintf(&abs, "%s/%s", cwd, dir) < 0)
+			abs = NULL;
+	}
+	if (!abs)
+		return NULL;
+	size_t l = strlen(abs);
+	while (l > 1 && abs[l - 1] == '/')
+		abs[--l] = '\0';
+	return abs;
+}
+
 static uint64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;

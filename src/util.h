@@ -62,7 +62,7 @@ void strbuf_add(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_putc(struct strbuf *sb, char c);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) _printf_(2, 3);
-void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
+void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap) _printf_(2, 0);
 /* Appends s quoted as a C string literal ("a\nb"), escaping anything unprintable. */
 void strbuf_quote(struct strbuf *sb, const char *s);
 /* Appends s as a JSON string. */
@@ -99,6 +99,9 @@ int read_file(const char *path, size_t max, char **out, size_t *out_len);
 int read_fd(int fd, size_t max, char **out, size_t *out_len);
 /* Parses a decimal integer, whole string, optional sign and surrounding blanks. */
 int parse_int64(const char *s, int64_t *out);
+/* dir made absolute (against the working directory) without trailing
+ * slashes; malloc'd, NULL on failure with errno set. */
+char *path_absolute(const char *dir);
 uint64_t now_realtime_ns(void);
 uint64_t now_monotonic_ns(void);
 
