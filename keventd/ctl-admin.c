@@ -42,6 +42,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"prometheus", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -49,12 +50,16 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "+hj", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl status [--json]\nPrints keventd's counters.\n");
+			printf("Usage: keventctl status [--json|--prometheus]\n"
+			       "Prints keventd's counters: as text, as JSON, or in the Prometheus\n"
+			       "text exposition format.\n");
 			return 0;
 		}
-		if (o != 'j')
+		if (o != 'j' && o != 'p')
 			return EXIT_USAGE;
-		format = "json";
+		if (strcmp(format, "text") != 0)
+			return ctl_usage_error("--json and --prometheus exclude each other");
+		format = o == 'j' ? "json" : "prometheus";
 	}
 	if (optind < argc)
 		return ctl_usage_error("status takes no arguments");

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		"  send TYPE OBJECT SIGNAL [PAYLOAD|-]    inject an event into keventd\n"
 		"  monitor [--json]                       print events as keventd receives them\n"
 		"  reload                                 make keventd reload its rules now\n"
-		"  status [--json]                        print keventd's counters\n"
+		"  status [--json|--prometheus]           print keventd's counters\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"

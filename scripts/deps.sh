@@ -3,16 +3,17 @@
 # Installs the Debian packages keventd needs, if missing.
 #   deps.sh         to build and run keventd
 #   deps.sh test    also what the tests need (QEMU, busybox, kernel source
-#                   for checkpatch, iasl, packaging tools)
+#                   for checkpatch, iasl, packaging tools: dpkg-dev,
+#                   lintian, man-db, bash-completion, systemd-analyze)
 # The kernel headers and images of the QEMU tests are fetched by
 # tests/kernel/prepare-kernel.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev udev util-linux bsdutils"
+libudev-dev libsystemd-dev udev util-linux bsdutils"
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
-linux-source-6.1"
+linux-source-6.1 bash-completion dpkg-dev lintian systemd gzip dbus-daemon dbus-bin"
 fi
 missing=""
 for p in $pkgs; do

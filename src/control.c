@@ -89,6 +89,8 @@ static void client_free(struct client *c)
 static void update_events(struct client *c)
 {
 	uint32_t ev = 0;
+	if (!c->io)
+		return; /* hung up with a parked send: see on_client() */
 	/* read unless parked on a full daemon queue or backed up on our replies */
 	if (!c->parked && (c->monitor || c->queued < OUTQ_MAX) && !c->ctl->stopped)
 		ev |= EPOLLIN;
@@ -180,6 +182,10 @@ static void do_send(struct client *c, const struct kctl_msg *m)
 		reply(c, "err", "send takes TYPE OBJECT SIGNAL [PAYLOAD]");
 		return;
 	}
+	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))) {
+		reply(c, "err", "the socket source is off (keventd --sources): send refused");
+		return;
+	}
 	int type = kevent_type_from_name(m->f[1]);
 	const char *why = "unknown event type";
 	struct kevent *ev = NULL;
@@ -223,7 +229,8 @@ static void do_command(struct client *c, const struct kctl_msg *m)
 		reply(c, "ok", NULL);
 	} else if (strcmp(cmd, "status") == 0) {
 		struct strbuf sb = STRBUF_INIT;
-		kdaemon_status(d, m->n > 1 && strcmp(m->f[1], "json") == 0, &sb);
+		int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
+		kdaemon_status(d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format, &sb);
 		reply_data(c, strbuf_str(&sb));
 		reply(c, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
 		strbuf_release(&sb);
@@ -275,6 +282,14 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 		return;
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
+	if (c->parked && events & (EPOLLHUP | EPOLLERR)) {
+		/* it hung up while its send waits for room.  The send still goes in
+		 * (it was read), but a hung-up socket is always ready: stop polling
+		 * it, or the loop spins until the queue has room */
+		kio_free(c->io);
+		c->io = NULL;
+		return;
+	}
 	for (int i = 0; i < READS_PER_WAKEUP && !c->parked; i++) {
 		if (!c->monitor && c->queued >= OUTQ_MAX)
 			break; /* it does not read its replies: stop reading its requests */
@@ -329,6 +344,11 @@ static void refuse(int fd, const char *why)
 		ssize_t _unused_ n = send(fd, sb.buf, sb.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
 	strbuf_release(&sb);
+	/* a request left unread at close() makes the peer's next read fail with
+	 * ECONNRESET instead of showing it our answer: discard what it sent */
+	char buf[64];
+	for (int i = 0; i < 64 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) > 0; i++)
+		;
 	close(fd);
 }
 
@@ -394,7 +414,10 @@ static void resume_parked(struct ktimer *t, void *userdata)
 		c->parked = NULL;
 		handle(c, buf, len);
 		free(buf);
-		flush(c);
+		if (!c->io)
+			client_free(c); /* it hung up meanwhile: nobody to answer */
+		else
+			flush(c);
 	}
 }
 
@@ -448,8 +471,41 @@ size_t kcontrol_clients(const struct kcontrol *ctl)
 	return ctl->n_clients;
 }
 
-static void monitor_line(struct strbuf *sb, const struct kevent *ev,
-			 const struct krule *const *rules, size_t n, bool json)
+/* A monitor line goes out as one "data\0LINE\0" message. */
+#define LINE_ROOM     (KCTL_MSG_MAX - sizeof("data") - 1)
+#define BRIEF_PAYLOAD 512
+
+/* Drops what was added to sb since it was len bytes long. */
+static void strbuf_cut(struct strbuf *sb, size_t len)
+{
+	if (sb->buf && len < sb->len) {
+		sb->len = len;
+		sb->buf[len] = '\0';
+	}
+}
+
+/* Appends the names of the rules, as many as leave room for the line's end. */
+static void monitor_rules(struct strbuf *sb, const struct krule *const *rules, size_t n, bool json)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t before = sb->len;
+		strbuf_puts(sb, i ? "," : "");
+		if (json)
+			strbuf_json(sb, rules[i]->name);
+		else
+			strbuf_puts(sb, rules[i]->name);
+		if (sb->len > LINE_ROOM - 32) {
+			strbuf_cut(sb, before);
+			strbuf_puts(sb, json ? "],\"rules_truncated\":true" : ",...");
+			return;
+		}
+	}
+	if (json)
+		strbuf_putc(sb, ']');
+}
+
+static void monitor_line_as(struct strbuf *sb, const struct kevent *ev, const char *payload,
+			    bool brief, const struct krule *const *rules, size_t n, bool json)
 {
 	if (json) {
 		strbuf_printf(sb,
@@ -461,30 +517,47 @@ static void monitor_line(struct strbuf *sb, const struct kevent *ev,
 		strbuf_puts(sb, ",\"signal\":");
 		strbuf_json(sb, ev->signal);
 		strbuf_puts(sb, ",\"payload\":");
-		strbuf_json(sb, ev->payload);
+		strbuf_json(sb, payload);
+		if (brief)
+			strbuf_puts(sb, ",\"truncated\":true");
 		strbuf_puts(sb, ",\"properties\":{");
-		for (size_t i = 0; i < ev->n_props; i++) {
+		for (size_t i = 0; i < ev->n_props && !brief; i++) {
 			strbuf_puts(sb, i ? "," : "");
 			strbuf_json(sb, ev->props[i].key);
 			strbuf_putc(sb, ':');
 			strbuf_json(sb, ev->props[i].value);
 		}
 		strbuf_puts(sb, "},\"rules\":[");
-		for (size_t i = 0; i < n; i++) {
-			strbuf_puts(sb, i ? "," : "");
-			strbuf_json(sb, rules[i]->name);
-		}
-		strbuf_puts(sb, "]}");
+		monitor_rules(sb, rules, n, true);
+		strbuf_putc(sb, '}');
 		return;
 	}
 	strbuf_printf(sb, "%s seq=%" PRIu64 " %s %s %s payload=", kevent_source_name(ev->source),
 		      ev->seqnum, kevent_type_name(ev->type), ev->object, ev->signal);
-	strbuf_quote(sb, ev->payload);
+	strbuf_quote(sb, payload);
+	strbuf_puts(sb, brief ? "..." : "");
 	strbuf_puts(sb, n ? " rules=" : " rules=(none)");
-	for (size_t i = 0; i < n; i++) {
-		strbuf_puts(sb, i ? "," : "");
-		strbuf_puts(sb, rules[i]->name);
+	monitor_rules(sb, rules, n, false);
+}
+
+static void monitor_line(struct strbuf *sb, const struct kevent *ev,
+			 const struct krule *const *rules, size_t n, bool json)
+{
+	monitor_line_as(sb, ev, ev->payload, false, rules, n, json);
+	if (sb->len <= LINE_ROOM || sb->oom)
+		return;
+	/* too long for one message once escaped: the start of the payload (not
+	 * cutting a UTF-8 character), and no properties, which are in it */
+	size_t len = strlen(ev->payload), cut = len < BRIEF_PAYLOAD ? len : BRIEF_PAYLOAD;
+	while (cut && cut < len && ((unsigned char)ev->payload[cut] & 0xc0) == 0x80)
+		cut--;
+	_cleanup_free_ char *brief = strndup(ev->payload, cut);
+	strbuf_reset(sb);
+	if (!brief) {
+		sb->oom = true;
+		return;
 	}
+	monitor_line_as(sb, ev, brief, true, rules, n, json);
 }
 
 void kcontrol_monitor(struct kcontrol *ctl, const struct kevent *ev,

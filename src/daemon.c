@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The daemon's core: intake, matching, flow control, reload and status. */
 #include "daemon.h"
+#include "dbus.h"
 
 #include <errno.h>
 #include <string.h>
@@ -91,6 +92,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.matched++;
 	if (d->control)
 		kcontrol_monitor(d->control, ev, c.all, c.n_all);
+	kdbus_emit(d->dbus, ev);
 	if (klog_enabled(LOG_DEBUG))
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
@@ -189,7 +191,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status(struct kdaemon *d, bool json, struct strbuf *out)
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out)
 {
 	struct kstatus_extra x = {
 		.pending = ksched_pending(d->sched),
@@ -199,8 +201,10 @@ void kdaemon_status(struct kdaemon *d, bool json, struct strbuf *out)
 		.clients = d->control ? kcontrol_clients(d->control) : 0,
 		.paused = d->paused,
 	};
-	if (json)
+	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
+	else if (format == KSTATUS_PROMETHEUS)
+		kstats_render_prometheus(&d->stats, d->rules, &x, out);
 	else
 		kstats_render_text(&d->stats, d->rules, &x, out);
 }

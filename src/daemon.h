@@ -21,6 +21,7 @@
 #define KEVENT_MAX_SOURCES	  8
 
 struct kcontrol;
+struct kdbus;
 struct kwatch;
 
 struct kdaemon_config {
@@ -34,6 +35,7 @@ struct kdaemon_config {
 	size_t queue_size;
 	bool dry_run;
 	bool trust; /* check rule file ownership: running as root */
+	bool dbus;  /* forward every event to the system bus (--dbus) */
 };
 
 struct kdaemon {
@@ -46,6 +48,7 @@ struct kdaemon {
 	struct ksource *sources[KEVENT_MAX_SOURCES];
 	size_t n_sources;
 	struct kcontrol *control;
+	struct kdbus *dbus; /* NULL unless --dbus and connected */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;
@@ -68,8 +71,8 @@ bool kdaemon_accepting(const struct kdaemon *d);
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report);
-/* Renders status as "text" or "json". */
-void kdaemon_status(struct kdaemon *d, bool json, struct strbuf *out);
+/* Renders status as text, JSON or the Prometheus text format. */
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out);
 
 /* The runner's start callback for the scheduler (runner.c). */
 void krunner_start(struct ksched *s, struct kjob *job, void *userdata);

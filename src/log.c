@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "log.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,30 +46,106 @@ bool klog_enabled(int level)
 	return level <= max_level;
 }
 
+/* A text field value, quoted when a reader would otherwise split it. */
+static void text_value(struct strbuf *o, const char *v)
+{
+	bool quote = !*v;
+	for (const unsigned char *p = (const unsigned char *)v; *p && !quote; p++)
+		quote = *p <= ' ' || *p == '"' || *p == '=' || *p == '\\' || *p == 0x7f;
+	if (!quote) {
+		strbuf_puts(o, v);
+		return;
+	}
+	strbuf_putc(o, '"');
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			strbuf_putc(o, '\\');
+			strbuf_putc(o, (char)*p);
+		} else if (*p == '\n') {
+			strbuf_puts(o, "\\n");
+		} else if (*p == '\t') {
+			strbuf_puts(o, "\\t");
+		} else if (*p < ' ' || *p == 0x7f) {
+			strbuf_printf(o, "\\x%02x", *p);
+		} else {
+			strbuf_putc(o, (char)*p);
+		}
+	}
+	strbuf_putc(o, '"');
+}
+
+static void put_fields(struct strbuf *line, const struct klog_field *f, size_t n, bool json)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (json)
+			strbuf_printf(line, ",\"%s\":", f[i].key);
+		else
+			strbuf_printf(line, " %s=", f[i].key);
+		switch (f[i].type) {
+		case KLOG_F_STR:
+			if (json)
+				strbuf_json(line, f[i].s ? f[i].s : "");
+			else
+				text_value(line, f[i].s ? f[i].s : "");
+			break;
+		case KLOG_F_INT:
+			strbuf_printf(line, "%" PRId64, f[i].i);
+			break;
+		case KLOG_F_UINT:
+			strbuf_printf(line, "%" PRIu64, f[i].u);
+			break;
+		case KLOG_F_BOOL:
+			strbuf_puts(line, f[i].b ? "true" : "false");
+			break;
+		}
+	}
+}
+
+static void emit(int level, const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
+	_printf_(4, 0);
+static void emit(int level, const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
+{
+	struct strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
+	strbuf_vprintf(&msg, fmt, ap);
+	if (log_format == KLOG_JSON) {
+		strbuf_printf(&line, "{\"level\":\"%s\",\"message\":", level_names[level & 7]);
+		strbuf_json(&line, strbuf_str(&msg));
+		put_fields(&line, fields, n, true);
+		strbuf_puts(&line, "}\n");
+	} else {
+		if (to_journal)
+			strbuf_printf(&line, "<%d>%s", level & 7, strbuf_str(&msg));
+		else
+			strbuf_printf(&line, "keventd: %s%s%s",
+				      level <= LOG_WARNING ? level_names[level & 7] : "",
+				      level <= LOG_WARNING ? ": " : "", strbuf_str(&msg));
+		put_fields(&line, fields, n, false);
+		strbuf_putc(&line, '\n');
+	}
+	/* One write per line, so lines from several processes never interleave. */
+	if (!line.oom) {
+		ssize_t _unused_ w = write(STDERR_FILENO, line.buf, line.len);
+	}
+	strbuf_release(&msg);
+	strbuf_release(&line);
+}
+
 void klog(int level, const char *fmt, ...)
 {
 	if (level > max_level)
 		return;
-	struct strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	strbuf_vprintf(&msg, fmt, ap);
+	emit(level, NULL, 0, fmt, ap);
 	va_end(ap);
-	if (log_format == KLOG_JSON) {
-		strbuf_printf(&line, "{\"level\":\"%s\",\"message\":", level_names[level & 7]);
-		strbuf_json(&line, strbuf_str(&msg));
-		strbuf_puts(&line, "}\n");
-	} else if (to_journal) {
-		strbuf_printf(&line, "<%d>%s\n", level & 7, strbuf_str(&msg));
-	} else {
-		strbuf_printf(&line, "keventd: %s%s%s\n",
-			      level <= LOG_WARNING ? level_names[level & 7] : "",
-			      level <= LOG_WARNING ? ": " : "", strbuf_str(&msg));
-	}
-	/* One write per line, so lines from several processes never interleave. */
-	if (!line.oom) {
-		ssize_t _unused_ n = write(STDERR_FILENO, line.buf, line.len);
-	}
-	strbuf_release(&msg);
-	strbuf_release(&line);
+}
+
+void klog_fields(int level, const struct klog_field *fields, size_t n, const char *fmt, ...)
+{
+	if (level > max_level)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	emit(level, fields, n, fmt, ap);
+	va_end(ap);
 }

@@ -8,6 +8,7 @@
 #ifndef KEVENT_RULESET_H
 #define KEVENT_RULESET_H
 
+#include "config.h" /* KEVENT_RULES_DIR_LIB follows the install prefix */
 #include "diag.h"
 #include "event.h"
 #include "rules.h"
@@ -15,7 +16,6 @@
 
 #define KEVENT_RULES_DIR_ETC "/etc/keventd/rules.d"
 #define KEVENT_RULES_DIR_RUN "/run/keventd/rules.d"
-#define KEVENT_RULES_DIR_LIB "/usr/lib/keventd/rules.d"
 
 extern const char *const kevent_default_rule_dirs[3];
 

@@ -129,26 +129,39 @@ static void on_timeout(struct ktimer *t, void *userdata)
 	}
 }
 
+/* One record per run: a sentence for people, and the fields rule, file
+ * (path:line), seq, pid, exit or signal, timed_out and duration_ms for grep
+ * and for machines (klog_fields; --log-format json makes them JSON keys). */
 static void log_result(struct child *c, const siginfo_t *si, uint64_t ms)
 {
 	struct kdaemon *d = c->d;
 	struct krule_counters *rc = kstats_rule(&d->stats, c->rule);
 	const char *name = c->rule->name;
-	bool failed = true;
-	if (si->si_code == CLD_EXITED && si->si_status == 0) {
-		failed = false;
-		log_info("rule %s[%d]: exited 0 after %" PRIu64 "ms (seq %" PRIu64 ")", name,
-			 (int)c->proc.pid, ms, c->job->ev->seqnum);
-	} else if (si->si_code == CLD_EXITED) {
-		log_warning("rule %s[%d]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
+	bool exited = si->si_code == CLD_EXITED;
+	bool failed = !exited || si->si_status != 0;
+	struct strbuf where = STRBUF_INIT;
+	strbuf_printf(&where, "%s:%u", c->rule->file->path, c->rule->line);
+	struct klog_field f[] = {
+		KLOG_STR("rule", name),
+		KLOG_STR("file", strbuf_str(&where)),
+		KLOG_UINT("seq", c->job->ev->seqnum),
+		KLOG_INT("pid", c->proc.pid),
+		exited ? KLOG_INT("exit", si->si_status) : KLOG_INT("signal", si->si_status),
+		KLOG_BOOL("timed_out", c->timed_out),
+		KLOG_UINT("duration_ms", ms),
+	};
+	if (exited)
+		klog_fields(failed ? LOG_WARNING : LOG_INFO, f, ARRAY_SIZE(f),
+			    "rule %s[%d]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
 			    (int)c->proc.pid, si->si_status, ms, c->job->ev->seqnum,
 			    si->si_status == 127 ? ": program not found?" : "");
-	} else {
-		log_warning("rule %s[%d]: killed by signal %d (%s) after %" PRIu64
+	else
+		klog_fields(LOG_WARNING, f, ARRAY_SIZE(f),
+			    "rule %s[%d]: killed by signal %d (%s) after %" PRIu64
 			    "ms (seq %" PRIu64 ")%s",
 			    name, (int)c->proc.pid, si->si_status, strsignal(si->si_status), ms,
 			    c->job->ev->seqnum, c->timed_out ? ", timed out" : "");
-	}
+	strbuf_release(&where);
 	if (failed) {
 		d->stats.failures++;
 		if (rc)

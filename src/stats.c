@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,4 +196,155 @@ void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
 		strbuf_puts(o, "}");
 	}
 	strbuf_puts(o, "]}\n");
+}
+
+int kstatus_format_from_name(const char *name)
+{
+	if (strcmp(name, "text") == 0)
+		return KSTATUS_TEXT;
+	if (strcmp(name, "json") == 0)
+		return KSTATUS_JSON;
+	if (strcmp(name, "prometheus") == 0)
+		return KSTATUS_PROMETHEUS;
+	return -1;
+}
+
+/* A label value: backslash, double quote and newline escaped. */
+static void prom_label(struct strbuf *o, const char *name, const char *value)
+{
+	strbuf_printf(o, "%s=\"", name);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\')
+			strbuf_puts(o, "\\\\");
+		else if (*p == '"')
+			strbuf_puts(o, "\\\"");
+		else if (*p == '\n')
+			strbuf_puts(o, "\\n");
+		else
+			strbuf_putc(o, *p);
+	}
+	strbuf_putc(o, '"');
+}
+
+/* HELP and TYPE of a family; its samples follow. */
+static void prom_family(struct strbuf *o, const char *name, const char *type, const char *help)
+{
+	strbuf_printf(o, "# HELP keventd_%s %s\n# TYPE keventd_%s %s\n", name, help, name, type);
+}
+
+static void prom_value(struct strbuf *o, const char *name, const char *type, const char *help,
+		       uint64_t v)
+{
+	prom_family(o, name, type, help);
+	strbuf_printf(o, "keventd_%s %" PRIu64 "\n", name, v);
+}
+
+static void prom_sources(struct strbuf *o, const char *name, const char *help,
+			 const uint64_t v[KEVENT_SOURCE_MAX])
+{
+	prom_family(o, name, "counter", help);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		strbuf_printf(o, "keventd_%s{", name);
+		prom_label(o, "source", kevent_source_name((enum kevent_source)i));
+		strbuf_printf(o, "} %" PRIu64 "\n", v[i]);
+	}
+}
+
+void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
+			      const struct kstatus_extra *x, struct strbuf *o)
+{
+	prom_family(o, "build_info", "gauge", "Always 1; the version label is keventd's.");
+	strbuf_puts(o, "keventd_build_info{");
+	prom_label(o, "version", KEVENT_VERSION);
+	strbuf_puts(o, "} 1\n");
+	prom_value(o, "uptime_seconds", "gauge", "Seconds since keventd started.",
+		   (now_monotonic_ns() - s->started_ns) / 1000000000ull);
+
+	prom_sources(o, "events_received_total", "Events accepted into keventd, per source.",
+		     s->received);
+	prom_sources(o, "events_rejected_total",
+		     "Invalid input rejected at the edge, never handled, per source.", s->rejected);
+	prom_sources(o, "receive_overruns_total",
+		     "Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.",
+		     s->overruns);
+	prom_sources(o, "events_lost_total",
+		     "Events known lost (sequence number gaps), per source.", s->lost);
+
+	prom_value(o, "events_handled_total", "counter",
+		   "Events done: every handler run, or nothing to run.", s->handled);
+	prom_value(o, "events_ratelimited_total", "counter",
+		   "Events whose every run was suppressed by a rate limit.", s->ratelimited);
+	prom_value(o, "events_matched_total", "counter", "Events that matched at least one rule.",
+		   s->matched);
+	prom_value(o, "events_pending", "gauge", "Events queued or being handled.", x->pending);
+
+	prom_value(o, "handler_runs_total", "counter", "Handlers started.", s->runs);
+	prom_value(o, "handler_failures_total", "counter",
+		   "Handler runs that exited non-zero or were killed by a signal.", s->failures);
+	prom_value(o, "handler_timeouts_total", "counter", "Handler runs killed on their timeout.",
+		   s->timeouts);
+	prom_value(o, "handler_ratelimited_total", "counter",
+		   "Handler runs suppressed by a rule's rate limit.", s->runs_ratelimited);
+	prom_value(o, "handler_dry_runs_total", "counter", "Handler runs only logged (--dry-run).",
+		   s->dry_runs);
+	prom_value(o, "handler_output_dropped_bytes_total", "counter",
+		   "Bytes of handler output over the logging limit, not logged.",
+		   s->output_dropped_bytes);
+
+	prom_value(o, "queue_running", "gauge", "Handlers running now.", x->running);
+	prom_value(o, "queue_max_children", "gauge", "Handlers allowed to run at once.",
+		   x->max_children);
+	prom_value(o, "queue_size", "gauge", "Events queued before the sources pause.",
+		   x->queue_size);
+	prom_value(o, "queue_paused", "gauge", "1 while the sources are paused on a full queue.",
+		   x->paused);
+	prom_value(o, "queue_pauses_total", "counter",
+		   "Times the sources were paused on a full queue.", s->paused);
+
+	prom_value(o, "control_clients", "gauge", "Clients connected to the control socket.",
+		   x->clients);
+	prom_value(o, "control_refused_total", "counter",
+		   "Control socket peers refused by their credentials.", s->ctl_refused);
+	prom_value(o, "control_bad_requests_total", "counter",
+		   "Malformed or unknown control requests.", s->ctl_bad);
+	prom_value(o, "control_over_limit_total", "counter",
+		   "Control connections refused over the client limit.", s->ctl_over_limit);
+	prom_value(o, "monitor_dropped_total", "counter",
+		   "Events not shown to a monitor too slow to read them.", s->monitor_dropped);
+
+	prom_value(o, "rules", "gauge", "Rules loaded.", rs ? rs->n_rules : 0);
+	prom_value(o, "rule_files", "gauge", "Rule files loaded.", rs ? rs->n_files : 0);
+	prom_value(o, "reloads_total", "counter", "Rule reloads.", s->reloads);
+	prom_value(o, "reload_errors_total", "counter", "Rule reloads with a broken file.",
+		   s->reload_errors);
+
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} per_rule[] = {
+		{"rule_matched_total", "Events the rule matched.",
+		 offsetof(struct krule_counters, matched)},
+		{"rule_runs_total", "Handler runs of the rule.",
+		 offsetof(struct krule_counters, runs)},
+		{"rule_failures_total", "Failed handler runs of the rule.",
+		 offsetof(struct krule_counters, failures)},
+		{"rule_timeouts_total", "Handler runs of the rule killed on its timeout.",
+		 offsetof(struct krule_counters, timeouts)},
+		{"rule_ratelimited_total", "Handler runs of the rule suppressed by its rate limit.",
+		 offsetof(struct krule_counters, ratelimited)},
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(per_rule); k++) {
+		prom_family(o, per_rule[k].name, "counter", per_rule[k].help);
+		for (size_t i = 0; rs && i < rs->n_rules; i++) {
+			const struct krule *r = rs->rules[i];
+			const struct krule_counters *c = lookup(s, r);
+			uint64_t v;
+			memcpy(&v, (const char *)c + per_rule[k].off, sizeof(v));
+			strbuf_printf(o, "keventd_%s{", per_rule[k].name);
+			prom_label(o, "rule", r->name);
+			strbuf_putc(o, ',');
+			prom_label(o, "file", r->file->path);
+			strbuf_printf(o, "} %" PRIu64 "\n", v);
+		}
+	}
 }

@@ -49,9 +49,18 @@ struct kstatus_extra {
 	bool paused;
 };
 
+enum kstatus_format { KSTATUS_TEXT, KSTATUS_JSON, KSTATUS_PROMETHEUS };
+
+/* "text", "json" or "prometheus"; -1 for anything else. */
+int kstatus_format_from_name(const char *name);
+
 void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *out);
 void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *out);
+/* The Prometheus text exposition format (version 0.0.4): the counters of
+ * the JSON rendering, as keventd_* metric families. */
+void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
+			      const struct kstatus_extra *x, struct strbuf *out);
 
 #endif

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "dbus.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+
+void kdbus_object_path(const char *object, struct strbuf *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (strcmp(object, "/") == 0) {
+		strbuf_putc(out, '/');
+		return;
+	}
+	for (const char *p = object[0] == '/' ? object + 1 : object;;) {
+		const char *end = strchrnul(p, '/');
+		strbuf_putc(out, '/');
+		if (end == p)
+			strbuf_putc(out, '_');
+		for (const char *c = p; c < end; c++) {
+			unsigned char u = (unsigned char)*c;
+			if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
+			    (u >= '0' && u <= '9')) {
+				strbuf_putc(out, *c);
+			} else {
+				strbuf_putc(out, '_');
+				strbuf_putc(out, hex[u >> 4]);
+				strbuf_putc(out, hex[u & 15]);
+			}
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+}
+
+#if KEVENT_DBUS
+#include <poll.h>
+#include <sys/epoll.h>
+#include <systemd/sd-bus.h>
+
+struct kdbus {
+	sd_bus *bus;
+	struct kloop *loop;
+	struct kio *io;
+	struct ktimer *timer;
+	uint64_t sent, dropped;
+	bool failing; /* the last emit failed: log the next success */
+};
+
+bool kdbus_available(void)
+{
+	return true;
+}
+
+static void process(struct kdbus *b);
+
+static void on_timer(struct ktimer *t, void *userdata)
+{
+	struct kdbus *b = userdata;
+	(void)t;
+	b->timer = NULL; /* freed after it fires */
+	process(b);
+}
+
+static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	(void)io;
+	(void)fd;
+	(void)events;
+	process(userdata);
+}
+
+static void disconnect(struct kdbus *b)
+{
+	kio_free(b->io);
+	b->io = NULL;
+	ktimer_cancel(b->timer);
+	b->timer = NULL;
+	b->bus = sd_bus_close_unref(b->bus);
+}
+
+/* Dispatches what came in and writes what is queued, without blocking;
+ * then watches for what the connection waits for next. */
+static void process(struct kdbus *b)
+{
+	if (!b->bus)
+		return;
+	int r;
+	while ((r = sd_bus_process(b->bus, NULL)) > 0)
+		;
+	if (r < 0) {
+		log_warning("D-Bus: connection lost (%s): no more event signals", strerror(-r));
+		disconnect(b);
+		return;
+	}
+	int ev = sd_bus_get_events(b->bus);
+	if (ev < 0) {
+		log_warning("D-Bus: connection lost (%s): no more event signals", strerror(-ev));
+		disconnect(b);
+		return;
+	}
+	kio_set_events(b->io, (ev & POLLIN ? EPOLLIN : 0) | (ev & POLLOUT ? EPOLLOUT : 0));
+	uint64_t usec = UINT64_MAX;
+	ktimer_cancel(b->timer);
+	b->timer = NULL;
+	if (sd_bus_get_timeout(b->bus, &usec) >= 0 && usec != UINT64_MAX)
+		kloop_add_timer(b->loop, usec * 1000, on_timer, b, &b->timer);
+}
+
+int kdbus_new(struct kloop *loop, struct kdbus **out)
+{
+	struct kdbus *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->loop = loop;
+	int r = sd_bus_open_system(&b->bus);
+	if (r >= 0)
+		r = kloop_add_io(loop, sd_bus_get_fd(b->bus), EPOLLIN | EPOLLOUT, on_io, b, &b->io);
+	if (r < 0) {
+		kdbus_free(b);
+		return r;
+	}
+	process(b);
+	*out = b;
+	return 0;
+}
+
+void kdbus_emit(struct kdbus *b, const struct kevent *ev)
+{
+	if (!b || !b->bus)
+		return;
+	struct strbuf path = STRBUF_INIT;
+	kdbus_object_path(ev->object, &path);
+	int r = path.oom ? -ENOMEM
+			 : sd_bus_emit_signal(b->bus, path.buf, KDBUS_INTERFACE, KDBUS_MEMBER,
+					      "sssst", kevent_type_name(ev->type), ev->object,
+					      ev->signal, ev->payload ? ev->payload : "",
+					      (uint64_t)ev->seqnum);
+	strbuf_release(&path);
+	if (r < 0) {
+		if (!b->failing)
+			log_warning("D-Bus: cannot send the signal of event seq %" PRIu64
+				    " (%s); dropping signals until the bus takes them again",
+				    (uint64_t)ev->seqnum, strerror(-r));
+		b->failing = true;
+		b->dropped++;
+		return;
+	}
+	if (b->failing)
+		log_notice("D-Bus: sending event signals again (%" PRIu64 " dropped)", b->dropped);
+	b->failing = false;
+	b->sent++;
+	process(b);
+}
+
+void kdbus_free(struct kdbus *b)
+{
+	if (!b)
+		return;
+	/* write what is queued as far as the socket takes it: never block a
+	 * stopping daemon on the bus */
+	if (b->bus)
+		sd_bus_process(b->bus, NULL);
+	disconnect(b);
+	free(b);
+}
+
+#else /* !KEVENT_DBUS */
+
+bool kdbus_available(void)
+{
+	return false;
+}
+
+int kdbus_new(struct kloop *loop, struct kdbus **out)
+{
+	(void)loop;
+	*out = NULL;
+	return -EOPNOTSUPP;
+}
+
+void kdbus_emit(struct kdbus *b, const struct kevent *ev)
+{
+	(void)b;
+	(void)ev;
+}
+
+void kdbus_free(struct kdbus *b)
+{
+	(void)b;
+}
+
+#endif

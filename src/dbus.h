@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The D-Bus forwarder: each event as the signal org.kernel.Event.Event
+ * (type s, object s, signal s, payload s, seqnum t) on the system bus, from
+ * an object path derived from the event's object.  See
+ * docs/org.kernel.Event.xml.  Built when KEVENT_DBUS (sd-bus) is on.
+ */
+#ifndef KEVENT_DBUS_H
+#define KEVENT_DBUS_H
+
+#include <stdbool.h>
+
+#include "event.h"
+#include "loop.h"
+#include "util.h"
+
+#define KDBUS_INTERFACE "org.kernel.Event"
+#define KDBUS_MEMBER	"Event"
+
+struct kdbus;
+
+/* Whether this build has the forwarder. */
+bool kdbus_available(void);
+/* Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set) and
+ * watches the connection in loop.  0, or a negative errno
+ * (-EOPNOTSUPP without D-Bus support). */
+int kdbus_new(struct kloop *loop, struct kdbus **out);
+/* Queues ev's signal; never blocks.  Losses are counted and logged. */
+void kdbus_emit(struct kdbus *b, const struct kevent *ev);
+/* Flushes what is queued (bounded) and disconnects.  NULL is fine. */
+void kdbus_free(struct kdbus *b);
+
+/*
+ * The object path of an event's object: each '/'-separated element with
+ * every byte outside [A-Za-z0-9] as "_" and two lowercase hex digits (so
+ * "_" itself is "_5f") and an empty element as "_"; "/" stays "/".
+ * "/org/kernel/block/sda-1" gives "/org/kernel/block/sda_2d1".
+ */
+void kdbus_object_path(const char *object, struct strbuf *out);
+
+#endif

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""keventd --dbus: each event arrives as the org.kernel.Event.Event signal.
+
+A private dbus-daemon (session configuration) stands in for the system bus
+($DBUS_SYSTEM_BUS_ADDRESS); dbus-monitor watches it.  Also checks that the
+signal matches docs/org.kernel.Event.xml."""
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+import kdtest  # noqa: E402
+
+SRC = os.environ.get("KEVENT_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
+
+
+def dbus_path(obj):
+    """The escaping docs/org.kernel.Event.xml describes."""
+    if obj == "/":
+        return "/"
+    out = []
+    for el in obj[1:].split("/"):
+        b = el.encode()
+        out.append("".join(chr(c) if chr(c).isascii() and chr(c).isalnum() else "_%02x" % c
+                           for c in b) or "_")
+    return "/" + "/".join(out)
+
+
+class Monitor:
+    """dbus-monitor's output, read with bounded waits, parsed into signals."""
+
+    def __init__(self, address):
+        self.proc = subprocess.Popen(
+            ["dbus-monitor", "--address", address, "type='signal',interface='org.kernel.Event'"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.buf = b""
+        # it says NameLost once it is a monitor: from then on it sees everything
+        try:
+            self.read_until(lambda: b"member=NameLost" in self.buf, "dbus-monitor to start")
+        except BaseException:
+            self.close()
+            raise
+
+    def read_until(self, done, what):
+        deadline = time.monotonic() + kdtest.TIMEOUT
+        while not done():
+            left = deadline - time.monotonic()
+            r, _, _ = select.select([self.proc.stdout], [], [], max(0, left))
+            if not r:
+                raise AssertionError("timed out waiting for %s; dbus-monitor said:\n%s"
+                                     % (what, self.buf.decode(errors="replace")))
+            data = os.read(self.proc.stdout.fileno(), 65536)
+            if not data:
+                raise AssertionError("dbus-monitor exited; it said:\n" + self.buf.decode())
+            self.buf += data
+
+    def signals(self):
+        """[(path, member, [args])] of the org.kernel.Event signals so far."""
+        out = []
+        text = self.buf.decode(errors="replace")
+        for block in re.split(r"\n(?=signal )", text):
+            m = re.match(r"signal .* path=([^;]*); interface=org\.kernel\.Event; member=(\w+)",
+                         block)
+            if not m:
+                continue
+            args = []
+            for kind, val in re.findall(r'^\s+(string|uint64) (.*)$', block, re.M):
+                args.append(int(val) if kind == "uint64" else val[1:-1])
+            out.append((m.group(1), m.group(2), args))
+        return out
+
+    def wait_signals(self, n):
+        self.read_until(lambda: len(self.signals()) >= n and self.buf.endswith(b"\n"),
+                        "%d org.kernel.Event signal(s)" % n)
+        return self.signals()
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+class DBus(kdtest.DaemonTest):
+    def setUp(self):
+        super().setUp()
+        for tool in ("dbus-daemon", "dbus-monitor"):
+            if not shutil.which(tool):
+                raise unittest.SkipTest(tool + " is not installed")
+        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                                    stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.addCleanup(self.stop_bus)
+        r, _, _ = select.select([self.bus.stdout], [], [], kdtest.TIMEOUT)
+        self.assertTrue(r, "dbus-daemon printed no address")
+        self.address = self.bus.stdout.readline().decode().strip()
+        self.assertTrue(self.address.startswith("unix:"), self.address)
+        self.mon = Monitor(self.address)
+        self.addCleanup(self.mon.close)
+
+    def stop_bus(self):
+        if self.bus.poll() is None:
+            self.bus.kill()
+        self.bus.wait()
+        self.bus.stdout.close()
+
+    def test_events_become_signals(self):
+        d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": self.address})
+        events = [
+            ("power", "/org/kernel/devices/system/cpu/temperature", "high", "Cpu: 0\nZone: 1\n"),
+            ("storage", "/org/kernel/block/sda-1_x//y/", "add", ""),
+            ("general", "/org/kernel/t~st/\"q\" 'x'", "a.b:c-d", "multi\nline \\ \" payload"),
+        ]
+        for e in events:
+            d.send(*e)
+        sigs = self.mon.wait_signals(len(events))
+        self.assertEqual(len(sigs), len(events), sigs)
+        for n, ((typ, obj, sig, payload), (path, member, args)) in enumerate(zip(events, sigs), 1):
+            self.assertEqual(member, "Event")
+            self.assertEqual(path, dbus_path(obj))
+            self.assertRegex(path, r"^(/[A-Za-z0-9_]+)+$")
+            self.assertEqual(args[0], typ)
+            self.assertEqual(args[2], sig)
+            self.assertEqual(args[4], n)  # seqnum
+            if "\n" not in payload and '"' not in obj:  # dbus-monitor prints them raw
+                self.assertEqual(args[1], obj)
+                self.assertEqual(args[3], payload)
+        self.assertEqual(sigs[0][0], "/org/kernel/devices/system/cpu/temperature")
+        self.assertEqual(sigs[1][0], "/org/kernel/block/sda_2d1_5fx/_/y/_")
+        d.stop_ok(self)
+
+    def test_no_bus_is_not_fatal(self):
+        d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + self.s.path("nobus")})
+        d.send("general", "/org/kernel/test", "still-works")
+        d.wait_idle(1)
+        self.assertIn("D-Bus: cannot connect to the system bus", d.logtext())
+        d.stop_ok(self)
+
+    def test_bus_goes_away(self):
+        d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": self.address})
+        d.send("general", "/org/kernel/test", "one")
+        self.mon.wait_signals(1)
+        self.bus.kill()
+        d.wait_log("D-Bus: connection lost")
+        d.send("general", "/org/kernel/test", "two")
+        d.wait_idle(2)
+        d.stop_ok(self)
+
+    def test_introspection_xml(self):
+        root = ET.parse(os.path.join(SRC, "docs", "org.kernel.Event.xml")).getroot()
+        iface = root.find("interface[@name='org.kernel.Event']")
+        sig = iface.find("signal[@name='Event']")
+        self.assertEqual([(a.get("name"), a.get("type")) for a in sig.findall("arg")],
+                         [("type", "s"), ("object", "s"), ("signal", "s"), ("payload", "s"),
+                          ("seqnum", "t")])
+
+
+if __name__ == "__main__":
+    if not kdtest.have_binaries():
+        print("SKIP: keventd/keventctl not built")
+        sys.exit(77)
+    r = subprocess.run([kdtest.KEVENTD, "--help"], capture_output=True, text=True)
+    if "not in this build" in r.stdout or "--dbus" not in r.stdout:
+        print("SKIP: keventd was built without D-Bus (KEVENT_DBUS=OFF: no libsystemd-dev)")
+        sys.exit(77)
+    kdtest.main()
