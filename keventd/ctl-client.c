@@ -30,6 +30,20 @@ int ctl_connect(struct ctl *c)
 	return fd;
 }
 
+/* keventd may have answered and closed before our request went out (a refused
+ * peer): show its answer rather than the broken pipe. */
+static bool print_early_error(int fd)
+{
+	char buf[KCTL_MSG_MAX + 1];
+	struct kctl_msg m;
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	if (n <= 0 || (size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0 ||
+	    strcmp(m.f[0], "err") != 0 || m.n < 2)
+		return false;
+	fprintf(stderr, "keventctl: keventd: %s\n", m.f[1]);
+	return true;
+}
+
 int ctl_request(int fd, const char *const *fields, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -38,7 +52,8 @@ int ctl_request(int fd, const char *const *fields, size_t n)
 		fprintf(stderr, "keventctl: request too long (over %d bytes)\n", KCTL_MSG_MAX);
 	} else if (rc == 0 && send(fd, sb.buf, sb.len, MSG_NOSIGNAL) < 0) {
 		rc = -errno;
-		fprintf(stderr, "keventctl: sending to keventd: %s\n", strerror(errno));
+		if (!print_early_error(fd))
+			fprintf(stderr, "keventctl: sending to keventd: %s\n", strerror(-rc));
 	}
 	strbuf_release(&sb);
 	return rc;

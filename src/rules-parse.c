@@ -389,8 +389,10 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 
 static int parse_bool(const char *s, bool *out)
 {
-	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On"};
-	static const char *const no[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off"};
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes",
+					  "YES",  "on",	  "On",	  "ON"};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "No",
+					 "NO",	  "off",   "Off",   "OFF"};
 	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (strcmp(s, yes[i]) == 0) {
 			*out = true;
