@@ -44,9 +44,13 @@ int kuevent_map(char *const *props, size_t n, uint64_t timestamp, struct kevent 
 	strbuf_puts(&object, KEVENT_UDEV_OBJECT_PREFIX);
 	strbuf_puts(&object, devpath);
 	for (size_t i = 0; i < n; i++) {
-		const char *eq = strchr(props[i], '=');
-		if (!eq || eq == props[i] || strchr(eq + 1, '\n'))
-			continue; /* a value with a newline would forge payload lines */
+		/* Only names the payload parser reads back as one key: a ':' or a
+		 * newline in a name, or a newline in a value, would forge lines. */
+		size_t kl = strspn(props[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					     "0123456789_.-");
+		const char *eq = props[i] + kl;
+		if (kl == 0 || *eq != '=' || strchr(eq + 1, '\n'))
+			continue;
 		strbuf_add(&payload, props[i], (size_t)(eq - props[i]));
 		strbuf_puts(&payload, ": ");
 		strbuf_puts(&payload, eq + 1);

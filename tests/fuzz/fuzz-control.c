@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control protocol decoder, bytes of one SOCK_SEQPACKET message in:
+ * kctl_decode(), then for a "send" request what the daemon's do_send()
+ * does with its fields: kevent_new() (which parses the payload).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "event.h"
+#include "fuzz.h"
+#include "proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kctl_msg m;
+	const char *buf = (const char *)data;
+
+	/* a little over the protocol's limit, so oversize messages are tried */
+	if (fuzz_outside_size(size, 0, KCTL_MSG_MAX + 64))
+		return 0;
+	size_t nuls = 0;
+	for (size_t i = 0; i < size; i++)
+		nuls += buf[i] == '\0';
+	bool valid = size > 0 && size <= KCTL_MSG_MAX && buf[size - 1] == '\0' &&
+		     nuls <= KCTL_FIELDS_MAX;
+	int rc = kctl_decode(buf, size, &m);
+	FUZZ_CHECK(rc == (valid ? 0 : -EBADMSG));
+	if (rc < 0)
+		return 0;
+	FUZZ_CHECK(m.n == nuls);
+	/* The fields tile the message exactly: each starts right after the
+	 * previous one's NUL and lies inside the buffer. */
+	size_t off = 0;
+	for (size_t i = 0; i < m.n; i++) {
+		FUZZ_CHECK(m.f[i] == buf + off);
+		off += strlen(m.f[i]) + 1;
+		FUZZ_CHECK(off <= size);
+	}
+	FUZZ_CHECK(off == size);
+
+	/* Encoding the fields again gives the same bytes. */
+	struct strbuf sb = STRBUF_INIT;
+	rc = kctl_encode(&sb, m.f, m.n);
+	FUZZ_CHECK(rc == 0 || rc == -ENOMEM);
+	FUZZ_CHECK(rc != 0 || (sb.len == size && memcmp(sb.buf, buf, size) == 0));
+	strbuf_release(&sb);
+
+	if (strcmp(m.f[0], "send") != 0 || m.n < 4 || m.n > 5)
+		return 0;
+	int type = kevent_type_from_name(m.f[1]);
+	if (type < 0)
+		return 0;
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	rc = kevent_new(type, m.f[2], m.f[3], m.n == 5 ? m.f[4] : "", KEVENT_SOURCE_SOCKET, 1, 2,
+			NULL, 0, &ev, &why);
+	if (rc == -EINVAL) {
+		FUZZ_CHECK(why && !ev);
+		return 0;
+	}
+	if (rc < 0)
+		return 0;
+	FUZZ_CHECK(kevent_check((int)ev->type, ev->object, ev->signal, ev->payload, &why) == 0);
+	FUZZ_CHECK(strcmp(ev->object, m.f[2]) == 0 && strcmp(ev->signal, m.f[3]) == 0);
+	for (size_t i = 0; i < ev->n_props; i++) {
+		const struct kevent_prop *p = &ev->props[i];
+		FUZZ_CHECK(p->key[0] &&
+			   strspn(p->key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+					  "qrstuvwxyz0123456789_.-") == strlen(p->key));
+		FUZZ_CHECK(kevent_prop(ev, p->key) == p->value);
+		FUZZ_CHECK(!strchr(p->value, '\n'));
+	}
+	kevent_free(ev);
+	return 0;
+}

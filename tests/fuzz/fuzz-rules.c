@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The rule loader, YAML bytes in: krules_parse(), then for a file that
+ * parsed, a ruleset, a few events matched through its index (checked
+ * against matching every rule in turn), and the handler plan of each match.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "plan.h"
+#include "ruleset.h"
+
+#define MAX_INPUT  (64 * 1024) /* rule files are small; as systemd's fuzz-udev-rules */
+#define MAX_EVENTS 8
+
+struct hits {
+	const struct krule *v[64];
+	size_t n;
+	bool truncated;
+};
+
+static bool collect(const struct krule *r, void *userdata)
+{
+	struct hits *h = userdata;
+	if (h->n == ARRAY_SIZE(h->v)) {
+		h->truncated = true;
+		return false;
+	}
+	h->v[h->n++] = r;
+	return true;
+}
+
+/* The plan of a matched rule: the program is the rule's literal one, and the
+ * environment has exactly one PATH and nothing a handler must not get. */
+static void check_plan(const struct krule *r, const struct kevent *ev)
+{
+	struct kplan plan;
+	int rc = kplan_build(r, ev, &plan);
+	if (!krule_runs_something(r)) {
+		FUZZ_CHECK(rc == -EINVAL);
+		return;
+	}
+	if (rc == -ENOMEM)
+		return;
+	FUZZ_CHECK(rc == 0);
+	FUZZ_CHECK(plan.argc >= 1 && plan.argv[plan.argc] == NULL);
+	if (r->shell)
+		FUZZ_CHECK(strcmp(plan.argv[2], r->shell) == 0);
+	else
+		FUZZ_CHECK(strcmp(plan.argv[0], r->run[0]) == 0);
+	size_t paths = 0;
+	for (size_t i = 0; i < plan.n_env; i++) {
+		const char *e = plan.envp[i];
+		FUZZ_CHECK(e && strchr(e, '='));
+		paths += strncmp(e, "PATH=", 5) == 0;
+		FUZZ_CHECK(strncmp(e, "LD_", 3) != 0 && strncmp(e, "IFS=", 4) != 0 &&
+			   strncmp(e, "HOME=", 5) != 0 && strncmp(e, "BASH_ENV=", 9) != 0);
+	}
+	FUZZ_CHECK(paths == 1);
+	FUZZ_CHECK(plan.envp[plan.n_env] == NULL);
+	kplan_release(&plan);
+}
+
+static void match_one(const struct kruleset *rs, const struct kevent *ev)
+{
+	struct hits h = {.n = 0};
+	size_t n = kruleset_match(rs, ev, collect, &h);
+	FUZZ_CHECK(n == h.n + h.truncated);
+
+	/* The index must find exactly what trying every rule in order finds. */
+	size_t k = 0;
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		struct strbuf why = STRBUF_INIT;
+		bool m = krule_match(r, ev, &why);
+		FUZZ_CHECK(m == krule_match(r, ev, NULL));
+		FUZZ_CHECK(m || why.len > 0 || why.oom);
+		strbuf_release(&why);
+		if (!m)
+			continue;
+		if (k == h.n) {
+			FUZZ_CHECK(h.truncated); /* else the index missed a rule */
+			break;
+		}
+		FUZZ_CHECK(h.v[k] == r);
+		k++;
+		if (r->last)
+			break;
+	}
+	FUZZ_CHECK(k == h.n);
+	for (size_t i = 0; i < h.n; i++)
+		check_plan(h.v[i], ev);
+}
+
+static void add_event(struct kevent **evs, size_t *n, int type, const char *object,
+		      const char *signal, const char *payload, enum kevent_source source,
+		      char *const *env, size_t n_env)
+{
+	const char *why;
+	if (*n < MAX_EVENTS && kevent_new(type, object, signal, payload, source, 7, 1700000000, env,
+					  n_env, &evs[*n], &why) == 0)
+		(*n)++;
+}
+
+/* The first literal value of a list, if any. */
+static const char *literal(const struct kpattern_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->v[i].negate && !l->v[i].glob)
+			return l->v[i].text;
+	return NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kfile *f = NULL;
+	struct kdiags diags = {0};
+
+	if (fuzz_outside_size(size, 0, MAX_INPUT))
+		return 0;
+	int rc = krules_parse((const char *)data, size, "/etc/keventd/rules.d/50-fuzz.yaml", &f,
+			      &diags);
+	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ENOMEM);
+	FUZZ_CHECK((rc == 0) == (f != NULL));
+	FUZZ_CHECK(rc != -EINVAL || diags.n > 0);
+	for (size_t i = 0; i < diags.n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		FUZZ_CHECK(diags.v[i].line >= 1 && diags.v[i].col >= 1);
+		kdiag_format(&diags.v[i], &sb);
+		FUZZ_CHECK(sb.oom || strstr(strbuf_str(&sb), ": error: "));
+		strbuf_release(&sb);
+	}
+	kdiags_free(&diags);
+	if (rc < 0)
+		return 0;
+
+	struct kruleset *rs = NULL;
+	rc = kruleset_from_files(&f, 1, &rs);
+	FUZZ_CHECK(rc == 0 || rc == -ENOMEM);
+	if (rc == 0) {
+		struct kevent *evs[MAX_EVENTS];
+		size_t n = 0;
+		char *env[] = {"ACTION=add", "DEVPATH=/block/sda", "SUBSYSTEM=block",
+			       "PATH=/tmp",  "LD_PRELOAD=/x.so",   "DEVNAME=/dev/sda"};
+		add_event(evs, &n, KEVENT_POWER, "/org/kernel/devices/system/cpu/temperature",
+			  "high", "Cpu: 0\nTemperature: 95000\nZone: x86_pkg_temp\n",
+			  KEVENT_SOURCE_KERNEL, NULL, 0);
+		add_event(evs, &n, KEVENT_STORAGE, "/org/kernel/block/sda", "add",
+			  "ACTION: add\nDEVPATH: /block/sda\n", KEVENT_SOURCE_UDEV, env,
+			  ARRAY_SIZE(env));
+		add_event(evs, &n, KEVENT_GENERAL, "/", "x", "", KEVENT_SOURCE_SOCKET, NULL, 0);
+		/* Events made of the first rules' own literal values, so the
+		 * indexed paths are reached too. */
+		for (size_t i = 0; i < f->n_rules && n < MAX_EVENTS; i++) {
+			const struct krule *r = &f->rules[i];
+			const char *obj = literal(&r->object), *sig = literal(&r->signal);
+			const char *src = literal(&r->source), *typ = literal(&r->type);
+			int t = typ ? kevent_type_from_name(typ) : KEVENT_HOTPLUG;
+			int s = src ? kevent_source_from_name(src) : KEVENT_SOURCE_SOCKET;
+			struct strbuf payload = STRBUF_INIT;
+			for (size_t j = 0; j < r->n_payload; j++) {
+				const struct kpayload_test *pt = &r->payload[j];
+				const char *v = pt->kind == KPT_GLOB ? literal(&pt->globs) : NULL;
+				char num[24];
+				if (pt->kind != KPT_GLOB) {
+					snprintf(num, sizeof(num), "%lld", (long long)pt->a);
+					v = num;
+				}
+				if (v)
+					strbuf_printf(&payload, "%s: %s\n", pt->key, v);
+			}
+			add_event(evs, &n, t < 0 ? KEVENT_HOTPLUG : t, obj ? obj : "/a",
+				  sig ? sig : "add", strbuf_str(&payload),
+				  s < 0 ? KEVENT_SOURCE_SOCKET : (enum kevent_source)s, NULL, 0);
+			strbuf_release(&payload);
+		}
+		for (size_t i = 0; i < n; i++) {
+			match_one(rs, evs[i]);
+			kevent_free(evs[i]);
+		}
+		kruleset_free(rs);
+	}
+	kfile_unref(f);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every fuzz target shares.  A target is one LLVMFuzzerTestOneInput();
+ * it links either with libFuzzer (KEVENT_FUZZ=ON, clang) or with replay.c,
+ * a plain main() that runs it over files, so ctest replays the corpus with
+ * any compiler.
+ */
+#ifndef KEVENT_FUZZ_H
+#define KEVENT_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An assertion that holds in release builds too (assert() is gone under
+ * NDEBUG, which RelWithDebInfo defines).  abort() is what libFuzzer and the
+ * replay program both report as a crash. */
+#define FUZZ_CHECK(cond)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                                 \
+		}                                                                                \
+	} while (0)
+
+/* Whether an input is outside [lo, hi] bytes: such inputs are skipped, as
+ * systemd's fuzzers do, so the fuzzer spends its time where bugs are. */
+static inline int fuzz_outside_size(size_t size, size_t lo, size_t hi)
+{
+	return size < lo || size > hi;
+}
+
+#endif
