@@ -101,6 +101,27 @@ if [ "$got" -lt "$BENCH_COUNT" ]; then
 fi
 grep -q "receive buffer overrun" "$LOG" && echo "KTEST-BENCH: overruns were logged"
 
+# --- an overrun is counted and logged, never silent --------------------------
+# keventd stopped (SIGSTOP) while the kernel loop runs: its receive buffer
+# must overflow, and once it runs again it must say so.
+before=$(kernel_num overruns)
+kill -STOP "$KPID"
+emit bench "60000 general"
+kill -CONT "$KPID"
+i=0
+last=-1
+while [ $i -lt 300 ]; do
+	now=$(kernel_num received)
+	[ "$now" = "$last" ] && break
+	last=$now
+	sleep 0.2
+	i=$((i + 1))
+done
+after=$(kernel_num overruns)
+echo "KTEST-BENCH: keventd stopped during 60000 sends: overruns $before -> $after, lost $(kernel_num lost)"
+check "the overrun was counted" test "$after" -gt "$before"
+check "the overrun was logged" grep -q "receive buffer overrun (ENOBUFS)" "$LOG"
+
 kill -TERM "$KPID"
 wait_pid "$KPID" 20
 check "keventd exited 0 on SIGTERM" test $? -eq 0
