@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "genl.h"
 
+#include "daemon.h"
+#include "log.h"
+
 #include <errno.h>
 #include <linux/genetlink.h>
 #include <netlink/genl/ctrl.h>
@@ -140,5 +143,32 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
 			return KGENL_TRUNC;
 		*len = (size_t)n;
 		return KGENL_OK;
+	}
+}
+
+bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len)
+{
+	const char *name = kevent_source_name((enum kevent_source)src);
+	for (;;) {
+		switch (kgenl_recv(fd, buf, size, len)) {
+		case KGENL_OK:
+			return true;
+		case KGENL_AGAIN:
+			return false;
+		case KGENL_OVERRUN:
+			d->stats.overruns[src]++;
+			log_warning("%s: receive buffer overrun (ENOBUFS): events were lost", name);
+			break;
+		case KGENL_FORGED:
+			kdaemon_reject(d, (enum kevent_source)src,
+				       "netlink message not from the kernel (sender port id != 0)");
+			break;
+		case KGENL_TRUNC:
+			kdaemon_reject(d, (enum kevent_source)src, "oversize netlink datagram");
+			break;
+		case KGENL_ERROR:
+			log_error("%s: netlink receive failed: %m", name);
+			return false;
+		}
 	}
 }

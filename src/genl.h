@@ -39,4 +39,12 @@ enum kgenl_recv {
 
 enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len);
 
+struct kdaemon;
+
+/* A source's read loop step: the next datagram from the kernel (true, *len
+ * bytes in buf), or false when there is nothing more to read now.  Overruns,
+ * forgeries and oversize datagrams on the way are logged and counted for
+ * source src. */
+bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len);
+
 #endif

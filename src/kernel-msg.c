@@ -6,16 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "genl-msg.h"
 #include "util.h"
 
-/* Attributes, walked by hand so that every length is checked here. */
-struct attr_view {
-	const char *data;
-	size_t len;
-	bool seen;
-};
-
-static int str_attr(const struct attr_view *a, size_t max, const char **out, const char **why,
+static int str_attr(const struct kgenl_attr *a, size_t max, const char **out, const char **why,
 		    const char *name)
 {
 	static char msg[96];
@@ -38,7 +32,7 @@ static int str_attr(const struct attr_view *a, size_t max, const char **out, con
 	return 0;
 }
 
-static int u64_attr(const struct attr_view *a, uint64_t *out)
+static int u64_attr(const struct kgenl_attr *a, uint64_t *out)
 {
 	if (!a->seen || a->len != sizeof(uint64_t))
 		return -EINVAL;
@@ -49,50 +43,21 @@ static int u64_attr(const struct attr_view *a, uint64_t *out)
 int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **out,
 		   const char **why)
 {
-	struct attr_view at[KEVENT_A_MAX + 1] = {0};
-	const struct nlmsghdr *nlh = buf;
+	struct kgenl_attr at[KEVENT_A_MAX + 1];
+	const char *attrs;
+	size_t attrs_len;
+	uint8_t cmd;
 
-	if (len < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > len) {
-		*why = "truncated netlink message";
-		return -EBADMSG;
-	}
-	if (nlh->nlmsg_type != family_id) {
-		*why = "message not of the kevent family";
-		return -EINVAL;
-	}
-	size_t body = nlh->nlmsg_len - NLMSG_HDRLEN;
-	if (body < GENL_HDRLEN) {
-		*why = "truncated generic netlink header";
-		return -EBADMSG;
-	}
-	const struct genlmsghdr *gh = (const struct genlmsghdr *)((const char *)buf + NLMSG_HDRLEN);
-	if (gh->cmd != KEVENT_CMD_EVENT) {
+	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
+	if (rc < 0)
+		return rc;
+	if (cmd != KEVENT_CMD_EVENT) {
 		*why = "unknown kevent command";
 		return -EINVAL;
 	}
-	const char *p = (const char *)gh + GENL_HDRLEN;
-	size_t left = body - GENL_HDRLEN;
-	while (left >= NLA_HDRLEN) {
-		const struct nlattr *na = (const struct nlattr *)p;
-		if (na->nla_len < NLA_HDRLEN || na->nla_len > left) {
-			*why = "attribute length out of bounds";
-			return -EBADMSG;
-		}
-		unsigned type = na->nla_type & NLA_TYPE_MASK;
-		if (type <= KEVENT_A_MAX && type != KEVENT_A_UNSPEC && type != KEVENT_A_PAD) {
-			if (at[type].seen) {
-				*why = "duplicated attribute";
-				return -EINVAL;
-			}
-			at[type] =
-				(struct attr_view){p + NLA_HDRLEN, na->nla_len - NLA_HDRLEN, true};
-		}
-		size_t step = NLA_ALIGN(na->nla_len);
-		if (step >= left)
-			break;
-		p += step;
-		left -= step;
-	}
+	rc = kgenl_attrs(attrs, attrs_len, at, KEVENT_A_MAX, KEVENT_A_PAD, why);
+	if (rc < 0)
+		return rc;
 
 	uint32_t type;
 	if (!at[KEVENT_A_TYPE].seen || at[KEVENT_A_TYPE].len != sizeof(type)) {

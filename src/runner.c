@@ -179,6 +179,18 @@ static void log_result(struct child *c, const siginfo_t *si, uint64_t ms)
 	}
 }
 
+/* Closes what watches a handler that has been reaped, and forgets it. */
+static void child_free(struct child *c)
+{
+	stream_close(&c->out);
+	stream_close(&c->err);
+	kio_free(c->pid_io);
+	ktimer_cancel(c->timer);
+	close(c->proc.pidfd);
+	c->d->children--;
+	free(c);
+}
+
 static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdata)
 {
 	struct child *c = userdata;
@@ -199,13 +211,7 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 
 	struct kdaemon *d = c->d;
 	struct kjob *job = c->job;
-	stream_close(&c->out);
-	stream_close(&c->err);
-	kio_free(c->pid_io);
-	ktimer_cancel(c->timer);
-	close(c->proc.pidfd);
-	free(c);
-	d->children--;
+	child_free(c);
 	run_next(d, job);
 }
 
@@ -261,13 +267,7 @@ static int start_child(struct kdaemon *d, struct kjob *job, const struct krule *
 		kill(-c->proc.pid, SIGKILL);
 		siginfo_t si;
 		waitid(P_PIDFD, (id_t)c->proc.pidfd, &si, WEXITED);
-		stream_close(&c->out);
-		stream_close(&c->err);
-		kio_free(c->pid_io);
-		ktimer_cancel(c->timer);
-		close(c->proc.pidfd);
-		free(c);
-		d->children--;
+		child_free(c);
 		return -ENOMEM;
 	}
 	return 0;

@@ -119,29 +119,11 @@ static void on_events(struct kio *io, int fd, uint32_t events, void *userdata)
 	struct kkernel *k = userdata;
 	(void)io;
 	(void)events;
+	size_t n;
 	for (int i = 0; i < READS_PER_WAKEUP && !k->paused && k->ev; i++) {
-		size_t n;
-		switch (kgenl_recv(fd, k->buf, RECV_BUF, &n)) {
-		case KGENL_OK:
-			handle_datagram(k, n);
-			break;
-		case KGENL_AGAIN:
+		if (!kgenl_next(k->d, KEVENT_SOURCE_KERNEL, fd, k->buf, RECV_BUF, &n))
 			return;
-		case KGENL_OVERRUN:
-			k->d->stats.overruns[KEVENT_SOURCE_KERNEL]++;
-			log_warning("kernel: receive buffer overrun (ENOBUFS): events were lost");
-			break;
-		case KGENL_FORGED:
-			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL,
-				       "netlink message not from the kernel (sender port id != 0)");
-			break;
-		case KGENL_TRUNC:
-			kdaemon_reject(k->d, KEVENT_SOURCE_KERNEL, "oversize netlink datagram");
-			break;
-		case KGENL_ERROR:
-			log_error("kernel: netlink receive failed: %m");
-			return;
-		}
+		handle_datagram(k, n);
 	}
 }
 

@@ -71,29 +71,11 @@ static void on_events(struct kio *io, int fd, uint32_t events, void *userdata)
 	struct ktherm_src *t = userdata;
 	(void)io;
 	(void)events;
+	size_t n;
 	for (int i = 0; i < READS_PER_WAKEUP && !t->paused && t->ev; i++) {
-		size_t n;
-		switch (kgenl_recv(fd, t->buf, sizeof(t->buf), &n)) {
-		case KGENL_OK:
-			handle_datagram(t, n);
-			break;
-		case KGENL_AGAIN:
+		if (!kgenl_next(t->d, KEVENT_SOURCE_THERMAL, fd, t->buf, sizeof(t->buf), &n))
 			return;
-		case KGENL_OVERRUN:
-			t->d->stats.overruns[KEVENT_SOURCE_THERMAL]++;
-			log_warning("thermal: receive buffer overrun (ENOBUFS): trip events lost");
-			break;
-		case KGENL_FORGED:
-			kdaemon_reject(t->d, KEVENT_SOURCE_THERMAL,
-				       "netlink message not from the kernel (sender port id != 0)");
-			break;
-		case KGENL_TRUNC:
-			kdaemon_reject(t->d, KEVENT_SOURCE_THERMAL, "oversize netlink datagram");
-			break;
-		case KGENL_ERROR:
-			log_error("thermal: netlink receive failed: %m");
-			return;
-		}
+		handle_datagram(t, n);
 	}
 }
 

@@ -6,61 +6,41 @@
 #include <linux/thermal.h>
 #include <string.h>
 
+#include "genl-msg.h"
 #include "thermal.h"
 
 int kthermal_decode(const void *buf, size_t len, int family_id, struct kthermal_msg *m,
 		    const char **why)
 {
-	const struct nlmsghdr *nlh = buf;
-	bool seen[THERMAL_GENL_ATTR_MAX + 1] = {false};
-	uint32_t val[THERMAL_GENL_ATTR_MAX + 1] = {0};
+	struct kgenl_attr at[THERMAL_GENL_ATTR_TZ_TRIP_ID + 1];
+	const unsigned ids[] = {THERMAL_GENL_ATTR_TZ_ID, THERMAL_GENL_ATTR_TZ_TRIP_ID,
+				THERMAL_GENL_ATTR_TZ_TEMP};
+	uint32_t val[THERMAL_GENL_ATTR_TZ_TRIP_ID + 1] = {0};
+	const char *attrs;
+	size_t attrs_len;
+	uint8_t cmd;
 
 	*m = (struct kthermal_msg){.kind = KTHERMAL_OTHER};
-	if (len < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > len) {
-		*why = "truncated netlink message";
-		return -EBADMSG;
-	}
-	if (nlh->nlmsg_type != family_id) {
-		*why = "message not of the thermal family";
-		return -EINVAL;
-	}
-	size_t body = nlh->nlmsg_len - NLMSG_HDRLEN;
-	if (body < GENL_HDRLEN) {
-		*why = "truncated generic netlink header";
-		return -EBADMSG;
-	}
-	const struct genlmsghdr *gh = (const struct genlmsghdr *)((const char *)buf + NLMSG_HDRLEN);
-	if (gh->cmd != THERMAL_GENL_EVENT_TZ_TRIP_UP && gh->cmd != THERMAL_GENL_EVENT_TZ_TRIP_DOWN)
+	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
+	if (rc < 0)
+		return rc;
+	if (cmd != THERMAL_GENL_EVENT_TZ_TRIP_UP && cmd != THERMAL_GENL_EVENT_TZ_TRIP_DOWN)
 		return 0; /* other thermal news: not an event keventd maps */
-	const char *p = (const char *)gh + GENL_HDRLEN;
-	size_t left = body - GENL_HDRLEN;
-	while (left >= NLA_HDRLEN) {
-		const struct nlattr *na = (const struct nlattr *)p;
-		if (na->nla_len < NLA_HDRLEN || na->nla_len > left) {
-			*why = "attribute length out of bounds";
-			return -EBADMSG;
+	/* the zone, trip and temperature attributes are numbered 2..5 */
+	rc = kgenl_attrs(attrs, attrs_len, at, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0, why);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const struct kgenl_attr *a = &at[ids[i]];
+		if (!a->seen)
+			continue;
+		if (a->len != sizeof(uint32_t)) {
+			*why = "thermal attribute is not a u32";
+			return -EINVAL;
 		}
-		unsigned type = na->nla_type & NLA_TYPE_MASK;
-		if (type == THERMAL_GENL_ATTR_TZ_ID || type == THERMAL_GENL_ATTR_TZ_TRIP_ID ||
-		    type == THERMAL_GENL_ATTR_TZ_TEMP) {
-			if (seen[type]) {
-				*why = "duplicated attribute";
-				return -EINVAL;
-			}
-			if (na->nla_len != NLA_HDRLEN + sizeof(uint32_t)) {
-				*why = "thermal attribute is not a u32";
-				return -EINVAL;
-			}
-			seen[type] = true;
-			memcpy(&val[type], p + NLA_HDRLEN, sizeof(uint32_t));
-		}
-		size_t step = NLA_ALIGN(na->nla_len);
-		if (step >= left)
-			break;
-		p += step;
-		left -= step;
+		memcpy(&val[ids[i]], a->data, sizeof(uint32_t));
 	}
-	if (!seen[THERMAL_GENL_ATTR_TZ_ID] || !seen[THERMAL_GENL_ATTR_TZ_TRIP_ID]) {
+	if (!at[THERMAL_GENL_ATTR_TZ_ID].seen || !at[THERMAL_GENL_ATTR_TZ_TRIP_ID].seen) {
 		*why = "trip message without zone or trip id";
 		return -EINVAL;
 	}
@@ -69,10 +49,10 @@ int kthermal_decode(const void *buf, size_t len, int family_id, struct kthermal_
 		*why = "zone or trip id out of range";
 		return -EINVAL;
 	}
-	m->kind = gh->cmd == THERMAL_GENL_EVENT_TZ_TRIP_UP ? KTHERMAL_TRIP_UP : KTHERMAL_TRIP_DOWN;
+	m->kind = cmd == THERMAL_GENL_EVENT_TZ_TRIP_UP ? KTHERMAL_TRIP_UP : KTHERMAL_TRIP_DOWN;
 	m->zone = val[THERMAL_GENL_ATTR_TZ_ID];
 	m->trip = val[THERMAL_GENL_ATTR_TZ_TRIP_ID];
-	m->has_temp = seen[THERMAL_GENL_ATTR_TZ_TEMP];
+	m->has_temp = at[THERMAL_GENL_ATTR_TZ_TEMP].seen;
 	m->temp = (int32_t)val[THERMAL_GENL_ATTR_TZ_TEMP];
 	return 0;
 }
