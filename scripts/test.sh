@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what is missing, builds keventd twice (plain, and with ASan +
-# UBSan) and runs every test under ctest.  The kernel tests (QEMU) run in
-# the plain build only.  Usage: scripts/test.sh [ctest arguments]
+# UBSan) and runs every test under ctest; the kernel tests (QEMU) run in
+# the plain build only.  Then it runs each fuzz target briefly.  Usage: scripts/test.sh [ctest arguments]
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh test
@@ -14,6 +14,13 @@ cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DKEVENT_SANITIZE=ON -DBUILD_TESTING=ON -DKEVENT_KERNEL_TESTS=OFF \
 	-DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$jobs"
+
+# The fuzz targets as libFuzzer binaries (clang), for a short bounded run
+# each; the long runs are tests/fuzz/run-fuzzers.sh, by hand.
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKEVENT_FUZZ=ON -DKEVENT_KERNEL_TESTS=OFF \
+	-DKEVENT_FUZZ_SECONDS=15 >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz-rules fuzz-control fuzz-kernel-msg \
+	fuzz-thermal-msg fuzz-uevent fuzz-payload
 
 # The QEMU tests' kernels: headers installed and images fetched once, here,
 # rather than by tests racing each other for apt.
@@ -27,4 +34,6 @@ echo "== tests: sanitizer build (ASan + UBSan) =="
 (cd build-asan && ctest --output-on-failure -j"$jobs" "$@") || status=1
 echo "== tests: plain build, kernel tests included =="
 (cd build && ctest --output-on-failure -j"$jobs" "$@") || status=1
+echo "== tests: fuzz targets under libFuzzer, 15 s each =="
+(cd build-fuzz && ctest --output-on-failure -j"$jobs" -L '^fuzz' "$@") || status=1
 exit $status
