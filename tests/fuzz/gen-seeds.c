@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -104,6 +105,16 @@ static void save(const char *name, const struct msg *m, size_t len)
 	free(path);
 }
 
+/* Where save() writes next: DIR/NAME, made if missing. */
+static void set_dir(const char *dir, const char *name)
+{
+	snprintf(out_dir, sizeof(out_dir), "%s/%s", dir, name);
+	if (mkdir(out_dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "%s: %s\n", out_dir, strerror(errno));
+		failed = 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const types[] = {"general", "storage", "power", "fs", "hotplug"};
@@ -115,7 +126,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
 		return 2;
 	}
-	snprintf(out_dir, sizeof(out_dir), "%s/kernel-msg", argv[1]);
+	set_dir(argv[1], "kernel-msg");
 
 	/* good ones */
 	event(&m, KEVENT_POWER, "/org/kernel/devices/system/cpu/temperature", "high", "Cpu: 3\n");
@@ -221,7 +232,7 @@ int main(int argc, char **argv)
 	save("bad-attr-short", &m, m.len);
 
 	/* thermal trip messages: one message or a stream of them */
-	snprintf(out_dir, sizeof(out_dir), "%s/thermal-msg", argv[1]);
+	set_dir(argv[1], "thermal-msg");
 	struct msg s = {.len = 0};
 	static const struct {
 		const char *name;
