@@ -26,6 +26,8 @@
 #define MAX_CLIENTS	 64
 #define OUTQ_MAX	 1024 /* messages queued to one client */
 #define READS_PER_WAKEUP 64
+#define RECV_BATCH	 16 /* messages per recvmmsg() */
+#define SEND_BATCH	 64 /* replies per sendmmsg() */
 #define CHUNK		 (KCTL_MSG_MAX - 64)
 
 struct outmsg {
@@ -61,6 +63,7 @@ struct kcontrol {
 	bool paused, stopped;
 	struct ktimer *resume;
 	uint64_t seqnum;
+	char *rbuf; /* RECV_BATCH receive buffers, allocated when first needed */
 };
 
 static void client_free(struct client *c)
@@ -102,22 +105,35 @@ static void update_events(struct client *c)
 /* Sends what can be sent now.  Returns -1 if the client is gone (freed). */
 static int flush(struct client *c)
 {
+	/* a storm of sends is answered by a storm of "ok": one sendmmsg() for
+	 * up to SEND_BATCH of them instead of one send() each */
+	struct mmsghdr mm[SEND_BATCH];
+	struct iovec iov[SEND_BATCH];
 	while (c->head) {
-		struct outmsg *m = c->head;
-		ssize_t n = send(c->fd, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		unsigned n = 0;
+		for (struct outmsg *m = c->head; m && n < SEND_BATCH; m = m->next, n++) {
+			iov[n] = (struct iovec){.iov_base = m->data, .iov_len = m->len};
+			mm[n] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[n], .msg_iovlen = 1}};
+		}
+		int sent = sendmmsg(c->fd, mm, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (sent < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n < 0) {
+		if (sent < 0) {
 			client_free(c);
 			return -1;
 		}
-		c->head = m->next;
+		for (int i = 0; i < sent; i++) {
+			struct outmsg *m = c->head;
+			c->head = m->next;
+			c->queued--;
+			free(m);
+		}
 		if (!c->head)
 			c->tail = NULL;
-		c->queued--;
-		free(m);
+		if ((unsigned)sent < n)
+			break; /* the socket's buffer is full: wait for EPOLLOUT */
 	}
 	update_events(c);
 	return 0;
@@ -125,24 +141,30 @@ static int flush(struct client *c)
 
 static void enqueue(struct client *c, const char *const *fields, size_t n)
 {
-	struct strbuf sb = STRBUF_INIT;
-	if (kctl_encode(&sb, fields, n) < 0) {
-		strbuf_release(&sb);
+	/* encoded straight into the queued message (what kctl_encode() does,
+	 * with one allocation instead of three per reply) */
+	size_t lens[KCTL_FIELDS_MAX], len = 0;
+	if (n > KCTL_FIELDS_MAX)
 		return;
+	for (size_t i = 0; i < n; i++) {
+		lens[i] = strlen(fields[i]) + 1;
+		len += lens[i];
 	}
-	struct outmsg *m = malloc(sizeof(*m) + sb.len);
-	if (m) {
-		m->next = NULL;
-		m->len = sb.len;
-		memcpy(m->data, sb.buf, sb.len);
-		if (c->tail)
-			c->tail->next = m;
-		else
-			c->head = m;
-		c->tail = m;
-		c->queued++;
-	}
-	strbuf_release(&sb);
+	if (len > KCTL_MSG_MAX)
+		return;
+	struct outmsg *m = malloc(sizeof(*m) + len);
+	if (!m)
+		return;
+	m->next = NULL;
+	m->len = len;
+	for (size_t i = 0, off = 0; i < n; off += lens[i], i++)
+		memcpy(m->data + off, fields[i], lens[i]);
+	if (c->tail)
+		c->tail->next = m;
+	else
+		c->head = m;
+	c->tail = m;
+	c->queued++;
 }
 
 static void reply(struct client *c, const char *kind, const char *text)
@@ -206,13 +228,18 @@ static void do_send(struct client *c, const struct kctl_msg *m)
 		return;
 	}
 	ctl->seqnum++;
-	char seq[24];
-	snprintf(seq, sizeof(seq), "%" PRIu64, ev->seqnum);
+	/* the decimal sequence number, without snprintf (a storm pays it per event) */
+	char seq[24], *p = seq + sizeof(seq) - 1;
+	*p = '\0';
+	uint64_t v = ev->seqnum;
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
 	rc = kdaemon_submit(d, ev);
 	if (rc < 0)
 		reply(c, "err", strerror(-rc));
 	else
-		reply(c, "ok", seq);
+		reply(c, "ok", p);
 }
 
 static void do_command(struct client *c, const struct kctl_msg *m)
@@ -251,6 +278,17 @@ static void do_command(struct client *c, const struct kctl_msg *m)
 /* Handles one received message; returns false if the client must wait. */
 static bool handle(struct client *c, char *buf, size_t len)
 {
+	if (c->parked) {
+		/* read in the same recvmmsg() as a send that was parked: the
+		 * batch is sized to the daemon's room, so this does not happen
+		 * in practice; if it does, it goes in over the queue's limit
+		 * (flow control, not a hard cap) rather than be lost */
+		struct kctl_msg m;
+		if (kctl_decode(buf, len, &m) == 0) {
+			do_command(c, &m);
+			return true;
+		}
+	}
 	struct kcontrol *ctl = c->ctl;
 	struct kctl_msg m;
 	if (kctl_decode(buf, len, &m) < 0) {
@@ -290,26 +328,57 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 		c->io = NULL;
 		return;
 	}
-	for (int i = 0; i < READS_PER_WAKEUP && !c->parked; i++) {
+	struct kcontrol *ctl = c->ctl;
+	if (!ctl->rbuf)
+		ctl->rbuf = malloc((size_t)RECV_BATCH * (KCTL_MSG_MAX + 1));
+	for (int i = 0; i < READS_PER_WAKEUP && !c->parked;) {
 		if (!c->monitor && c->queued >= OUTQ_MAX)
 			break; /* it does not read its replies: stop reading its requests */
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0 && errno == EINTR)
+		/* as many messages as may be taken now: no more than the room in
+		 * its reply queue and in the daemon's event queue (so a batch
+		 * never has to park more than one send), one when there is none */
+		size_t want = ctl->rbuf ? RECV_BATCH : 1, room = kdaemon_room(ctl->d);
+		if (!c->monitor && OUTQ_MAX - c->queued < want)
+			want = OUTQ_MAX - c->queued;
+		if (room < want)
+			want = room ? room : 1;
+		if ((size_t)(READS_PER_WAKEUP - i) < want)
+			want = (size_t)(READS_PER_WAKEUP - i);
+		struct mmsghdr mm[RECV_BATCH];
+		struct iovec iov[RECV_BATCH];
+		for (size_t k = 0; k < want; k++) {
+			iov[k] = (struct iovec){
+				.iov_base = ctl->rbuf ? ctl->rbuf + k * (KCTL_MSG_MAX + 1) : buf,
+				.iov_len = KCTL_MSG_MAX + 1};
+			mm[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+		}
+		int got = recvmmsg(fd, mm, (unsigned)want, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n <= 0) {
+		if (got <= 0) {
 			client_free(c);
 			return;
 		}
-		if ((size_t)n > KCTL_MSG_MAX) {
-			c->ctl->d->stats.ctl_bad++;
-			log_warning("control: oversize message (%zd bytes) from pid %d", n,
-				    (int)c->pid);
-			reply(c, "err", "message too long");
-			continue;
+		i += got;
+		for (int k = 0; k < got; k++) {
+			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
+			if (n == 0) {
+				client_free(c); /* end of file (or an empty message, as before) */
+				return;
+			}
+			if (n > KCTL_MSG_MAX) {
+				ctl->d->stats.ctl_bad++;
+				log_warning("control: oversize message (%zu bytes) from pid %d", n,
+					    (int)c->pid);
+				reply(c, "err", "message too long");
+				continue;
+			}
+			handle(c, iov[k].iov_base, n);
 		}
-		handle(c, buf, (size_t)n);
+		if ((size_t)got < want)
+			break; /* drained */
 	}
 	flush(c);
 }
@@ -458,6 +527,7 @@ void kcontrol_free(struct kcontrol *ctl)
 	kcontrol_stop(ctl);
 	ktimer_cancel(ctl->resume);
 	free(ctl->path);
+	free(ctl->rbuf);
 	free(ctl);
 }
 

@@ -67,6 +67,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* Whether sources may read now (queue not full, not stopping). */
 bool kdaemon_accepting(const struct kdaemon *d);
+/* How many more events may be submitted before the sources must pause. */
+size_t kdaemon_room(const struct kdaemon *d);
 
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */

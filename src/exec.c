@@ -247,7 +247,11 @@ int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p
 		*what = "pipe";
 		goto out;
 	}
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* opened once and kept (close-on-exec): one open() and close() less per run */
+	static int devnull_fd = -1;
+	if (devnull_fd < 0)
+		devnull_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	devnull = devnull_fd;
 	if (devnull < 0) {
 		rc = -errno;
 		*what = "opening /dev/null";
@@ -281,8 +285,6 @@ out:
 		if (err[i] >= 0)
 			close(err[i]);
 	}
-	if (devnull >= 0)
-		close(devnull);
 	if (rc < 0)
 		kproc_close(p);
 	return rc;

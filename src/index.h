@@ -12,16 +12,17 @@
  * generic lists instead.
  */
 struct kbucket {
-	bool used;
-	uint8_t type;
 	const char *signal; /* point into a rule's patterns */
 	const char *object;
-	uint32_t *v;
-	size_t n, cap;
+	uint32_t *v; /* inline while it has at most two rules, the common case;
+		      * beyond, allocated with room for a power of two */
+	uint32_t n;
+	uint32_t inline_v[2];
+	uint8_t type;
 };
 
-/* The bucket for the key, or the unused slot where it would go. */
-struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal,
-			    const char *object);
+/* The bucket for the key, or NULL. */
+const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,
+				  const char *object);
 
 #endif

@@ -118,8 +118,8 @@ struct cand {
 static void add_bucket(struct cand *c, size_t *k, const struct kruleset *rs, uint8_t type,
 		       const char *signal, const char *object)
 {
-	const struct kbucket *b = kindex_slot(rs, type, signal, object);
-	if (b && b->used)
+	const struct kbucket *b = kindex_find(rs, type, signal, object);
+	if (b)
 		c[(*k)++] = (struct cand){b->v, b->n, 0};
 }
 

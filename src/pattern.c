@@ -42,15 +42,35 @@ int kpattern_list_add(struct kpattern_list *l, const char *value, const char **w
 		*why = bad;
 		return -EINVAL;
 	}
-	struct kpattern *v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (!v)
+	struct kpattern p = {NULL, negate, strpbrk(text, "*?[\\") != NULL, strcspn(text, "*?[\\")};
+	size_t len = strlen(text) + 1;
+	if (!l->n) {
+		/* most lists hold one value: it and its text in one allocation
+		 * (10,000 rules are half a megabyte smaller) */
+		struct kpattern *v = malloc(sizeof(*v) + len);
+		if (!v)
+			return -ENOMEM;
+		p.text = memcpy(v + 1, text, len);
+		v[0] = p;
+		l->v = v;
+		l->n = 1;
+		return 0;
+	}
+	struct kpattern *v = malloc((l->n + 1) * sizeof(*v));
+	p.text = strdup(text);
+	char *first = l->n == 1 ? strdup(l->v[0].text) : NULL;
+	if (!v || !p.text || (l->n == 1 && !first)) {
+		free(v);
+		free(p.text);
+		free(first);
 		return -ENOMEM;
+	}
+	memcpy(v, l->v, l->n * sizeof(*v));
+	if (first)
+		v[0].text = first; /* it was inline: now on its own */
+	free(l->v);
 	l->v = v;
-	char *copy = strdup(text);
-	if (!copy)
-		return -ENOMEM;
-	l->v[l->n++] = (struct kpattern){copy, negate, strpbrk(text, "*?[\\") != NULL,
-					 strcspn(text, "*?[\\")};
+	l->v[l->n++] = p;
 	return 0;
 }
 
@@ -84,7 +104,8 @@ bool kpattern_list_match(const struct kpattern_list *l, const char *s)
 void kpattern_list_free(struct kpattern_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)
-		free(l->v[i].text);
+		if (l->v[i].text != (char *)(l->v + 1)) /* not the inline text of one value */
+			free(l->v[i].text);
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;

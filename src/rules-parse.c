@@ -67,6 +67,7 @@ static void krule_release(struct krule *r)
 	strv_free(r->run);
 	free(r->shell);
 	free(r->user);
+	free(r->limits);
 }
 
 struct kfile *kfile_ref(struct kfile *f)
@@ -465,6 +466,12 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 		if (dup) {
 			err(p, k, "limit '%s' given twice", k->value);
 			continue;
+		}
+		if (!r->limits)
+			r->limits = calloc(KLIMITS_MAX, sizeof(*r->limits));
+		if (!r->limits) {
+			p->oom = true;
+			return;
 		}
 		r->limits[r->n_limits++] = l;
 	}

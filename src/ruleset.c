@@ -47,8 +47,10 @@ void kruleset_free(struct kruleset *rs)
 	free(rs->files);
 	free(rs->rules);
 	for (size_t i = 0; i < rs->n_buckets; i++)
-		free(rs->buckets[i].v);
+		if (rs->buckets[i].v != rs->buckets[i].inline_v)
+			free(rs->buckets[i].v);
 	free(rs->buckets);
+	free(rs->slots);
 	for (int t = 0; t < KEVENT_NTYPES; t++)
 		free(rs->generic[t]);
 	free(rs);
@@ -68,20 +70,47 @@ static bool same(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-struct kbucket *kindex_slot(const struct kruleset *rs, uint8_t type, const char *signal,
-			    const char *object)
+/* The slot of the key's bucket, or the free slot where it would go. */
+static uint32_t *slot(const struct kruleset *rs, uint8_t type, const char *signal,
+		      const char *object)
 {
-	if (!rs->n_buckets)
-		return NULL;
 	uint64_t h = hash_str(hash_str(1469598103934665603ull ^ type, signal), object);
 	h ^= h >> 32;
-	size_t mask = rs->n_buckets - 1;
+	size_t mask = rs->n_slots - 1;
 	for (size_t i = h & mask;; i = (i + 1) & mask) {
-		struct kbucket *b = &rs->buckets[i];
-		if (!b->used ||
-		    (b->type == type && same(b->signal, signal) && same(b->object, object)))
-			return b;
+		uint32_t *sl = &rs->slots[i];
+		const struct kbucket *b = *sl ? &rs->buckets[*sl - 1] : NULL;
+		if (!b || (b->type == type && same(b->signal, signal) && same(b->object, object)))
+			return sl;
 	}
+}
+
+const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,
+				  const char *object)
+{
+	if (!rs->n_slots)
+		return NULL;
+	uint32_t s = *slot(rs, type, signal, object);
+	return s ? &rs->buckets[s - 1] : NULL;
+}
+
+static int push_bucket(struct kbucket *b, uint32_t pos)
+{
+	if (b->n && b->v[b->n - 1] == pos)
+		return 0; /* the same rule listed a signal twice */
+	if (b->n < ARRAY_SIZE(b->inline_v)) {
+		b->v = b->inline_v;
+	} else if ((b->n & (b->n - 1)) == 0) { /* full: room for n, a power of two */
+		uint32_t *nv = malloc(2 * (size_t)b->n * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		memcpy(nv, b->v, b->n * sizeof(*nv));
+		if (b->v != b->inline_v)
+			free(b->v);
+		b->v = nv;
+	}
+	b->v[b->n++] = pos;
+	return 0;
 }
 
 static int push(uint32_t **v, size_t *n, size_t *cap, uint32_t pos)
@@ -113,16 +142,25 @@ static bool all_literal(const struct kpattern_list *l)
 
 static int build_index(struct kruleset *rs)
 {
+	/* one key per (type, literal signal) of each indexed rule: sizing the
+	 * table for every type of every rule made it 10 times too big, and
+	 * its pages are all touched, so resident */
 	size_t keys = 0;
-	for (size_t i = 0; i < rs->n_rules; i++)
-		keys += (rs->rules[i]->signal.n + 1) * KEVENT_NTYPES;
-	size_t nb = 16;
-	while (nb < keys * 2)
-		nb *= 2;
-	rs->buckets = calloc(nb, sizeof(*rs->buckets));
-	if (!rs->buckets)
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		size_t n_sig = all_literal(&r->signal) ? r->signal.n : 1;
+		keys += (size_t)__builtin_popcount(r->type_mask) * n_sig;
+	}
+	size_t ns = 16;
+	while (ns < keys * 2)
+		ns *= 2;
+	/* a table of 4-byte slots at most half full, pointing into a dense
+	 * array of buckets: 10,000 keys cost 0.6 MB rather than 1.5 */
+	rs->slots = calloc(ns, sizeof(*rs->slots));
+	rs->buckets = calloc(keys ? keys : 1, sizeof(*rs->buckets));
+	if (!rs->slots || !rs->buckets)
 		return -ENOMEM;
-	rs->n_buckets = nb;
+	rs->n_slots = ns;
 	size_t gcap[KEVENT_NTYPES] = {0};
 
 	for (size_t i = 0; i < rs->n_rules; i++) {
@@ -141,12 +179,16 @@ static int build_index(struct kruleset *rs)
 			}
 			for (size_t s = 0; s < n_sig; s++) {
 				const char *signal = by_signal ? r->signal.v[s].text : NULL;
-				struct kbucket *b = kindex_slot(rs, t, signal, object);
-				b->used = true;
-				b->type = t;
-				b->signal = signal;
-				b->object = object;
-				if (push(&b->v, &b->n, &b->cap, (uint32_t)i))
+				uint32_t *sl = slot(rs, t, signal, object);
+				if (!*sl) {
+					if (rs->n_buckets == keys)
+						return -ENOMEM; /* cannot be: keys counts them all
+								 */
+					rs->buckets[rs->n_buckets] = (struct kbucket){
+						.type = t, .signal = signal, .object = object};
+					*sl = (uint32_t)++rs->n_buckets;
+				}
+				if (push_bucket(&rs->buckets[*sl - 1], (uint32_t)i))
 					return -ENOMEM;
 			}
 		}

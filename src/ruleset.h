@@ -64,8 +64,10 @@ struct kruleset {
 	const struct krule **rules; /* every rule, in matching order */
 	size_t n_rules;
 	/* index: (type, literal signal) -> rule positions; the rest per type */
-	struct kbucket *buckets;
-	size_t n_buckets; /* a power of two */
+	struct kbucket *buckets; /* dense, one per key */
+	size_t n_buckets;
+	uint32_t *slots; /* hash table: bucket index + 1, 0 when free */
+	size_t n_slots;	 /* a power of two */
 	uint32_t *generic[KEVENT_NTYPES];
 	size_t n_generic[KEVENT_NTYPES];
 };

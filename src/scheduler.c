@@ -233,6 +233,11 @@ bool ksched_has_room(const struct ksched *s)
 	return s->pending <= s->max_pending * 3 / 4;
 }
 
+size_t ksched_room(const struct ksched *s)
+{
+	return s->pending < s->max_pending ? s->max_pending - s->pending : 0;
+}
+
 size_t ksched_pending(const struct ksched *s)
 {
 	return s->pending;

@@ -57,6 +57,7 @@ bool ksched_full(const struct ksched *s);
 /* Below the low-water mark (3/4 of the bound): sources may read again. */
 bool ksched_has_room(const struct ksched *s);
 size_t ksched_pending(const struct ksched *s); /* queued + running */
+size_t ksched_room(const struct ksched *s);    /* jobs that fit before it is full */
 size_t ksched_running(const struct ksched *s);
 /* Stops starting jobs (shutdown with no drain); running ones still finish. */
 void ksched_hold(struct ksched *s, bool hold);
