@@ -18,74 +18,33 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "../nlbuild.h"
 
 #define FAMILY	0x1d /* the family ids the fuzz targets decode with */
 #define THERMAL 0x17
 
-struct msg {
-	char buf[12288] __attribute__((aligned(4)));
-	size_t len;
-};
-
 static char out_dir[4096];
 static int failed;
 
-static void begin(struct msg *m, int type, int cmd)
-{
-	memset(m, 0, sizeof(*m));
-	struct nlmsghdr *nlh = (struct nlmsghdr *)m->buf;
-	nlh->nlmsg_type = (uint16_t)type;
-	struct genlmsghdr *gh = (struct genlmsghdr *)(m->buf + NLMSG_HDRLEN);
-	gh->cmd = (uint8_t)cmd;
-	gh->version = KEVENT_GENL_VERSION;
-	m->len = NLMSG_HDRLEN + GENL_HDRLEN;
-	nlh->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put(struct msg *m, int type, const void *data, size_t len)
-{
-	struct nlattr *na = (struct nlattr *)(m->buf + m->len);
-	na->nla_type = (uint16_t)type;
-	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy(m->buf + m->len + NLA_HDRLEN, data, len);
-	m->len += NLA_ALIGN(NLA_HDRLEN + len);
-	((struct nlmsghdr *)m->buf)->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put_str(struct msg *m, int type, const char *s)
-{
-	put(m, type, s, strlen(s) + 1);
-}
-
-static void put_u32(struct msg *m, int type, uint32_t v)
-{
-	put(m, type, &v, sizeof(v));
-}
-
-static void put_u64(struct msg *m, int type, uint64_t v)
-{
-	put(m, type, &v, sizeof(v));
-}
-
 static void trip(struct msg *m, int cmd, uint32_t zone, uint32_t trip_id, int32_t temp)
 {
-	begin(m, THERMAL, cmd);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_ID, zone);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_TRIP_ID, trip_id);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_TEMP, (uint32_t)temp);
+	nl_begin(m, THERMAL, cmd);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_ID, zone);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_TRIP_ID, trip_id);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_TEMP, (uint32_t)temp);
 }
 
 static void event(struct msg *m, uint32_t type, const char *object, const char *signal,
 		  const char *payload)
 {
-	begin(m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(m, KEVENT_A_TYPE, type);
-	put_str(m, KEVENT_A_OBJECT, object);
-	put_str(m, KEVENT_A_SIGNAL, signal);
+	nl_begin(m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(m, KEVENT_A_TYPE, type);
+	nl_put_str(m, KEVENT_A_OBJECT, object);
+	nl_put_str(m, KEVENT_A_SIGNAL, signal);
 	if (payload)
-		put_str(m, KEVENT_A_PAYLOAD, payload);
-	put_u64(m, KEVENT_A_SEQNUM, 42);
-	put_u64(m, KEVENT_A_TIMESTAMP, 1700000000000000000ull);
+		nl_put_str(m, KEVENT_A_PAYLOAD, payload);
+	nl_put_u64(m, KEVENT_A_SEQNUM, 42);
+	nl_put_u64(m, KEVENT_A_TIMESTAMP, 1700000000000000000ull);
 }
 
 static void save(const char *name, const struct msg *m, size_t len)
@@ -158,15 +117,15 @@ int main(int argc, char **argv)
 	big[KEVENT_PAYLOAD_MAX] = '\0';
 	event(&m, KEVENT_GENERAL, "/a", "x", big);
 	save("good-payload-max", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT); /* with the kernel's pad attributes */
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_STORAGE);
-	put_str(&m, KEVENT_A_OBJECT, "/org/kernel/block/sda");
-	put_str(&m, KEVENT_A_SIGNAL, "add");
-	put(&m, KEVENT_A_PAD, "", 0);
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put(&m, KEVENT_A_PAD, "", 0);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 2);
-	put_str(&m, 99, "unknown attributes are skipped");
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT); /* with the kernel's pad attributes */
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_STORAGE);
+	nl_put_str(&m, KEVENT_A_OBJECT, "/org/kernel/block/sda");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "add");
+	nl_put(&m, KEVENT_A_PAD, "", 0);
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put(&m, KEVENT_A_PAD, "", 0);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 2);
+	nl_put_str(&m, 99, "unknown attributes are skipped");
 	save("good-pad-unknown", &m, m.len);
 	event(&m, KEVENT_POWER, "/a", "b", "c: d\n"); /* two messages in one buffer */
 	memcpy(m.buf + m.len, m.buf, m.len);
@@ -178,34 +137,34 @@ int main(int argc, char **argv)
 	save("bad-truncated", &m, m.len - 4);
 	((struct nlmsghdr *)m.buf)->nlmsg_type = FAMILY + 1;
 	save("bad-family", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT + 7);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT + 7);
 	save("bad-command", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
 	m.len -= 2;
 	((struct nlmsghdr *)m.buf)->nlmsg_len = (uint32_t)m.len;
 	save("bad-genl-header", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	save("bad-missing-object", &m, m.len);
 	event(&m, KEVENT_POWER, "/a", "high", "x");
-	put_str(&m, KEVENT_A_SIGNAL, "low");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "low");
 	save("bad-duplicated", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put(&m, KEVENT_A_OBJECT, "/abc", 4);
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put(&m, KEVENT_A_OBJECT, "/abc", 4);
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	save("bad-unterminated", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put(&m, KEVENT_A_OBJECT, "/a\0b", 5);
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put(&m, KEVENT_A_OBJECT, "/a\0b", 5);
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	save("bad-embedded-nul", &m, m.len);
 	memset(big, 'a', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
@@ -217,12 +176,12 @@ int main(int argc, char **argv)
 	save("bad-signal", &m, m.len);
 	event(&m, KEVENT_FS, "a/", "x", NULL);
 	save("bad-object", &m, m.len);
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
-	put_str(&m, KEVENT_A_OBJECT, "/a");
-	put_str(&m, KEVENT_A_SIGNAL, "x");
-	put_u32(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
+	nl_put_str(&m, KEVENT_A_OBJECT, "/a");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "x");
+	nl_put_u32(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	save("bad-seqnum-u32", &m, m.len);
 	event(&m, KEVENT_POWER, "/a", "high", "x");
 	((struct nlattr *)(m.buf + m.len - NLA_ALIGN(NLA_HDRLEN + 8)))->nla_len = 200;
@@ -261,19 +220,19 @@ int main(int argc, char **argv)
 		}
 	}
 	save("stream-up-down", &s, s.len);
-	begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP); /* temperature from sysfs */
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
+	nl_begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP); /* temperature from sysfs */
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
 	save("up-without-temp", &m, m.len);
-	begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
+	nl_begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
 	save("bad-no-zone", &m, m.len);
 	trip(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP, 0, 0, 1);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 1);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 1);
 	save("bad-duplicated", &m, m.len);
-	begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP);
-	put_u64(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
+	nl_begin(&m, THERMAL, THERMAL_GENL_EVENT_TZ_TRIP_UP);
+	nl_put_u64(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
 	save("bad-not-u32", &m, m.len);
 	trip(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP, 0, 0, 1);
 	((struct nlmsghdr *)m.buf)->nlmsg_type = THERMAL + 1;

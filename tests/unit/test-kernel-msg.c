@@ -10,62 +10,21 @@
 #include <linux/genetlink.h>
 
 #include "kernel-msg.h"
+#include "../nlbuild.h"
 
 #define FAMILY 0x1d
-
-struct msg {
-	char buf[8192] __attribute__((aligned(4)));
-	size_t len;
-};
-
-static void begin(struct msg *m, int type, int cmd)
-{
-	memset(m, 0, sizeof(*m));
-	struct nlmsghdr *nlh = (struct nlmsghdr *)m->buf;
-	nlh->nlmsg_type = (uint16_t)type;
-	struct genlmsghdr *gh = (struct genlmsghdr *)(m->buf + NLMSG_HDRLEN);
-	gh->cmd = (uint8_t)cmd;
-	gh->version = KEVENT_GENL_VERSION;
-	m->len = NLMSG_HDRLEN + GENL_HDRLEN;
-	nlh->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put(struct msg *m, int type, const void *data, size_t len)
-{
-	struct nlattr *na = (struct nlattr *)(m->buf + m->len);
-	na->nla_type = (uint16_t)type;
-	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy(m->buf + m->len + NLA_HDRLEN, data, len);
-	m->len += NLA_ALIGN(NLA_HDRLEN + len);
-	((struct nlmsghdr *)m->buf)->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put_str(struct msg *m, int type, const char *s)
-{
-	put(m, type, s, strlen(s) + 1);
-}
-
-static void put_u32(struct msg *m, int type, uint32_t v)
-{
-	put(m, type, &v, sizeof(v));
-}
-
-static void put_u64(struct msg *m, int type, uint64_t v)
-{
-	put(m, type, &v, sizeof(v));
-}
 
 /* A complete, valid event message. */
 static void good(struct msg *m, const char *payload)
 {
-	begin(m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(m, KEVENT_A_TYPE, KEVENT_POWER);
-	put_str(m, KEVENT_A_OBJECT, "/org/kernel/devices/system/cpu/temperature");
-	put_str(m, KEVENT_A_SIGNAL, "high");
+	nl_begin(m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put_str(m, KEVENT_A_OBJECT, "/org/kernel/devices/system/cpu/temperature");
+	nl_put_str(m, KEVENT_A_SIGNAL, "high");
 	if (payload)
-		put_str(m, KEVENT_A_PAYLOAD, payload);
-	put_u64(m, KEVENT_A_SEQNUM, 42);
-	put_u64(m, KEVENT_A_TIMESTAMP, 1700000000000000000ull);
+		nl_put_str(m, KEVENT_A_PAYLOAD, payload);
+	nl_put_u64(m, KEVENT_A_SEQNUM, 42);
+	nl_put_u64(m, KEVENT_A_TIMESTAMP, 1700000000000000000ull);
 }
 
 static void test_good_message(void **state)
@@ -124,34 +83,34 @@ static void test_rejects(void **state)
 	((struct nlmsghdr *)m.buf)->nlmsg_type = FAMILY + 1;
 	expect_reject(&m, m.len, "family");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT + 7);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT + 7);
 	expect_reject(&m, m.len, "command");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "missing object");
 
 	good(&m, "x");
-	put_str(&m, KEVENT_A_SIGNAL, "low"); /* a second signal */
+	nl_put_str(&m, KEVENT_A_SIGNAL, "low"); /* a second signal */
 	expect_reject(&m, m.len, "duplicated");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put(&m, KEVENT_A_OBJECT, "/abc", 4); /* no NUL */
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put(&m, KEVENT_A_OBJECT, "/abc", 4); /* no NUL */
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "NUL-terminated");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
-	put(&m, KEVENT_A_OBJECT, "/a\0b", 5); /* embedded NUL */
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_POWER);
+	nl_put(&m, KEVENT_A_OBJECT, "/a\0b", 5); /* embedded NUL */
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "NUL-terminated");
 
 	memset(big, 'a', sizeof(big) - 1);
@@ -159,28 +118,28 @@ static void test_rejects(void **state)
 	good(&m, big);
 	expect_reject(&m, m.len, "payload attribute longer");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, 9);
-	put_str(&m, KEVENT_A_OBJECT, "/a");
-	put_str(&m, KEVENT_A_SIGNAL, "high");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, 9);
+	nl_put_str(&m, KEVENT_A_OBJECT, "/a");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "high");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "type");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
-	put_str(&m, KEVENT_A_OBJECT, "/a");
-	put_str(&m, KEVENT_A_SIGNAL, "bad signal!");
-	put_u64(&m, KEVENT_A_SEQNUM, 1);
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
+	nl_put_str(&m, KEVENT_A_OBJECT, "/a");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "bad signal!");
+	nl_put_u64(&m, KEVENT_A_SEQNUM, 1);
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "signal");
 
-	begin(&m, FAMILY, KEVENT_CMD_EVENT);
-	put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
-	put_str(&m, KEVENT_A_OBJECT, "/a");
-	put_str(&m, KEVENT_A_SIGNAL, "x");
-	put_u32(&m, KEVENT_A_SEQNUM, 1); /* u32 where a u64 belongs */
-	put_u64(&m, KEVENT_A_TIMESTAMP, 1);
+	nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+	nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_FS);
+	nl_put_str(&m, KEVENT_A_OBJECT, "/a");
+	nl_put_str(&m, KEVENT_A_SIGNAL, "x");
+	nl_put_u32(&m, KEVENT_A_SEQNUM, 1); /* u32 where a u64 belongs */
+	nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1);
 	expect_reject(&m, m.len, "seqnum");
 
 	/* an attribute whose length runs past the message */

@@ -15,44 +15,16 @@
 
 #include "testutil.h"
 #include "thermal.h"
+#include "../nlbuild.h"
 
 #define FAMILY 0x17
 
-struct msg {
-	char buf[512] __attribute__((aligned(4)));
-	size_t len;
-};
-
-static void begin(struct msg *m, int cmd)
-{
-	memset(m, 0, sizeof(*m));
-	((struct nlmsghdr *)m->buf)->nlmsg_type = FAMILY;
-	((struct genlmsghdr *)(m->buf + NLMSG_HDRLEN))->cmd = (uint8_t)cmd;
-	m->len = NLMSG_HDRLEN + GENL_HDRLEN;
-	((struct nlmsghdr *)m->buf)->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put(struct msg *m, int type, const void *data, size_t len)
-{
-	struct nlattr *na = (struct nlattr *)(m->buf + m->len);
-	na->nla_type = (uint16_t)type;
-	na->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy(m->buf + m->len + NLA_HDRLEN, data, len);
-	m->len += NLA_ALIGN(NLA_HDRLEN + len);
-	((struct nlmsghdr *)m->buf)->nlmsg_len = (uint32_t)m->len;
-}
-
-static void put_u32(struct msg *m, int type, uint32_t v)
-{
-	put(m, type, &v, sizeof(v));
-}
-
 static void trip_msg(struct msg *m, int cmd, uint32_t zone, uint32_t trip, int32_t temp)
 {
-	begin(m, cmd);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_ID, zone);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_TRIP_ID, trip);
-	put_u32(m, THERMAL_GENL_ATTR_TZ_TEMP, (uint32_t)temp);
+	nl_begin(m, FAMILY, cmd);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_ID, zone);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_TRIP_ID, trip);
+	nl_put_u32(m, THERMAL_GENL_ATTR_TZ_TEMP, (uint32_t)temp);
 }
 
 static void test_decode(void **state)
@@ -75,14 +47,14 @@ static void test_decode(void **state)
 	assert_int_equal(t.kind, KTHERMAL_TRIP_DOWN);
 	assert_int_equal(t.temp, -5000);
 
-	begin(&m, THERMAL_GENL_EVENT_CDEV_STATE_UPDATE);
+	nl_begin(&m, FAMILY, THERMAL_GENL_EVENT_CDEV_STATE_UPDATE);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY, &t, &why), 0);
 	assert_int_equal(t.kind, KTHERMAL_OTHER);
 
 	/* without a temperature: still a trip, the state reads sysfs */
-	begin(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
+	nl_begin(&m, FAMILY, THERMAL_GENL_EVENT_TZ_TRIP_UP);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY, &t, &why), 0);
 	assert_false(t.has_temp);
 }
@@ -98,19 +70,19 @@ static void test_decode_rejects(void **state)
 	assert_int_equal(kthermal_decode(m.buf, 8, FAMILY, &t, &why), -EBADMSG);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY + 1, &t, &why), -EINVAL);
 
-	begin(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
+	nl_begin(&m, FAMILY, THERMAL_GENL_EVENT_TZ_TRIP_UP);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 0);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY, &t, &why), -EINVAL);
 	assert_non_null(strstr(why, "trip id"));
 
 	trip_msg(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP, 0, 0, 1);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 1);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_ID, 1);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY, &t, &why), -EINVAL);
 	assert_non_null(strstr(why, "duplicated"));
 
-	begin(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP);
-	put(&m, THERMAL_GENL_ATTR_TZ_ID, "\1\0", 2);
-	put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
+	nl_begin(&m, FAMILY, THERMAL_GENL_EVENT_TZ_TRIP_UP);
+	nl_put(&m, THERMAL_GENL_ATTR_TZ_ID, "\1\0", 2);
+	nl_put_u32(&m, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0);
 	assert_int_equal(kthermal_decode(m.buf, m.len, FAMILY, &t, &why), -EINVAL);
 
 	trip_msg(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP, KTHERMAL_MAX_ZONES, 0, 1);
