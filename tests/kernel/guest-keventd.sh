@@ -17,6 +17,20 @@ emit() { echo "$2" >"$D/$1"; }
 count() { grep -c "$1" "$LOG"; }
 status_json() { keventctl --control "$C" status --json; }
 # json_num KEY: the first "KEY":N after "kernel": in status --json
+# settled_received: waits (at most 60 s) until keventd has taken all the
+# kernel events it will get, i.e. "received" stops moving; prints it.
+settled_received() {
+	i=0
+	last=-1
+	while [ $i -lt 300 ]; do
+		now=$(kernel_num received)
+		[ "$now" = "$last" ] && break
+		last=$now
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "$last"
+}
 kernel_num() { status_json | sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
 
 keventd --rules-dir /ktest/keventd/rules --control "$C" --sources kernel,socket \
@@ -81,16 +95,7 @@ check "an event after the reload ran its handler" wait_for /tmp/out/reloaded-aga
 before=$(kernel_num received)
 emit bench "$BENCH_COUNT general"
 k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
-i=0
-last=-1
-# until keventd has taken all it will get: received stops moving
-while [ $i -lt 300 ]; do
-	now=$(kernel_num received)
-	[ "$now" = "$last" ] && break
-	last=$now
-	sleep 0.2
-	i=$((i + 1))
-done
+last=$(settled_received)
 got=$((last - before))
 overruns=$(kernel_num overruns)
 lost=$(kernel_num lost)
@@ -108,15 +113,7 @@ before=$(kernel_num overruns)
 kill -STOP "$KPID"
 emit bench "60000 general"
 kill -CONT "$KPID"
-i=0
-last=-1
-while [ $i -lt 300 ]; do
-	now=$(kernel_num received)
-	[ "$now" = "$last" ] && break
-	last=$now
-	sleep 0.2
-	i=$((i + 1))
-done
+settled_received >/dev/null
 after=$(kernel_num overruns)
 echo "KTEST-BENCH: keventd stopped during 60000 sends: overruns $before -> $after, lost $(kernel_num lost)"
 check "the overrun was counted" test "$after" -gt "$before"
