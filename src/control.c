@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +47,9 @@ struct client {
 	struct outmsg *head, *tail;
 	size_t queued;
 	uint64_t dropped; /* monitor lines dropped since the last notice */
-	char *parked;	  /* a send waiting for room in the queue */
+	char *parked;	  /* a send or post waiting for room in the queue */
 	size_t parked_len;
+	uint64_t posts; /* post requests read, to name the one an error is about */
 	struct client *prev, *next;
 };
 
@@ -195,17 +197,38 @@ static void reply_data(struct client *c, const char *text)
 	}
 }
 
-static void do_send(struct client *c, const struct kctl_msg *m)
+/* The error reply to a send, or to the client's post number c->posts
+ * ("post N: ..."): a post is answered only when it fails, so the text says
+ * which one. */
+static void reply_send_error(struct client *c, bool post, const char *what, const char *why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (post)
+		strbuf_printf(&sb, "post %" PRIu64 ": ", c->posts);
+	strbuf_printf(&sb, "%s%s%s", what, why ? ": " : "", why ? why : "");
+	reply(c, "err", sb.oom ? what : strbuf_str(&sb));
+	strbuf_release(&sb);
+}
+
+/* send (answered "ok SEQNUM") and post (answered only on failure). */
+static void do_send(struct client *c, const struct kctl_msg *m, bool post)
 {
 	struct kcontrol *ctl = c->ctl;
 	struct kdaemon *d = ctl->d;
+	if (post)
+		c->posts++;
 	if (m->n < 4 || m->n > 5) {
 		d->stats.ctl_bad++;
-		reply(c, "err", "send takes TYPE OBJECT SIGNAL [PAYLOAD]");
+		reply_send_error(c, post,
+				 post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
+				      : "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
+				 NULL);
 		return;
 	}
 	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))) {
-		reply(c, "err", "the socket source is off (keventd --sources): send refused");
+		reply_send_error(c, post,
+				 "the socket source is off (keventd --sources): event refused",
+				 NULL);
 		return;
 	}
 	int type = kevent_type_from_name(m->f[1]);
@@ -217,17 +240,20 @@ static void do_send(struct client *c, const struct kctl_msg *m)
 				       NULL, 0, &ev, &why);
 	if (rc == -EINVAL) {
 		kdaemon_reject(d, KEVENT_SOURCE_SOCKET, why);
-		struct strbuf sb = STRBUF_INIT;
-		strbuf_printf(&sb, "invalid event: %s", why);
-		reply(c, "err", strbuf_str(&sb));
-		strbuf_release(&sb);
+		reply_send_error(c, post, "invalid event", why);
 		return;
 	}
 	if (rc < 0) {
-		reply(c, "err", strerror(-rc));
+		reply_send_error(c, post, strerror(-rc), NULL);
 		return;
 	}
 	ctl->seqnum++;
+	if (post) {
+		rc = kdaemon_submit(d, ev);
+		if (rc < 0)
+			reply_send_error(c, post, strerror(-rc), NULL);
+		return;
+	}
 	/* the decimal sequence number, without snprintf (a storm pays it per event) */
 	char seq[24], *p = seq + sizeof(seq) - 1;
 	*p = '\0';
@@ -246,8 +272,13 @@ static void do_command(struct client *c, const struct kctl_msg *m)
 {
 	struct kdaemon *d = c->ctl->d;
 	const char *cmd = m->f[0];
-	if (strcmp(cmd, "send") == 0) {
-		do_send(c, m);
+	if (strcmp(cmd, "send") == 0 || strcmp(cmd, "post") == 0) {
+		do_send(c, m, cmd[0] == 'p');
+	} else if (strcmp(cmd, "sync") == 0) {
+		/* requests are handled in order: every earlier post is in */
+		char n[24];
+		snprintf(n, sizeof(n), "%" PRIu64, c->posts);
+		reply(c, "ok", n);
 	} else if (strcmp(cmd, "monitor") == 0) {
 		if (!c->monitor)
 			c->ctl->n_monitors++;
@@ -297,7 +328,8 @@ static bool handle(struct client *c, char *buf, size_t len)
 		reply(c, "err", "malformed message");
 		return true;
 	}
-	if (strcmp(m.f[0], "send") == 0 && !kdaemon_accepting(ctl->d)) {
+	if ((strcmp(m.f[0], "send") == 0 || strcmp(m.f[0], "post") == 0) &&
+	    !kdaemon_accepting(ctl->d)) {
 		c->parked = malloc(len);
 		if (c->parked) {
 			memcpy(c->parked, buf, len);
@@ -309,6 +341,14 @@ static bool handle(struct client *c, char *buf, size_t len)
 	}
 	do_command(c, &m);
 	return true;
+}
+
+/* A SOCK_SEQPACKET read of 0 bytes is either the end of the stream or an
+ * empty message: the peer's shutdown tells them apart. */
+static bool peer_closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	return poll(&p, 1, 0) != 0;
 }
 
 static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -364,9 +404,15 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 		i += got;
 		for (int k = 0; k < got; k++) {
 			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
-			if (n == 0) {
-				client_free(c); /* end of file (or an empty message, as before) */
+			if (n == 0 && peer_closed(fd)) {
+				client_free(c);
 				return;
+			}
+			if (n == 0) {
+				ctl->d->stats.ctl_bad++;
+				log_warning("control: empty message from pid %d", (int)c->pid);
+				reply(c, "err", "empty message");
+				continue;
 			}
 			if (n > KCTL_MSG_MAX) {
 				ctl->d->stats.ctl_bad++;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The control protocol decoder, bytes of one SOCK_SEQPACKET message in:
- * kctl_decode(), then for a "send" request what the daemon's do_send()
+ * kctl_decode(), then for a "send" or "post" request what the daemon's do_send()
  * does with its fields: kevent_new() (which parses the payload).
  */
 #include <errno.h>
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc != 0 || (sb.len == size && memcmp(sb.buf, buf, size) == 0));
 	strbuf_release(&sb);
 
-	if (strcmp(m.f[0], "send") != 0 || m.n < 4 || m.n > 5)
+	if ((strcmp(m.f[0], "send") != 0 && strcmp(m.f[0], "post") != 0) || m.n < 4 || m.n > 5)
 		return 0;
 	int type = kevent_type_from_name(m.f[1]);
 	if (type < 0)

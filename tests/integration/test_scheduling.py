@@ -176,6 +176,46 @@ class Backpressure(DaemonTest):
         d.stop_ok(self)
 
 
+    def test_posts_into_a_full_queue_wait_and_are_all_handled(self):
+        """Posts are not answered, so their flow control is the socket's: once
+        the queue is full keventd stops reading, the sender's socket buffer
+        fills, and everything goes in, in order, when there is room."""
+        s = self.s
+        s.write_rule("10-bp.yaml", (
+            "rules:\n"
+            "  - name: block\n    match: {signal: w}\n    run: %s\n"
+            "  - name: quick\n    match: {signal: q}\n    run: %s\n")
+            % (self.h("wait", s.fifo.path, s.gates.path("first"), "first"),
+               # a shell, not the Python handler: 2,000 runs one at a time
+               "[/bin/sh, -c, 'echo \"$KEVENT_PAYLOAD\" >>%s']" % s.path("out", "log")))
+        d = self.start("--queue-size", "4", "--max-children", "1")
+        d.send("general", "/bp", "w")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "first"])
+        c = self.raw()
+        c.sock.setblocking(False)
+        n, sent = 2000, 0
+        while sent < n:
+            try:
+                c.sock.send(c.encode("post", "general", "/bp", "q", "%d" % sent))
+                sent += 1
+            except BlockingIOError:
+                break  # keventd has stopped reading: the socket is full
+        self.assertLess(sent, n, "a full queue did not push back on the sender")
+        st = d.wait_status(lambda st: st["queue"]["paused"], "the sources paused")
+        self.assertEqual(st["queue"]["pending"], 4)
+        s.gates.release("first")
+        self.assertEqual(s.fifo.line(), "end first")
+        c.sock.setblocking(True)
+        while sent < n:
+            c.sock.send(c.encode("post", "general", "/bp", "q", "%d" % sent))
+            sent += 1
+        c.sock.send(c.encode("sync"))
+        self.assertEqual(c.recv(), ["ok", str(n)])
+        st = d.wait_idle(n + 1)
+        self.assertEqual(st["events"]["handled"], n + 1)
+        self.assertEqual(s.read("out", "log").split(), [str(i) for i in range(n)])
+        d.stop_ok(self)
+
     def test_sender_gone_while_waiting(self):
         """A sender that hangs up while its send waits for room: keventd must
         not spin on the dead socket, and the send it read still goes in."""
