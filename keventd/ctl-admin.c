@@ -56,7 +56,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 			return 0;
 		}
 		if (o != 'j' && o != 'p')
-			return EXIT_USAGE;
+			return ctl_option_error("status");
 		if (strcmp(format, "text") != 0)
 			return ctl_usage_error("--json and --prometheus exclude each other");
 		format = o == 'j' ? "json" : "prometheus";

@@ -30,7 +30,7 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 			return 0;
 		}
 		if (o != 'j')
-			return EXIT_USAGE;
+			return ctl_option_error("monitor");
 		json = true;
 	}
 	if (optind < argc)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* keventctl send TYPE OBJECT SIGNAL [PAYLOAD|-]: inject an event. */
+/* keventctl send TYPE OBJECT SIGNAL [PAYLOAD|-]: inject an event
+ * (--batch FILE: many, see ctl-batch.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -15,19 +16,33 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"verbose", no_argument, NULL, 'v'},
+		{"batch", required_argument, NULL, 'b'},
 		{0},
 	};
 	bool verbose = false;
+	const char *batch = NULL;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+hvb:", opts, NULL)) != -1) {
 		if (o == 'h') {
 			printf("Usage: keventctl send [-v] TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
-			       "Queues an event in keventd; '-' reads the payload from stdin.\n");
+			       "       keventctl send [-v] --batch FILE|-\n"
+			       "Queues an event in keventd; '-' reads the payload from stdin.\n"
+			       "--batch queues one event per line of FILE:\n"
+			       "TYPE<TAB>OBJECT<TAB>SIGNAL[<TAB>PAYLOAD], with \\n, \\t, \\\\ "
+			       "escapes.\n");
 			return 0;
 		}
-		if (o != 'v')
-			return EXIT_USAGE;
-		verbose = true;
+		if (o == 'b')
+			batch = optarg;
+		else if (o == 'v')
+			verbose = true;
+		else
+			return ctl_option_error("send");
+	}
+	if (batch) {
+		if (optind != argc)
+			return ctl_usage_error("send --batch takes no other arguments");
+		return ctl_send_batch(c, batch, verbose);
 	}
 	if (argc - optind < 3 || argc - optind > 4)
 		return ctl_usage_error("send needs TYPE OBJECT SIGNAL [PAYLOAD]");

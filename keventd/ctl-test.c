@@ -105,7 +105,7 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n");
 			return 0;
 		default:
-			return EXIT_USAGE;
+			return ctl_option_error("test");
 		}
 	}
 	if (argc - optind < 3 || argc - optind > 4)

@@ -53,7 +53,7 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		if (o == 'q')
 			quiet = true;
 		else
-			return EXIT_USAGE;
+			return ctl_option_error("verify");
 	}
 	struct kdiags d = {0};
 	struct tally t = {0};

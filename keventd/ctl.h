@@ -17,6 +17,7 @@ struct ctl {
 int ctl_verify(struct ctl *c, int argc, char **argv);
 int ctl_test(struct ctl *c, int argc, char **argv);
 int ctl_send(struct ctl *c, int argc, char **argv);
+int ctl_send_batch(struct ctl *c, const char *path, bool verbose);
 int ctl_monitor(struct ctl *c, int argc, char **argv);
 int ctl_reload(struct ctl *c, int argc, char **argv);
 int ctl_status(struct ctl *c, int argc, char **argv);
@@ -32,6 +33,9 @@ int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, c
 
 /* Prints "keventctl: " and a message to stderr, returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* After getopt has printed what is wrong with an option of COMMAND: adds
+ * the "Try" line, returns EXIT_USAGE. */
+int ctl_option_error(const char *command);
 /* Rule files are trust-checked exactly when keventd would: running as root. */
 bool ctl_trust(void);
 

@@ -54,6 +54,12 @@ int ctl_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int ctl_option_error(const char *command)
+{
+	fprintf(stderr, "Try 'keventctl %s --help'.\n", command);
+	return EXIT_USAGE;
+}
+
 bool ctl_trust(void)
 {
 	return geteuid() == 0;

@@ -55,10 +55,13 @@ class CommandLine(DaemonTest):
         for args in ([], ["--bogus"], ["frobnicate"], ["send"], ["send", "general", "/x"],
                      ["send", "general", "/x", "s", "p", "extra"], ["status", "--bogus"],
                      ["status", "extra"], ["monitor", "extra"], ["monitor", "--bogus"],
-                     ["reload", "extra"], ["send", "--bogus", "general", "/x", "s"]):
+                     ["reload", "extra"], ["send", "--bogus", "general", "/x", "s"],
+                     ["send", "--batch"], ["send", "--batch", "-", "general"],
+                     ["test", "--bogus"], ["verify", "--bogus"]):
             r = run(kdtest.KEVENTCTL, *(c + args))
             self.assertEqual(r.returncode, 2, (args, r.stdout, r.stderr))
-            self.assertNotEqual(r.stderr, "")
+            # what is wrong, and where to read how it is right
+            self.assertRegex(r.stderr, r"Try 'keventctl( [a-z]+)? --help'\.\n$", args)
 
     def test_runtime_failures_exit_1(self):
         # no keventd listening

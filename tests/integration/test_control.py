@@ -144,10 +144,17 @@ class Control(DaemonTest):
         self.assertEqual(self.s.fifo.line(), "done /h")
         st = d.status()
         self.assertEqual(st["control"]["bad_requests"], len(bad))
-        # an empty message reads as end-of-file: that client is dropped, nobody else
+        # an empty message is refused like any other bad one, and is not
+        # mistaken for the end of the connection
         e = self.raw()
         e.send_raw(b"")
-        self.assertIsNone(e.recv())
+        self.assertEqual(e.reply()[:2], ("err", "empty message"))
+        self.assertEqual(e.request("status", "text")[0], "ok")
+        self.assertEqual(d.status()["control"]["bad_requests"], len(bad) + 1)
+        # while an empty message followed by a hang-up is the end
+        e.send_raw(b"")
+        e.sock.shutdown(socket.SHUT_WR)
+        d.wait_status(lambda st: st["control"]["clients"] == 2, "the hung-up client gone")
         self.assertEqual(g.request("status", "text")[0], "ok")
         d.stop_ok(self)
 
@@ -227,6 +234,79 @@ class Control(DaemonTest):
         self.assertEqual(st["events"]["received"], 2)
         self.assertEqual(st["runs"]["started"], 1)
         self.assertEqual(d.logtext().count("socket: rejected input:"), len(cases))
+        d.stop_ok(self)
+
+    def test_post_is_answered_only_when_it_fails(self):
+        self.simple_rule()
+        d = self.start()
+        g = self.raw()
+        posts = [
+            ("post", "general", "/p1", "x", ""),
+            ("post", "nosuchtype", "/p2", "x", ""),
+            ("post", "general", "/p3", "x"),
+            ("post", "general"),
+            ("post", "general", "/p5", "x", "K: v"),
+        ]
+        for p in posts:
+            g.send_raw(g.encode(*p))
+        g.send_raw(g.encode("sync"))
+        # the errors name the post they are about, in order, then sync says
+        # how many posts it has read: all of them are in
+        self.assertEqual(g.recv(), ["err", "post 2: invalid event: unknown event type"])
+        self.assertEqual(g.recv(), ["err", "post 4: post takes TYPE OBJECT SIGNAL [PAYLOAD]"])
+        self.assertEqual(g.recv(), ["ok", "5"])
+        self.assertEqual(sorted(self.s.fifo.lines(3)), ["done /p1", "done /p3", "done /p5"])
+        self.assertEqual(sorted(self.s.read("out", "log").split()), ["/p1", "/p3", "/p5"])
+        st = d.wait_idle(3)
+        self.assertEqual(st["sources"]["socket"]["rejected"], 1)
+        self.assertEqual(st["control"]["bad_requests"], 1)
+        # nothing else is queued for this client: successes are silent
+        self.assertIsNone(g.recv(timeout=0.2, quiet_ok=True))
+        d.stop_ok(self)
+
+    def test_send_batch(self):
+        self.simple_rule()
+        out = self.s.path("out", "report.json")
+        self.s.write_rule("20-r.yaml", "rules:\n  - name: r\n    match: {signal: y}\n    run: %s\n"
+                          % self.h("report", out, self.s.fifo.path, "report"))
+        self.s.write_rule("30-f.yaml", "rules:\n  - name: f\n    match: {signal: f}\n")
+        d = self.start("--queue-size", "8")
+        batch = self.s.path("out", "events.tsv")
+        with open(batch, "w") as f:
+            f.write("# TYPE OBJECT SIGNAL PAYLOAD\n"
+                    "general\t/b 1\tx\n"
+                    "\n"
+                    "nosuchtype\t/b2\tx\n"
+                    "general\t/b3\n"
+                    "general\t/b4\ty\tK: a\\tb\\nL: c\\\\\n"
+                    "general\t/b\\q5\tx\n"
+                    "general\t/b6\tx")  # no newline at the end
+        r = d.ctl("send", "--batch", batch)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr.splitlines(), [
+            batch + ":5: error: needs TYPE, OBJECT and SIGNAL, separated by tabs",
+            batch + ":7: error: unknown escape (use \\n, \\t or \\\\)",
+            batch + ":4: keventd: invalid event: unknown event type",
+            "4 event(s) posted, 3 line(s) failed"])
+        self.assertEqual(sorted(self.s.fifo.lines(3)), ["done /b 1", "done /b6", "done report"])
+        with open(out) as f:
+            env = dict(e.split("=", 1) for e in json.load(f)["env"])
+        self.assertEqual(env["KEVENT_OBJECT"], "/b4")
+        self.assertEqual(env["KEVENT_PAYLOAD"], "K: a\tb\nL: c\\")
+        # a storm from stdin into a queue of 8: all taken, none lost
+        n = 5000
+        r = d.ctl("send", "-v", "--batch", "-",
+                  input="".join("general\t/s%d\tf\n" % i for i in range(n)), check=0)
+        self.assertEqual(r.stdout, "%d event(s) posted, 0 line(s) failed\n" % n)
+        st = d.wait_idle(3 + n)
+        self.assertEqual(st["events"]["matched"], 3 + n)
+        self.assertEqual(st["sources"]["socket"]["rejected"], 1)
+        r = d.ctl("send", "--batch", self.s.path("out", "missing.tsv"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot open", r.stderr)
+        r = d.ctl("send", "--batch", batch, "general")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("send --batch takes no other arguments", r.stderr)
         d.stop_ok(self)
 
     def test_monitor_text_and_json(self):
