@@ -190,9 +190,10 @@ int kevent_new(int type, const char *object, const char *signal, const char *pay
 	}
 	size_t size = sizeof(struct kevent) + nprops * sizeof(struct kevent_prop) +
 		      nenv * sizeof(char *) + lo + ls + 2 * lp + lenv;
-	struct kevent *ev = calloc(1, size);
+	struct kevent *ev = malloc(size); /* every byte after the header is written below */
 	if (!ev)
 		return -ENOMEM;
+	*ev = (struct kevent){0};
 	struct kevent_prop *props = (struct kevent_prop *)(ev + 1);
 	char **env = (char **)(props + nprops);
 	char *p = (char *)(env + nenv);

@@ -24,19 +24,35 @@ static void rule_key(const struct krule *r, struct strbuf *sb)
 	strbuf_printf(sb, "%s\x1f%s", r->file->name, r->name);
 }
 
+/* rule_key() into buf when it fits (every match and every run looks a rule
+ * up: no printf and no malloc on that path), else into sb.  NULL: no memory. */
+static const char *rule_key_fast(const struct krule *r, char *buf, size_t size, struct strbuf *sb)
+{
+	size_t f = strlen(r->file->name), n = strlen(r->name);
+	if (f + n + 2 > size) {
+		rule_key(r, sb);
+		return sb->oom ? NULL : sb->buf;
+	}
+	memcpy(buf, r->file->name, f);
+	buf[f] = '\x1f';
+	memcpy(buf + f + 1, r->name, n + 1);
+	return buf;
+}
+
 struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
 {
-	struct strbuf key = STRBUF_INIT;
-	rule_key(r, &key);
-	struct krule_counters *c = key.oom ? NULL : hashmap_get(s->rules, key.buf);
-	if (!c && !key.oom) {
+	char buf[512];
+	struct strbuf sb = STRBUF_INIT;
+	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
+	struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
+	if (!c && key) {
 		c = calloc(1, sizeof(*c));
-		if (c && hashmap_put(s->rules, key.buf, c, NULL) < 0) {
+		if (c && hashmap_put(s->rules, key, c, NULL) < 0) {
 			free(c);
 			c = NULL;
 		}
 	}
-	strbuf_release(&key);
+	strbuf_release(&sb);
 	return c;
 }
 
