@@ -3,11 +3,16 @@
  * loadgen: pushes N events through keventd's control socket as fast as it
  * takes them, then waits until keventd has handled them all, and prints
  * events/s accepted and handled.  Usage:
- *   loadgen SOCKET N [OBJECTS] [WINDOW] [SIGNAL]
+ *   loadgen [--post] SOCKET N [OBJECTS] [WINDOW] [SIGNAL] [DONEFILE]
+ * --post: the events go as "post" requests, which keventd answers only when
+ * one fails; "accepted" is then the moment the "sync" sent after the last
+ * one is answered (keventd handles a client's requests in order).  Without
+ * it, as "send" requests, each answered "ok SEQNUM".
  * OBJECTS: how many distinct objects the events cycle through (default 64);
  * WINDOW: requests sent at once; the next window goes out before the
  * replies to the last one are read, so up to 2 x WINDOW are in flight (default 64);
- * SIGNAL: the events' signal (default "bench"); their type is power;
+ * SIGNAL: the events' signal (default "bench"); their type is power; every
+ * request is 200 bytes, as bench-raw's messages (a "Pad:" payload line);
  * DONEFILE: when given, "handled" is not read from status (whose rendering
  * costs keventd ~20 ms with 10,000 rules) but from sentinels: after the N
  * events, one event of signal "done" per object, whose rule must append a
@@ -20,6 +25,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +50,7 @@ static int connect_to(const char *path)
 }
 
 #define WINDOW_MAX 256
+#define MSG_BYTES  200 /* a request's size, as bench-raw's messages */
 
 /* Reads n replies, each "ok" (or the run fails). */
 static void expect_oks(int fd, unsigned n)
@@ -107,10 +114,32 @@ static uint64_t done_count(const char *path)
 	return total;
 }
 
+/* After posts: any message now is an error reply to one of them. */
+static void expect_no_reply(int fd)
+{
+	char buf[KCTL_MSG_MAX + 1];
+	ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (n <= 0) {
+		fprintf(stderr, "loadgen: keventd closed the connection\n");
+		exit(1);
+	}
+	buf[n] = '\0';
+	fprintf(stderr, "loadgen: keventd: %s %s\n", buf, buf + strlen(buf) + 1);
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
+	bool post = argc > 1 && strcmp(argv[1], "--post") == 0;
+	if (post) {
+		argc--;
+		argv++;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: loadgen SOCKET N [OBJECTS] [WINDOW] [SIGNAL] [DONEFILE]\n");
+		fprintf(stderr, "usage: loadgen [--post] SOCKET N [OBJECTS] [WINDOW] [SIGNAL] "
+				"[DONEFILE]\n");
 		return 2;
 	}
 	const char *path = argv[1];
@@ -132,7 +161,7 @@ int main(int argc, char **argv)
 	struct strbuf msg[WINDOW_MAX];
 	struct mmsghdr mm[WINDOW_MAX];
 	struct iovec iov[WINDOW_MAX];
-	char object[64], payload[64];
+	char object[64], payload[MSG_BYTES];
 	for (unsigned k = 0; k < WINDOW_MAX; k++)
 		msg[k] = (struct strbuf)STRBUF_INIT;
 	uint64_t t0 = now_monotonic_ns();
@@ -142,8 +171,18 @@ int main(int argc, char **argv)
 		for (; k < window && i < n; k++, i++) {
 			snprintf(object, sizeof(object), "/org/kernel/bench/%u",
 				 (unsigned)(i % objects));
-			snprintf(payload, sizeof(payload), "N: %" PRIu64 "\n", i);
-			const char *f[] = {"send", "power", object, signal, payload};
+			/* 200-byte messages, as bench-raw's: a "Pad:" property fills
+			 * the payload up to that */
+			const char *cmd = post ? "post" : "send";
+			int fixed = snprintf(payload, sizeof(payload), "N: %" PRIu64 "\nPad: ", i);
+			size_t used = strlen(cmd) + strlen("power") + strlen(object) +
+				      strlen(signal) + (size_t)fixed + 1 + 5;
+			size_t pad = used < MSG_BYTES ? MSG_BYTES - used : 0;
+			if (pad > sizeof(payload) - (size_t)fixed - 2)
+				pad = sizeof(payload) - (size_t)fixed - 2;
+			memset(payload + fixed, 'x', pad);
+			strcpy(payload + fixed + pad, "\n");
+			const char *f[] = {cmd, "power", object, signal, payload};
 			kctl_encode(&msg[k], f, 5);
 			iov[k] = (struct iovec){.iov_base = msg[k].buf, .iov_len = msg[k].len};
 			mm[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
@@ -156,11 +195,24 @@ int main(int argc, char **argv)
 			}
 			sent += (unsigned)r;
 		}
+		if (post) {
+			expect_no_reply(fd);
+			continue;
+		}
 		in_flight += k;
 		if (in_flight > window) {
 			expect_oks(fd, in_flight - window);
 			in_flight = window;
 		}
+	}
+	if (post) {
+		const char *f[] = {"sync"};
+		kctl_encode(&msg[0], f, 1);
+		if (send(fd, msg[0].buf, msg[0].len, 0) < 0) {
+			perror("send");
+			return 1;
+		}
+		in_flight = 1;
 	}
 	expect_oks(fd, in_flight);
 	uint64_t t1 = now_monotonic_ns();

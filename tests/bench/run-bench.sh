@@ -182,6 +182,7 @@ one_round() {
 		# RSS with the rules loaded (before the storm: loadgen's "status
 		# --json" polls render every rule's counters, which the heap keeps)
 		[ $n = 10000 ] && put kev.rss10000 "$(rss_kib $kpid)"
+		put "kev.post.$n" "$("$bin/loadgen" --post "$ctl" 200000 64 64 s$((n - 1)) | accepted)"
 		put "kev.intake.$n" "$("$bin/loadgen" "$ctl" 200000 64 64 s$((n - 1)) | accepted)"
 		kstop
 	done
@@ -278,9 +279,11 @@ END {
 	head("Intake + matching, no handler (events/s)")
 	row("acpid, FIFO, events matching no rule", num(g("acpid.nomatch.10")), num(g("acpid.nomatch.1000")), num(g("acpid.nomatch.10000")), "")
 	row("  as a share of raw SOCK_DGRAM", pct(g("acpid.nomatch.10"), dg), pct(g("acpid.nomatch.1000"), dg), pct(g("acpid.nomatch.10000"), dg), "")
-	row("keventd, control socket, event matches 1 rule", num(g("kev.intake.10")), num(g("kev.intake.1000")), num(g("kev.intake.10000")), "")
-	row("  as a share of raw SOCK_DGRAM", pct(g("kev.intake.10"), dg), pct(g("kev.intake.1000"), dg), pct(g("kev.intake.10000"), dg), "target >= 50 %")
-	row("  as a share of raw SOCK_SEQPACKET", pct(g("kev.intake.10"), sp), pct(g("kev.intake.1000"), sp), pct(g("kev.intake.10000"), sp), "")
+	row("keventd, control socket, post (1 message/event)", num(g("kev.post.10")), num(g("kev.post.1000")), num(g("kev.post.10000")), "event matches 1 rule")
+	row("  as a share of raw SOCK_DGRAM", pct(g("kev.post.10"), dg), pct(g("kev.post.1000"), dg), pct(g("kev.post.10000"), dg), "target >= 50 %")
+	row("  as a share of raw SOCK_SEQPACKET", pct(g("kev.post.10"), sp), pct(g("kev.post.1000"), sp), pct(g("kev.post.10000"), sp), "")
+	row("keventd, control socket, send (request + reply)", num(g("kev.intake.10")), num(g("kev.intake.1000")), num(g("kev.intake.10000")), "keventctl send's form")
+	row("  as a share of raw SOCK_DGRAM", pct(g("kev.intake.10"), dg), pct(g("kev.intake.1000"), dg), pct(g("kev.intake.10000"), dg), "")
 	row("  as a share of the request/reply ceiling", pct(g("kev.intake.10"), g("raw.echo")), pct(g("kev.intake.1000"), g("raw.echo")), pct(g("kev.intake.10000"), g("raw.echo")), "")
 	head("Handler runs, each event runs one no-op handler (runs/s)")
 	row("busybox mdev per event (/sbin/hotplug), 1 at a time", num(g("mdev.10")), num(g("mdev.1000")), num(g("mdev.10000")), "")
