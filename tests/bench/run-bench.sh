@@ -282,7 +282,7 @@ END {
 	row("keventd, control socket, post (1 message/event)", num(g("kev.post.10")), num(g("kev.post.1000")), num(g("kev.post.10000")), "event matches 1 rule")
 	row("  as a share of raw SOCK_DGRAM", pct(g("kev.post.10"), dg), pct(g("kev.post.1000"), dg), pct(g("kev.post.10000"), dg), "target >= 50 %")
 	row("  as a share of raw SOCK_SEQPACKET", pct(g("kev.post.10"), sp), pct(g("kev.post.1000"), sp), pct(g("kev.post.10000"), sp), "")
-	row("keventd, control socket, send (request + reply)", num(g("kev.intake.10")), num(g("kev.intake.1000")), num(g("kev.intake.10000")), "keventctl send's form")
+	row("keventd, control socket, send (request + reply)", num(g("kev.intake.10")), num(g("kev.intake.1000")), num(g("kev.intake.10000")), "what keventctl send uses")
 	row("  as a share of raw SOCK_DGRAM", pct(g("kev.intake.10"), dg), pct(g("kev.intake.1000"), dg), pct(g("kev.intake.10000"), dg), "")
 	row("  as a share of the request/reply ceiling", pct(g("kev.intake.10"), g("raw.echo")), pct(g("kev.intake.1000"), g("raw.echo")), pct(g("kev.intake.10000"), g("raw.echo")), "")
 	head("Handler runs, each event runs one no-op handler (runs/s)")
