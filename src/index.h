@@ -8,21 +8,40 @@
 /*
  * Rules of one key, by ascending position.  A key is a type with a literal
  * signal, a literal object, or both; NULL stands for "any" (not indexed on
- * that part).  Rules that name neither literally are in the per-type
- * generic lists instead.
+ * that part).  Rules that name neither literally, but whose object values
+ * all start with literal text ("/org/kernel/block/sd" of
+ * "/org/kernel/block/sd*"), are keyed on (type, KINDEX_PREFIX, that text):
+ * an event looks up each start of its object whose length some key has,
+ * hashing the object once, a character at a time.  The rest are in the
+ * per-type generic lists.
  */
+#define KINDEX_PREFIX	   "\x01" /* no signal can be this: YAML has no control characters */
+#define KINDEX_PREFIX_LENS 64	  /* distinct prefix lengths (so an event tries at most 64) */
+
 struct kbucket {
-	const char *signal; /* point into a rule's patterns */
-	const char *object;
-	uint32_t *v; /* inline while it has at most two rules, the common case;
-		      * beyond, allocated with room for a power of two */
+	const char *signal; /* point into a rule's patterns (or KINDEX_PREFIX) */
+	const char *object; /* likewise, or a directory owned by the bucket */
+	uint32_t *v;	    /* inline while it has at most two rules, the common case;
+			     * beyond, allocated with room for a power of two */
 	uint32_t n;
 	uint32_t inline_v[2];
 	uint8_t type;
+	bool owns_object;
 };
 
 /* The bucket for the key, or NULL. */
 const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,
 				  const char *object);
+
+/* The prefix keys: kindex_prefix_start() is the hash state for (type,
+ * KINDEX_PREFIX); kindex_prefix_step() adds one character of the object;
+ * kindex_prefix_find() looks up the first len characters with that state. */
+uint64_t kindex_prefix_start(uint8_t type);
+static inline uint64_t kindex_prefix_step(uint64_t h, char c)
+{
+	return (h ^ (unsigned char)c) * 1099511628211ull;
+}
+const struct kbucket *kindex_prefix_find(const struct kruleset *rs, uint64_t h, uint8_t type,
+					 const char *object, size_t len);
 
 #endif

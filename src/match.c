@@ -123,21 +123,43 @@ static void add_bucket(struct cand *c, size_t *k, const struct kruleset *rs, uin
 		c[(*k)++] = (struct cand){b->v, b->n, 0};
 }
 
+/* The rules keyed on a start of the object ("/a", "/a/b", ... of "/a/b/c"),
+ * at the lengths some key has: one pass of the hash over the object. */
+static void add_prefix_buckets(struct cand *c, size_t *k, const struct kruleset *rs, uint8_t t,
+			       const char *object)
+{
+	uint64_t h = kindex_prefix_start(t);
+	for (size_t i = 0; object[i] && i < KEVENT_OBJECT_MAX; i++) {
+		h = kindex_prefix_step(h, object[i]);
+		size_t n = i + 1;
+		if (!(rs->prefix_lens[n / 64] & (1ull << (n % 64))))
+			continue;
+		const struct kbucket *b = kindex_prefix_find(rs, h, t, object, n);
+		if (b)
+			c[(*k)++] = (struct cand){b->v, b->n, 0};
+	}
+}
+
 size_t kruleset_match(const struct kruleset *rs, const struct kevent *ev, kmatch_fn cb,
 		      void *userdata)
 {
 	/* Candidates: the rules keyed on this signal and object, on the signal
-	 * alone, on the object alone, and those keyed on neither. */
-	struct cand c[4];
+	 * alone, on the object alone, on a start of the object, and those
+	 * keyed on nothing. */
+	struct cand c[4 + KINDEX_PREFIX_LENS];
 	size_t k = 0, matches = 0;
 	uint8_t t = (uint8_t)ev->type;
 	add_bucket(c, &k, rs, t, ev->signal, ev->object);
 	add_bucket(c, &k, rs, t, ev->signal, NULL);
 	add_bucket(c, &k, rs, t, NULL, ev->object);
+	if (rs->has_prefix_keys)
+		add_prefix_buckets(c, &k, rs, t, ev->object);
 	if (rs->n_generic[t])
 		c[k++] = (struct cand){rs->generic[t], rs->n_generic[t], 0};
 
-	/* Merge the ascending lists, so rule order holds. */
+	/* Merge the ascending lists, so rule order holds.  A rule keyed on two
+	 * starts of the object comes up twice, one right after the other. */
+	uint32_t last = UINT32_MAX;
 	for (;;) {
 		size_t best = k;
 		for (size_t j = 0; j < k; j++)
@@ -145,7 +167,11 @@ size_t kruleset_match(const struct kruleset *rs, const struct kevent *ev, kmatch
 				best = j;
 		if (best == k)
 			break;
-		const struct krule *r = rs->rules[c[best].v[c[best].i++]];
+		uint32_t pos = c[best].v[c[best].i++];
+		if (pos == last)
+			continue;
+		last = pos;
+		const struct krule *r = rs->rules[pos];
 		if (!krule_match(r, ev, NULL))
 			continue;
 		matches++;

@@ -46,9 +46,12 @@ void kruleset_free(struct kruleset *rs)
 		kfile_unref(rs->files[i]);
 	free(rs->files);
 	free(rs->rules);
-	for (size_t i = 0; i < rs->n_buckets; i++)
+	for (size_t i = 0; i < rs->n_buckets; i++) {
 		if (rs->buckets[i].v != rs->buckets[i].inline_v)
 			free(rs->buckets[i].v);
+		if (rs->buckets[i].owns_object)
+			free((char *)rs->buckets[i].object);
+	}
 	free(rs->buckets);
 	free(rs->slots);
 	for (int t = 0; t < KEVENT_NTYPES; t++)
@@ -56,13 +59,27 @@ void kruleset_free(struct kruleset *rs)
 	free(rs);
 }
 
+#define FNV_PRIME 1099511628211ull
+
 static uint64_t hash_str(uint64_t h, const char *s)
 {
 	if (!s)
-		return (h ^ 0xff) * 1099511628211ull; /* "any": no string has a 0xff byte alone */
+		return (h ^ 0xff) * FNV_PRIME; /* "any": no string has a 0xff byte alone */
 	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (h ^ 0) * 1099511628211ull;
+		h = (h ^ (unsigned char)*s) * FNV_PRIME;
+	return (h ^ 0) * FNV_PRIME;
+}
+
+/* The key's hash once its object's characters are in h. */
+static uint64_t hash_end(uint64_t h, bool object)
+{
+	h = object ? (h ^ 0) * FNV_PRIME : (h ^ 0xff) * FNV_PRIME;
+	return h ^ (h >> 32);
+}
+
+static uint64_t hash_head(uint8_t type, const char *signal)
+{
+	return hash_str(1469598103934665603ull ^ type, signal);
 }
 
 static bool same(const char *a, const char *b)
@@ -70,19 +87,33 @@ static bool same(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* The slot of the key's bucket, or the free slot where it would go. */
-static uint32_t *slot(const struct kruleset *rs, uint8_t type, const char *signal,
-		      const char *object)
+/* The slot of the key (object: its first len characters) with hash h, or
+ * the free slot where it would go. */
+static uint32_t *slot_h(const struct kruleset *rs, uint64_t h, uint8_t type, const char *signal,
+			const char *object, size_t len)
 {
-	uint64_t h = hash_str(hash_str(1469598103934665603ull ^ type, signal), object);
-	h ^= h >> 32;
 	size_t mask = rs->n_slots - 1;
 	for (size_t i = h & mask;; i = (i + 1) & mask) {
 		uint32_t *sl = &rs->slots[i];
 		const struct kbucket *b = *sl ? &rs->buckets[*sl - 1] : NULL;
-		if (!b || (b->type == type && same(b->signal, signal) && same(b->object, object)))
+		if (!b)
+			return sl;
+		if (b->type != type || !same(b->signal, signal))
+			continue;
+		if (!object ? !b->object
+			    : b->object && strncmp(b->object, object, len) == 0 &&
+				      b->object[len] == '\0')
 			return sl;
 	}
+}
+
+static uint32_t *slot(const struct kruleset *rs, uint8_t type, const char *signal,
+		      const char *object)
+{
+	uint64_t h = hash_head(type, signal);
+	for (const char *p = object; p && *p; p++)
+		h = kindex_prefix_step(h, *p);
+	return slot_h(rs, hash_end(h, object), type, signal, object, object ? strlen(object) : 0);
 }
 
 const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,
@@ -91,6 +122,20 @@ const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const
 	if (!rs->n_slots)
 		return NULL;
 	uint32_t s = *slot(rs, type, signal, object);
+	return s ? &rs->buckets[s - 1] : NULL;
+}
+
+uint64_t kindex_prefix_start(uint8_t type)
+{
+	return hash_head(type, KINDEX_PREFIX);
+}
+
+const struct kbucket *kindex_prefix_find(const struct kruleset *rs, uint64_t h, uint8_t type,
+					 const char *object, size_t len)
+{
+	if (!rs->n_slots)
+		return NULL;
+	uint32_t s = *slot_h(rs, hash_end(h, true), type, KINDEX_PREFIX, object, len);
 	return s ? &rs->buckets[s - 1] : NULL;
 }
 
@@ -140,15 +185,99 @@ static bool all_literal(const struct kpattern_list *l)
 	return true;
 }
 
+static bool len_set(const uint64_t *lens, size_t n)
+{
+	return lens[n / 64] & (1ull << (n % 64));
+}
+
+/* Registers the length of p's literal prefix as a prefix-key length while
+ * there is room (*n_lens of KINDEX_PREFIX_LENS). */
+static void register_prefix(struct kruleset *rs, const struct kpattern *p, size_t *n_lens)
+{
+	size_t n = p->prefix;
+	if (p->negate || n < 2 || n > KEVENT_OBJECT_MAX || len_set(rs->prefix_lens, n) ||
+	    *n_lens == KINDEX_PREFIX_LENS)
+		return;
+	rs->prefix_lens[n / 64] |= 1ull << (n % 64);
+	(*n_lens)++;
+}
+
+/* How much of p's literal prefix a key holds: the longest registered length
+ * within it (any start of a value's literal text is a start of every object
+ * it matches).  0: none, or not worth indexing ("/"). */
+static size_t prefix_key_len(const struct kruleset *rs, const struct kpattern *p)
+{
+	if (p->negate)
+		return 0;
+	for (size_t n = p->prefix < KEVENT_OBJECT_MAX ? p->prefix : KEVENT_OBJECT_MAX; n >= 2; n--)
+		if (len_set(rs->prefix_lens, n))
+			return n;
+	return 0;
+}
+
+/* Whether every object value of r gives a prefix key to index it by. */
+static bool by_prefix(const struct kruleset *rs, const struct krule *r)
+{
+	if (!r->object.n)
+		return false;
+	for (size_t i = 0; i < r->object.n; i++)
+		if (!prefix_key_len(rs, &r->object.v[i]))
+			return false;
+	return true;
+}
+
+static int add_key(struct kruleset *rs, size_t keys, uint8_t t, const char *signal,
+		   const char *object, bool owned, uint32_t pos)
+{
+	uint32_t *sl = slot(rs, t, signal, object);
+	if (!*sl) {
+		if (rs->n_buckets == keys) {
+			if (owned)
+				free((char *)object);
+			return -ENOMEM; /* cannot be: keys counts them all */
+		}
+		rs->buckets[rs->n_buckets] = (struct kbucket){
+			.type = t, .signal = signal, .object = object, .owns_object = owned};
+		*sl = (uint32_t)++rs->n_buckets;
+	} else if (owned) {
+		free((char *)object); /* the bucket has its own copy */
+	}
+	return push_bucket(&rs->buckets[*sl - 1], pos);
+}
+
+/* Keys r on (t, KINDEX_PREFIX, prefix) for each of its object values. */
+static int add_prefix_keys(struct kruleset *rs, size_t keys, uint8_t t, const struct krule *r,
+			   uint32_t pos)
+{
+	for (size_t v = 0; v < r->object.n; v++) {
+		char *prefix = strndup(r->object.v[v].text, prefix_key_len(rs, &r->object.v[v]));
+		if (!prefix || add_key(rs, keys, t, KINDEX_PREFIX, prefix, true, pos) < 0)
+			return -ENOMEM;
+		rs->has_prefix_keys = true;
+	}
+	return 0;
+}
+
+/* Whether r can be found by (type, literal signal) or (type, literal object). */
+static bool by_key(const struct krule *r)
+{
+	return all_literal(&r->signal) || (r->object.n == 1 && all_literal(&r->object));
+}
+
 static int build_index(struct kruleset *rs)
 {
 	/* one key per (type, literal signal) of each indexed rule: sizing the
 	 * table for every type of every rule made it 10 times too big, and
 	 * its pages are all touched, so resident */
-	size_t keys = 0;
+	size_t keys = 0, n_lens = 0;
+	for (size_t i = 0; i < rs->n_rules; i++)
+		for (size_t v = 0; !by_key(rs->rules[i]) && v < rs->rules[i]->object.n; v++)
+			register_prefix(rs, &rs->rules[i]->object.v[v], &n_lens);
 	for (size_t i = 0; i < rs->n_rules; i++) {
 		const struct krule *r = rs->rules[i];
 		size_t n_sig = all_literal(&r->signal) ? r->signal.n : 1;
+		if (!by_key(r) && by_prefix(rs, r))
+			n_sig = r->object.n;
 		keys += (size_t)__builtin_popcount(r->type_mask) * n_sig;
 	}
 	size_t ns = 16;
@@ -172,6 +301,11 @@ static int build_index(struct kruleset *rs)
 		for (uint8_t t = 0; t < KEVENT_NTYPES; t++) {
 			if (!(r->type_mask & (1u << t)))
 				continue;
+			if (!by_signal && !object && by_prefix(rs, r)) {
+				if (add_prefix_keys(rs, keys, t, r, (uint32_t)i) < 0)
+					return -ENOMEM;
+				continue;
+			}
 			if (!by_signal && !object) {
 				if (push(&rs->generic[t], &rs->n_generic[t], &gcap[t], (uint32_t)i))
 					return -ENOMEM;
@@ -179,16 +313,7 @@ static int build_index(struct kruleset *rs)
 			}
 			for (size_t s = 0; s < n_sig; s++) {
 				const char *signal = by_signal ? r->signal.v[s].text : NULL;
-				uint32_t *sl = slot(rs, t, signal, object);
-				if (!*sl) {
-					if (rs->n_buckets == keys)
-						return -ENOMEM; /* cannot be: keys counts them all
-								 */
-					rs->buckets[rs->n_buckets] = (struct kbucket){
-						.type = t, .signal = signal, .object = object};
-					*sl = (uint32_t)++rs->n_buckets;
-				}
-				if (push_bucket(&rs->buckets[*sl - 1], (uint32_t)i))
+				if (add_key(rs, keys, t, signal, object, false, (uint32_t)i) < 0)
 					return -ENOMEM;
 			}
 		}

@@ -70,6 +70,9 @@ struct kruleset {
 	size_t n_slots;	 /* a power of two */
 	uint32_t *generic[KEVENT_NTYPES];
 	size_t n_generic[KEVENT_NTYPES];
+	/* bit n: some prefix key (index.h) is n characters long */
+	uint64_t prefix_lens[(KEVENT_OBJECT_MAX + 64) / 64];
+	bool has_prefix_keys;
 };
 
 enum kchange_kind { KCHANGE_ADDED, KCHANGE_CHANGED, KCHANGE_REMOVED, KCHANGE_BROKEN };

@@ -591,14 +591,17 @@ static unsigned rnd(unsigned n)
 
 static const char *const r_types[] = {"general", "storage", "power", "fs", "hotplug"};
 static const char *const r_signals[] = {"add", "remove", "change", "high", "normal", "critical"};
-static const char *const r_objects[] = {"/a/b", "/a/c", "/a/b/c", "/d", "/d/e", "/x/y"};
-static const char *const r_object_globs[] = {"/a/*", "/a/?", "*/c", "/d*", "/[ad]/*", "*"};
+static const char *const r_objects[] = {"/a/b", "/a/c", "/a/b/c", "/d", "/d/e", "/x/y", "/a/b/c/d"};
+/* some start with a directory ("/a/b/"), which the index keys them on */
+static const char *const r_object_globs[] = {"/a/*",	"/a/?",	    "*/c",     "/d*",
+					     "/[ad]/*", "*",	    "/a/b/*",  "/a/b/c*",
+					     "/d/e/*",	"/a/\\\\*", "/a/b/c/?"};
 static const char *const r_signal_globs[] = {"a*", "*e", "h?gh", "[cn]*"};
 
 static void gen_values(struct strbuf *sb, const char *key, const char *const *lits, size_t nl,
 		       const char *const *globs, size_t ng)
 {
-	unsigned k = rnd(ng ? 6 : 4);
+	unsigned k = rnd(ng ? 7 : 4);
 	if (k == 0)
 		return; /* key absent */
 	strbuf_printf(sb, "%s: ", key);
@@ -614,6 +617,10 @@ static void gen_values(struct strbuf *sb, const char *key, const char *const *li
 		break;
 	case 4:
 		strbuf_printf(sb, "\"%s\", ", globs[rnd((unsigned)ng)]);
+		break;
+	case 5: /* two globs, maybe of nested directories */
+		strbuf_printf(sb, "[\"%s\", \"%s\"], ", globs[rnd((unsigned)ng)],
+			      globs[rnd((unsigned)ng)]);
 		break;
 	default:
 		strbuf_printf(sb, "[\"%s\", \"!%s\", %s], ", globs[rnd((unsigned)ng)],
@@ -632,11 +639,13 @@ static char *gen_rules(size_t n, const char *tag)
 			strbuf_printf(&sb, "type: %s, signal: %s, ", r_types[rnd(5)],
 				      r_signals[rnd(6)]);
 			if (rnd(2))
-				strbuf_printf(&sb, "object: \"%s\", ", r_objects[rnd(6)]);
+				strbuf_printf(&sb, "object: \"%s\", ",
+					      r_objects[rnd(ARRAY_SIZE(r_objects))]);
 		} else {
 			gen_values(&sb, "type", r_types, 5, NULL, 0);
 			gen_values(&sb, "signal", r_signals, 6, r_signal_globs, 4);
-			gen_values(&sb, "object", r_objects, 6, r_object_globs, 6);
+			gen_values(&sb, "object", r_objects, ARRAY_SIZE(r_objects), r_object_globs,
+				   ARRAY_SIZE(r_object_globs));
 		}
 		if (rnd(8) == 0)
 			strbuf_printf(&sb, "payload: {N: \"%s%u\"}, ", rnd(2) ? ">= " : "", rnd(4));
@@ -678,8 +687,9 @@ static void test_index_equivalence(void **state)
 		const char *sig = rnd(8) ? r_signals[rnd(6)] : "unknown";
 		struct kevent *ev = NULL;
 		const char *why = NULL;
-		assert_int_equal(kevent_new((int)rnd(5), r_objects[rnd(6)], sig, payload,
-					    (enum kevent_source)rnd(4), 1, 2, NULL, 0, &ev, &why),
+		assert_int_equal(kevent_new((int)rnd(5), r_objects[rnd(ARRAY_SIZE(r_objects))], sig,
+					    payload, (enum kevent_source)rnd(4), 1, 2, NULL, 0, &ev,
+					    &why),
 				 0);
 		got.n = want.n = 0;
 		size_t n = kruleset_match(rs, ev, collect, &got);
@@ -710,6 +720,70 @@ static void test_index_equivalence(void **state)
 	kruleset_free(rs);
 }
 
+/* More distinct prefix lengths than the index keeps (64): the longer ones
+ * are keyed on a shorter start, and every event still finds every rule. */
+static void test_prefix_lengths_over_the_cap(void **state)
+{
+	(void)state;
+	enum { LENS = 150 };
+	struct strbuf y = STRBUF_INIT;
+	char x[LENS + 1];
+	memset(x, 'x', LENS);
+	strbuf_puts(&y, "rules:\n");
+	for (int i = 0; i < LENS; i++) {
+		x[i] = '\0';
+		/* globs, literals in a list, and two values of nested prefixes */
+		if (i % 3 == 0)
+			strbuf_printf(&y, "  - {name: g%d, match: {object: \"/p/%s*\"}}\n", i, x);
+		else if (i % 3 == 1)
+			strbuf_printf(&y, "  - {name: l%d, match: {object: [\"/p/%s\", /q]}}\n", i,
+				      x);
+		else
+			strbuf_printf(
+				&y, "  - {name: n%d, match: {object: [\"/p/%s?\", \"/p/%s*\"]}}\n",
+				i, x, x + i / 2);
+		x[i] = 'x';
+	}
+	assert_false(y.oom);
+	struct kfile *f = tu_parse(y.buf, "10-lens.yaml");
+	strbuf_release(&y);
+	struct kruleset *rs = NULL;
+	assert_int_equal(kruleset_from_files(&f, 1, &rs), 0);
+	kfile_unref(f);
+	assert_true(rs->has_prefix_keys);
+	size_t lens = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(rs->prefix_lens); i++)
+		lens += (size_t)__builtin_popcountll(rs->prefix_lens[i]);
+	assert_int_equal(lens, 64);
+
+	static struct hits got;
+	size_t total = 0;
+	for (int n = 0; n <= LENS + 1; n++) {
+		char obj[LENS + 8];
+		snprintf(obj, sizeof(obj), "/p/%.*s", n, x);
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		assert_int_equal(kevent_new(KEVENT_GENERAL, obj, "s", "", KEVENT_SOURCE_SOCKET, 1,
+					    2, NULL, 0, &ev, &why),
+				 0);
+		got.n = 0;
+		kruleset_match(rs, ev, collect, &got);
+		size_t k = 0;
+		for (size_t i = 0; i < rs->n_rules; i++) {
+			if (!krule_match(rs->rules[i], ev, NULL))
+				continue;
+			assert_true(k < got.n);
+			assert_ptr_equal(got.v[k], rs->rules[i]);
+			k++;
+		}
+		assert_int_equal(got.n, k);
+		total += k;
+		kevent_free(ev);
+	}
+	assert_true(total > LENS); /* real matches, at every length */
+	kruleset_free(rs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +791,7 @@ int main(void)
 		cmocka_unit_test(test_last),
 		cmocka_unit_test(test_order_across_files),
 		cmocka_unit_test(test_index_equivalence),
+		cmocka_unit_test(test_prefix_lengths_over_the_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
