@@ -272,8 +272,9 @@ def yq(s):
 
 
 class Daemon:
-    def __init__(self, scratch, args=(), rules_dirs=None, env=None, journal=False):
+    def __init__(self, scratch, args=(), rules_dirs=None, env=None, journal=False, preexec=None):
         self.s = scratch
+        self.preexec = preexec  # runs in the child before keventd is exec'd
         self.journal = journal
         self.args = list(args)
         self.rules_dirs = rules_dirs or [scratch.rules]
@@ -309,7 +310,8 @@ class Daemon:
             st = os.fstat(self.log.fileno())
             env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=env)
+                                     stderr=subprocess.STDOUT, env=env,
+                                     preexec_fn=self.preexec)
         self.wait_notify("READY=1")
         return self
 

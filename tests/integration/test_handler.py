@@ -5,6 +5,7 @@ umask, stdin, descriptors, signals; hostile event text stays literal."""
 import json
 import os
 import pwd
+import signal
 
 import kdtest
 from kdtest import DaemonTest, yq
@@ -86,12 +87,22 @@ class HandlerEnvironment(DaemonTest):
         d.stop_ok(self)
 
     def test_signals_reset(self):
-        # keventd blocks SIGTERM/SIGINT/SIGHUP and ignores SIGPIPE; a handler must not inherit that
+        # keventd blocks SIGTERM/SIGINT/SIGHUP and ignores SIGPIPE; a handler must not
+        # inherit that, nor what keventd's own parent left ignored
         out = self.s.path("out", "sig")
         self.s.write_rule("10-sig.yaml", "rules:\n  - match: {signal: sig}\n    shell: %s\n"
                           % yq("grep -E '^Sig(Blk|Ign)' /proc/self/status > %s; echo done > %s"
                                % (out, self.s.fifo.path)))
-        d = self.start()
+        inherited = [signal.SIGUSR1, signal.SIGQUIT, signal.SIGRTMIN + 3, signal.SIGRTMAX]
+
+        def ignore():
+            for sig in inherited:
+                signal.signal(sig, signal.SIG_IGN)
+        d = self.start(preexec=ignore)
+        with open("/proc/%d/status" % d.proc.pid) as f:
+            ign = int(dict(l.split(":\t", 1) for l in f.read().splitlines())["SigIgn"], 16)
+        for sig in inherited + [signal.SIGPIPE]:
+            self.assertTrue(ign & (1 << (sig - 1)), "keventd itself ignores %d" % sig)
         d.send("general", "/s", "sig")
         self.assertEqual(self.s.fifo.line(), "done")
         lines = dict(l.split(":\t") for l in self.s.read("out", "sig").splitlines())
