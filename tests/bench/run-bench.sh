@@ -12,7 +12,7 @@
 # Usage: tests/bench/run-bench.sh [BUILD_DIR] [ROUNDS]     (default: build 3)
 # KEVENTD=/path/to/keventd measures another keventd (e.g. an older build)
 # with this build's tools.
-# Takes about 4 minutes with 3 rounds on 2 CPUs.  See docs/PERFORMANCE.md.
+# Takes about 5 minutes with 3 rounds on 2 CPUs.  See docs/PERFORMANCE.md.
 set -eu
 build=${1:-build}
 rounds=${2:-3}
