@@ -312,13 +312,15 @@ static bool handle(struct client *c, char *buf, size_t len)
 	if (c->parked) {
 		/* read in the same recvmmsg() as a send that was parked: the
 		 * batch is sized to the daemon's room, so this does not happen
-		 * in practice; if it does, it goes in over the queue's limit
-		 * (flow control, not a hard cap) rather than be lost */
-		struct kctl_msg m;
-		if (kctl_decode(buf, len, &m) == 0) {
-			do_command(c, &m);
-			return true;
-		}
+		 * in practice.  If it does, the parked one goes in first, over
+		 * the queue's limit (flow control, not a hard cap), so that the
+		 * requests keep their order (a sync must come after its posts) */
+		char *parked = c->parked;
+		struct kctl_msg pm;
+		c->parked = NULL;
+		if (kctl_decode(parked, c->parked_len, &pm) == 0)
+			do_command(c, &pm);
+		free(parked);
 	}
 	struct kcontrol *ctl = c->ctl;
 	struct kctl_msg m;
