@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs the Debian packages keventd needs, if missing.
 #   deps.sh         to build and run keventd
+#   deps.sh bench   also what tests/bench/run-bench.sh needs (cmocka, which
+#                   a tree with the benchmark tools is configured with, and
+#                   the peers it measures: acpid, busybox)
 #   deps.sh test    also what the tests need (QEMU, busybox, kernel source
 #                   for checkpatch, iasl, packaging tools: dpkg-dev,
 #                   lintian, man-db, bash-completion, systemd-analyze)
@@ -10,6 +13,11 @@
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
 libudev-dev libsystemd-dev udev util-linux bsdutils"
+if [ "${1:-}" = bench ]; then
+	pkgs="$pkgs libcmocka-dev acpid"
+	# busybox-static (the tests') serves as well, and conflicts with busybox
+	command -v busybox >/dev/null || pkgs="$pkgs busybox"
+fi
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl

@@ -10,6 +10,8 @@
 # everything, then round 2, ...), and the table shows medians.
 #
 # Usage: tests/bench/run-bench.sh [BUILD_DIR] [ROUNDS]     (default: build 3)
+# From a fresh clone it installs the packages it needs (scripts/deps.sh
+# bench) and builds keventd and its tools in BUILD_DIR first.
 # KEVENTD=/path/to/keventd measures another keventd (e.g. an older build)
 # with this build's tools.
 # Takes about 5 minutes with 3 rounds on 2 CPUs.  See docs/PERFORMANCE.md.
@@ -19,18 +21,23 @@ rounds=${2:-3}
 bin=$build/tests/bench
 keventd=${KEVENTD:-$build/keventd/keventd}
 keventctl=$build/keventd/keventctl
-for f in "$keventd" "$keventctl" "$bin/loadgen" "$bin/bench-raw" "$bin/bench-latency" \
-	"$bin/bench-stamp"; do
-	[ -x "$f" ] || { echo "run-bench: build first (missing $f)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "run-bench: run as root (acpid, mdev, private mounts)" >&2; exit 1; }
+src=$(cd "$(dirname "$0")/../.." && pwd)
+sh "$src/scripts/deps.sh" bench
+tools="keventd keventctl loadgen bench-raw bench-latency bench-stamp bench-match"
+for f in "$build/keventd/keventd" "$build/keventd/keventctl" "$bin/loadgen" "$bin/bench-raw" \
+	"$bin/bench-latency" "$bin/bench-stamp"; do
+	[ -x "$f" ] && continue
+	echo "run-bench: building keventd and the benchmark tools in $build" >&2
+	cmake -S "$src" -B "$build" -DBUILD_TESTING=ON >/dev/null
+	# shellcheck disable=SC2086
+	cmake --build "$build" -j"$(nproc)" --target $tools >/dev/null
+	break
 done
+[ -x "$keventd" ] || { echo "run-bench: no keventd at $keventd" >&2; exit 1; }
 bin=$(cd "$bin" && pwd)
 keventd=$(cd "$(dirname "$keventd")" && pwd)/keventd
 keventctl=$(cd "$(dirname "$keventctl")" && pwd)/keventctl
-[ "$(id -u)" = 0 ] || { echo "run-bench: run as root (acpid, mdev, private mounts)" >&2; exit 1; }
-if ! command -v acpid >/dev/null || ! command -v busybox >/dev/null; then
-	echo "run-bench: installing acpid and busybox" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q acpid busybox >/dev/null
-fi
 acpid=$(command -v acpid)
 busybox=$(command -v busybox)
 
