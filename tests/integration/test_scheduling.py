@@ -142,14 +142,20 @@ class Ordering(DaemonTest):
 
 
 class Backpressure(DaemonTest):
-    def test_full_queue_pauses_the_sender_and_loses_nothing(self):
+    def blocking_rules(self, quick_run):
+        """Rule "block" (signal w) holds its handler until the gate "first"
+        opens; rule "quick" (signal q) runs QUICK_RUN, a YAML flow list."""
         s = self.s
         s.write_rule("10-bp.yaml", (
             "rules:\n"
             "  - name: block\n    match: {signal: w}\n    run: %s\n"
             "  - name: quick\n    match: {signal: q}\n    run: %s\n")
-            % (self.h("wait", s.fifo.path, s.gates.path("first"), "first"),
-               self.h("append", s.path("out", "log"), "${KEVENT_SEQNUM}", s.fifo.path)))
+            % (self.h("wait", s.fifo.path, s.gates.path("first"), "first"), quick_run))
+
+    def test_full_queue_pauses_the_sender_and_loses_nothing(self):
+        s = self.s
+        self.blocking_rules(self.h("append", s.path("out", "log"), "${KEVENT_SEQNUM}",
+                                   s.fifo.path))
         d = self.start("--queue-size", "4", "--max-children", "1")
         d.send("general", "/bp", "w")
         self.assertEqual(s.fifo.line().split()[:2], ["start", "first"])
@@ -181,13 +187,8 @@ class Backpressure(DaemonTest):
         the queue is full keventd stops reading, the sender's socket buffer
         fills, and everything goes in, in order, when there is room."""
         s = self.s
-        s.write_rule("10-bp.yaml", (
-            "rules:\n"
-            "  - name: block\n    match: {signal: w}\n    run: %s\n"
-            "  - name: quick\n    match: {signal: q}\n    run: %s\n")
-            % (self.h("wait", s.fifo.path, s.gates.path("first"), "first"),
-               # a shell, not the Python handler: 2,000 runs one at a time
-               "[/bin/sh, -c, 'echo \"$KEVENT_PAYLOAD\" >>%s']" % s.path("out", "log")))
+        # a shell, not the Python handler: 2,000 runs one at a time
+        self.blocking_rules("[/bin/sh, -c, 'echo \"$KEVENT_PAYLOAD\" >>%s']" % s.path("out", "log"))
         d = self.start("--queue-size", "4", "--max-children", "1")
         d.send("general", "/bp", "w")
         self.assertEqual(s.fifo.line().split()[:2], ["start", "first"])
@@ -220,11 +221,7 @@ class Backpressure(DaemonTest):
         """A sender that hangs up while its send waits for room: keventd must
         not spin on the dead socket, and the send it read still goes in."""
         s = self.s
-        s.write_rule("10-bp.yaml", (
-            "rules:\n"
-            "  - name: block\n    match: {signal: w}\n    run: %s\n"
-            "  - name: quick\n    match: {signal: q}\n    run: [/bin/true]\n")
-            % self.h("wait", s.fifo.path, s.gates.path("first"), "first"))
+        self.blocking_rules("[/bin/true]")
         d = self.start("--queue-size", "2", "--max-children", "1")
         d.send("general", "/bp", "w")
         self.assertEqual(s.fifo.line().split()[:2], ["start", "first"])
