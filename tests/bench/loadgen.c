@@ -17,19 +17,24 @@
  * costs keventd ~20 ms with 10,000 rules) but from sentinels: after the N
  * events, one event of signal "done" per object, whose rule must append a
  * line to DONEFILE (run-bench.sh's rule runs bench-stamp); an object's
- * events run in arrival order, so when DONEFILE has OBJECTS lines, every
- * event has been handled.  The sentinels count as events handled.
+ * events run in arrival order, so when OBJECTS lines have come, every
+ * event has been handled.  DONEFILE is made a FIFO that loadgen reads,
+ * blocked, so that waiting costs the machine nothing while the handlers
+ * run (polling a file took CPU from them).  The sentinels count as events
+ * handled.
  * A window of requests goes out in one sendmmsg(), and the replies are read
  * with recvmmsg(), as a busy source would hand keventd many messages per
  * wake-up.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -155,8 +160,15 @@ int main(int argc, char **argv)
 	if (window > WINDOW_MAX)
 		window = WINDOW_MAX;
 	uint64_t before = donefile ? 0 : done_count(path);
-	if (donefile)
+	int done_fd = -1;
+	if (donefile) {
+		/* read-write: no end of file between two sentinels' writes */
 		unlink(donefile);
+		if (mkfifo(donefile, 0644) < 0 || (done_fd = open(donefile, O_RDWR)) < 0) {
+			perror(donefile);
+			return 1;
+		}
+	}
 	int fd = connect_to(path);
 	struct strbuf msg[WINDOW_MAX];
 	struct mmsghdr mm[WINDOW_MAX];
@@ -233,18 +245,21 @@ int main(int argc, char **argv)
 			}
 			expect_oks(fd, 1);
 		}
-		for (;;) {
-			FILE *df = fopen(donefile, "r");
-			unsigned lines = 0;
-			for (int ch; df && (ch = getc(df)) != EOF;)
-				lines += ch == '\n';
-			if (df)
-				fclose(df);
-			if (lines >= objects)
-				break;
-			usleep(200);
+		char buf[4096];
+		for (unsigned lines = 0; lines < objects;) {
+			ssize_t got = read(done_fd, buf, sizeof(buf));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				perror(donefile);
+				return 1;
+			}
+			for (ssize_t i = 0; i < got; i++)
+				lines += buf[i] == '\n';
 		}
 		t2 = now_monotonic_ns();
+		close(done_fd);
+		unlink(donefile);
 		handled_n += objects;
 	}
 	for (; !donefile;) {
