@@ -4,6 +4,7 @@
 #include "dbus.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <string.h>
 
@@ -11,8 +12,30 @@
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
+	const char *name = kevent_source_name(src);
+	uint64_t now = now_monotonic_ns();
 	d->stats.rejected[src]++;
-	log_warning("%s: rejected input: %s", kevent_source_name(src), why);
+	if ((unsigned)src >= ARRAY_SIZE(d->reject_log))
+		return;
+	struct kreject_log *l = &d->reject_log[src];
+	if (!l->since_ns || now - l->since_ns >= KDAEMON_REJECT_LOG_WINDOW_NS) {
+		if (l->unlogged)
+			log_warning("%s: %" PRIu64 " more rejected inputs were not logged", name,
+				    l->unlogged);
+		l->since_ns = now;
+		l->logged = 0;
+		l->unlogged = 0;
+	}
+	if (l->logged == KDAEMON_REJECT_LOG_BURST) {
+		l->unlogged++;
+		return;
+	}
+	log_warning("%s: rejected input: %s", name, why);
+	if (++l->logged == KDAEMON_REJECT_LOG_BURST)
+		log_warning("%s: %d rejected inputs in %llus: the next ones are counted in "
+			    "status but not logged, for now",
+			    name, KDAEMON_REJECT_LOG_BURST,
+			    KDAEMON_REJECT_LOG_WINDOW_NS / 1000000000ull);
 }
 
 bool kdaemon_accepting(const struct kdaemon *d)

@@ -38,6 +38,13 @@ struct kdaemon_config {
 	bool dbus;  /* forward every event to the system bus (--dbus) */
 };
 
+/* How much of one source's rejected input was logged lately. */
+struct kreject_log {
+	uint64_t since_ns; /* start of the current window */
+	unsigned logged;   /* rejections logged in it */
+	uint64_t unlogged; /* and not logged (all are counted) */
+};
+
 struct kdaemon {
 	struct kdaemon_config cfg;
 	struct kloop *loop;
@@ -56,6 +63,7 @@ struct kdaemon {
 	bool stopping;
 	bool held;	   /* second stop signal: queued handlers are not started */
 	unsigned children; /* handler processes alive, including ones already timed out */
+	struct kreject_log reject_log[KEVENT_SOURCE_MAX];
 };
 
 /*
@@ -63,7 +71,13 @@ struct kdaemon {
  * tells monitors, and queues its runs.  Returns 0, or -ENOMEM.
  */
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
-/* Counts and logs input a source refused at its edge. */
+/* Counts and logs input a source refused at its edge: every one is
+ * counted, the first KDAEMON_REJECT_LOG_BURST of a source in each
+ * KDAEMON_REJECT_LOG_WINDOW_NS are logged, and the rest are summed up in
+ * one line when the next window starts, so a flood of garbage cannot
+ * flood the journal. */
+#define KDAEMON_REJECT_LOG_BURST     20
+#define KDAEMON_REJECT_LOG_WINDOW_NS (5 * 1000000000ull)
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* Whether sources may read now (queue not full, not stopping). */
 bool kdaemon_accepting(const struct kdaemon *d);

@@ -264,6 +264,28 @@ class Control(DaemonTest):
         self.assertIsNone(g.recv(timeout=0.2, quiet_ok=True))
         d.stop_ok(self)
 
+    def test_rejection_flood_is_counted_but_not_all_logged(self):
+        d = self.start()
+        g = self.raw()
+        n = 200
+        for i in range(n):
+            g.send_raw(g.encode("post", "general", "relative/%d" % i, "x", ""))
+        g.send_raw(g.encode("sync"))
+        for i in range(n):
+            self.assertEqual(g.recv(), ["err", "post %d: invalid event: object must start with '/'"
+                                        % (i + 1)])
+        self.assertEqual(g.recv(), ["ok", str(n)])
+        st = d.status()
+        self.assertEqual(st["sources"]["socket"]["rejected"], n)
+        self.assertEqual(st["events"]["received"], 0)
+        log = d.logtext()
+        self.assertEqual(log.count("socket: rejected input:"), 20)
+        self.assertEqual(log.count("socket: 20 rejected inputs in 5s: the next ones are counted "
+                                   "in status but not logged, for now"), 1)
+        # keventd still takes good events from the same client
+        self.assertEqual(g.request("send", "general", "/after", "x", "")[0], "ok")
+        d.stop_ok(self)
+
     def test_send_batch(self):
         self.simple_rule()
         out = self.s.path("out", "report.json")
