@@ -3,6 +3,8 @@
  * The rule loader, YAML bytes in: krules_parse(), then for a file that
  * parsed, a ruleset, a few events matched through its index (checked
  * against matching every rule in turn), and the handler plan of each match.
+ * The events are made of the rules' own values, literal or the literal
+ * start of a glob, so that every kind of index key is reached.
  */
 #include <errno.h>
 #include <string.h>
@@ -155,6 +157,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < f->n_rules && n < MAX_EVENTS; i++) {
 			const struct krule *r = &f->rules[i];
 			const char *obj = literal(&r->object), *sig = literal(&r->signal);
+			/* or the literal start of an object glob, and a tail, which
+			 * reaches the prefix keys */
+			char globbed[KEVENT_OBJECT_MAX + 1];
+			if (!obj && r->object.n && !r->object.v[0].negate) {
+				size_t len = r->object.v[0].prefix;
+				if (len > KEVENT_OBJECT_MAX - 3)
+					len = KEVENT_OBJECT_MAX - 3;
+				snprintf(globbed, sizeof(globbed), "%.*s%s", (int)len,
+					 r->object.v[0].text, i % 2 ? "/x" : "x");
+				obj = globbed;
+			}
 			const char *src = literal(&r->source), *typ = literal(&r->type);
 			int t = typ ? kevent_type_from_name(typ) : KEVENT_HOTPLUG;
 			int s = src ? kevent_source_from_name(src) : KEVENT_SOURCE_SOCKET;
