@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -50,6 +52,8 @@ struct client {
 	char *parked;	  /* a send or post waiting for room in the queue */
 	size_t parked_len;
 	uint64_t posts; /* post requests read, to name the one an error is about */
+	bool eof;	/* it shut down its side: every request read, replies go on */
+	bool gone;	/* it cannot be written to: its replies are dropped */
 	struct client *prev, *next;
 };
 
@@ -97,15 +101,41 @@ static void update_events(struct client *c)
 	if (!c->io)
 		return; /* hung up with a parked send: see on_client() */
 	/* read unless parked on a full daemon queue or backed up on our replies */
-	if (!c->parked && (c->monitor || c->queued < OUTQ_MAX) && !c->ctl->stopped)
+	if (!c->parked && !c->eof && (c->monitor || c->queued < OUTQ_MAX) && !c->ctl->stopped)
 		ev |= EPOLLIN;
-	if (c->head)
+	if (c->head && !c->gone)
 		ev |= EPOLLOUT;
 	kio_set_events(c->io, ev);
 }
 
-/* Sends what can be sent now.  Returns -1 if the client is gone (freed). */
-static int flush(struct client *c)
+static void drop_replies(struct client *c)
+{
+	while (c->head) {
+		struct outmsg *m = c->head;
+		c->head = m->next;
+		free(m);
+	}
+	c->tail = NULL;
+	c->queued = 0;
+}
+
+/* Frees a client that has nothing left to do: all its requests read (end
+ * of file) and handled (none parked), all its replies sent or undeliverable.
+ * Until then a client that hung up is kept: what it sent before it went is
+ * still handled, and what it is owed still sent if it only shut down its
+ * writing side.  Returns whether it was freed. */
+static bool client_done(struct client *c)
+{
+	if (!c->eof || c->parked || (c->head && !c->gone))
+		return false;
+	client_free(c);
+	return true;
+}
+
+/* Sends what can be sent now.  A peer that cannot take replies any more is
+ * marked gone, and its replies dropped; the client itself is not freed here
+ * (see client_done()). */
+static void flush(struct client *c)
 {
 	/* a storm of sends is answered by a storm of "ok": one sendmmsg() for
 	 * up to SEND_BATCH of them instead of one send() each */
@@ -123,8 +153,8 @@ static int flush(struct client *c)
 		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (sent < 0) {
-			client_free(c);
-			return -1;
+			c->gone = true;
+			break;
 		}
 		for (int i = 0; i < sent; i++) {
 			struct outmsg *m = c->head;
@@ -137,8 +167,9 @@ static int flush(struct client *c)
 		if ((unsigned)sent < n)
 			break; /* the socket's buffer is full: wait for EPOLLOUT */
 	}
+	if (c->gone)
+		drop_replies(c);
 	update_events(c);
-	return 0;
 }
 
 static void enqueue(struct client *c, const char *const *fields, size_t n)
@@ -146,7 +177,7 @@ static void enqueue(struct client *c, const char *const *fields, size_t n)
 	/* encoded straight into the queued message (what kctl_encode() does,
 	 * with one allocation instead of three per reply) */
 	size_t lens[KCTL_FIELDS_MAX], len = 0;
-	if (n > KCTL_FIELDS_MAX)
+	if (n > KCTL_FIELDS_MAX || c->gone)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		lens[i] = strlen(fields[i]) + 1;
@@ -306,28 +337,49 @@ static void do_command(struct client *c, const struct kctl_msg *m)
 	}
 }
 
+/* Whether a message, valid or not, is a post: it counts in the client's
+ * numbering of its posts either way. */
+static bool is_post(const char *buf, size_t len)
+{
+	return len >= 5 && memcmp(buf, "post", 5) == 0;
+}
+
+/* A request read after a parked one (in the same recvmmsg(): the batch is
+ * sized to the daemon's room, so this does not happen in practice) first
+ * lets the parked one in, over the queue's limit (flow control, not a hard
+ * cap), so that a client's requests keep their order: a sync must come
+ * after its posts, an error reply after the replies before it. */
+static void unpark(struct client *c)
+{
+	char *parked = c->parked;
+	struct kctl_msg pm;
+	if (!parked)
+		return;
+	c->parked = NULL;
+	if (kctl_decode(parked, c->parked_len, &pm) == 0)
+		do_command(c, &pm);
+	free(parked);
+}
+
+/* A message keventd cannot take: counted, logged and answered. */
+static void refuse_message(struct client *c, const char *buf, size_t len, const char *what)
+{
+	unpark(c);
+	c->ctl->d->stats.ctl_bad++;
+	log_warning("control: %s (%zu bytes) from pid %d", what, len, (int)c->pid);
+	if (is_post(buf, len))
+		c->posts++;
+	reply_send_error(c, is_post(buf, len), what, NULL);
+}
+
 /* Handles one received message; returns false if the client must wait. */
 static bool handle(struct client *c, char *buf, size_t len)
 {
-	if (c->parked) {
-		/* read in the same recvmmsg() as a send that was parked: the
-		 * batch is sized to the daemon's room, so this does not happen
-		 * in practice.  If it does, the parked one goes in first, over
-		 * the queue's limit (flow control, not a hard cap), so that the
-		 * requests keep their order (a sync must come after its posts) */
-		char *parked = c->parked;
-		struct kctl_msg pm;
-		c->parked = NULL;
-		if (kctl_decode(parked, c->parked_len, &pm) == 0)
-			do_command(c, &pm);
-		free(parked);
-	}
+	unpark(c);
 	struct kcontrol *ctl = c->ctl;
 	struct kctl_msg m;
 	if (kctl_decode(buf, len, &m) < 0) {
-		ctl->d->stats.ctl_bad++;
-		log_warning("control: malformed message (%zu bytes) from pid %d", len, (int)c->pid);
-		reply(c, "err", "malformed message");
+		refuse_message(c, buf, len, "malformed message");
 		return true;
 	}
 	if ((strcmp(m.f[0], "send") == 0 || strcmp(m.f[0], "post") == 0) &&
@@ -338,42 +390,36 @@ static bool handle(struct client *c, char *buf, size_t len)
 			c->parked_len = len;
 			return false;
 		}
-		reply(c, "err", "out of memory");
-		return true;
+		/* no memory to hold it: in it goes, over the queue's limit */
 	}
 	do_command(c, &m);
 	return true;
 }
 
-/* A SOCK_SEQPACKET read of 0 bytes is either the end of the stream or an
- * empty message: the peer's shutdown tells them apart. */
-static bool peer_closed(int fd)
+/* Whether the zero-length entry k of a recvmmsg() batch is the end of the
+ * stream rather than an empty message: the peer has shut down, and nothing
+ * but more ends (the batch's later entries, the socket's queue) follows. */
+static bool at_eof(int fd, const struct mmsghdr *mm, int k, int got)
 {
 	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
-	return poll(&p, 1, 0) != 0;
+	int queued = 0;
+	for (int j = k + 1; j < got; j++)
+		if (mm[j].msg_len)
+			return false;
+	if (poll(&p, 1, 0) == 0)
+		return false;
+	return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
 }
 
-static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
+/* Reads what the client sent, as many messages a call and a wake-up as
+ * may be taken now.  Returns false when it has been freed. */
+static bool read_requests(struct client *c, int fd)
 {
-	struct client *c = userdata;
-	char buf[KCTL_MSG_MAX + 1];
-	(void)io;
-	if (events & EPOLLOUT && flush(c) < 0)
-		return;
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	if (c->parked && events & (EPOLLHUP | EPOLLERR)) {
-		/* it hung up while its send waits for room.  The send still goes in
-		 * (it was read), but a hung-up socket is always ready: stop polling
-		 * it, or the loop spins until the queue has room */
-		kio_free(c->io);
-		c->io = NULL;
-		return;
-	}
 	struct kcontrol *ctl = c->ctl;
+	char buf[KCTL_MSG_MAX + 1];
 	if (!ctl->rbuf)
 		ctl->rbuf = malloc((size_t)RECV_BATCH * (KCTL_MSG_MAX + 1));
-	for (int i = 0; i < READS_PER_WAKEUP && !c->parked;) {
+	for (int i = 0; i < READS_PER_WAKEUP && !c->parked && !c->eof;) {
 		if (!c->monitor && c->queued >= OUTQ_MAX)
 			break; /* it does not read its replies: stop reading its requests */
 		/* as many messages as may be taken now: no more than the room in
@@ -400,35 +446,49 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (got <= 0) {
-			client_free(c);
-			return;
+			c->eof = c->gone = true; /* a reset connection */
+			break;
 		}
 		i += got;
-		for (int k = 0; k < got; k++) {
+		for (int k = 0; k < got && !c->eof; k++) {
 			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
-			if (n == 0 && peer_closed(fd)) {
-				client_free(c);
-				return;
-			}
-			if (n == 0) {
-				ctl->d->stats.ctl_bad++;
-				log_warning("control: empty message from pid %d", (int)c->pid);
-				reply(c, "err", "empty message");
-				continue;
-			}
-			if (n > KCTL_MSG_MAX) {
-				ctl->d->stats.ctl_bad++;
-				log_warning("control: oversize message (%zu bytes) from pid %d", n,
-					    (int)c->pid);
-				reply(c, "err", "message too long");
-				continue;
-			}
-			handle(c, iov[k].iov_base, n);
+			if (n == 0 && at_eof(fd, mm, k, got))
+				c->eof = true;
+			else if (n == 0)
+				refuse_message(c, "", 0, "empty message");
+			else if (n > KCTL_MSG_MAX)
+				refuse_message(c, iov[k].iov_base, n, "message too long");
+			else
+				handle(c, iov[k].iov_base, n);
 		}
 		if ((size_t)got < want)
 			break; /* drained */
 	}
 	flush(c);
+	return !client_done(c);
+}
+
+static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct client *c = userdata;
+	(void)io;
+	if (events & EPOLLOUT) {
+		flush(c);
+		if (client_done(c))
+			return;
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	if (c->parked && events & (EPOLLHUP | EPOLLERR)) {
+		/* it hung up while its send waits for room.  What it sent still
+		 * goes in (resume_parked() reads the rest), but a hung-up socket is
+		 * always ready: stop polling it, or the loop spins until the queue
+		 * has room */
+		kio_free(c->io);
+		c->io = NULL;
+		return;
+	}
+	read_requests(c, fd);
 }
 
 static bool peer_allowed(struct kcontrol *ctl, int fd, struct ucred *cred)
@@ -531,10 +591,14 @@ static void resume_parked(struct ktimer *t, void *userdata)
 		c->parked = NULL;
 		handle(c, buf, len);
 		free(buf);
-		if (!c->io)
-			client_free(c); /* it hung up meanwhile: nobody to answer */
-		else
-			flush(c);
+		if (!c->io && !c->parked &&
+		    kloop_add_io(ctl->d->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
+			client_free(c); /* cannot watch it any more */
+			continue;
+		}
+		/* it hung up meanwhile: the rest of what it sent is read now */
+		if (!c->io || read_requests(c, c->fd))
+			update_events(c);
 	}
 }
 

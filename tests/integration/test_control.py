@@ -264,6 +264,50 @@ class Control(DaemonTest):
         self.assertIsNone(g.recv(timeout=0.2, quiet_ok=True))
         d.stop_ok(self)
 
+    def test_post_replies_reach_a_client_that_shut_down_writing(self):
+        self.simple_rule()
+        d = self.start()
+        g = self.raw()
+        g.send_raw(g.encode("post", "general", "/h1", "x", ""))
+        g.send_raw(g.encode("post", "nosuchtype", "/h2", "x", ""))
+        g.send_raw(g.encode("sync"))
+        g.sock.shutdown(socket.SHUT_WR)  # done sending; the answers still come
+        self.assertEqual(g.recv(), ["err", "post 2: invalid event: unknown event type"])
+        self.assertEqual(g.recv(), ["ok", "2"])
+        self.assertIsNone(g.recv())  # and then keventd closes its side
+        self.assertEqual(self.s.fifo.line(), "done /h1")
+        d.wait_status(lambda st: st["control"]["clients"] == 1, "the client gone")
+        d.stop_ok(self)
+
+    def test_everything_before_a_hang_up_is_taken(self):
+        # an empty message in the stream, then posts, then the end
+        self.s.write_rule("10-f.yaml", "rules:\n  - name: f\n    match: {signal: f}\n")
+        d = self.start()
+        g = self.raw()
+        g.send_raw(g.encode("post", "general", "/e0", "f", ""))
+        g.send_raw(b"")
+        for i in range(1, 11):
+            g.send_raw(g.encode("post", "general", "/e%d" % i, "f", ""))
+        g.close()
+        st = d.wait_status(lambda st: st["events"]["received"] == 11 and
+                           st["control"]["clients"] == 1, "the 11 posts in, the client gone")
+        self.assertEqual(st["events"]["matched"], 11)
+        self.assertEqual(st["control"]["bad_requests"], 1)
+        d.stop_ok(self)
+
+    def test_posts_are_numbered_even_when_unreadable(self):
+        d = self.start()
+        g = self.raw()
+        g.send_raw(g.encode("post", "general", "/n1", "x", "p" * 9000))  # too long to read
+        g.send_raw(b"post\0general\0/n2")                                # not NUL-terminated
+        g.send_raw(g.encode("post", "general", "relative", "x", ""))     # invalid event
+        g.send_raw(g.encode("sync"))
+        self.assertEqual(g.recv(), ["err", "post 1: message too long"])
+        self.assertEqual(g.recv(), ["err", "post 2: malformed message"])
+        self.assertEqual(g.recv(), ["err", "post 3: invalid event: object must start with '/'"])
+        self.assertEqual(g.recv(), ["ok", "3"])
+        d.stop_ok(self)
+
     def test_rejection_flood_is_counted_but_not_all_logged(self):
         d = self.start()
         g = self.raw()

@@ -217,6 +217,27 @@ class Backpressure(DaemonTest):
         self.assertEqual(s.read("out", "log").split(), [str(i) for i in range(n)])
         d.stop_ok(self)
 
+    def test_posts_of_a_sender_gone_while_waiting_all_go_in(self):
+        """A sender that posts and closes while keventd waits for room: what
+        it sent before it went is handled, none of it dropped."""
+        s = self.s
+        self.blocking_rules("[/bin/sh, -c, 'echo \"$KEVENT_PAYLOAD\" >>%s']" % s.path("out", "log"))
+        d = self.start("--queue-size", "2", "--max-children", "1")
+        d.send("general", "/bp", "w")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "first"])
+        c = self.raw()
+        for i in range(40):
+            c.send_raw(c.encode("post", "general", "/bp", "q", "%d" % i))
+        d.wait_status(lambda st: st["queue"]["paused"], "the sources paused")
+        c.close()
+        s.gates.release("first")
+        self.assertEqual(s.fifo.line(), "end first")
+        st = d.wait_idle(41)
+        self.assertEqual(st["events"]["handled"], 41)
+        self.assertEqual(st["control"]["clients"], 1)
+        self.assertEqual(s.read("out", "log").split(), [str(i) for i in range(40)])
+        d.stop_ok(self)
+
     def test_sender_gone_while_waiting(self):
         """A sender that hangs up while its send waits for room: keventd must
         not spin on the dead socket, and the send it read still goes in."""
