@@ -116,13 +116,15 @@ struct ksigaction {
 };
 
 /*
- * The signals a handler would inherit as ignored: those keventd ignores,
- * by its own choice (SIGPIPE) or because whoever started it did.  A caught
- * signal needs nothing, execve() resets it.  Read once, at the first spawn
- * (keventd sets its dispositions at start-up and never again), rather than
- * resetting all 62 in every child: that was 17 us of system calls per
- * handler, with keventd stopped in vfork() meanwhile.  A signal whose
- * disposition cannot be read is reset.
+ * The signals not at their default in keventd: ignored ones (SIGPIPE, and
+ * whatever whoever started keventd left ignored), which a handler would
+ * inherit, and caught ones, whose handler must not run in a child that
+ * still shares keventd's memory (keventd catches none: it reads signals
+ * from a signalfd).  Read once, at the first spawn (keventd sets its
+ * dispositions at start-up and never again), rather than resetting all 62
+ * in every child: that was 17 us of system calls per handler, with keventd
+ * stopped in vfork() meanwhile.  A signal whose disposition cannot be read
+ * is reset.
  */
 static uint64_t ignored_signals(void)
 {
@@ -132,7 +134,7 @@ static uint64_t ignored_signals(void)
 		struct ksigaction cur;
 		if (sig != SIGKILL && sig != SIGSTOP &&
 		    (syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof(uint64_t)) != 0 ||
-		     cur.handler == SIG_IGN))
+		     cur.handler != SIG_DFL))
 			mask |= 1ull << (sig - 1);
 	}
 	known = true;
