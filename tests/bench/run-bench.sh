@@ -46,9 +46,11 @@ chmod 0755 "$tmp"
 kpid=
 apid=
 cleanup() {
-	[ -n "$kpid" ] && kill "$kpid" 2>/dev/null
-	[ -n "$apid" ] && kill "$apid" 2>/dev/null
-	wait 2>/dev/null
+	# (no "[ ... ] && kill": with set -e, a kill of a process already gone
+	# would end the clean-up there)
+	if [ -n "$kpid" ]; then kill "$kpid" 2>/dev/null || true; fi
+	if [ -n "$apid" ]; then kill "$apid" 2>/dev/null || true; fi
+	wait 2>/dev/null || true
 	if [ "${made_mdev_conf:-0}" = 1 ]; then rm -f /etc/mdev.conf; fi
 	rm -rf "$tmp"
 }
