@@ -129,7 +129,7 @@ static void add_prefix_buckets(struct cand *c, size_t *k, const struct kruleset 
 			       const char *object)
 {
 	uint64_t h = kindex_prefix_start(t);
-	for (size_t i = 0; object[i] && i < KEVENT_OBJECT_MAX; i++) {
+	for (size_t i = 0; object[i] && i < rs->prefix_len_max; i++) {
 		h = kindex_prefix_step(h, object[i]);
 		size_t n = i + 1;
 		if (!(rs->prefix_lens[n / 64] & (1ull << (n % 64))))

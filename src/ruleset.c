@@ -199,6 +199,8 @@ static void register_prefix(struct kruleset *rs, const struct kpattern *p, size_
 	    *n_lens == KINDEX_PREFIX_LENS)
 		return;
 	rs->prefix_lens[n / 64] |= 1ull << (n % 64);
+	if (n > rs->prefix_len_max)
+		rs->prefix_len_max = n;
 	(*n_lens)++;
 }
 

@@ -72,6 +72,7 @@ struct kruleset {
 	size_t n_generic[KEVENT_NTYPES];
 	/* bit n: some prefix key (index.h) is n characters long */
 	uint64_t prefix_lens[(KEVENT_OBJECT_MAX + 64) / 64];
+	size_t prefix_len_max; /* the longest of them */
 	bool has_prefix_keys;
 };
 
