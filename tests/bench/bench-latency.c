@@ -7,7 +7,13 @@
  * then waits for FILE to hold N lines and prints the median and the 99th
  * percentile, in microseconds:  MEDIAN P99
  * Usage: bench-latency SOCKET RATE N FILE
+ *        bench-latency --raw PROG RATE N FILE
+ * --raw: the floor, with no keventd: at the same pace, posix_spawn
+ * PROG FILE <now> itself (PROG is bench-stamp), so the figure is the
+ * spawn's alone.
  */
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +43,18 @@ static size_t read_values(const char *file, uint64_t *v, size_t max)
 	return n;
 }
 
+extern char **environ;
+
 int main(int argc, char **argv)
 {
+	const char *raw = argc == 6 && strcmp(argv[1], "--raw") == 0 ? argv[2] : NULL;
+	if (raw) {
+		argc--;
+		argv++;
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: bench-latency SOCKET RATE N FILE\n");
+		fprintf(stderr, "usage: bench-latency SOCKET RATE N FILE\n"
+				"       bench-latency --raw PROG RATE N FILE\n");
 		return 2;
 	}
 	unsigned rate = (unsigned)atoi(argv[2]);
@@ -48,8 +62,10 @@ int main(int argc, char **argv)
 	const char *file = argv[4];
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	int fd = raw ? -1 : socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (raw)
+		signal(SIGCHLD, SIG_IGN); /* the children reap themselves */
+	else if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		perror("connect");
 		return 1;
 	}
@@ -65,6 +81,17 @@ int main(int argc, char **argv)
 		struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		snprintf(object, sizeof(object), "/org/kernel/bench/%zu", i % 64);
+		if (raw) {
+			char t[24];
+			snprintf(t, sizeof(t), "%llu", (unsigned long long)now_monotonic_ns());
+			char *av[] = {(char *)raw, (char *)file, t, NULL};
+			pid_t pid;
+			if (posix_spawn(&pid, raw, NULL, NULL, av, environ) != 0) {
+				perror(raw);
+				return 1;
+			}
+			continue;
+		}
 		snprintf(payload, sizeof(payload), "T: %llu\n",
 			 (unsigned long long)now_monotonic_ns());
 		const char *f[] = {"send", "power", object, "latency", payload};
@@ -86,6 +113,7 @@ int main(int argc, char **argv)
 	printf("%.0f %.0f\n", (double)v[n / 2] / 1e3, (double)v[(n * 99 + 99) / 100 - 1] / 1e3);
 	strbuf_release(&msg);
 	free(v);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
