@@ -115,11 +115,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (fuzz_outside_size(size, 0, MAX_INPUT))
 		return 0;
-	char *buf = malloc(size + 1);
+	char *buf = fuzz_cstring(data, size);
 	if (!buf)
 		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
 	const char *payload = buf;
 	const char *tmpl[MAX_TEMPLATES];
 	size_t n_tmpl = 0;

@@ -20,11 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fuzz_outside_size(size, 0, MAX_INPUT))
 		return 0;
 	/* One NUL-terminated copy; every NUL in it ends a property. */
-	char *buf = malloc(size + 1);
+	char *buf = fuzz_cstring(data, size);
 	if (!buf)
 		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
 	char *props[MAX_PROPS];
 	size_t n = 0;
 	for (size_t off = 0; off < size && n < MAX_PROPS;) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,6 +32,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static inline int fuzz_outside_size(size_t size, size_t lo, size_t hi)
 {
 	return size < lo || size > hi;
+}
+
+/* The input as a NUL-terminated string (NULs inside kept), malloc'd; NULL
+ * when out of memory. */
+static inline char *fuzz_cstring(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1);
+	if (buf) {
+		memcpy(buf, data, size);
+		buf[size] = '\0';
+	}
+	return buf;
 }
 
 #endif
