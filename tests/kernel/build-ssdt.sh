@@ -5,18 +5,18 @@
 set -eu
 asl=$1
 out=$2
+log() { echo "build-ssdt: $*" >&2; }
+mkdir -p "$(dirname "$out")"
+APT_LOG=$(cd "$(dirname "$out")" && pwd)/apt-build-ssdt.log
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 if ! command -v iasl >/dev/null; then
-	if [ "$(id -u)" -ne 0 ] ||
-		! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 acpica-tools >/dev/null 2>&1; then
-		(apt-get update -qq >/dev/null 2>&1 &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 acpica-tools >/dev/null 2>&1) ||
-			{ echo "build-ssdt: acpica-tools (iasl) cannot be installed"; exit 77; }
-	fi
+	apt_install acpica-tools ||
+		{ echo "build-ssdt: acpica-tools (iasl) cannot be installed"; exit 77; }
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cp "$asl" "$dir/tz.asl"
 (cd "$dir" && iasl tz.asl >"$dir/iasl.log" 2>&1) || { cat "$dir/iasl.log"; false; } || { echo "build-ssdt: iasl failed"; exit 1; }
-mkdir -p "$(dirname "$out")"
 cp "$dir/tz.aml" "$out"
 echo "build-ssdt: $out"

@@ -25,27 +25,16 @@ mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 CP=$CACHE/checkpatch/scripts/checkpatch.pl
 
-installed() {
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$' || return 1
-	done
-}
+log() { echo "checkpatch: $*" >&2; }
+APT_LOG=$CACHE/apt-checkpatch.log
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 
 if [ ! -s "$CP" ]; then
 	(
 		flock -w 900 9 || exit 1
 		[ -s "$CP" ] && exit 0
-		if ! installed linux-source-6.1 perl; then
-			[ "$(id -u)" = 0 ] || skip "not root, cannot install linux-source-6.1"
-			echo "checkpatch: apt-get install linux-source-6.1 perl" >&2
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 \
-				-o Dpkg::Lock::Timeout=600 --no-install-recommends \
-				linux-source-6.1 perl >"$CACHE/apt-checkpatch.log" 2>&1 ||
-				{ tail -n 20 "$CACHE/apt-checkpatch.log" >&2;
-				  skip "cannot install linux-source-6.1"; }
-		fi
+		apt_install linux-source-6.1 perl || skip "cannot install linux-source-6.1"
 		TARBALL=$(find /usr/src -maxdepth 1 -name 'linux-source-6.1.tar.*' | head -n 1)
 		[ -n "$TARBALL" ] || skip "no /usr/src/linux-source-6.1.tar.*"
 		echo "checkpatch: extracting scripts/checkpatch.pl from $TARBALL" >&2

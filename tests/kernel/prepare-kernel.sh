@@ -35,30 +35,9 @@ mkdir -p "$CACHE/kernels"
 CACHE=$(cd "$CACHE" && pwd)
 export DEBIAN_FRONTEND=noninteractive
 
-installed() {
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$' || return 1
-	done
-}
-
-# apt_install PKG... : install what is missing; serialised with flock.
-apt_install() {
-	installed "$@" && return 0
-	[ "$(id -u)" = 0 ] || { log "not root, cannot install: $*"; return 1; }
-	(
-		flock -w 900 9 || { log "timed out waiting for the apt lock"; exit 1; }
-		installed "$@" && exit 0
-		log "apt-get install $*"
-		local opts=(-y -q -o Dpkg::Lock::Timeout=600 -o Dpkg::Use-Pty=0
-			    --no-install-recommends)
-		apt-get install "${opts[@]}" "$@" >"$CACHE/apt.log" 2>&1 ||
-		{ apt-get update -q >>"$CACHE/apt.log" 2>&1 &&
-		  apt-get install "${opts[@]}" "$@" >>"$CACHE/apt.log" 2>&1; } ||
-		{ tail -n 20 "$CACHE/apt.log" >&2; exit 1; }
-	) 9>"$CACHE/apt.lock"
-}
+APT_LOG=$CACHE/apt.log
+# shellcheck source=apt.sh
+. "$(dirname "$0")/apt.sh"
 
 apt_install qemu-system-x86 busybox-static cpio kmod make ||
 	skip "cannot install qemu-system-x86 busybox-static cpio kmod make"
