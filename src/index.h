@@ -39,7 +39,12 @@ const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const
 uint64_t kindex_prefix_start(uint8_t type);
 static inline uint64_t kindex_prefix_step(uint64_t h, char c)
 {
-	return (h ^ (unsigned char)c) * 1099511628211ull;
+	return (h ^ (unsigned char)c) * 1099511628211ull; /* FNV-1a, as every key */
+}
+/* Whether some prefix key is n characters long. */
+static inline bool kindex_prefix_len(const struct kruleset *rs, size_t n)
+{
+	return rs->prefix_lens[n / 64] & (1ull << (n % 64));
 }
 const struct kbucket *kindex_prefix_find(const struct kruleset *rs, uint64_t h, uint8_t type,
 					 const char *object, size_t len);

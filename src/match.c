@@ -131,10 +131,9 @@ static void add_prefix_buckets(struct cand *c, size_t *k, const struct kruleset 
 	uint64_t h = kindex_prefix_start(t);
 	for (size_t i = 0; object[i] && i < rs->prefix_len_max; i++) {
 		h = kindex_prefix_step(h, object[i]);
-		size_t n = i + 1;
-		if (!(rs->prefix_lens[n / 64] & (1ull << (n % 64))))
+		if (!kindex_prefix_len(rs, i + 1))
 			continue;
-		const struct kbucket *b = kindex_prefix_find(rs, h, t, object, n);
+		const struct kbucket *b = kindex_prefix_find(rs, h, t, object, i + 1);
 		if (b)
 			c[(*k)++] = (struct cand){b->v, b->n, 0};
 	}

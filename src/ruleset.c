@@ -59,21 +59,19 @@ void kruleset_free(struct kruleset *rs)
 	free(rs);
 }
 
-#define FNV_PRIME 1099511628211ull
-
+/* A string's characters, then an end: NUL for a string, 0xff alone for
+ * "any" (NULL), which no string can be. */
 static uint64_t hash_str(uint64_t h, const char *s)
 {
-	if (!s)
-		return (h ^ 0xff) * FNV_PRIME; /* "any": no string has a 0xff byte alone */
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * FNV_PRIME;
-	return (h ^ 0) * FNV_PRIME;
+	for (; s && *s; s++)
+		h = kindex_prefix_step(h, *s);
+	return kindex_prefix_step(h, s ? '\0' : '\xff');
 }
 
 /* The key's hash once its object's characters are in h. */
 static uint64_t hash_end(uint64_t h, bool object)
 {
-	h = object ? (h ^ 0) * FNV_PRIME : (h ^ 0xff) * FNV_PRIME;
+	h = kindex_prefix_step(h, object ? '\0' : '\xff');
 	return h ^ (h >> 32);
 }
 
@@ -111,9 +109,10 @@ static uint32_t *slot(const struct kruleset *rs, uint8_t type, const char *signa
 		      const char *object)
 {
 	uint64_t h = hash_head(type, signal);
-	for (const char *p = object; p && *p; p++)
-		h = kindex_prefix_step(h, *p);
-	return slot_h(rs, hash_end(h, object), type, signal, object, object ? strlen(object) : 0);
+	size_t len = 0;
+	for (; object && object[len]; len++)
+		h = kindex_prefix_step(h, object[len]);
+	return slot_h(rs, hash_end(h, object), type, signal, object, len);
 }
 
 const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,
@@ -185,17 +184,12 @@ static bool all_literal(const struct kpattern_list *l)
 	return true;
 }
 
-static bool len_set(const uint64_t *lens, size_t n)
-{
-	return lens[n / 64] & (1ull << (n % 64));
-}
-
 /* Registers the length of p's literal prefix as a prefix-key length while
  * there is room (*n_lens of KINDEX_PREFIX_LENS). */
 static void register_prefix(struct kruleset *rs, const struct kpattern *p, size_t *n_lens)
 {
 	size_t n = p->prefix;
-	if (p->negate || n < 2 || n > KEVENT_OBJECT_MAX || len_set(rs->prefix_lens, n) ||
+	if (p->negate || n < 2 || n > KEVENT_OBJECT_MAX || kindex_prefix_len(rs, n) ||
 	    *n_lens == KINDEX_PREFIX_LENS)
 		return;
 	rs->prefix_lens[n / 64] |= 1ull << (n % 64);
@@ -212,7 +206,7 @@ static size_t prefix_key_len(const struct kruleset *rs, const struct kpattern *p
 	if (p->negate)
 		return 0;
 	for (size_t n = p->prefix < KEVENT_OBJECT_MAX ? p->prefix : KEVENT_OBJECT_MAX; n >= 2; n--)
-		if (len_set(rs->prefix_lens, n))
+		if (kindex_prefix_len(rs, n))
 			return n;
 	return 0;
 }
