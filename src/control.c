@@ -279,8 +279,9 @@ static void do_send(struct client *c, const struct kctl_msg *m, bool post)
 		return;
 	}
 	ctl->seqnum++;
-	if (post) {
-		rc = kdaemon_submit(d, ev);
+	uint64_t v = ev->seqnum; /* the event is kdaemon_submit()'s from here */
+	rc = kdaemon_submit(d, ev);
+	if (rc < 0 || post) {
 		if (rc < 0)
 			reply_send_error(c, post, strerror(-rc), NULL);
 		return;
@@ -288,15 +289,10 @@ static void do_send(struct client *c, const struct kctl_msg *m, bool post)
 	/* the decimal sequence number, without snprintf (a storm pays it per event) */
 	char seq[24], *p = seq + sizeof(seq) - 1;
 	*p = '\0';
-	uint64_t v = ev->seqnum;
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	rc = kdaemon_submit(d, ev);
-	if (rc < 0)
-		reply(c, "err", strerror(-rc));
-	else
-		reply(c, "ok", p);
+	reply(c, "ok", p);
 }
 
 static void do_command(struct client *c, const struct kctl_msg *m)
@@ -344,11 +340,12 @@ static bool is_post(const char *buf, size_t len)
 	return len >= 5 && memcmp(buf, "post", 5) == 0;
 }
 
-/* A request read after a parked one (in the same recvmmsg(): the batch is
- * sized to the daemon's room, so this does not happen in practice) first
- * lets the parked one in, over the queue's limit (flow control, not a hard
- * cap), so that a client's requests keep their order: a sync must come
- * after its posts, an error reply after the replies before it. */
+/* Lets the parked request in: when the queue has room again, and when a
+ * request is read after it (in the same recvmmsg(): the batch is sized to
+ * the daemon's room, so this does not happen in practice), then over the
+ * queue's limit (flow control, not a hard cap), so that a client's
+ * requests keep their order: a sync must come after its posts, an error
+ * reply after the replies before it. */
 static void unpark(struct client *c)
 {
 	char *parked = c->parked;
@@ -367,9 +364,9 @@ static void refuse_message(struct client *c, const char *buf, size_t len, const 
 	unpark(c);
 	c->ctl->d->stats.ctl_bad++;
 	log_warning("control: %s (%zu bytes) from pid %d", what, len, (int)c->pid);
-	if (is_post(buf, len))
-		c->posts++;
-	reply_send_error(c, is_post(buf, len), what, NULL);
+	bool post = is_post(buf, len);
+	c->posts += post;
+	reply_send_error(c, post, what, NULL);
 }
 
 /* Handles one received message; returns false if the client must wait. */
@@ -586,19 +583,15 @@ static void resume_parked(struct ktimer *t, void *userdata)
 			continue;
 		if (!kdaemon_accepting(ctl->d))
 			break;
-		char *buf = c->parked;
-		size_t len = c->parked_len;
-		c->parked = NULL;
-		handle(c, buf, len);
-		free(buf);
-		if (!c->io && !c->parked &&
+		unpark(c);
+		/* it hung up meanwhile (see on_client()): watch it again, so that
+		 * the rest of what it sent is read */
+		if (!c->io &&
 		    kloop_add_io(ctl->d->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
 			client_free(c); /* cannot watch it any more */
 			continue;
 		}
-		/* it hung up meanwhile: the rest of what it sent is read now */
-		if (!c->io || read_requests(c, c->fd))
-			update_events(c);
+		read_requests(c, c->fd);
 	}
 }
 
