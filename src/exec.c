@@ -126,7 +126,7 @@ struct ksigaction {
  * stopped in vfork() meanwhile.  A signal whose disposition cannot be read
  * is reset.
  */
-static uint64_t ignored_signals(void)
+static uint64_t non_default_signals(void)
 {
 	static uint64_t mask;
 	static bool known;
@@ -165,9 +165,9 @@ static _Noreturn void child_fail(const char *msg, size_t len)
  * no_new_privs).  Only async-signal-safe calls: no malloc, no stdio. */
 static _Noreturn void child(const char *path, const struct kplan *plan, const struct krule *r,
 			    const struct ids *ids, int devnull, int out_w, int err_w,
-			    uint64_t ignored)
+			    uint64_t to_reset)
 {
-	reset_signals(ignored);
+	reset_signals(to_reset);
 	if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		_exit(126);
 	close_range(3, ~0u, 0);
@@ -201,7 +201,7 @@ static int spawn_fork(const char *path, const struct kplan *plan, const struct k
 		free(ids.groups);
 		return rc;
 	}
-	uint64_t ignored = ignored_signals();
+	uint64_t to_reset = non_default_signals();
 	pid_t p = fork();
 	if (p < 0) {
 		free(ids.groups);
@@ -209,7 +209,7 @@ static int spawn_fork(const char *path, const struct kplan *plan, const struct k
 		return -errno;
 	}
 	if (p == 0)
-		child(path, plan, r, r->user ? &ids : NULL, devnull, out_w, err_w, ignored);
+		child(path, plan, r, r->user ? &ids : NULL, devnull, out_w, err_w, to_reset);
 	free(ids.groups);
 	*pid = p;
 	return 0;
@@ -229,10 +229,10 @@ static int spawn_vfork(const char *path, const struct kplan *plan, int devnull, 
 	/* no handler of ours may run in the child while it shares our memory */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	uint64_t ignored = ignored_signals();
+	uint64_t to_reset = non_default_signals();
 	pid_t p = vfork();
 	if (p == 0) {
-		reset_signals(ignored);
+		reset_signals(to_reset);
 		if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 ||
 		    dup2(err_w, 2) < 0 || close_range(3, ~0u, 0) < 0 || chdir("/") < 0) {
 			child_errno = errno;

@@ -59,10 +59,11 @@ struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
 static const struct krule_counters *lookup(const struct kstats *s, const struct krule *r)
 {
 	static const struct krule_counters zero;
-	struct strbuf key = STRBUF_INIT;
-	rule_key(r, &key);
-	const struct krule_counters *c = key.oom ? NULL : hashmap_get(s->rules, key.buf);
-	strbuf_release(&key);
+	char buf[512];
+	struct strbuf sb = STRBUF_INIT;
+	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
+	const struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
+	strbuf_release(&sb);
 	return c ? c : &zero;
 }
 
