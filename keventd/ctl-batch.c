@@ -64,10 +64,36 @@ static bool unescape(char *s)
 	return true;
 }
 
-static void line_error(struct batch *b, unsigned long line, const char *what)
+static void line_error(struct batch *b, const char *what)
 {
-	fprintf(stderr, "%s:%lu: error: %s\n", b->path, line, what);
+	fprintf(stderr, "%s:%lu: error: %s\n", b->path, b->line, what);
 	b->failed++;
+}
+
+/* Splits a line into f[1..] (f[0] is the command), undoing the escapes.
+ * Returns the number of fields with the command, or 0 with *why. */
+static size_t split_fields(char *line, const char *f[5], const char **why)
+{
+	size_t n = 1;
+	for (char *p = line, *tab; p; p = tab) {
+		tab = strchr(p, '\t');
+		if (tab)
+			*tab++ = '\0';
+		if (n == 5) {
+			*why = "more than 4 tab-separated fields";
+			return 0;
+		}
+		if (!unescape(p)) {
+			*why = "unknown escape (use \\n, \\t or \\\\)";
+			return 0;
+		}
+		f[n++] = p;
+	}
+	if (n < 4) {
+		*why = "needs TYPE, OBJECT and SIGNAL, separated by tabs";
+		return 0;
+	}
+	return n;
 }
 
 /* Reads lines until one is an event, encoded into b->msg as a post.
@@ -92,37 +118,21 @@ static int next_event(struct batch *b)
 		if (len == 0 || buf[0] == '#')
 			continue;
 		if (len > LINE_MAX_BYTES) {
-			line_error(b, b->line, "line too long");
+			line_error(b, "line too long");
 			continue;
 		}
 		if (strlen(buf) != (size_t)len) {
-			line_error(b, b->line, "NUL byte in line");
+			line_error(b, "NUL byte in line");
 			continue;
 		}
-		const char *f[5] = {"post"};
-		size_t n = 1;
-		bool ok = true;
-		for (char *p = buf, *tab; p && ok; p = tab) {
-			tab = strchr(p, '\t');
-			if (tab)
-				*tab++ = '\0';
-			if (n == 5 || !unescape(p)) {
-				line_error(b, b->line,
-					   n == 5 ? "more than 4 tab-separated fields"
-						  : "unknown escape (use \\n, \\t or \\\\)");
-				ok = false;
-				break;
-			}
-			f[n++] = p;
-		}
-		if (!ok)
-			continue;
-		if (n < 4) {
-			line_error(b, b->line, "needs TYPE, OBJECT and SIGNAL, separated by tabs");
+		const char *f[5] = {"post"}, *why = NULL;
+		size_t n = split_fields(buf, f, &why);
+		if (!n) {
+			line_error(b, why);
 			continue;
 		}
 		if (kctl_encode(&b->msg, f, n) < 0) {
-			line_error(b, b->line, "event too long for one request");
+			line_error(b, "event too long for one request");
 			continue;
 		}
 		if (b->n_posts == b->cap_posts) {
