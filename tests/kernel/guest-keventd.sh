@@ -15,8 +15,11 @@ mkdir -p /tmp/out
 
 emit() { echo "$2" >"$D/$1"; }
 count() { grep -c "$1" "$LOG"; }
+# outputs_at_least N / subscribed_at_least N: handler output files, and
+# subscriptions to the kevent family in the log
+outputs_at_least() { [ "$(ls /tmp/out | wc -l)" -ge "$1" ]; }
+subscribed_at_least() { [ "$(count 'subscribed to the kevent family')" -ge "$1" ]; }
 status_json() { keventctl --control "$C" status --json; }
-# json_num KEY: the first "KEY":N after "kernel": in status --json
 # settled_received: waits (at most 60 s) until keventd has taken all the
 # kernel events it will get, i.e. "received" stops moving; prints it.
 settled_received() {
@@ -31,6 +34,7 @@ settled_received() {
 	done
 	echo "$last"
 }
+# kernel_num KEY: the first "KEY":N after "kernel": in status --json
 kernel_num() { status_json | sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
 
 keventd --rules-dir /ktest/keventd/rules --control "$C" --sources kernel,socket \
@@ -48,11 +52,7 @@ for t in general storage power fs hotplug; do
 	emit emit "$t /org/kernel/test/$t process Cpu: 1\nType: $t"
 	emit emit_atomic "$t /org/kernel/test/$t atomic Cpu: 2"
 done
-i=0
-while [ "$(ls /tmp/out | wc -l)" -lt 10 ] && [ $i -lt 200 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 20 outputs_at_least 10
 check "10 handlers ran" test "$(ls /tmp/out | wc -l)" -eq 10
 for t in general storage power fs hotplug; do
 	f=/tmp/out/$t-process
@@ -81,11 +81,7 @@ check "the forgery ran no handler" test ! -e /tmp/out/forged-forged
 check "rmmod kevent" rmmod kevent
 check "keventd saw the family go" wait_for "$LOG" "family went away" 10
 check "insmod kevent.ko again" insmod /ktest/modules/kevent.ko
-i=0
-while [ "$(count 'subscribed to the kevent family')" -lt 2 ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_until 10 subscribed_at_least 2
 check "keventd subscribed again" test "$(count 'subscribed to the kevent family')" -eq 2
 emit emit "power /org/kernel/test/reloaded again Cpu: 3"
 check "an event after the reload ran its handler" wait_for /tmp/out/reloaded-again \

@@ -15,16 +15,23 @@ check() {
 	if "$@"; then ok "$msg"; else fail "$msg"; fi
 }
 
-# wait_for FILE PATTERN SECONDS: wait until grep -q PATTERN FILE, bounded.
-wait_for() {
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it
+# succeeds (0) or SECONDS have passed (1).  The guest has no inotify tool:
+# polling, bounded, is how its scripts wait.
+wait_until() {
 	i=0
-	while [ "$i" -lt $(($3 * 10)) ]; do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
+	n=$(($1 * 10))
+	shift
+	while [ "$i" -lt "$n" ]; do
+		"$@" && return 0
 		sleep 0.1
 		i=$((i + 1))
 	done
 	return 1
 }
+
+# wait_for FILE PATTERN SECONDS: wait until grep -q PATTERN FILE, bounded.
+wait_for() { wait_until "$3" grep -q -- "$2" "$1" 2>/dev/null; }
 
 # wait_pid PID SECONDS: wait for a background process, bounded; kills it
 # on timeout.  Returns its exit status (or 124 on timeout).

@@ -16,16 +16,12 @@ set_temp() {
 	printf '\175' | dd of=/dev/port bs=1 seek=112 count=1 conv=notrunc 2>/dev/null
 	printf "\\$(printf %o "$1")" | dd of=/dev/port bs=1 seek=113 count=1 conv=notrunc 2>/dev/null
 }
+# out_named PATTERN: a handler output file is named like PATTERN
+out_named() { ls /tmp/out | grep -q "$1"; }
+# more_high N: more than N "high" outputs
+more_high() { [ "$(ls /tmp/out | grep -c '^high-')" -gt "$1" ]; }
 # wait_file PATTERN SECONDS: a handler output file named like PATTERN appears
-wait_file() {
-	i=0
-	while [ $i -lt $(($2 * 10)) ]; do
-		ls /tmp/out | grep -q "$1" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
+wait_file() { wait_until "$2" out_named "$1"; }
 start_keventd() {
 	keventd --rules-dir /ktest/thermal/rules --rules-dir /ktest/repo-rules \
 		--control "$C" --sources thermal,socket >>"$LOG" 2>&1 &
@@ -73,12 +69,8 @@ wait_pid "$KPID" 20
 check "keventd stopped cleanly" test $? -eq 0
 before=$(ls /tmp/out | grep -c '^high-')
 check "keventd started again while hot" start_keventd
-i=0
-while [ "$(ls /tmp/out | grep -c '^high-')" -le "$before" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-check "high was emitted at start-up" test "$(ls /tmp/out | grep -c '^high-')" -gt "$before"
+wait_until 10 more_high "$before"
+check "high was emitted at start-up" more_high "$before"
 check "the start-up scan said so" grep -q "already above a trip point at start-up" "$LOG"
 f=/tmp/out/$(ls /tmp/out | grep '^high-' | tail -n 1)
 check "start-up high has the temperature" grep -qx "KEVENT_TEMPERATURE=96000" "$f"
