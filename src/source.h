@@ -1,22 +1,75 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * An event source: something that turns outside input into bounded,
- * checked events and hands them to the daemon with kdaemon_submit().
+ * checked events and hands them on through its sink.  A source knows the
+ * sink's callbacks only, never the daemon behind them, so data flows one
+ * way (source -> sink) and a test can feed a source into a fake sink.
  * Each source lives in its own file (source-*.c) behind this interface.
  */
 #ifndef KEVENT_SOURCE_H
 #define KEVENT_SOURCE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "event.h"
 
-struct kdaemon;
+struct kloop;
+
+/* What a source may tell its sink.  Every callback is called from the
+ * loop, never from inside another callback of the same sink. */
+struct ksink_ops {
+	/* An accepted event, taken (ownership too).  0, or -ENOMEM: the
+	 * event was counted and freed all the same. */
+	int (*submit)(void *userdata, struct kevent *ev);
+	/* Input refused at the edge: counted, and logged at a bounded rate.
+	 * why is a static string or a string the callee copies. */
+	void (*reject)(void *userdata, enum kevent_source src, const char *why);
+	/* A receive buffer overrun (ENOBUFS): input was lost in the kernel. */
+	void (*overrun)(void *userdata, enum kevent_source src);
+	/* n events known lost (a gap in sequence numbers). */
+	void (*lost)(void *userdata, enum kevent_source src, uint64_t n);
+	/* How many more events src may submit now; 0: stop reading until the
+	 * source's pause(false) is called. */
+	size_t (*room)(void *userdata, enum kevent_source src);
+};
+
+struct ksink {
+	struct kloop *loop; /* where the source watches its descriptors */
+	const struct ksink_ops *ops;
+	void *userdata;
+};
+
+static inline int ksink_submit(const struct ksink *s, struct kevent *ev)
+{
+	return s->ops->submit(s->userdata, ev);
+}
+
+static inline void ksink_reject(const struct ksink *s, enum kevent_source src, const char *why)
+{
+	s->ops->reject(s->userdata, src, why);
+}
+
+static inline void ksink_overrun(const struct ksink *s, enum kevent_source src)
+{
+	s->ops->overrun(s->userdata, src);
+}
+
+static inline void ksink_lost(const struct ksink *s, enum kevent_source src, uint64_t n)
+{
+	s->ops->lost(s->userdata, src, n);
+}
+
+static inline size_t ksink_room(const struct ksink *s, enum kevent_source src)
+{
+	return s->ops->room(s->userdata, src);
+}
 
 struct ksource {
 	const char *name;
 	enum kevent_source kind;
-	/* Stop (true) or resume (false) reading: the daemon's queue is full. */
+	/* Stop (true) or resume (false) reading: the sink has no room. */
 	void (*pause)(struct ksource *s, bool pause);
 	/* Stop reading for good (shutdown); the source stays allocated. */
 	void (*stop)(struct ksource *s);
