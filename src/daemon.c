@@ -38,6 +38,49 @@ void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 			    KDAEMON_REJECT_LOG_WINDOW_NS / 1000000000ull);
 }
 
+static int sink_submit(void *userdata, struct kevent *ev)
+{
+	return kdaemon_submit(userdata, ev);
+}
+
+static void sink_reject(void *userdata, enum kevent_source src, const char *why)
+{
+	kdaemon_reject(userdata, src, why);
+}
+
+static void sink_overrun(void *userdata, enum kevent_source src)
+{
+	struct kdaemon *d = userdata;
+	d->stats.overruns[src]++;
+	log_warning("%s: receive buffer overrun (ENOBUFS): events were lost",
+		    kevent_source_name(src));
+}
+
+static void sink_lost(void *userdata, enum kevent_source src, uint64_t n)
+{
+	struct kdaemon *d = userdata;
+	d->stats.lost[src] += n;
+}
+
+static size_t sink_room(void *userdata, enum kevent_source src)
+{
+	(void)src;
+	return kdaemon_room(userdata);
+}
+
+static const struct ksink_ops sink_ops = {
+	.submit = sink_submit,
+	.reject = sink_reject,
+	.overrun = sink_overrun,
+	.lost = sink_lost,
+	.room = sink_room,
+};
+
+struct ksink kdaemon_sink(struct kdaemon *d)
+{
+	return (struct ksink){.loop = d->loop, .ops = &sink_ops, .userdata = d};
+}
+
 bool kdaemon_accepting(const struct kdaemon *d)
 {
 	return !d->stopping && !d->paused;

@@ -79,6 +79,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 #define KDAEMON_REJECT_LOG_BURST     20
 #define KDAEMON_REJECT_LOG_WINDOW_NS (5 * 1000000000ull)
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
+/* The sink the sources report to: submit, reject, overrun, lost, room. */
+struct ksink kdaemon_sink(struct kdaemon *d);
 /* Whether sources may read now (queue not full, not stopping). */
 bool kdaemon_accepting(const struct kdaemon *d);
 /* How many more events may be submitted before the sources must pause. */
