@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,8 +17,6 @@
 #include "daemon.h"
 #include "dbus.h"
 #include "log.h"
-#include "notify.h"
-#include "thermal.h"
 
 #define EXIT_USAGE 2
 #define MAX_DIRS   64
@@ -76,21 +72,18 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *out)
 	return 0;
 }
 
-/* Turns the --sources list into a bit set; returns -1 on an unknown name. */
-static int parse_sources(const char *list, unsigned *out, const char **bad)
+/* Turns the --sources list into a bit set; -EINVAL on an unknown name. */
+static int parse_sources(const char *list, unsigned *out)
 {
-	static char copy[256];
+	_cleanup_free_ char *copy = strdup(list);
 	unsigned set = 0;
-	if (strlen(list) >= sizeof(copy))
-		return -1;
-	strcpy(copy, list);
+	if (!copy)
+		return -ENOMEM;
 	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		int s = kevent_source_from_name(tok);
-		if (s < 0) {
-			*bad = tok;
-			return -1;
-		}
+		if (s < 0)
+			return -EINVAL;
 		set |= 1u << s;
 	}
 	*out = set;
@@ -151,7 +144,6 @@ static int parse_args(int argc, char **argv, struct options *o)
 	size_t n_dirs = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		const char *bad = NULL;
 		switch (c) {
 		case O_RULES:
 			if (n_dirs == MAX_DIRS)
@@ -172,17 +164,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("unknown group '%s'", optarg);
 			break;
 		}
-		case O_SOURCES: {
-			int rc = parse_sources(optarg, &o->cfg.sources, &bad);
-			if (rc == -2)
-				return usage_error("source '%s' is not available in this build",
-						   bad);
-			if (rc < 0)
+		case O_SOURCES:
+			if (parse_sources(optarg, &o->cfg.sources) < 0)
 				return usage_error(
 					"unknown source in '%s' (kernel, udev, thermal, socket)",
 					optarg);
 			break;
-		}
 		case O_UDEV:
 			if (strcmp(optarg, "auto") == 0)
 				o->cfg.udev_monitor = KUDEV_AUTO;
@@ -260,163 +247,6 @@ static int absolute_dirs(struct options *o, char **store)
 	return 0;
 }
 
-static void stop(struct kdaemon *d, int sig)
-{
-	if (d->stopping) {
-		log_notice("%s again: starting no more queued handlers (%zu events dropped)",
-			   strsignal(sig), ksched_pending(d->sched) - ksched_running(d->sched));
-		d->held = true;
-		ksched_hold(d->sched, true);
-		kdaemon_maybe_exit(d);
-		return;
-	}
-	log_notice("%s: stopping; %zu events still queued or running", strsignal(sig),
-		   ksched_pending(d->sched));
-	notify_service_manager("STOPPING=1");
-	d->stopping = true;
-	kwatch_free(d->watch);
-	d->watch = NULL;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->stop)
-			d->sources[i]->stop(d->sources[i]);
-	if (d->control)
-		kcontrol_stop(d->control);
-	kdaemon_maybe_exit(d);
-}
-
-static void on_signal(struct kio *io, int fd, uint32_t events, void *userdata)
-{
-	struct kdaemon *d = userdata;
-	struct signalfd_siginfo si;
-	(void)io;
-	(void)events;
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGHUP: {
-			char state[64];
-			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
-				 now_monotonic_ns() / 1000);
-			notify_service_manager(state);
-			log_info("SIGHUP: reloading rules");
-			if (!d->stopping)
-				kdaemon_reload(d, NULL);
-			notify_service_manager("READY=1");
-			break;
-		}
-		case SIGTERM:
-		case SIGINT:
-			stop(d, (int)si.ssi_signo);
-			break;
-		default:
-			break;
-		}
-	}
-}
-
-static int setup_signals(struct kdaemon *d)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	signal(SIGPIPE, SIG_IGN);
-	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (d->signal_fd < 0)
-		return -errno;
-	return kloop_add_io(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->signal_io);
-}
-
-static int start_sources(struct kdaemon *d)
-{
-	if (d->cfg.dbus) {
-		int r = kdbus_new(d->loop, &d->dbus);
-		if (r < 0)
-			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
-				  strerror(-r));
-	}
-	struct ksource *src = NULL;
-	int rc = kcontrol_new(d, &d->control, &src);
-	if (rc < 0) {
-		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
-		return rc;
-	}
-	if (d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET))
-		d->sources[d->n_sources++] = src;
-	if (d->cfg.sources & (1u << KEVENT_SOURCE_UDEV)) {
-		rc = ksource_udev_new(d, (enum kudev_monitor)d->cfg.udev_monitor, &src);
-		if (rc < 0)
-			log_error("udev source unavailable: %s", strerror(-rc));
-		else
-			d->sources[d->n_sources++] = src;
-	}
-	if (d->cfg.sources & (1u << KEVENT_SOURCE_THERMAL)) {
-		const char *root = getenv("KEVENTD_THERMAL_SYSFS");
-		rc = ksource_thermal_new(d, root ? root : KTHERMAL_SYSFS, &src);
-		if (rc < 0)
-			log_error("thermal source unavailable: %s", strerror(-rc));
-		else
-			d->sources[d->n_sources++] = src;
-	}
-	if (d->cfg.sources & (1u << KEVENT_SOURCE_KERNEL)) {
-		rc = ksource_kernel_new(d, &src);
-		if (rc < 0)
-			log_error("kernel source unavailable: %s", strerror(-rc));
-		else
-			d->sources[d->n_sources++] = src;
-	}
-	return 0;
-}
-
-static int start(struct kdaemon *d)
-{
-	int rc = kloop_new(&d->loop);
-	if (rc < 0)
-		return rc;
-	rc = kstats_init(&d->stats);
-	if (rc < 0)
-		return rc;
-	rc = kratelimit_new(&d->rl);
-	if (rc < 0)
-		return rc;
-	rc = ksched_new(d->cfg.max_children, d->cfg.queue_size, krunner_start, d, &d->sched);
-	if (rc < 0)
-		return rc;
-	rc = setup_signals(d);
-	if (rc < 0)
-		return rc;
-	rc = kdaemon_reload(d, NULL);
-	if (rc < 0)
-		return rc;
-	d->stats.reloads = 0;
-	d->stats.reload_errors = 0;
-	rc = kwatch_new(d, &d->watch);
-	if (rc < 0)
-		log_warning("cannot watch the rule directories (%s): reload with SIGHUP",
-			    strerror(-rc));
-	return start_sources(d);
-}
-
-static void finish(struct kdaemon *d)
-{
-	kwatch_free(d->watch);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->free)
-			d->sources[i]->free(d->sources[i]);
-	kcontrol_free(d->control); /* after the sources: it holds the socket source */
-	kdbus_free(d->dbus);
-	ksched_free(d->sched);
-	kruleset_free(d->rules);
-	kratelimit_free(d->rl);
-	kstats_release(&d->stats);
-	kio_free(d->signal_io);
-	if (d->signal_fd > 0)
-		close(d->signal_fd);
-	kloop_free(d->loop);
-}
-
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -427,25 +257,18 @@ int main(int argc, char **argv)
 	umask(022); /* handlers inherit it */
 
 	char *dirs[MAX_DIRS] = {NULL};
-	struct kdaemon d = {.signal_fd = -1};
+	_cleanup_(kdaemon_freep) struct kdaemon *d = NULL;
 	rc = absolute_dirs(&o, dirs);
-	d.cfg = o.cfg;
+	o.cfg.thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
 	if (rc == 0)
-		rc = start(&d);
-	if (rc == 0) {
-		log_info("keventd %s running: %zu rules, control socket %s, max %zu children%s",
-			 KEVENT_VERSION, d.rules->n_rules, d.cfg.control_path, d.cfg.max_children,
-			 d.cfg.dry_run ? ", dry run" : "");
-		notify_service_manager("READY=1");
-		rc = kloop_run(d.loop);
-		if (rc < 0)
-			log_error("event loop failed: %s", strerror(-rc));
-		else
-			log_info("stopped");
-	} else {
+		rc = kdaemon_new(&o.cfg, &d);
+	if (rc == 0)
+		rc = kdaemon_start(d);
+	if (rc == 0)
+		rc = kdaemon_run(d);
+	else
 		log_error("cannot start: %s", strerror(-rc));
-	}
-	finish(&d);
+	kdaemon_free(TAKE_PTR(d));
 	for (size_t i = 0; i < MAX_DIRS; i++)
 		free(dirs[i]);
 	return rc < 0 ? 1 : 0;

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The daemon's core: intake, matching, flow control, reload and status. */
+/* The daemon (daemon.h): its lifecycle, intake, matching, flow control,
+ * the runner's reports, reload and status. */
 #include "daemon.h"
-#include "dbus.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
 
+#include "config.h"
+#include "daemon-ctl.h"
+#include "dbus.h"
 #include "log.h"
+#include "notify.h"
+#include "source-genl.h"
+#include "source-udev.h"
+#include "thermal.h"
+#include "watch.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -81,17 +92,13 @@ struct ksink kdaemon_sink(struct kdaemon *d)
 	return (struct ksink){.loop = d->loop, .ops = &sink_ops, .userdata = d};
 }
 
-bool kdaemon_accepting(const struct kdaemon *d)
-{
-	return !d->stopping && !d->paused;
-}
-
 size_t kdaemon_room(const struct kdaemon *d)
 {
-	return kdaemon_accepting(d) ? ksched_room(d->sched) : 0;
+	return d->stopping || d->paused ? 0 : ksched_room(d->sched);
 }
 
-void kdaemon_update_flow(struct kdaemon *d)
+/* Pauses the sources when the queue is full, resumes them when it has room. */
+static void update_flow(struct kdaemon *d)
 {
 	bool pause;
 	if (d->stopping)
@@ -115,9 +122,10 @@ void kdaemon_update_flow(struct kdaemon *d)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
-void kdaemon_maybe_exit(struct kdaemon *d)
+/* Exits the loop once stopping and nothing is left to run. */
+static void maybe_exit(struct kdaemon *d)
 {
-	if (d->stopping && d->children == 0 &&
+	if (d->stopping && krunner_children(d->runner) == 0 &&
 	    (ksched_pending(d->sched) == 0 || (d->held && ksched_running(d->sched) == 0)))
 		kloop_exit(d->loop, 0);
 }
@@ -162,9 +170,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
-	if (d->control)
-		kcontrol_monitor(d->control, ev, c.all, c.n_all);
-	kdbus_emit(d->dbus, ev);
+	for (size_t i = 0; i < d->n_observers; i++)
+		d->observers[i].event(d->observers[i].userdata, ev, c.all, c.n_all);
 	if (klog_enabled(LOG_DEBUG))
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
@@ -199,7 +206,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.handled++;
 		return rc;
 	}
-	kdaemon_update_flow(d);
+	update_flow(d);
 	return 0;
 }
 
@@ -267,14 +274,15 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out)
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
+		    struct strbuf *out)
 {
 	struct kstatus_extra x = {
 		.pending = ksched_pending(d->sched),
 		.running = ksched_running(d->sched),
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
-		.clients = d->control ? kcontrol_clients(d->control) : 0,
+		.clients = clients,
 		.paused = d->paused,
 	};
 	if (format == KSTATUS_JSON)
@@ -283,4 +291,299 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf
 		kstats_render_prometheus(&d->stats, d->rules, &x, out);
 	else
 		kstats_render_text(&d->stats, d->rules, &x, out);
+}
+
+int kdaemon_observe(struct kdaemon *d, const struct kobserver *o)
+{
+	if (d->n_observers == ARRAY_SIZE(d->observers))
+		return -ENOSPC;
+	d->observers[d->n_observers++] = *o;
+	return 0;
+}
+
+/* The runner's reports, counted. */
+static void on_run_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon *d = userdata;
+	struct kstats *s = &d->stats;
+	struct krule_counters *rc = kstats_rule(s, rep->rule);
+	struct krule_counters none = {0};
+	if (!rc)
+		rc = &none;
+	switch (rep->outcome) {
+	case KRUN_STARTED:
+		s->runs++;
+		rc->runs++;
+		break;
+	case KRUN_DRY_RUN:
+		s->runs++;
+		rc->runs++;
+		s->dry_runs++;
+		break;
+	case KRUN_START_FAILED:
+		s->runs++;
+		rc->runs++;
+		s->failures++;
+		rc->failures++;
+		break;
+	case KRUN_EXITED:
+	case KRUN_KILLED:
+		if (rep->outcome == KRUN_KILLED || rep->status != 0) {
+			s->failures++;
+			rc->failures++;
+		}
+		if (rep->timed_out) {
+			s->timeouts++;
+			rc->timeouts++;
+		}
+		s->output_dropped_bytes += rep->output_dropped;
+		break;
+	case KRUN_RATELIMITED:
+		s->runs_ratelimited++;
+		rc->ratelimited++;
+		break;
+	}
+}
+
+static void on_job_done(void *userdata, struct kjob *job)
+{
+	struct kdaemon *d = userdata;
+	if (job->runs == 0 && job->suppressed > 0)
+		d->stats.ratelimited++;
+	else
+		d->stats.handled++;
+	ksched_done(d->sched, job);
+	update_flow(d);
+	maybe_exit(d);
+}
+
+static int spawn_handler(void *userdata, const struct kplan *plan, const struct krule *r,
+			 struct kproc *p, const char **what)
+{
+	struct kdaemon *d = userdata;
+	if (d->cfg.spawn)
+		return d->cfg.spawn(d->cfg.spawn_userdata, plan, r, p, what);
+	return kexec_spawn(plan, r, p, what);
+}
+
+static const struct krunner_ops runner_ops = {
+	.spawn = spawn_handler,
+	.report = on_run_report,
+	.done = on_job_done,
+};
+
+static void start_job(struct ksched *s, struct kjob *job, void *userdata)
+{
+	struct kdaemon *d = userdata;
+	(void)s;
+	krunner_run(d->runner, job);
+}
+
+int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
+{
+	_cleanup_(kdaemon_freep) struct kdaemon *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cfg = *cfg;
+	d->signal_fd = -1;
+	int rc = kloop_new(&d->loop);
+	if (rc < 0)
+		return rc;
+	rc = kstats_init(&d->stats);
+	if (rc < 0)
+		return rc;
+	rc = kratelimit_new(&d->rl);
+	if (rc < 0)
+		return rc;
+	rc = krunner_new(d->loop, d->rl, cfg->dry_run, &runner_ops, d, &d->runner);
+	if (rc < 0)
+		return rc;
+	rc = ksched_new(cfg->max_children, cfg->queue_size, start_job, d, &d->sched);
+	if (rc < 0)
+		return rc;
+	rc = kdaemon_reload(d, NULL);
+	if (rc < 0)
+		return rc;
+	d->stats.reloads = 0;
+	d->stats.reload_errors = 0;
+	*out = TAKE_PTR(d);
+	return 0;
+}
+
+void kdaemon_exit(struct kdaemon *d, int sig)
+{
+	const char *why = sig ? strsignal(sig) : "exit";
+	if (d->stopping) {
+		log_notice("%s again: starting no more queued handlers (%zu events dropped)", why,
+			   ksched_pending(d->sched) - ksched_running(d->sched));
+		d->held = true;
+		ksched_hold(d->sched, true);
+		maybe_exit(d);
+		return;
+	}
+	log_notice("%s: stopping; %zu events still queued or running", why,
+		   ksched_pending(d->sched));
+	notify_service_manager("STOPPING=1");
+	d->stopping = true;
+	kwatch_free(TAKE_PTR(d->watch));
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->stop)
+			d->sources[i]->stop(d->sources[i]);
+	kdaemon_ctl_stop(d->ctl);
+	maybe_exit(d);
+}
+
+static void on_signal(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kdaemon *d = userdata;
+	struct signalfd_siginfo si;
+	(void)io;
+	(void)events;
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP: {
+			char state[64];
+			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+				 now_monotonic_ns() / 1000);
+			notify_service_manager(state);
+			log_info("SIGHUP: reloading rules");
+			if (!d->stopping)
+				(void)kdaemon_reload(d, NULL);
+			notify_service_manager("READY=1");
+			break;
+		}
+		case SIGTERM:
+		case SIGINT:
+			kdaemon_exit(d, (int)si.ssi_signo);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static int setup_signals(struct kdaemon *d)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->signal_fd < 0)
+		return -errno;
+	return kloop_add_io(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->signal_io);
+}
+
+static void on_rules_changed(void *userdata)
+{
+	log_info("rule directories changed: reloading");
+	(void)kdaemon_reload(userdata, NULL);
+}
+
+static void emit_dbus(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+		      size_t n)
+{
+	(void)rules;
+	(void)n;
+	kdbus_emit(userdata, ev);
+}
+
+/* Adds a source that could be made; one that could not is logged and left out. */
+static void add_source(struct kdaemon *d, const char *name, int rc, struct ksource *src)
+{
+	if (rc < 0)
+		log_error("%s source unavailable: %s", name, strerror(-rc));
+	else if (d->n_sources < ARRAY_SIZE(d->sources))
+		d->sources[d->n_sources++] = src;
+	else
+		src->free(src);
+}
+
+static bool wants(const struct kdaemon *d, enum kevent_source s)
+{
+	return d->cfg.sources & (1u << s);
+}
+
+int kdaemon_start(struct kdaemon *d)
+{
+	struct ksink sink = kdaemon_sink(d);
+	struct ksource *src = NULL;
+	int rc = setup_signals(d);
+	if (rc < 0)
+		return rc;
+	rc = kwatch_new(d->loop, d->cfg.rule_dirs, d->cfg.n_rule_dirs, on_rules_changed, d,
+			&d->watch);
+	if (rc < 0)
+		log_warning("cannot watch the rule directories (%s): reload with SIGHUP",
+			    strerror(-rc));
+	rc = kdaemon_ctl_new(d, d->cfg.control_path, d->cfg.control_gid, &d->ctl);
+	if (rc < 0) {
+		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
+		return rc;
+	}
+	if (d->cfg.dbus) {
+		rc = kdbus_new(d->loop, &d->dbus);
+		if (rc < 0)
+			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
+				  strerror(-rc));
+		else
+			(void)kdaemon_observe(
+				d, &(struct kobserver){.event = emit_dbus, .userdata = d->dbus});
+	}
+	if (wants(d, KEVENT_SOURCE_SOCKET))
+		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);
+	if (wants(d, KEVENT_SOURCE_UDEV)) {
+		rc = ksource_udev_new(&sink, d->cfg.udev_monitor, &src);
+		add_source(d, "udev", rc, src);
+	}
+	if (wants(d, KEVENT_SOURCE_THERMAL)) {
+		const char *root = d->cfg.thermal_sysfs ? d->cfg.thermal_sysfs : KTHERMAL_SYSFS;
+		rc = ksource_thermal_new(&sink, root, &src);
+		add_source(d, "thermal", rc, src);
+	}
+	if (wants(d, KEVENT_SOURCE_KERNEL)) {
+		rc = ksource_kernel_new(&sink, &src);
+		add_source(d, "kernel", rc, src);
+	}
+	return 0;
+}
+
+int kdaemon_run(struct kdaemon *d)
+{
+	log_info("keventd %s running: %zu rules, control socket %s, max %zu children%s",
+		 KEVENT_VERSION, d->rules->n_rules, d->cfg.control_path, d->cfg.max_children,
+		 d->cfg.dry_run ? ", dry run" : "");
+	notify_service_manager("READY=1");
+	int rc = kloop_run(d->loop);
+	if (rc < 0)
+		log_error("event loop failed: %s", strerror(-rc));
+	else
+		log_info("stopped");
+	return rc;
+}
+
+void kdaemon_free(struct kdaemon *d)
+{
+	if (!d)
+		return;
+	kwatch_free(d->watch);
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->free)
+			d->sources[i]->free(d->sources[i]);
+	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
+	kdbus_free(d->dbus);
+	ksched_free(d->sched);
+	krunner_free(d->runner);
+	kruleset_free(d->rules);
+	kratelimit_free(d->rl);
+	kstats_release(&d->stats);
+	kio_free(d->signal_io);
+	if (d->signal_fd >= 0)
+		close(d->signal_fd);
+	kloop_free(d->loop);
+	free(d);
 }

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The daemon: sources -> kdaemon_submit() -> match -> scheduler -> runner.
- * One instance, driven by one event loop.
+ * The daemon: one event loop that takes events from its sources (through
+ * the sink of source.h), matches them, tells its observers, queues their
+ * runs on the scheduler and hands them to the runner.  docs/HACKING.md
+ * follows one event through it.  Its lifecycle is that of systemd's udev
+ * manager: kdaemon_new(), kdaemon_start(), kdaemon_run(), kdaemon_exit(),
+ * kdaemon_free(); the keventd program only parses options around it.
  */
 #ifndef KEVENT_DAEMON_H
 #define KEVENT_DAEMON_H
@@ -11,31 +15,43 @@
 
 #include "loop.h"
 #include "ratelimit.h"
+#include "runner.h"
 #include "ruleset.h"
 #include "scheduler.h"
+#include "source-udev.h"
 #include "source.h"
 #include "stats.h"
 
 #define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 #define KEVENT_MAX_SOURCES	  8
-
-struct kcontrol;
-struct kdbus;
-struct kwatch;
+#define KEVENT_MAX_OBSERVERS	  8
 
 struct kdaemon_config {
 	const char **rule_dirs;
 	size_t n_rule_dirs;
-	const char *control_path;
-	gid_t control_gid; /* (gid_t)-1: root and keventd's own user only */
-	unsigned sources;  /* bit per enum kevent_source */
-	int udev_monitor;  /* enum kudev_monitor */
+	const char *control_path; /* NULL: no control socket (tests) */
+	gid_t control_gid;	  /* (gid_t)-1: root and keventd's own user only */
+	unsigned sources;	  /* bit per enum kevent_source */
+	enum kudev_monitor udev_monitor;
+	const char *thermal_sysfs; /* NULL: /sys/class/thermal */
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
 	bool trust; /* check rule file ownership: running as root */
 	bool dbus;  /* forward every event to the system bus (--dbus) */
+	/* How handlers start: NULL is kexec_spawn() (tests start others). */
+	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
+		     struct kproc *p, const char **what);
+	void *spawn_userdata;
+};
+
+/* Something told of every event the daemon takes, after matching: the
+ * monitor clients, the D-Bus forwarder.  rules are those it matched. */
+struct kobserver {
+	void (*event)(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+		      size_t n);
+	void *userdata;
 };
 
 /* How much of one source's rejected input was logged lately. */
@@ -45,30 +61,60 @@ struct kreject_log {
 	uint64_t unlogged; /* and not logged (all are counted) */
 };
 
+struct kdaemon_ctl;
+struct kdbus;
+struct kwatch;
+
 struct kdaemon {
 	struct kdaemon_config cfg;
 	struct kloop *loop;
 	struct kruleset *rules;
 	struct ksched *sched;
+	struct krunner *runner;
 	struct kratelimit *rl;
 	struct kstats stats;
 	struct ksource *sources[KEVENT_MAX_SOURCES];
 	size_t n_sources;
-	struct kcontrol *control;
-	struct kdbus *dbus; /* NULL unless --dbus and connected */
+	struct kobserver observers[KEVENT_MAX_OBSERVERS];
+	size_t n_observers;
+	struct kdaemon_ctl *ctl; /* the control socket's requests (daemon-ctl.c) */
+	struct kdbus *dbus;	 /* NULL unless --dbus and connected */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;
 	bool paused;
 	bool stopping;
-	bool held;	   /* second stop signal: queued handlers are not started */
-	unsigned children; /* handler processes alive, including ones already timed out */
+	bool held; /* second stop signal: queued handlers are not started */
 	struct kreject_log reject_log[KEVENT_SOURCE_MAX];
 };
 
+/* Makes a daemon of cfg (copied; its strings must outlive it) and loads
+ * its rules; nothing is read yet.  0 or -errno. */
+int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out);
+/* Starts reading: signals, rule directory watches, the control socket,
+ * D-Bus and the sources of cfg.sources (one that is not there is logged
+ * and left out).  0, or -errno when the control socket cannot listen. */
+int kdaemon_start(struct kdaemon *d);
+/* Tells the service manager it is ready and runs until kdaemon_exit() has
+ * drained what was queued.  0, or -errno when the loop failed. */
+int kdaemon_run(struct kdaemon *d);
+/* Stops reading and exits once the queued handlers have run (sig names
+ * the reason in the log; 0 for none); a second call starts no more queued
+ * handlers, only lets the running ones finish. */
+void kdaemon_exit(struct kdaemon *d, int sig);
+/* Frees everything.  NULL is fine. */
+void kdaemon_free(struct kdaemon *d);
+static inline void kdaemon_freep(struct kdaemon **d)
+{
+	kdaemon_free(*d);
+}
+
+/* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
+int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);
+
 /*
  * Takes an event from a source (ownership too): counts it, matches it,
- * tells monitors, and queues its runs.  Returns 0, or -ENOMEM.
+ * tells the observers, and queues its runs.  Returns 0, or -ENOMEM.
  */
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 /* Counts and logs input a source refused at its edge: every one is
@@ -81,42 +127,15 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* The sink the sources report to: submit, reject, overrun, lost, room. */
 struct ksink kdaemon_sink(struct kdaemon *d);
-/* Whether sources may read now (queue not full, not stopping). */
-bool kdaemon_accepting(const struct kdaemon *d);
 /* How many more events may be submitted before the sources must pause. */
 size_t kdaemon_room(const struct kdaemon *d);
 
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report);
-/* Renders status as text, JSON or the Prometheus text format. */
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out);
-
-/* The runner's start callback for the scheduler (runner.c). */
-void krunner_start(struct ksched *s, struct kjob *job, void *userdata);
-
-/* Re-evaluates pause/resume of the sources after the queue changed. */
-void kdaemon_update_flow(struct kdaemon *d);
-/* Exits the loop once stopping and nothing is left to run. */
-void kdaemon_maybe_exit(struct kdaemon *d);
-
-/* Control socket (control.c). */
-int kcontrol_new(struct kdaemon *d, struct kcontrol **out, struct ksource **src);
-void kcontrol_free(struct kcontrol *c);
-void kcontrol_stop(struct kcontrol *c);
-size_t kcontrol_clients(const struct kcontrol *c);
-/* Sends one event line (and the rules it matched) to every monitor. */
-void kcontrol_monitor(struct kcontrol *c, const struct kevent *ev, const struct krule *const *rules,
-		      size_t n);
-
-/* Sources, one file each. */
-enum kudev_monitor { KUDEV_AUTO, KUDEV_UDEV, KUDEV_KERNEL };
-int ksource_kernel_new(struct kdaemon *d, struct ksource **out);
-int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource **out);
-int ksource_thermal_new(struct kdaemon *d, const char *sysfs_root, struct ksource **out);
-
-/* Rule directory watching (watch.c). */
-int kwatch_new(struct kdaemon *d, struct kwatch **out);
-void kwatch_free(struct kwatch *w);
+/* Renders status as text, JSON or the Prometheus text format; clients is
+ * the number of control clients connected. */
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
+		    struct strbuf *out);
 
 #endif

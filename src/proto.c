@@ -28,3 +28,17 @@ int kctl_encode(struct strbuf *sb, const char *const *fields, size_t n)
 		return -ENOMEM;
 	return sb->len <= KCTL_MSG_MAX ? 0 : -EMSGSIZE;
 }
+
+int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
+			struct kevent **out, const char **why)
+{
+	if (m->n < 4 || m->n > 5)
+		return -EBADMSG;
+	int type = kevent_type_from_name(m->f[1]);
+	if (type < 0) {
+		*why = "unknown event type";
+		return -EINVAL;
+	}
+	return kevent_new(type, m->f[2], m->f[3], m->n == 5 ? m->f[4] : "", KEVENT_SOURCE_SOCKET,
+			  seqnum, timestamp, NULL, 0, out, why);
+}

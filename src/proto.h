@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "event.h"
 #include "util.h"
 
 #define KCTL_MSG_MAX	8192
@@ -24,6 +25,14 @@ struct kctl_msg {
 /* Splits buf (len bytes, the last one NUL) into fields pointing into buf.
  * Returns 0, or -EBADMSG (empty, unterminated, or too many fields). */
 int kctl_decode(const char *buf, size_t len, struct kctl_msg *m);
+/*
+ * The event of a send or post request, COMMAND TYPE OBJECT SIGNAL [PAYLOAD],
+ * as a "socket" event numbered seqnum.  Returns 0 and *out; -EBADMSG when
+ * the request has too few or too many fields; -EINVAL with *why when the
+ * fields are not a valid event (limits in docs/keventd.8); -ENOMEM.
+ */
+int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
+			struct kevent **out, const char **why);
 /* Appends one message of n fields to sb (which it resets first). */
 int kctl_encode(struct strbuf *sb, const char *const *fields, size_t n);
 

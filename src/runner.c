@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/*
- * The runner: runs a job's rules one after another, each as a handler
- * process watched through a pidfd, its output read and logged line by line,
- * its timeout enforced with SIGTERM and then SIGKILL to its process group.
- */
+/* The runner (runner.h). */
+#include "runner.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,12 +9,9 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
-#include "daemon.h"
 #include "duration.h"
-#include "exec.h"
 #include "log.h"
 
-#define KILL_GRACE_NS	(5ull * 1000000000ull)
 #define LINE_MAX_BYTES	1024
 #define LOG_LIMIT_BYTES (64 * 1024) /* output logged per run; the rest is counted */
 #define READ_BUDGET	(64 * 1024) /* per wake-up, so one chatty handler cannot hog the loop */
@@ -29,8 +24,17 @@ struct stream {
 	size_t len;
 };
 
+struct krunner {
+	struct kloop *loop;
+	struct kratelimit *rl;
+	bool dry_run;
+	const struct krunner_ops *ops;
+	void *userdata;
+	size_t children;
+};
+
 struct child {
-	struct kdaemon *d;
+	struct krunner *r;
 	struct kjob *job;
 	const struct krule *rule;
 	struct kproc proc;
@@ -43,7 +47,12 @@ struct child {
 	bool timed_out, killed;
 };
 
-static void run_next(struct kdaemon *d, struct kjob *job);
+static void run_next(struct krunner *r, struct kjob *job);
+
+static void report(struct krunner *r, const struct krun_report *rep)
+{
+	r->ops->report(r->userdata, rep);
+}
 
 static void emit_line(struct child *c, struct stream *s)
 {
@@ -112,17 +121,24 @@ static void on_timeout(struct ktimer *t, void *userdata)
 	struct child *c = userdata;
 	(void)t;
 	c->timer = NULL;
-	if (!c->timed_out) {
-		char buf[32];
-		duration_format(c->rule->timeout_ms, buf, sizeof(buf));
-		log_warning("rule %s[%d]: timed out after %s, sending SIGTERM", c->rule->name,
-			    (int)c->proc.pid, buf);
-		c->timed_out = true;
-		kill(-c->proc.pid, SIGTERM);
-		kloop_add_timer(c->d->loop, now_monotonic_ns() + KILL_GRACE_NS, on_timeout, c,
-				&c->timer);
-	} else {
+	if (c->timed_out) {
 		log_warning("rule %s[%d]: still running 5s after SIGTERM, sending SIGKILL",
+			    c->rule->name, (int)c->proc.pid);
+		c->killed = true;
+		kill(-c->proc.pid, SIGKILL);
+		return;
+	}
+	char buf[32];
+	duration_format(c->rule->timeout_ms, buf, sizeof(buf));
+	log_warning("rule %s[%d]: timed out after %s, sending SIGTERM", c->rule->name,
+		    (int)c->proc.pid, buf);
+	c->timed_out = true;
+	kill(-c->proc.pid, SIGTERM);
+	if (kloop_add_timer(c->r->loop, now_monotonic_ns() + KRUNNER_KILL_GRACE_NS, on_timeout, c,
+			    &c->timer) < 0) {
+		/* no grace period to wait out: a handler that ignores SIGTERM
+		 * must not outlive its timeout for want of a timer */
+		log_warning("rule %s[%d]: cannot time the grace period, sending SIGKILL now",
 			    c->rule->name, (int)c->proc.pid);
 		c->killed = true;
 		kill(-c->proc.pid, SIGKILL);
@@ -132,51 +148,37 @@ static void on_timeout(struct ktimer *t, void *userdata)
 /* One record per run: a sentence for people, and the fields rule, file
  * (path:line), seq, pid, exit or signal, timed_out and duration_ms for grep
  * and for machines (klog_fields; --log-format json makes them JSON keys). */
-static void log_result(struct child *c, const siginfo_t *si, uint64_t ms)
+static void log_result(struct child *c, const struct krun_report *rep)
 {
-	struct kdaemon *d = c->d;
-	struct krule_counters *rc = kstats_rule(&d->stats, c->rule);
 	const char *name = c->rule->name;
-	bool exited = si->si_code == CLD_EXITED;
-	bool failed = !exited || si->si_status != 0;
+	bool exited = rep->outcome == KRUN_EXITED;
+	uint64_t seq = c->job->ev->seqnum, ms = rep->duration_ms;
 	struct strbuf where = STRBUF_INIT;
 	strbuf_printf(&where, "%s:%u", c->rule->file->path, c->rule->line);
 	struct klog_field f[] = {
 		KLOG_STR("rule", name),
 		KLOG_STR("file", strbuf_str(&where)),
-		KLOG_UINT("seq", c->job->ev->seqnum),
+		KLOG_UINT("seq", seq),
 		KLOG_INT("pid", c->proc.pid),
-		exited ? KLOG_INT("exit", si->si_status) : KLOG_INT("signal", si->si_status),
+		exited ? KLOG_INT("exit", rep->status) : KLOG_INT("signal", rep->status),
 		KLOG_BOOL("timed_out", c->timed_out),
 		KLOG_UINT("duration_ms", ms),
 	};
 	if (exited)
-		klog_fields(failed ? LOG_WARNING : LOG_INFO, f, ARRAY_SIZE(f),
+		klog_fields(rep->status ? LOG_WARNING : LOG_INFO, f, ARRAY_SIZE(f),
 			    "rule %s[%d]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
-			    (int)c->proc.pid, si->si_status, ms, c->job->ev->seqnum,
-			    si->si_status == 127 ? ": program not found?" : "");
+			    (int)c->proc.pid, rep->status, ms, seq,
+			    rep->status == 127 ? ": program not found?" : "");
 	else
 		klog_fields(LOG_WARNING, f, ARRAY_SIZE(f),
 			    "rule %s[%d]: killed by signal %d (%s) after %" PRIu64
 			    "ms (seq %" PRIu64 ")%s",
-			    name, (int)c->proc.pid, si->si_status, strsignal(si->si_status), ms,
-			    c->job->ev->seqnum, c->timed_out ? ", timed out" : "");
+			    name, (int)c->proc.pid, rep->status, strsignal(rep->status), ms, seq,
+			    c->timed_out ? ", timed out" : "");
 	strbuf_release(&where);
-	if (failed) {
-		d->stats.failures++;
-		if (rc)
-			rc->failures++;
-	}
-	if (c->timed_out) {
-		d->stats.timeouts++;
-		if (rc)
-			rc->timeouts++;
-	}
-	if (c->dropped) {
-		d->stats.output_dropped_bytes += c->dropped;
+	if (c->dropped)
 		log_warning("rule %s[%d]: %" PRIu64 " bytes of output not logged", name,
 			    (int)c->proc.pid, c->dropped);
-	}
 }
 
 /* Closes what watches a handler that has been reaped, and forgets it. */
@@ -187,7 +189,7 @@ static void child_free(struct child *c)
 	kio_free(c->pid_io);
 	ktimer_cancel(c->timer);
 	close(c->proc.pidfd);
-	c->d->children--;
+	c->r->children--;
 	free(c);
 }
 
@@ -199,7 +201,15 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	(void)events;
 	if (waitid(P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 		return; /* spurious */
-	uint64_t ms = (now_monotonic_ns() - c->started_ns) / 1000000ull;
+	struct krun_report rep = {
+		.job = c->job,
+		.rule = c->rule,
+		.outcome = si.si_code == CLD_EXITED ? KRUN_EXITED : KRUN_KILLED,
+		.pid = c->proc.pid,
+		.status = si.si_status,
+		.timed_out = c->timed_out,
+		.duration_ms = (now_monotonic_ns() - c->started_ns) / 1000000ull,
+	};
 	/* the leader is gone: whatever it left in its group goes with it */
 	kill(-c->proc.pid, SIGKILL);
 	/* output still in the pipes (what the handler wrote before exiting) */
@@ -207,30 +217,33 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	stream_read(c, &c->err, LOG_LIMIT_BYTES);
 	emit_line(c, &c->out);
 	emit_line(c, &c->err);
-	log_result(c, &si, ms);
+	rep.output_dropped = c->dropped;
+	log_result(c, &rep);
 
-	struct kdaemon *d = c->d;
+	struct krunner *r = c->r;
 	struct kjob *job = c->job;
 	child_free(c);
-	run_next(d, job);
+	report(r, &rep);
+	run_next(r, job);
 }
 
-static int start_child(struct kdaemon *d, struct kjob *job, const struct krule *r)
+/* Starts rule's handler for job: 0 when it runs (on_exit_ready() goes on),
+ * 1 when there is nothing to wait for (a dry run), or -errno. */
+static int start_child(struct krunner *r, struct kjob *job, const struct krule *rule)
 {
 	struct kplan plan;
-	int rc = kplan_build(r, job->ev, &plan);
+	int rc = kplan_build(rule, job->ev, &plan);
 	if (rc < 0)
 		return rc;
-	if (d->cfg.dry_run) {
+	if (r->dry_run) {
 		struct strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < plan.argc; i++) {
 			strbuf_putc(&sb, ' ');
 			strbuf_quote(&sb, plan.argv[i]);
 		}
-		log_notice("dry run: rule %s would run%s", r->name, strbuf_str(&sb));
+		log_notice("dry run: rule %s would run%s", rule->name, strbuf_str(&sb));
 		strbuf_release(&sb);
 		kplan_release(&plan);
-		d->stats.dry_runs++;
 		return 1;
 	}
 	struct child *c = calloc(1, sizeof(*c));
@@ -238,87 +251,93 @@ static int start_child(struct kdaemon *d, struct kjob *job, const struct krule *
 		kplan_release(&plan);
 		return -ENOMEM;
 	}
-	*c = (struct child){.d = d, .job = job, .rule = r, .started_ns = now_monotonic_ns()};
+	*c = (struct child){.r = r, .job = job, .rule = rule, .started_ns = now_monotonic_ns()};
 	c->out = (struct stream){.fd = -1, .name = "stdout"};
 	c->err = (struct stream){.fd = -1, .name = "stderr"};
 	const char *what = "spawn";
-	rc = kexec_spawn(&plan, r, &c->proc, &what);
+	rc = r->ops->spawn(r->userdata, &plan, rule, &c->proc, &what);
 	if (rc < 0) {
-		log_warning("rule %s: cannot run %s: %s: %s", r->name, plan.argv[0], what,
+		log_warning("rule %s: cannot run %s: %s: %s", rule->name, plan.argv[0], what,
 			    strerror(-rc));
 		kplan_release(&plan);
 		free(c);
 		return rc;
 	}
 	kplan_release(&plan);
-	d->children++;
+	r->children++;
 	c->out.fd = TAKE_FD(c->proc.out_fd);
 	c->err.fd = TAKE_FD(c->proc.err_fd);
-	log_debug("rule %s[%d]: started for %s %s (seq %" PRIu64 ")", r->name, (int)c->proc.pid,
+	log_debug("rule %s[%d]: started for %s %s (seq %" PRIu64 ")", rule->name, (int)c->proc.pid,
 		  job->ev->object, job->ev->signal, job->ev->seqnum);
-	if (kloop_add_io(d->loop, c->out.fd, EPOLLIN, on_output, c, &c->out.io) < 0 ||
-	    kloop_add_io(d->loop, c->err.fd, EPOLLIN, on_output, c, &c->err.io) < 0 ||
-	    kloop_add_timer(d->loop, c->started_ns + r->timeout_ms * 1000000ull, on_timeout, c,
+	if (kloop_add_io(r->loop, c->out.fd, EPOLLIN, on_output, c, &c->out.io) < 0 ||
+	    kloop_add_io(r->loop, c->err.fd, EPOLLIN, on_output, c, &c->err.io) < 0 ||
+	    kloop_add_timer(r->loop, c->started_ns + rule->timeout_ms * 1000000ull, on_timeout, c,
 			    &c->timer) < 0 ||
-	    kloop_add_io(d->loop, c->proc.pidfd, EPOLLIN, on_exit_ready, c, &c->pid_io) < 0) {
+	    kloop_add_io(r->loop, c->proc.pidfd, EPOLLIN, on_exit_ready, c, &c->pid_io) < 0) {
 		/* cannot watch it: do not leave it unwatched */
-		log_error("rule %s[%d]: cannot watch the handler, killing it", r->name,
+		log_error("rule %s[%d]: cannot watch the handler, killing it", rule->name,
 			  (int)c->proc.pid);
 		kill(-c->proc.pid, SIGKILL);
 		siginfo_t si;
-		waitid(P_PIDFD, (id_t)c->proc.pidfd, &si, WEXITED);
+		(void)waitid(P_PIDFD, (id_t)c->proc.pidfd, &si, WEXITED);
 		child_free(c);
 		return -ENOMEM;
 	}
+	report(r, &(struct krun_report){
+			  .job = job, .rule = rule, .outcome = KRUN_STARTED, .pid = c->proc.pid});
 	return 0;
 }
 
-static void finish_job(struct kdaemon *d, struct kjob *job)
-{
-	if (job->runs == 0 && job->suppressed > 0)
-		d->stats.ratelimited++;
-	else
-		d->stats.handled++;
-	ksched_done(d->sched, job);
-	kdaemon_update_flow(d);
-	kdaemon_maybe_exit(d);
-}
-
-/* Starts the job's next rule that may run; finishes the job when none is left. */
-static void run_next(struct kdaemon *d, struct kjob *job)
+/* Starts the job's next rule that may run; hands the job back when none is left. */
+static void run_next(struct krunner *r, struct kjob *job)
 {
 	while (job->next < job->n_rules) {
-		const struct krule *r = job->rules[job->next++];
-		struct krule_counters *rc = kstats_rule(&d->stats, r);
-		if (!kratelimit_allow(d->rl, r, job->ev->object, now_monotonic_ns())) {
+		const struct krule *rule = job->rules[job->next++];
+		struct krun_report rep = {.job = job, .rule = rule};
+		if (r->rl && !kratelimit_allow(r->rl, rule, job->ev->object, now_monotonic_ns())) {
 			job->suppressed++;
-			d->stats.runs_ratelimited++;
-			if (rc)
-				rc->ratelimited++;
 			log_notice("rule %s: rate limit %" PRIu32 " per %" PRIu64
 				   "ms reached for %s, run suppressed (seq %" PRIu64 ")",
-				   r->name, r->rl_count, r->rl_period_ms, job->ev->object,
+				   rule->name, rule->rl_count, rule->rl_period_ms, job->ev->object,
 				   job->ev->seqnum);
+			rep.outcome = KRUN_RATELIMITED;
+			report(r, &rep);
 			continue;
 		}
 		job->runs++;
-		d->stats.runs++;
-		if (rc)
-			rc->runs++;
-		int st = start_child(d, job, r);
+		int st = start_child(r, job, rule);
 		if (st == 0)
 			return; /* on_exit_ready() comes back here */
-		if (st < 0) {
-			d->stats.failures++;
-			if (rc)
-				rc->failures++;
-		}
+		rep.outcome = st > 0 ? KRUN_DRY_RUN : KRUN_START_FAILED;
+		rep.error = st < 0 ? st : 0;
+		report(r, &rep);
 	}
-	finish_job(d, job);
+	r->ops->done(r->userdata, job);
 }
 
-void krunner_start(struct ksched *s, struct kjob *job, void *userdata)
+void krunner_run(struct krunner *r, struct kjob *job)
 {
-	(void)s;
-	run_next(userdata, job);
+	run_next(r, job);
+}
+
+size_t krunner_children(const struct krunner *r)
+{
+	return r->children;
+}
+
+int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
+		const struct krunner_ops *ops, void *userdata, struct krunner **out)
+{
+	struct krunner *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = (struct krunner){
+		.loop = loop, .rl = rl, .dry_run = dry_run, .ops = ops, .userdata = userdata};
+	*out = r;
+	return 0;
+}
+
+void krunner_free(struct krunner *r)
+{
+	free(r);
 }

@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 
 #include "daemon.h"
+#include "source-genl.h"
 #include "genl.h"
 #include "kernel-msg.h"
 #include "log.h"
@@ -177,8 +178,9 @@ static void kernel_free(struct ksource *s)
 	free(k);
 }
 
-int ksource_kernel_new(struct kdaemon *d, struct ksource **out)
+int ksource_kernel_new(const struct ksink *sink, struct ksource **out)
 {
+	struct kdaemon *d = sink->userdata;
 	struct kkernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;

@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 
 #include "daemon.h"
+#include "source-genl.h"
 #include "genl.h"
 #include "log.h"
 #include "thermal.h"
@@ -152,8 +153,9 @@ static void thermal_free(struct ksource *s)
 	free(t);
 }
 
-int ksource_thermal_new(struct kdaemon *d, const char *sysfs_root, struct ksource **out)
+int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct ksource **out)
 {
+	struct kdaemon *d = sink->userdata;
 	struct ktherm_src *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

@@ -16,8 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "source-udev.h"
+
 #include "log.h"
+#include "loop.h"
 #include "uevent-map.h"
 
 #define RCVBUF_BYTES	 (8 * 1024 * 1024)
@@ -28,7 +30,7 @@
 
 struct kudev {
 	struct ksource src;
-	struct kdaemon *d;
+	struct ksink sink;
 	struct udev *udev;
 	struct udev_monitor *mon;
 	struct kio *io;
@@ -39,7 +41,7 @@ struct kudev {
 
 static struct kudev *of(struct ksource *s)
 {
-	return (struct kudev *)((char *)s - offsetof(struct kudev, src));
+	return container_of(s, struct kudev, src);
 }
 
 /* Returns 1 if the next datagram is acceptable, 0 if it was consumed as a
@@ -66,8 +68,7 @@ static int check_sender(struct kudev *u, int fd)
 		if (errno == EINTR)
 			continue;
 		if (errno == ENOBUFS) {
-			u->d->stats.overruns[KEVENT_SOURCE_UDEV]++;
-			log_warning("udev: receive buffer overrun (ENOBUFS): uevents were lost");
+			ksink_overrun(&u->sink, KEVENT_SOURCE_UDEV);
 			continue;
 		}
 		return -EAGAIN;
@@ -82,9 +83,9 @@ static int check_sender(struct kudev *u, int fd)
 		return 1;
 	char sink;
 	ssize_t _unused_ r = recv(fd, &sink, 1, MSG_DONTWAIT); /* drop it */
-	kdaemon_reject(u->d, KEVENT_SOURCE_UDEV,
-		       u->from_kernel ? "uevent not from the kernel (sender port id != 0)"
-				      : "uevent not from udevd (sender not root)");
+	ksink_reject(&u->sink, KEVENT_SOURCE_UDEV,
+		     u->from_kernel ? "uevent not from the kernel (sender port id != 0)"
+				    : "uevent not from udevd (sender not root)");
 	return 0;
 }
 
@@ -93,7 +94,7 @@ static void track_seq(struct kudev *u, uint64_t seq)
 	if (!u->from_kernel || !seq)
 		return; /* udevd may legitimately skip events it filtered */
 	if (u->have_seq && seq > u->last_seq + 1) {
-		u->d->stats.lost[KEVENT_SOURCE_UDEV] += seq - u->last_seq - 1;
+		ksink_lost(&u->sink, KEVENT_SOURCE_UDEV, seq - u->last_seq - 1);
 		log_warning("udev: %" PRIu64 " uevents lost (SEQNUM %" PRIu64 " after %" PRIu64 ")",
 			    seq - u->last_seq - 1, seq, u->last_seq);
 	}
@@ -124,11 +125,11 @@ static void submit_device(struct kudev *u, struct udev_device *dev)
 	for (size_t i = 0; i < n; i++)
 		free(props[i]);
 	if (rc < 0) {
-		kdaemon_reject(u->d, KEVENT_SOURCE_UDEV, why);
+		ksink_reject(&u->sink, KEVENT_SOURCE_UDEV, why);
 		return;
 	}
 	track_seq(u, ev->seqnum);
-	kdaemon_submit(u->d, ev);
+	(void)ksink_submit(&u->sink, ev);
 }
 
 static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -174,12 +175,12 @@ static void udev_free(struct ksource *s)
 	free(u);
 }
 
-int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource **out)
+int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct ksource **out)
 {
 	struct kudev *u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->d = d;
+	u->sink = *sink;
 	u->src = (struct ksource){.name = "udev",
 				  .kind = KEVENT_SOURCE_UDEV,
 				  .pause = udev_pause,
@@ -195,7 +196,7 @@ int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource 
 	if (rc == 0 && udev_monitor_set_receive_buffer_size(u->mon, RCVBUF_BYTES) < 0)
 		log_notice("udev: cannot raise the receive buffer; bursts may overrun");
 	if (rc == 0)
-		rc = kloop_add_io(d->loop, udev_monitor_get_fd(u->mon), EPOLLIN, on_uevent, u,
+		rc = kloop_add_io(sink->loop, udev_monitor_get_fd(u->mon), EPOLLIN, on_uevent, u,
 				  &u->io);
 	if (rc < 0) {
 		udev_free(&u->src);

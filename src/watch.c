@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/*
- * Live reload: inotify on every rule directory.  A burst of changes (an
- * editor's save, a package upgrade) becomes one reload, 100 ms after the
- * last change and at most 500 ms after the first.  A rule directory that
- * does not exist is watched for through its nearest existing parent.
- */
+/* Rule directory watches (watch.h). */
+#include "watch.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -12,8 +9,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "log.h"
+#include "util.h"
 
 #define QUIET_NS (100ull * 1000000ull)
 #define MAX_NS	 (500ull * 1000000ull)
@@ -24,7 +21,11 @@
 #define PARENT_EVENTS (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
 struct kwatch {
-	struct kdaemon *d;
+	struct kloop *loop;
+	const char *const *dirs;
+	size_t n_dirs;
+	void (*changed)(void *userdata);
+	void *userdata;
 	int fd;
 	struct kio *io;
 	struct ktimer *timer;
@@ -43,9 +44,9 @@ static int setup_watches(struct kwatch *w)
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0)
 		return -errno;
-	for (size_t i = 0; i < w->d->cfg.n_rule_dirs; i++) {
+	for (size_t i = 0; i < w->n_dirs; i++) {
 		char path[PATH_MAX];
-		const char *dir = w->d->cfg.rule_dirs[i];
+		const char *dir = w->dirs[i];
 		if (inotify_add_watch(w->fd, dir, DIR_EVENTS) >= 0)
 			continue;
 		/* missing: watch the closest ancestor that exists for it to appear */
@@ -72,7 +73,7 @@ static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata);
 
 static int arm_io(struct kwatch *w)
 {
-	return kloop_add_io(w->d->loop, w->fd, EPOLLIN, on_inotify, w, &w->io);
+	return kloop_add_io(w->loop, w->fd, EPOLLIN, on_inotify, w, &w->io);
 }
 
 static void on_quiet(struct ktimer *t, void *userdata)
@@ -88,8 +89,7 @@ static void on_quiet(struct ktimer *t, void *userdata)
 	if (rc < 0)
 		log_error("cannot watch the rule directories: %s; use SIGHUP or keventctl reload",
 			  strerror(-rc));
-	log_info("rule directories changed: reloading");
-	kdaemon_reload(w->d, NULL);
+	w->changed(w->userdata);
 }
 
 static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -117,16 +117,21 @@ static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata)
 		due = w->first_ns + MAX_NS;
 	ktimer_cancel(w->timer);
 	w->timer = NULL;
-	kloop_add_timer(w->d->loop, due, on_quiet, w, &w->timer);
+	kloop_add_timer(w->loop, due, on_quiet, w, &w->timer);
 }
 
-int kwatch_new(struct kdaemon *d, struct kwatch **out)
+int kwatch_new(struct kloop *loop, const char *const *dirs, size_t n_dirs,
+	       void (*changed)(void *userdata), void *userdata, struct kwatch **out)
 {
 	struct kwatch *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->d = d;
-	w->fd = -1;
+	*w = (struct kwatch){.loop = loop,
+			     .dirs = dirs,
+			     .n_dirs = n_dirs,
+			     .changed = changed,
+			     .userdata = userdata,
+			     .fd = -1};
 	int rc = setup_watches(w);
 	if (rc == 0)
 		rc = arm_io(w);

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The control socket's transport (ctl-server.h).  SOCK_SEQPACKET keeps
+ * messages whole; peers are admitted by SO_PEERCRED; every client has a
+ * bounded output queue, and there is a cap on clients, so a peer that never
+ * reads, sends garbage or opens many connections cannot stall the daemon.
+ */
+#include "ctl-server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <linux/sockios.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define READS_PER_WAKEUP 64
+#define RECV_BATCH	 16 /* messages per recvmmsg() */
+#define SEND_BATCH	 64 /* replies per sendmmsg() */
+#define CHUNK		 (KCTL_MSG_MAX - 64)
+
+struct outmsg {
+	struct outmsg *next;
+	size_t len;
+	char data[];
+};
+
+struct kctl_client {
+	struct kctl_server *srv;
+	int fd;
+	struct kio *io;
+	uid_t uid;
+	pid_t pid;
+	void *userdata; /* the owner's */
+	bool subscriber;
+	struct outmsg *head, *tail;
+	size_t queued;
+	char *parked; /* a request waiting for kctl_server_resume() */
+	size_t parked_len;
+	bool eof;  /* it shut down its side: every request read, replies go on */
+	bool gone; /* it cannot be written to: its replies are dropped */
+	struct kctl_client *prev, *next;
+};
+
+struct kctl_server {
+	struct kloop *loop;
+	const struct kctl_server_ops *ops;
+	void *userdata;
+	gid_t gid;
+	int fd;
+	struct kio *io;
+	char *path;
+	struct kctl_client *clients;
+	size_t n_clients;
+	bool stopped;
+	struct ktimer *resume;
+	char *rbuf; /* RECV_BATCH receive buffers, allocated when first needed */
+};
+
+static void drop_replies(struct kctl_client *c)
+{
+	while (c->head) {
+		struct outmsg *m = c->head;
+		c->head = m->next;
+		free(m);
+	}
+	c->tail = NULL;
+	c->queued = 0;
+}
+
+static void client_free(struct kctl_client *c)
+{
+	struct kctl_server *s = c->srv;
+	s->ops->closed(s->userdata, c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_clients--;
+	kio_free(c->io);
+	close(c->fd);
+	drop_replies(c);
+	free(c->parked);
+	free(c);
+}
+
+static void update_events(struct kctl_client *c)
+{
+	uint32_t ev = 0;
+	if (!c->io)
+		return; /* hung up with a parked request: see on_client() */
+	/* read unless parked or backed up on our replies */
+	if (!c->parked && !c->eof && (c->subscriber || c->queued < KCTL_OUTQ_MAX) &&
+	    !c->srv->stopped)
+		ev |= EPOLLIN;
+	if (c->head && !c->gone)
+		ev |= EPOLLOUT;
+	kio_set_events(c->io, ev);
+}
+
+/* Frees a client that has nothing left to do: all its requests read (end
+ * of file) and handled (none parked), all its replies sent or undeliverable.
+ * Until then a client that hung up is kept: what it sent before it went is
+ * still handled, and what it is owed still sent if it only shut down its
+ * writing side.  Returns whether it was freed. */
+static bool client_done(struct kctl_client *c)
+{
+	if (!c->eof || c->parked || (c->head && !c->gone))
+		return false;
+	client_free(c);
+	return true;
+}
+
+/* Sends what can be sent now.  A peer that cannot take replies any more is
+ * marked gone, and its replies dropped; the client itself is not freed here
+ * (see client_done()). */
+void kctl_client_flush(struct kctl_client *c)
+{
+	/* a storm of sends is answered by a storm of "ok": one sendmmsg() for
+	 * up to SEND_BATCH of them instead of one send() each */
+	struct mmsghdr mm[SEND_BATCH];
+	struct iovec iov[SEND_BATCH];
+	while (c->head) {
+		unsigned n = 0;
+		for (struct outmsg *m = c->head; m && n < SEND_BATCH; m = m->next, n++) {
+			iov[n] = (struct iovec){.iov_base = m->data, .iov_len = m->len};
+			mm[n] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[n], .msg_iovlen = 1}};
+		}
+		int sent = sendmmsg(c->fd, mm, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (sent < 0) {
+			c->gone = true;
+			break;
+		}
+		for (int i = 0; i < sent; i++) {
+			struct outmsg *m = c->head;
+			c->head = m->next;
+			c->queued--;
+			free(m);
+		}
+		if (!c->head)
+			c->tail = NULL;
+		if ((unsigned)sent < n)
+			break; /* the socket's buffer is full: wait for EPOLLOUT */
+	}
+	if (c->gone)
+		drop_replies(c);
+	update_events(c);
+}
+
+void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n)
+{
+	/* encoded straight into the queued message (what kctl_encode() does,
+	 * with one allocation instead of three per reply) */
+	size_t lens[KCTL_FIELDS_MAX], len = 0;
+	if (n > KCTL_FIELDS_MAX || c->gone)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		lens[i] = strlen(fields[i]) + 1;
+		len += lens[i];
+	}
+	if (len > KCTL_MSG_MAX)
+		return;
+	struct outmsg *m = malloc(sizeof(*m) + len);
+	if (!m)
+		return;
+	m->next = NULL;
+	m->len = len;
+	for (size_t i = 0, off = 0; i < n; off += lens[i], i++)
+		memcpy(m->data + off, fields[i], lens[i]);
+	if (c->tail)
+		c->tail->next = m;
+	else
+		c->head = m;
+	c->tail = m;
+	c->queued++;
+}
+
+void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text)
+{
+	const char *f[] = {kind, text};
+	kctl_client_send(c, f, text ? 2 : 1);
+}
+
+void kctl_client_reply_data(struct kctl_client *c, const char *text)
+{
+	size_t len = strlen(text);
+	while (len) {
+		size_t n = len;
+		if (n > CHUNK) {
+			n = CHUNK;
+			const char *nl = memrchr(text, '\n', n);
+			if (nl)
+				n = (size_t)(nl - text) + 1;
+		}
+		_cleanup_free_ char *part = strndup(text, n);
+		if (!part)
+			return;
+		kctl_client_reply(c, "data", part);
+		text += n;
+		len -= n;
+	}
+}
+
+/* Lets the parked request in, when there is room again or when a message
+ * is read after it (in the same recvmmsg(): the batch is sized to the
+ * room, so this does not happen in practice): a client's requests keep
+ * their order, so a sync comes after its posts, an error reply after the
+ * replies before it. */
+static void unpark(struct kctl_client *c)
+{
+	_cleanup_free_ char *parked = TAKE_PTR(c->parked);
+	struct kctl_msg m;
+	if (parked && kctl_decode(parked, c->parked_len, &m) == 0)
+		(void)c->srv->ops->request(c->srv->userdata, c, &m, false);
+}
+
+static void bad_message(struct kctl_client *c, enum kctl_bad why, const char *buf, size_t len)
+{
+	unpark(c);
+	c->srv->ops->bad(c->srv->userdata, c, why, buf, len);
+}
+
+/* Handles one received message. */
+static void handle(struct kctl_client *c, char *buf, size_t len)
+{
+	struct kctl_server *s = c->srv;
+	struct kctl_msg m;
+	unpark(c);
+	if (kctl_decode(buf, len, &m) < 0) {
+		bad_message(c, KCTL_BAD_MALFORMED, buf, len);
+		return;
+	}
+	if (s->ops->request(s->userdata, c, &m, true) != -EAGAIN)
+		return;
+	c->parked = malloc(len);
+	if (!c->parked) {
+		/* no memory to hold it: in it goes, over the owner's limit */
+		(void)s->ops->request(s->userdata, c, &m, false);
+		return;
+	}
+	memcpy(c->parked, buf, len);
+	c->parked_len = len;
+}
+
+/* Whether the zero-length entry k of a recvmmsg() batch is the end of the
+ * stream rather than an empty message: the peer has shut down, and nothing
+ * but more ends (the batch's later entries, the socket's queue) follows. */
+static bool at_eof(int fd, const struct mmsghdr *mm, int k, int got)
+{
+	struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+	int queued = 0;
+	for (int j = k + 1; j < got; j++)
+		if (mm[j].msg_len)
+			return false;
+	if (poll(&p, 1, 0) == 0)
+		return false;
+	return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
+}
+
+/* How many messages to read in one call: no more than the room in its
+ * reply queue and the owner's room (so a batch never has to park more than
+ * one request), one when there is none. */
+static size_t batch_size(const struct kctl_client *c, int left)
+{
+	struct kctl_server *s = c->srv;
+	size_t want = s->rbuf ? RECV_BATCH : 1, room = s->ops->room(s->userdata);
+	if (!c->subscriber && KCTL_OUTQ_MAX - c->queued < want)
+		want = KCTL_OUTQ_MAX - c->queued;
+	if (room < want)
+		want = room ? room : 1;
+	if ((size_t)left < want)
+		want = (size_t)left;
+	return want;
+}
+
+/* Reads what the client sent, as many messages a call and a wake-up as
+ * may be taken now.  Returns false when it has been freed. */
+static bool read_requests(struct kctl_client *c)
+{
+	struct kctl_server *s = c->srv;
+	char buf[KCTL_MSG_MAX + 1];
+	if (!s->rbuf)
+		s->rbuf = malloc((size_t)RECV_BATCH * (KCTL_MSG_MAX + 1));
+	for (int i = 0; i < READS_PER_WAKEUP && !c->parked && !c->eof;) {
+		if (!c->subscriber && c->queued >= KCTL_OUTQ_MAX)
+			break; /* it does not read its replies: stop reading its requests */
+		size_t want = batch_size(c, READS_PER_WAKEUP - i);
+		struct mmsghdr mm[RECV_BATCH];
+		struct iovec iov[RECV_BATCH];
+		for (size_t k = 0; k < want; k++) {
+			iov[k] = (struct iovec){
+				.iov_base = s->rbuf ? s->rbuf + k * (KCTL_MSG_MAX + 1) : buf,
+				.iov_len = KCTL_MSG_MAX + 1};
+			mm[k] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[k], .msg_iovlen = 1}};
+		}
+		int got = recvmmsg(c->fd, mm, (unsigned)want, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (got <= 0) {
+			c->eof = c->gone = true; /* a reset connection */
+			break;
+		}
+		i += got;
+		for (int k = 0; k < got && !c->eof; k++) {
+			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
+			if (n == 0 && at_eof(c->fd, mm, k, got))
+				c->eof = true;
+			else if (n == 0)
+				bad_message(c, KCTL_BAD_EMPTY, "", 0);
+			else if (n > KCTL_MSG_MAX)
+				bad_message(c, KCTL_BAD_TOO_LONG, iov[k].iov_base, n);
+			else
+				handle(c, iov[k].iov_base, n);
+		}
+		if ((size_t)got < want)
+			break; /* drained */
+	}
+	kctl_client_flush(c);
+	return !client_done(c);
+}
+
+static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kctl_client *c = userdata;
+	(void)io;
+	(void)fd;
+	if (events & EPOLLOUT) {
+		kctl_client_flush(c);
+		if (client_done(c))
+			return;
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	if (c->parked && events & (EPOLLHUP | EPOLLERR)) {
+		/* it hung up while its request waits for room.  What it sent still
+		 * goes in (resume() reads the rest), but a hung-up socket is
+		 * always ready: stop polling it, or the loop spins until there
+		 * is room */
+		kio_free(c->io);
+		c->io = NULL;
+		return;
+	}
+	read_requests(c);
+}
+
+static bool peer_allowed(const struct kctl_server *s, int fd, struct ucred *cred)
+{
+	socklen_t len = sizeof(*cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
+		return false;
+	if (cred->uid == 0 || cred->uid == geteuid())
+		return true;
+	if (s->gid == (gid_t)-1)
+		return false;
+	if (cred->gid == s->gid)
+		return true;
+	gid_t groups[256];
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == s->gid)
+			return true;
+	return false;
+}
+
+static void refuse(int fd, const char *why)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *f[] = {"err", why};
+	if (kctl_encode(&sb, f, 2) == 0)
+		(void)!send(fd, sb.buf, sb.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* a request left unread at close() makes the peer's next read fail with
+	 * ECONNRESET instead of showing it our answer: discard what it sent */
+	char buf[64];
+	for (int i = 0; i < 64 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) > 0; i++)
+		;
+	close(fd);
+}
+
+static int client_new(struct kctl_server *s, int fd, const struct ucred *cred)
+{
+	struct kctl_client *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = (struct kctl_client){.srv = s, .fd = fd, .uid = cred->uid, .pid = cred->pid};
+	int rc = kloop_add_io(s->loop, fd, EPOLLIN, on_client, c, &c->io);
+	if (rc == 0)
+		rc = s->ops->opened(s->userdata, c);
+	if (rc < 0) {
+		kio_free(c->io);
+		free(c);
+		return rc;
+	}
+	c->next = s->clients;
+	if (s->clients)
+		s->clients->prev = c;
+	s->clients = c;
+	s->n_clients++;
+	return 0;
+}
+
+static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
+{
+	struct kctl_server *s = userdata;
+	(void)io;
+	(void)events;
+	for (int i = 0; i < 16; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warning("control: accept: %m");
+			return;
+		}
+		struct ucred cred = {0};
+		if (!peer_allowed(s, fd, &cred)) {
+			s->ops->refused(s->userdata, cred.pid, cred.uid, false);
+			refuse(fd, "permission denied");
+		} else if (s->n_clients >= KCTL_MAX_CLIENTS) {
+			s->ops->refused(s->userdata, cred.pid, cred.uid, true);
+			refuse(fd, "too many clients");
+		} else if (client_new(s, fd, &cred) < 0) {
+			close(fd);
+		}
+	}
+}
+
+static void on_resume(struct ktimer *t, void *userdata)
+{
+	struct kctl_server *s = userdata;
+	(void)t;
+	s->resume = NULL;
+	for (struct kctl_client *c = s->clients, *next; c; c = next) {
+		next = c->next;
+		if (!c->parked)
+			continue;
+		if (!s->ops->room(s->userdata))
+			break;
+		unpark(c);
+		/* it hung up meanwhile (see on_client()): watch it again, so that
+		 * the rest of what it sent is read */
+		if (!c->io && kloop_add_io(s->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
+			client_free(c); /* cannot watch it any more */
+			continue;
+		}
+		read_requests(c);
+	}
+}
+
+void kctl_server_resume(struct kctl_server *s)
+{
+	/* parked requests go on from the loop, not from inside whoever resumed us */
+	if (!s->resume && !s->stopped)
+		(void)kloop_add_timer(s->loop, 0, on_resume, s, &s->resume);
+}
+
+void kctl_server_stop(struct kctl_server *s)
+{
+	if (!s || s->stopped)
+		return;
+	s->stopped = true;
+	kio_free(s->io);
+	s->io = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (s->path)
+		unlink(s->path);
+	ktimer_cancel(s->resume);
+	s->resume = NULL;
+	while (s->clients)
+		client_free(s->clients);
+}
+
+void kctl_server_free(struct kctl_server *s)
+{
+	if (!s)
+		return;
+	kctl_server_stop(s);
+	free(s->path);
+	free(s->rbuf);
+	free(s);
+}
+
+size_t kctl_server_clients(const struct kctl_server *s)
+{
+	return s ? s->n_clients : 0;
+}
+
+void kctl_client_set_userdata(struct kctl_client *c, void *userdata)
+{
+	c->userdata = userdata;
+}
+
+void *kctl_client_userdata(const struct kctl_client *c)
+{
+	return c->userdata;
+}
+
+pid_t kctl_client_pid(const struct kctl_client *c)
+{
+	return c->pid;
+}
+
+uid_t kctl_client_uid(const struct kctl_client *c)
+{
+	return c->uid;
+}
+
+void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber)
+{
+	c->subscriber = subscriber;
+}
+
+bool kctl_client_full(const struct kctl_client *c)
+{
+	return c->queued >= KCTL_OUTQ_MAX;
+}
+
+static int make_parent(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	char *dir = dirname(copy);
+	struct stat st;
+	if (stat(dir, &st) == 0)
+		return 0;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int listen_on(const char *path, gid_t gid)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int rc = make_parent(path);
+	if (rc < 0)
+		return rc;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a socket file left by a keventd that died: reuse the path; a live one: refuse */
+	_cleanup_close_ int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return -EADDRINUSE;
+	unlink(path);
+	mode_t old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0)
+		return -errno;
+	if (gid != (gid_t)-1 && (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0))
+		return -errno;
+	if (listen(fd, 128) < 0)
+		return -errno;
+	return TAKE_FD(fd);
+}
+
+int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
+		    const struct kctl_server_ops *ops, void *userdata, struct kctl_server **out)
+{
+	struct kctl_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct kctl_server){.loop = loop, .ops = ops, .userdata = userdata, .gid = gid};
+	s->fd = listen_on(path, gid);
+	if (s->fd < 0) {
+		int rc = s->fd;
+		free(s);
+		return rc;
+	}
+	s->path = strdup(path);
+	if (!s->path || kloop_add_io(loop, s->fd, EPOLLIN, on_accept, s, &s->io) < 0) {
+		kctl_server_free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The control socket as a transport (docs/control-protocol.md): listening,
+ * admission by credentials, framing, reading requests in batches,
+ * "parking" a request that cannot be taken yet, and a bounded output queue
+ * per client.  It knows nothing of what a request means: it calls its
+ * owner back with each one, as systemd's udev-ctrl does for the udev
+ * manager.
+ */
+#ifndef KEVENT_CTL_SERVER_H
+#define KEVENT_CTL_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "loop.h"
+#include "proto.h"
+
+#define KCTL_MAX_CLIENTS 64
+#define KCTL_OUTQ_MAX	 1024 /* messages queued to one client */
+
+struct kctl_server;
+struct kctl_client;
+
+/* Why a message was not passed on as a request. */
+enum kctl_bad { KCTL_BAD_MALFORMED, KCTL_BAD_TOO_LONG, KCTL_BAD_EMPTY };
+
+struct kctl_server_ops {
+	/* A client connected (0) or refusing it (-errno); its state goes in
+	 * kctl_client_set_userdata().  closed() comes for every opened(). */
+	int (*opened)(void *userdata, struct kctl_client *c);
+	void (*closed)(void *userdata, struct kctl_client *c);
+	/*
+	 * One request.  With may_park, returning -EAGAIN parks it: the client
+	 * is not read until kctl_server_resume(), and the request comes back
+	 * then with may_park false, when it must be taken.  It also comes
+	 * back, must be taken, before the client's next message is handled, so
+	 * a client's requests are handled in order.  Any other return: done.
+	 */
+	int (*request)(void *userdata, struct kctl_client *c, const struct kctl_msg *m,
+		       bool may_park);
+	/* A message that is not a request (buf, len: what was received). */
+	void (*bad)(void *userdata, struct kctl_client *c, enum kctl_bad why, const char *buf,
+		    size_t len);
+	/* A peer refused: not admitted by its credentials, or over the limit. */
+	void (*refused)(void *userdata, pid_t pid, uid_t uid, bool over_limit);
+	/* How many requests may be read now (0: read one, which may park). */
+	size_t (*room)(void *userdata);
+};
+
+/* Listens on path (its parent made if missing; a stale socket replaced, a
+ * live one refused with -EADDRINUSE); root, keventd's own user and, unless
+ * gid is (gid_t)-1, members of gid are admitted. */
+int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
+		    const struct kctl_server_ops *ops, void *userdata, struct kctl_server **out);
+/* Closes the socket (unlinking its path) and every client.  NULL is fine. */
+void kctl_server_free(struct kctl_server *s);
+/* Stops listening and drops every client, for shutdown; stays allocated. */
+void kctl_server_stop(struct kctl_server *s);
+/* Lets parked requests in again, from the loop (not from the caller). */
+void kctl_server_resume(struct kctl_server *s);
+size_t kctl_server_clients(const struct kctl_server *s);
+
+void kctl_client_set_userdata(struct kctl_client *c, void *userdata);
+void *kctl_client_userdata(const struct kctl_client *c);
+pid_t kctl_client_pid(const struct kctl_client *c);
+uid_t kctl_client_uid(const struct kctl_client *c);
+/* A subscriber (a monitor) is read whatever its queue holds: what it is
+ * sent unasked is its owner's to drop when kctl_client_full(). */
+void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber);
+bool kctl_client_full(const struct kctl_client *c);
+
+/* Queues one message of fields to c.  Silently nothing when c cannot be
+ * written to any more, or the message would be over KCTL_MSG_MAX. */
+void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n);
+/* kind, and text unless NULL: "ok", "err" or "data" replies. */
+void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text);
+/* text as data replies cut at line ends where it must be cut. */
+void kctl_client_reply_data(struct kctl_client *c, const char *text);
+/* Sends what the socket takes now; the rest when it is writable. */
+void kctl_client_flush(struct kctl_client *c);
+
+#endif

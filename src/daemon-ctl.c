@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The control socket's requests, for the daemon (daemon-ctl.h). */
+#include "daemon-ctl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "monitor.h"
+
+struct kdaemon_ctl {
+	struct kdaemon *d;
+	struct kctl_server *srv; /* NULL without a socket */
+	struct ksource src;
+	uint64_t seqnum; /* of the last socket event */
+	struct kctl_peer *monitors;
+};
+
+/* The error reply to a send, or to the client's post number p->posts
+ * ("post N: ..."): a post is answered only when it fails, so the text says
+ * which one. */
+static void reply_send_error(struct kctl_peer *p, bool post, const char *what, const char *why)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (post)
+		strbuf_printf(&sb, "post %" PRIu64 ": ", p->posts);
+	strbuf_printf(&sb, "%s%s%s", what, why ? ": " : "", why ? why : "");
+	p->ops->reply(p, "err", sb.oom ? what : strbuf_str(&sb));
+}
+
+/* send (answered "ok SEQNUM") and post (answered only on failure). */
+static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
+		    bool post)
+{
+	struct kdaemon *d = ctl->d;
+	const char *why = NULL;
+	struct kevent *ev = NULL;
+	if (post)
+		p->posts++;
+	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET)) && m->n >= 4 && m->n <= 5) {
+		reply_send_error(p, post,
+				 "the socket source is off (keventd --sources): event refused",
+				 NULL);
+		return;
+	}
+	int rc = kctl_event_from_msg(m, ctl->seqnum + 1, now_realtime_ns(), &ev, &why);
+	if (rc == -EBADMSG) {
+		d->stats.ctl_bad++;
+		reply_send_error(p, post,
+				 post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
+				      : "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
+				 NULL);
+		return;
+	}
+	if (rc == -EINVAL) {
+		kdaemon_reject(d, KEVENT_SOURCE_SOCKET, why);
+		reply_send_error(p, post, "invalid event", why);
+		return;
+	}
+	if (rc < 0) {
+		reply_send_error(p, post, strerror(-rc), NULL);
+		return;
+	}
+	ctl->seqnum++;
+	uint64_t v = ev->seqnum; /* the event is kdaemon_submit()'s from here */
+	rc = kdaemon_submit(d, TAKE_PTR(ev));
+	if (rc < 0 || post) {
+		if (rc < 0)
+			reply_send_error(p, post, strerror(-rc), NULL);
+		return;
+	}
+	/* the decimal sequence number, without snprintf (a storm pays it per event) */
+	char seq[24], *s = seq + sizeof(seq) - 1;
+	*s = '\0';
+	do
+		*--s = (char)('0' + v % 10);
+	while (v /= 10);
+	p->ops->reply(p, "ok", s);
+}
+
+static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	if (!p->monitor) {
+		p->monitor = true;
+		p->next = ctl->monitors;
+		if (ctl->monitors)
+			ctl->monitors->prev = p;
+		ctl->monitors = p;
+		if (p->ops->subscribe)
+			p->ops->subscribe(p);
+	}
+	p->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
+	p->ops->reply(p, "ok", NULL);
+}
+
+static void do_status(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
+	kdaemon_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
+		       kdaemon_ctl_clients(ctl), &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+}
+
+static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	log_info("reload requested over the control socket (pid %d)", (int)p->pid);
+	int rc = kdaemon_reload(ctl->d, &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, rc < 0 ? "err" : "ok", rc < 0 ? strerror(-rc) : NULL);
+}
+
+int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
+			bool may_park)
+{
+	const char *cmd = m->f[0];
+	bool post = strcmp(cmd, "post") == 0;
+	if (post || strcmp(cmd, "send") == 0) {
+		if (may_park && !kdaemon_room(ctl->d))
+			return -EAGAIN;
+		do_send(ctl, p, m, post);
+	} else if (strcmp(cmd, "sync") == 0) {
+		/* requests are handled in order: every earlier post is in */
+		char n[24];
+		snprintf(n, sizeof(n), "%" PRIu64, p->posts);
+		p->ops->reply(p, "ok", n);
+	} else if (strcmp(cmd, "monitor") == 0) {
+		do_monitor(ctl, p, m);
+	} else if (strcmp(cmd, "status") == 0) {
+		do_status(ctl, p, m);
+	} else if (strcmp(cmd, "reload") == 0) {
+		do_reload(ctl, p);
+	} else {
+		ctl->d->stats.ctl_bad++;
+		log_warning("control: unknown command from pid %d", (int)p->pid);
+		p->ops->reply(p, "err", "unknown command");
+	}
+	return 0;
+}
+
+void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad why,
+		     const char *buf, size_t len)
+{
+	static const char *const what[] = {
+		[KCTL_BAD_MALFORMED] = "malformed message",
+		[KCTL_BAD_TOO_LONG] = "message too long",
+		[KCTL_BAD_EMPTY] = "empty message",
+	};
+	/* valid or not, a post counts in the client's numbering of its posts */
+	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
+	ctl->d->stats.ctl_bad++;
+	log_warning("control: %s (%zu bytes) from pid %d", what[why], len, (int)p->pid);
+	p->posts += post;
+	reply_send_error(p, post, what[why], NULL);
+}
+
+void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	if (!p->monitor)
+		return;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		ctl->monitors = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->prev = p->next = NULL;
+	p->monitor = false;
+}
+
+/* Sends one event line (and the rules it matched) to every monitor. */
+static void on_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+		     size_t n)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
+	for (struct kctl_peer *p = ctl->monitors, *next; p; p = next) {
+		next = p->next;
+		if (p->ops->full(p)) {
+			/* a slow monitor loses lines, never the daemon its pace */
+			p->dropped++;
+			ctl->d->stats.monitor_dropped++;
+			continue;
+		}
+		if (p->dropped) {
+			char note[80];
+			snprintf(note, sizeof(note),
+				 "(%" PRIu64 " events not shown: monitor too slow)", p->dropped);
+			p->ops->reply(p, "data", note);
+			p->dropped = 0;
+		}
+		struct strbuf *sb = p->json ? &json : &text;
+		if (!sb->len)
+			kmonitor_line(sb, ev, rules, n, p->json);
+		if (!sb->oom)
+			p->ops->reply(p, "data", sb->buf);
+		p->ops->flush(p);
+	}
+}
+
+/* The transport's clients as peers. */
+
+static struct kctl_client *client_of(const struct kctl_peer *p)
+{
+	return p->userdata;
+}
+
+static void peer_reply(struct kctl_peer *p, const char *kind, const char *text)
+{
+	kctl_client_reply(client_of(p), kind, text);
+}
+
+static void peer_reply_data(struct kctl_peer *p, const char *text)
+{
+	kctl_client_reply_data(client_of(p), text);
+}
+
+static bool peer_full(const struct kctl_peer *p)
+{
+	return kctl_client_full(client_of(p));
+}
+
+static void peer_flush(struct kctl_peer *p)
+{
+	kctl_client_flush(client_of(p));
+}
+
+static void peer_subscribe(struct kctl_peer *p)
+{
+	kctl_client_set_subscriber(client_of(p), true);
+}
+
+static const struct kctl_peer_ops peer_ops = {
+	.reply = peer_reply,
+	.reply_data = peer_reply_data,
+	.full = peer_full,
+	.flush = peer_flush,
+	.subscribe = peer_subscribe,
+};
+
+static int srv_opened(void *userdata, struct kctl_client *c)
+{
+	(void)userdata;
+	struct kctl_peer *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*p = (struct kctl_peer){.ops = &peer_ops, .userdata = c, .pid = kctl_client_pid(c)};
+	kctl_client_set_userdata(c, p);
+	return 0;
+}
+
+static void srv_closed(void *userdata, struct kctl_client *c)
+{
+	struct kctl_peer *p = kctl_client_userdata(c);
+	kdaemon_ctl_forget(userdata, p);
+	free(p);
+}
+
+static int srv_request(void *userdata, struct kctl_client *c, const struct kctl_msg *m,
+		       bool may_park)
+{
+	return kdaemon_ctl_request(userdata, kctl_client_userdata(c), m, may_park);
+}
+
+static void srv_bad(void *userdata, struct kctl_client *c, enum kctl_bad why, const char *buf,
+		    size_t len)
+{
+	kdaemon_ctl_bad(userdata, kctl_client_userdata(c), why, buf, len);
+}
+
+static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	if (over_limit) {
+		ctl->d->stats.ctl_over_limit++;
+		log_warning("control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
+			    (int)pid);
+	} else {
+		ctl->d->stats.ctl_refused++;
+		log_warning("control: refused peer pid %d uid %d: not root, nor keventd's "
+			    "user, nor in the control group",
+			    (int)pid, (int)uid);
+	}
+}
+
+static size_t srv_room(void *userdata)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	return kdaemon_room(ctl->d);
+}
+
+static const struct kctl_server_ops srv_ops = {
+	.opened = srv_opened,
+	.closed = srv_closed,
+	.request = srv_request,
+	.bad = srv_bad,
+	.refused = srv_refused,
+	.room = srv_room,
+};
+
+/* The "socket" source: pausing is the parking of each request (see
+ * kdaemon_ctl_request()); resuming lets the parked ones in. */
+
+static void src_pause(struct ksource *s, bool pause)
+{
+	struct kdaemon_ctl *ctl = container_of(s, struct kdaemon_ctl, src);
+	if (!pause && ctl->srv)
+		kctl_server_resume(ctl->srv);
+}
+
+static void src_stop(struct ksource *s)
+{
+	kdaemon_ctl_stop(container_of(s, struct kdaemon_ctl, src));
+}
+
+static void src_free(struct ksource *s)
+{
+	(void)s; /* owned by the daemon as d->ctl */
+}
+
+int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaemon_ctl **out)
+{
+	struct kdaemon_ctl *ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return -ENOMEM;
+	ctl->d = d;
+	ctl->src = (struct ksource){.name = "socket",
+				    .kind = KEVENT_SOURCE_SOCKET,
+				    .pause = src_pause,
+				    .stop = src_stop,
+				    .free = src_free};
+	int rc = path ? kctl_server_new(d->loop, path, gid, &srv_ops, ctl, &ctl->srv) : 0;
+	if (rc == 0)
+		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event, .userdata = ctl});
+	if (rc < 0) {
+		kdaemon_ctl_free(ctl);
+		return rc;
+	}
+	*out = ctl;
+	return 0;
+}
+
+void kdaemon_ctl_stop(struct kdaemon_ctl *ctl)
+{
+	if (ctl)
+		kctl_server_stop(ctl->srv);
+}
+
+void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
+{
+	if (!ctl)
+		return;
+	kctl_server_free(ctl->srv);
+	free(ctl);
+}
+
+struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl)
+{
+	return &ctl->src;
+}
+
+size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl)
+{
+	return kctl_server_clients(ctl->srv);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The runner: runs a job's rules one after another, each as a handler
+ * process watched through a pidfd, its output read and logged line by
+ * line, its timeout enforced with SIGTERM and then SIGKILL to its process
+ * group.  It reports each rule's outcome and the job's end to its owner
+ * and counts nothing itself; how a process is started is a callback too,
+ * so a test can start what it likes.
+ */
+#ifndef KEVENT_RUNNER_H
+#define KEVENT_RUNNER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "exec.h"
+#include "loop.h"
+#include "plan.h"
+#include "ratelimit.h"
+#include "rules.h"
+#include "scheduler.h"
+
+#define KRUNNER_KILL_GRACE_NS (5ull * 1000000000ull) /* SIGTERM, then SIGKILL */
+
+enum krun_outcome {
+	KRUN_STARTED,	   /* a handler process started */
+	KRUN_EXITED,	   /* it exited: status */
+	KRUN_KILLED,	   /* a signal ended it: status is the signal */
+	KRUN_START_FAILED, /* it could not be started: error */
+	KRUN_DRY_RUN,	   /* --dry-run: logged, not run */
+	KRUN_RATELIMITED,  /* the rule's rate limit suppressed it */
+};
+
+/* One step in the life of one rule's run for a job. */
+struct krun_report {
+	const struct kjob *job;
+	const struct krule *rule;
+	enum krun_outcome outcome;
+	pid_t pid;
+	int status;		 /* KRUN_EXITED: exit status; KRUN_KILLED: the signal */
+	int error;		 /* KRUN_START_FAILED: -errno */
+	bool timed_out;		 /* ended after its timeout was reached */
+	uint64_t duration_ms;	 /* KRUN_EXITED, KRUN_KILLED */
+	uint64_t output_dropped; /* bytes of output over the logging limit */
+};
+
+struct krunner_ops {
+	/* Starts plan for rule r: kexec_spawn() in keventd.  0 with *p filled
+	 * (pid, pidfd, out_fd and err_fd, which the runner then owns), or
+	 * -errno with *what naming the step that failed. */
+	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
+		     struct kproc *p, const char **what);
+	void (*report)(void *userdata, const struct krun_report *rep);
+	/* Every rule of the job has been run or suppressed: the job is the
+	 * owner's again (ksched_done()). */
+	void (*done)(void *userdata, struct kjob *job);
+};
+
+struct krunner;
+
+/* rl may be NULL (no rate limits); dry_run logs what would run instead. */
+int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
+		const struct krunner_ops *ops, void *userdata, struct krunner **out);
+/* Frees the runner; its handlers must have been reaped.  NULL is fine. */
+void krunner_free(struct krunner *r);
+/* Runs the job's rules; done() comes when they are all over (possibly
+ * before this returns). */
+void krunner_run(struct krunner *r, struct kjob *job);
+/* Handler processes alive, including ones already timed out. */
+size_t krunner_children(const struct krunner *r);
+
+#endif
