@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The control protocol decoder, bytes of one SOCK_SEQPACKET message in:
- * kctl_decode(), then for a "send" or "post" request what the daemon's do_send()
- * does with its fields: kevent_new() (which parses the payload).
+ * kctl_decode(), then for a "send" or "post" request the event the daemon
+ * makes of it, kctl_event_from_msg() (which parses the payload).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -47,21 +47,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc != 0 || (sb.len == size && memcmp(sb.buf, buf, size) == 0));
 	strbuf_release(&sb);
 
-	if ((strcmp(m.f[0], "send") != 0 && strcmp(m.f[0], "post") != 0) || m.n < 4 || m.n > 5)
-		return 0;
-	int type = kevent_type_from_name(m.f[1]);
-	if (type < 0)
+	if (strcmp(m.f[0], "send") != 0 && strcmp(m.f[0], "post") != 0)
 		return 0;
 	struct kevent *ev = NULL;
 	const char *why = NULL;
-	rc = kevent_new(type, m.f[2], m.f[3], m.n == 5 ? m.f[4] : "", KEVENT_SOURCE_SOCKET, 1, 2,
-			NULL, 0, &ev, &why);
+	rc = kctl_event_from_msg(&m, 1, 2, &ev, &why);
+	FUZZ_CHECK(rc != -EBADMSG || m.n < 4 || m.n > 5);
 	if (rc == -EINVAL) {
 		FUZZ_CHECK(why && !ev);
 		return 0;
 	}
-	if (rc < 0)
+	if (rc < 0) {
+		FUZZ_CHECK(!ev);
 		return 0;
+	}
+	FUZZ_CHECK(m.n >= 4 && m.n <= 5 && kevent_type_from_name(m.f[1]) == (int)ev->type);
+	FUZZ_CHECK(ev->source == KEVENT_SOURCE_SOCKET && ev->seqnum == 1 && ev->timestamp == 2);
+	FUZZ_CHECK(strcmp(ev->payload, m.n == 5 ? m.f[4] : "") == 0);
 	FUZZ_CHECK(kevent_check((int)ev->type, ev->object, ev->signal, ev->payload, &why) == 0);
 	FUZZ_CHECK(strcmp(ev->object, m.f[2]) == 0 && strcmp(ev->signal, m.f[3]) == 0);
 	for (size_t i = 0; i < ev->n_props; i++) {
