@@ -90,14 +90,15 @@ int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *
 	int rc = 0;
 	for (;;) {
 		size_t n;
-		enum kgenl_recv r = kgenl_recv(fd, buf, sizeof(buf), &n);
+		int err;
+		enum kgenl_recv r = kgenl_recv(fd, buf, sizeof(buf), &n, &err);
 		if (r == KGENL_OVERRUN) {
 			rc = -ENOBUFS;
 			continue;
 		}
 		if (r == KGENL_FORGED || r == KGENL_TRUNC)
 			continue;
-		if (r != KGENL_OK)
+		if (r != KGENL_DATAGRAM)
 			return rc;
 		size_t left = n;
 		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, left);
@@ -119,7 +120,7 @@ int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *
 	}
 }
 
-enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err)
 {
 	struct sockaddr_nl sa;
 	struct iovec iov = {buf, size};
@@ -129,12 +130,10 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
 		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return errno == EAGAIN	  ? KGENL_AGAIN
-			       : errno == ENOBUFS ? KGENL_OVERRUN
-						  : KGENL_ERROR;
-		if (n == 0) {
-			errno = ECONNRESET;
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return errno == EAGAIN ? KGENL_AGAIN : KGENL_OVERRUN;
+		if (n <= 0) {
+			*err = n < 0 ? -errno : -ECONNRESET;
 			return KGENL_ERROR;
 		}
 		if (sa.nl_pid != 0)
@@ -142,7 +141,7 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
 		if (mh.msg_flags & MSG_TRUNC)
 			return KGENL_TRUNC;
 		*len = (size_t)n;
-		return KGENL_OK;
+		return KGENL_DATAGRAM;
 	}
 }
 
@@ -150,8 +149,9 @@ bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size
 {
 	const char *name = kevent_source_name((enum kevent_source)src);
 	for (;;) {
-		switch (kgenl_recv(fd, buf, size, len)) {
-		case KGENL_OK:
+		int err;
+		switch (kgenl_recv(fd, buf, size, len, &err)) {
+		case KGENL_DATAGRAM:
 			return true;
 		case KGENL_AGAIN:
 			return false;
@@ -167,7 +167,7 @@ bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size
 			kdaemon_reject(d, (enum kevent_source)src, "oversize netlink datagram");
 			break;
 		case KGENL_ERROR:
-			log_error("%s: netlink receive failed: %m", name);
+			log_error("%s: netlink receive failed: %s", name, strerror(-err));
 			return false;
 		}
 	}

@@ -28,16 +28,19 @@ int kgenl_ctrl_open(struct nl_sock **out);
  * were lost (the caller should then look afresh), else 0. */
 int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud);
 
+/* What one receive saw. */
 enum kgenl_recv {
-	KGENL_OK,      /* a datagram from the kernel, *len bytes */
-	KGENL_AGAIN,   /* nothing more to read */
-	KGENL_OVERRUN, /* ENOBUFS: the receive buffer overflowed, messages were lost */
-	KGENL_FORGED,  /* not from the kernel (sender port id != 0): dropped */
-	KGENL_TRUNC,   /* larger than the buffer: dropped */
-	KGENL_ERROR,   /* any other failure, errno set */
+	KGENL_DATAGRAM, /* a datagram from the kernel, *len bytes */
+	KGENL_AGAIN,	/* nothing more to read */
+	KGENL_OVERRUN,	/* ENOBUFS: the receive buffer overflowed, messages were lost */
+	KGENL_FORGED,	/* not from the kernel (sender port id != 0): dropped */
+	KGENL_TRUNC,	/* larger than the buffer: dropped */
+	KGENL_ERROR,	/* any other failure: *err is the negative errno */
 };
 
-enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len);
+/* Receives one datagram from fd into buf, the sender read from the socket
+ * address (port id 0 is the kernel), never from the message. */
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err);
 
 struct kdaemon;
 
