@@ -20,6 +20,7 @@
 #include "dbus.h"
 #include "log.h"
 #include "notify.h"
+#include "source-genl.h"
 #include "thermal.h"
 
 #define EXIT_USAGE 2
@@ -337,6 +338,7 @@ static int start_sources(struct kdaemon *d)
 			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
 				  strerror(-r));
 	}
+	struct ksink sink = kdaemon_sink(d);
 	struct ksource *src = NULL;
 	int rc = kcontrol_new(d, &d->control, &src);
 	if (rc < 0) {
@@ -354,14 +356,14 @@ static int start_sources(struct kdaemon *d)
 	}
 	if (d->cfg.sources & (1u << KEVENT_SOURCE_THERMAL)) {
 		const char *root = getenv("KEVENTD_THERMAL_SYSFS");
-		rc = ksource_thermal_new(d, root ? root : KTHERMAL_SYSFS, &src);
+		rc = ksource_thermal_new(&sink, root ? root : KTHERMAL_SYSFS, &src);
 		if (rc < 0)
 			log_error("thermal source unavailable: %s", strerror(-rc));
 		else
 			d->sources[d->n_sources++] = src;
 	}
 	if (d->cfg.sources & (1u << KEVENT_SOURCE_KERNEL)) {
-		rc = ksource_kernel_new(d, &src);
+		rc = ksource_kernel_new(&sink, &src);
 		if (rc < 0)
 			log_error("kernel source unavailable: %s", strerror(-rc));
 		else

@@ -111,9 +111,7 @@ void kcontrol_monitor(struct kcontrol *c, const struct kevent *ev, const struct 
 
 /* Sources, one file each. */
 enum kudev_monitor { KUDEV_AUTO, KUDEV_UDEV, KUDEV_KERNEL };
-int ksource_kernel_new(struct kdaemon *d, struct ksource **out);
 int ksource_udev_new(struct kdaemon *d, enum kudev_monitor mode, struct ksource **out);
-int ksource_thermal_new(struct kdaemon *d, const char *sysfs_root, struct ksource **out);
 
 /* Rule directory watching (watch.c). */
 int kwatch_new(struct kdaemon *d, struct kwatch **out);

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "genl.h"
 
-#include "daemon.h"
-#include "log.h"
-
 #include <errno.h>
 #include <linux/genetlink.h>
 #include <netlink/genl/ctrl.h>
@@ -19,7 +16,7 @@ static void raise_rcvbuf(int fd)
 	int size = RCVBUF_BYTES;
 	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it, take what the limit allows */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 }
 
 int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
@@ -142,33 +139,5 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err
 			return KGENL_TRUNC;
 		*len = (size_t)n;
 		return KGENL_DATAGRAM;
-	}
-}
-
-bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len)
-{
-	const char *name = kevent_source_name((enum kevent_source)src);
-	for (;;) {
-		int err;
-		switch (kgenl_recv(fd, buf, size, len, &err)) {
-		case KGENL_DATAGRAM:
-			return true;
-		case KGENL_AGAIN:
-			return false;
-		case KGENL_OVERRUN:
-			d->stats.overruns[src]++;
-			log_warning("%s: receive buffer overrun (ENOBUFS): events were lost", name);
-			break;
-		case KGENL_FORGED:
-			kdaemon_reject(d, (enum kevent_source)src,
-				       "netlink message not from the kernel (sender port id != 0)");
-			break;
-		case KGENL_TRUNC:
-			kdaemon_reject(d, (enum kevent_source)src, "oversize netlink datagram");
-			break;
-		case KGENL_ERROR:
-			log_error("%s: netlink receive failed: %s", name, strerror(-err));
-			return false;
-		}
 	}
 }

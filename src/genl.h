@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Generic Netlink plumbing shared by the kernel and thermal sources:
+ * Generic Netlink plumbing for the Generic Netlink sources (source-genl.h):
  * subscribing to a family's multicast groups, following the controller's
  * notifications of families coming and going, and receiving datagrams with
  * the sender checked from the socket address.
@@ -41,13 +41,5 @@ enum kgenl_recv {
 /* Receives one datagram from fd into buf, the sender read from the socket
  * address (port id 0 is the kernel), never from the message. */
 enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err);
-
-struct kdaemon;
-
-/* A source's read loop step: the next datagram from the kernel (true, *len
- * bytes in buf), or false when there is nothing more to read now.  Overruns,
- * forgeries and oversize datagrams on the way are logged and counted for
- * source src. */
-bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len);
 
 #endif
