@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "genl.h"
 
-#include "daemon.h"
-#include "log.h"
-
 #include <errno.h>
 #include <linux/genetlink.h>
 #include <netlink/genl/ctrl.h>
@@ -19,7 +16,7 @@ static void raise_rcvbuf(int fd)
 	int size = RCVBUF_BYTES;
 	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it, take what the limit allows */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 }
 
 int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
@@ -90,14 +87,15 @@ int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *
 	int rc = 0;
 	for (;;) {
 		size_t n;
-		enum kgenl_recv r = kgenl_recv(fd, buf, sizeof(buf), &n);
+		int err;
+		enum kgenl_recv r = kgenl_recv(fd, buf, sizeof(buf), &n, &err);
 		if (r == KGENL_OVERRUN) {
 			rc = -ENOBUFS;
 			continue;
 		}
 		if (r == KGENL_FORGED || r == KGENL_TRUNC)
 			continue;
-		if (r != KGENL_OK)
+		if (r != KGENL_DATAGRAM)
 			return rc;
 		size_t left = n;
 		for (struct nlmsghdr *nlh = (struct nlmsghdr *)buf; NLMSG_OK(nlh, left);
@@ -119,7 +117,7 @@ int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *
 	}
 }
 
-enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err)
 {
 	struct sockaddr_nl sa;
 	struct iovec iov = {buf, size};
@@ -129,12 +127,10 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
 		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return errno == EAGAIN	  ? KGENL_AGAIN
-			       : errno == ENOBUFS ? KGENL_OVERRUN
-						  : KGENL_ERROR;
-		if (n == 0) {
-			errno = ECONNRESET;
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return errno == EAGAIN ? KGENL_AGAIN : KGENL_OVERRUN;
+		if (n <= 0) {
+			*err = n < 0 ? -errno : -ECONNRESET;
 			return KGENL_ERROR;
 		}
 		if (sa.nl_pid != 0)
@@ -142,33 +138,6 @@ enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len)
 		if (mh.msg_flags & MSG_TRUNC)
 			return KGENL_TRUNC;
 		*len = (size_t)n;
-		return KGENL_OK;
-	}
-}
-
-bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len)
-{
-	const char *name = kevent_source_name((enum kevent_source)src);
-	for (;;) {
-		switch (kgenl_recv(fd, buf, size, len)) {
-		case KGENL_OK:
-			return true;
-		case KGENL_AGAIN:
-			return false;
-		case KGENL_OVERRUN:
-			d->stats.overruns[src]++;
-			log_warning("%s: receive buffer overrun (ENOBUFS): events were lost", name);
-			break;
-		case KGENL_FORGED:
-			kdaemon_reject(d, (enum kevent_source)src,
-				       "netlink message not from the kernel (sender port id != 0)");
-			break;
-		case KGENL_TRUNC:
-			kdaemon_reject(d, (enum kevent_source)src, "oversize netlink datagram");
-			break;
-		case KGENL_ERROR:
-			log_error("%s: netlink receive failed: %m", name);
-			return false;
-		}
+		return KGENL_DATAGRAM;
 	}
 }

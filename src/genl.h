@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Generic Netlink plumbing shared by the kernel and thermal sources:
+ * Generic Netlink plumbing for the Generic Netlink sources (source-genl.h):
  * subscribing to a family's multicast groups, following the controller's
  * notifications of families coming and going, and receiving datagrams with
  * the sender checked from the socket address.
@@ -28,23 +28,18 @@ int kgenl_ctrl_open(struct nl_sock **out);
  * were lost (the caller should then look afresh), else 0. */
 int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud);
 
+/* What one receive saw. */
 enum kgenl_recv {
-	KGENL_OK,      /* a datagram from the kernel, *len bytes */
-	KGENL_AGAIN,   /* nothing more to read */
-	KGENL_OVERRUN, /* ENOBUFS: the receive buffer overflowed, messages were lost */
-	KGENL_FORGED,  /* not from the kernel (sender port id != 0): dropped */
-	KGENL_TRUNC,   /* larger than the buffer: dropped */
-	KGENL_ERROR,   /* any other failure, errno set */
+	KGENL_DATAGRAM, /* a datagram from the kernel, *len bytes */
+	KGENL_AGAIN,	/* nothing more to read */
+	KGENL_OVERRUN,	/* ENOBUFS: the receive buffer overflowed, messages were lost */
+	KGENL_FORGED,	/* not from the kernel (sender port id != 0): dropped */
+	KGENL_TRUNC,	/* larger than the buffer: dropped */
+	KGENL_ERROR,	/* any other failure: *err is the negative errno */
 };
 
-enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len);
-
-struct kdaemon;
-
-/* A source's read loop step: the next datagram from the kernel (true, *len
- * bytes in buf), or false when there is nothing more to read now.  Overruns,
- * forgeries and oversize datagrams on the way are logged and counted for
- * source src. */
-bool kgenl_next(struct kdaemon *d, int src, int fd, void *buf, size_t size, size_t *len);
+/* Receives one datagram from fd into buf, the sender read from the socket
+ * address (port id 0 is the kernel), never from the message. */
+enum kgenl_recv kgenl_recv(int fd, void *buf, size_t size, size_t *len, int *err);
 
 #endif
