@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include "duration.h"
-#include "plan.h"
 #include "rules.h"
+#include "template.h"
 #include "util.h"
 #include "yamltree.h"
 
@@ -326,7 +326,7 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 			    "the program of 'run' must be literal: no '$' in it, so that "
 			    "an event can never choose what runs");
 			bad = true;
-		} else if (kplan_check_template(it->value, &why) < 0) {
+		} else if (ktemplate_check(it->value, &why) < 0) {
 			err(p, it, "bad argument \"%s\": %s", it->value, why);
 			bad = true;
 		} else if (!(argv[i] = strdup(it->value))) {
