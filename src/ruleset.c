@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "index.h"
+#include "ruledirs.h"
 #include "ruleset.h"
 
 const char *kchange_kind_name(enum kchange_kind k)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ruledirs.h"
 #include "testutil.h"
 #include "util.h"
 
