@@ -95,8 +95,8 @@ static bool same_identity(const struct kfile *f, const char *path, const struct 
 	       f->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-int kfile_load(const char *path, bool trust, struct kfile *old, struct kfile **out,
-	       struct kdiags *diags)
+int kruleset_load_file(const char *path, bool trust, struct kfile *old, struct kfile **out,
+		       struct kdiags *diags)
 {
 	*out = NULL;
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -165,7 +165,7 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 		struct kfile *old = prev_file(prev, en->name);
 		struct kfile *f = NULL;
 		size_t before = diags->n;
-		rc = kfile_load(en->path, trust, old, &f, diags);
+		rc = kruleset_load_file(en->path, trust, old, &f, diags);
 		if (rc < 0)
 			break;
 		if (!f && diags->n > before) {

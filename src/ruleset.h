@@ -20,8 +20,8 @@
  * Problems with the file go to diags and leave *out NULL; returns 0, or
  * -ENOMEM.
  */
-int kfile_load(const char *path, bool trust, struct kfile *old, struct kfile **out,
-	       struct kdiags *diags);
+int kruleset_load_file(const char *path, bool trust, struct kfile *old, struct kfile **out,
+		       struct kdiags *diags);
 
 struct kbucket;
 
