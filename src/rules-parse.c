@@ -409,10 +409,10 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		const char *why = NULL;
-		struct klimit l;
+		struct krlimit l;
 		if (k->kind != YNODE_SCALAR || !want_scalar(p, v, k->value))
 			continue;
-		if (klimit_parse(k->value, v->value, &l, &why) < 0) {
+		if (krlimit_parse(k->value, v->value, &l, &why) < 0) {
 			err(p, k->kind == YNODE_SCALAR && strstr(why, "unknown") ? k : v,
 			    "bad limit %s \"%s\": %s", k->value, v->value, why);
 			continue;
@@ -425,7 +425,7 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 			continue;
 		}
 		if (!r->limits)
-			r->limits = calloc(KLIMITS_MAX, sizeof(*r->limits));
+			r->limits = calloc(KRLIMITS_MAX, sizeof(*r->limits));
 		if (!r->limits) {
 			p->oom = true;
 			return;

@@ -49,9 +49,9 @@ struct krule {
 	char **run;  /* argv templates, NULL-terminated; NULL when none */
 	char *shell; /* script for /bin/sh -c; NULL when none */
 	uint64_t timeout_ms;
-	char *user;	       /* NULL: the daemon's user */
-	struct klimit *limits; /* n_limits of them; NULL when none (most rules: kept
-				* out of line, 10,000 rules are 1.5 MB smaller) */
+	char *user;		/* NULL: the daemon's user */
+	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
+				 * out of line, 10,000 rules are 1.5 MB smaller) */
 	size_t n_limits;
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
