@@ -102,10 +102,20 @@ int kevent_check(int type, const char *object, const char *signal, const char *p
 	return 0;
 }
 
-static bool key_char(char c)
+bool kevent_prop_key_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '_' || c == '.' || c == '-';
+}
+
+bool kevent_prop_key_valid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!kevent_prop_key_char(*s))
+			return false;
+	return true;
 }
 
 static size_t count_lines(const char *s)
@@ -125,7 +135,7 @@ size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max)
 		if (nl)
 			*nl = '\0';
 		char *p = line;
-		while (key_char(*p))
+		while (kevent_prop_key_char(*p))
 			p++;
 		if (p > line && *p == ':') {
 			*p = '\0';

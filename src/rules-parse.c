@@ -115,17 +115,6 @@ static const char *check_signal(const struct kpattern *v)
 	return NULL;
 }
 
-static bool payload_key_valid(const char *k)
-{
-	if (!*k)
-		return false;
-	for (; *k; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '.' || *k == '-'))
-			return false;
-	return true;
-}
-
 /* Parses "OP NUMBER" or "A..B"; returns 1 if it is a number test, 0 if a
  * glob, -EINVAL if it starts like a number test but is not one. */
 static int parse_number_test(const char *s, struct kpayload_test *t, const char **why)
@@ -199,7 +188,7 @@ static void parse_payload(struct parser *p, const struct ynode *n, struct krule 
 	}
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
-		if (k->kind != YNODE_SCALAR || !payload_key_valid(k->value)) {
+		if (k->kind != YNODE_SCALAR || !kevent_prop_key_valid(k->value)) {
 			err(p, k, "a payload property name is [A-Za-z0-9_.-]+");
 			continue;
 		}
