@@ -77,7 +77,7 @@ int kevent_check(int type, const char *object, const char *signal, const char *p
 	size_t n = 0;
 	for (; object[n]; n++) {
 		if (n >= KEVENT_OBJECT_MAX) {
-			*why = "object longer than 1024 bytes";
+			*why = "object longer than " STRINGIFY(KEVENT_OBJECT_MAX) " bytes";
 			return -EINVAL;
 		}
 		if ((unsigned char)object[n] < 0x20 || (unsigned char)object[n] > 0x7e) {
@@ -91,12 +91,12 @@ int kevent_check(int type, const char *object, const char *signal, const char *p
 	}
 	if (!kevent_signal_valid(signal)) {
 		*why = strlen(signal) > KEVENT_SIGNAL_MAX
-			       ? "signal longer than 64 bytes"
+			       ? "signal longer than " STRINGIFY(KEVENT_SIGNAL_MAX) " bytes"
 			       : "signal has a character outside [A-Za-z0-9_.:-]";
 		return -EINVAL;
 	}
 	if (payload && strlen(payload) > KEVENT_PAYLOAD_MAX) {
-		*why = "payload longer than 4000 bytes";
+		*why = "payload longer than " STRINGIFY(KEVENT_PAYLOAD_MAX) " bytes";
 		return -EINVAL;
 	}
 	return 0;

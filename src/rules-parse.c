@@ -108,10 +108,14 @@ static const char *check_source(const struct kpattern *v)
 	return NULL;
 }
 
+/* How long a signal is, for messages: "1-64". */
+#define SIGNAL_LENGTHS "1-" STRINGIFY(KEVENT_SIGNAL_MAX)
+
 static const char *check_signal(const struct kpattern *v)
 {
 	if (!v->glob && !kevent_signal_valid(v->text))
-		return "a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches";
+		return "a signal is " SIGNAL_LENGTHS
+		       " characters of [A-Za-z0-9_.:-], so this never matches";
 	return NULL;
 }
 
