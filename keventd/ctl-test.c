@@ -35,9 +35,9 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 		printf("  no_new_privs: true\n");
 	for (size_t i = 0; i < r->n_limits; i++) {
 		if (r->limits[i].value == UINT64_MAX)
-			printf("  limit: %s infinity\n", klimit_name(r->limits[i].resource));
+			printf("  limit: %s infinity\n", krlimit_name(r->limits[i].resource));
 		else
-			printf("  limit: %s %" PRIu64 "\n", klimit_name(r->limits[i].resource),
+			printf("  limit: %s %" PRIu64 "\n", krlimit_name(r->limits[i].resource),
 			       r->limits[i].value);
 	}
 	if (r->rl_period_ms) {

@@ -16,7 +16,7 @@ struct tally {
 static int check_file(const char *path, struct tally *t, struct kdiags *d)
 {
 	struct kfile *f = NULL;
-	int rc = kfile_load(path, ctl_trust(), NULL, &f, d);
+	int rc = kruleset_load_file(path, ctl_trust(), NULL, &f, d);
 	if (rc < 0)
 		return rc;
 	t->files++;

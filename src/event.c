@@ -77,7 +77,7 @@ int kevent_check(int type, const char *object, const char *signal, const char *p
 	size_t n = 0;
 	for (; object[n]; n++) {
 		if (n >= KEVENT_OBJECT_MAX) {
-			*why = "object longer than 1024 bytes";
+			*why = "object longer than " STRINGIFY(KEVENT_OBJECT_MAX) " bytes";
 			return -EINVAL;
 		}
 		if ((unsigned char)object[n] < 0x20 || (unsigned char)object[n] > 0x7e) {
@@ -91,21 +91,31 @@ int kevent_check(int type, const char *object, const char *signal, const char *p
 	}
 	if (!kevent_signal_valid(signal)) {
 		*why = strlen(signal) > KEVENT_SIGNAL_MAX
-			       ? "signal longer than 64 bytes"
+			       ? "signal longer than " STRINGIFY(KEVENT_SIGNAL_MAX) " bytes"
 			       : "signal has a character outside [A-Za-z0-9_.:-]";
 		return -EINVAL;
 	}
 	if (payload && strlen(payload) > KEVENT_PAYLOAD_MAX) {
-		*why = "payload longer than 4000 bytes";
+		*why = "payload longer than " STRINGIFY(KEVENT_PAYLOAD_MAX) " bytes";
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static bool key_char(char c)
+bool kevent_prop_key_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '_' || c == '.' || c == '-';
+}
+
+bool kevent_prop_key_valid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!kevent_prop_key_char(*s))
+			return false;
+	return true;
 }
 
 static size_t count_lines(const char *s)
@@ -125,7 +135,7 @@ size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max)
 		if (nl)
 			*nl = '\0';
 		char *p = line;
-		while (key_char(*p))
+		while (kevent_prop_key_char(*p))
 			p++;
 		if (p > line && *p == ':') {
 			*p = '\0';

@@ -54,6 +54,11 @@ int kevent_source_from_name(const char *s);
 bool kevent_signal_char(char c);
 bool kevent_signal_valid(const char *s);
 
+/* A payload property's name is [A-Za-z0-9_.-]+: what kevent_parse_props()
+ * reads as the key of a "Key: value" line, and what a rule may test. */
+bool kevent_prop_key_char(char c);
+bool kevent_prop_key_valid(const char *s);
+
 /*
  * Checks the fields against SPEC limits.  Returns 0, or -EINVAL with *why
  * set to a static description of the first problem.
@@ -79,9 +84,9 @@ static inline void kevent_freep(struct kevent **ev)
 const char *kevent_prop(const struct kevent *ev, const char *key);
 
 /*
- * Parses "Key: value" lines.  A key is [A-Za-z0-9_.-]+ directly followed by
- * ':'; the value has surrounding blanks removed.  Other lines are ignored;
- * for a key given twice the first wins.  buf is modified in place (NULs are
+ * Parses "Key: value" lines.  A key (kevent_prop_key_valid) is directly
+ * followed by ':'; the value has surrounding blanks removed.  Other lines
+ * are ignored; for a key given twice the first wins.  buf is modified in place (NULs are
  * written) and props must have room for count_lines(buf) entries.
  */
 size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The ruleset's index, private to ruleset.c and match.c. */
+/* The ruleset's index: built by index.c, read by match.c; private to them
+ * and ruleset.c. */
 #ifndef KEVENT_INDEX_H
 #define KEVENT_INDEX_H
 
@@ -28,6 +29,12 @@ struct kbucket {
 	uint8_t type;
 	bool owns_object;
 };
+
+/* Indexes rs->rules (every rule of rs, in matching order) into rs.  0, or
+ * -ENOMEM, leaving what was built for kindex_release(). */
+int kindex_build(struct kruleset *rs);
+/* Frees what kindex_build() allocated, not rs itself. */
+void kindex_release(struct kruleset *rs);
 
 /* The bucket for the key, or NULL. */
 const struct kbucket *kindex_find(const struct kruleset *rs, uint8_t type, const char *signal,

@@ -3,29 +3,42 @@
 
 #include <errno.h>
 #include <linux/genetlink.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "genl-msg.h"
 #include "util.h"
 
-static int str_attr(const struct kgenl_attr *a, size_t max, const char **out, const char **why,
-		    const char *name)
+/* A string attribute, with its limit and the reasons to reject it: static
+ * strings, so that decoding writes no state of its own. */
+struct str_attr {
+	size_t max;
+	const char *missing, *not_string, *too_long;
+};
+
+#define STR_ATTR(name, limit)                                                         \
+	{                                                                             \
+		.max = (limit), .missing = "missing " name " attribute",              \
+		.not_string = name " attribute is not one NUL-terminated string",     \
+		.too_long = name " attribute longer than " STRINGIFY(limit) " bytes", \
+	}
+
+static const struct str_attr object_attr = STR_ATTR("object", KEVENT_OBJECT_MAX),
+			     signal_attr = STR_ATTR("signal", KEVENT_SIGNAL_MAX),
+			     payload_attr = STR_ATTR("payload", KEVENT_PAYLOAD_MAX);
+
+static int str_attr(const struct kgenl_attr *a, const struct str_attr *s, const char **out,
+		    const char **why)
 {
-	static char msg[96];
 	if (!a->seen) {
-		snprintf(msg, sizeof(msg), "missing %s attribute", name);
-		*why = msg;
+		*why = s->missing;
 		return -EINVAL;
 	}
 	if (a->len == 0 || a->data[a->len - 1] != '\0' || strlen(a->data) + 1 != a->len) {
-		snprintf(msg, sizeof(msg), "%s attribute is not one NUL-terminated string", name);
-		*why = msg;
+		*why = s->not_string;
 		return -EINVAL;
 	}
-	if (a->len - 1 > max) {
-		snprintf(msg, sizeof(msg), "%s attribute longer than %zu bytes", name, max);
-		*why = msg;
+	if (a->len - 1 > s->max) {
+		*why = s->too_long;
 		return -EINVAL;
 	}
 	*out = a->data;
@@ -67,11 +80,11 @@ int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **o
 	memcpy(&type, at[KEVENT_A_TYPE].data, sizeof(type));
 	const char *object, *signal, *payload = "";
 	uint64_t seqnum, timestamp;
-	if (str_attr(&at[KEVENT_A_OBJECT], KEVENT_OBJECT_MAX, &object, why, "object") < 0 ||
-	    str_attr(&at[KEVENT_A_SIGNAL], KEVENT_SIGNAL_MAX, &signal, why, "signal") < 0)
+	if (str_attr(&at[KEVENT_A_OBJECT], &object_attr, &object, why) < 0 ||
+	    str_attr(&at[KEVENT_A_SIGNAL], &signal_attr, &signal, why) < 0)
 		return -EINVAL;
 	if (at[KEVENT_A_PAYLOAD].seen &&
-	    str_attr(&at[KEVENT_A_PAYLOAD], KEVENT_PAYLOAD_MAX, &payload, why, "payload") < 0)
+	    str_attr(&at[KEVENT_A_PAYLOAD], &payload_attr, &payload, why) < 0)
 		return -EINVAL;
 	if (u64_attr(&at[KEVENT_A_SEQNUM], &seqnum) < 0 ||
 	    u64_attr(&at[KEVENT_A_TIMESTAMP], &timestamp) < 0) {

@@ -20,17 +20,6 @@ struct kplan {
 };
 
 /*
- * Checks an argv template: "${NAME}" with NAME [A-Za-z_][A-Za-z0-9_]* is a
- * variable, "$$" is a literal '$', any other '$' is literal.  Returns 0, or
- * -EINVAL with *why for "${" without a valid name and closing brace.
- */
-int kplan_check_template(const char *tmpl, const char **why);
-
-/* Expands a template against envp (NULL-terminated "NAME=value").  Unset
- * variables expand to "".  Returns a malloc'd string or NULL on ENOMEM. */
-char *kplan_expand(const char *tmpl, char *const *envp);
-
-/*
  * Builds the environment for rule r and event ev: PATH, KEVENT_* of the
  * event and rule, KEVENT_<KEY> per payload property (never overriding the
  * fixed ones; first of a name wins), then udev's own variables.

@@ -22,7 +22,7 @@ static const struct {
 	{"stack", RLIMIT_STACK, SIZE},
 };
 
-const char *klimit_name(int resource)
+const char *krlimit_name(int resource)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (table[i].resource == resource)
@@ -52,7 +52,7 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
-int klimit_parse(const char *name, const char *value, struct klimit *out, const char **why)
+int krlimit_parse(const char *name, const char *value, struct krlimit *out, const char **why)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
 		if (strcmp(name, table[i].name) != 0)

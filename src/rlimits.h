@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#define KLIMITS_MAX 10
+#define KRLIMITS_MAX 10
 
-struct klimit {
+struct krlimit {
 	int resource;	/* RLIMIT_* */
 	uint64_t value; /* soft and hard; UINT64_MAX for infinity */
 };
@@ -18,7 +18,7 @@ struct klimit {
  * whole seconds, rounded up) or a size with an optional K, M, G or T suffix
  * (powers of 1024) for the others.  0, or -EINVAL with *why.
  */
-int klimit_parse(const char *name, const char *value, struct klimit *out, const char **why);
-const char *klimit_name(int resource);
+int krlimit_parse(const char *name, const char *value, struct krlimit *out, const char **why);
+const char *krlimit_name(int resource);
 
 #endif

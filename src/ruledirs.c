@@ -8,7 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ruleset.h"
+#include "ruledirs.h"
+#include "util.h"
 
 const char *const kevent_default_rule_dirs[3] = {
 	KEVENT_RULES_DIR_ETC,

@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include "duration.h"
-#include "plan.h"
 #include "rules.h"
+#include "template.h"
 #include "util.h"
 #include "yamltree.h"
 
@@ -44,49 +44,6 @@ static void note_rc(struct parser *p, int rc)
 {
 	if (rc == -ENOMEM)
 		p->oom = true;
-}
-
-bool krule_runs_something(const struct krule *r)
-{
-	return r->run || r->shell;
-}
-
-static void krule_release(struct krule *r)
-{
-	free(r->name);
-	kpattern_list_free(&r->type);
-	kpattern_list_free(&r->object);
-	kpattern_list_free(&r->signal);
-	kpattern_list_free(&r->source);
-	for (size_t i = 0; i < r->n_payload; i++) {
-		free(r->payload[i].key);
-		free(r->payload[i].text);
-		kpattern_list_free(&r->payload[i].globs);
-	}
-	free(r->payload);
-	strv_free(r->run);
-	free(r->shell);
-	free(r->user);
-	free(r->limits);
-}
-
-struct kfile *kfile_ref(struct kfile *f)
-{
-	if (f)
-		f->refs++;
-	return f;
-}
-
-void kfile_unref(struct kfile *f)
-{
-	if (!f || --f->refs > 0)
-		return;
-	for (size_t i = 0; i < f->n_rules; i++)
-		krule_release(&f->rules[i]);
-	free(f->rules);
-	free(f->path);
-	free(f->name);
-	free(f);
 }
 
 /* A non-null scalar, or an error saying what the key wants. */
@@ -151,22 +108,15 @@ static const char *check_source(const struct kpattern *v)
 	return NULL;
 }
 
+/* How long a signal is, for messages: "1-64". */
+#define SIGNAL_LENGTHS "1-" STRINGIFY(KEVENT_SIGNAL_MAX)
+
 static const char *check_signal(const struct kpattern *v)
 {
 	if (!v->glob && !kevent_signal_valid(v->text))
-		return "a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches";
+		return "a signal is " SIGNAL_LENGTHS
+		       " characters of [A-Za-z0-9_.:-], so this never matches";
 	return NULL;
-}
-
-static bool payload_key_valid(const char *k)
-{
-	if (!*k)
-		return false;
-	for (; *k; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_' || *k == '.' || *k == '-'))
-			return false;
-	return true;
 }
 
 /* Parses "OP NUMBER" or "A..B"; returns 1 if it is a number test, 0 if a
@@ -242,7 +192,7 @@ static void parse_payload(struct parser *p, const struct ynode *n, struct krule 
 	}
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
-		if (k->kind != YNODE_SCALAR || !payload_key_valid(k->value)) {
+		if (k->kind != YNODE_SCALAR || !kevent_prop_key_valid(k->value)) {
 			err(p, k, "a payload property name is [A-Za-z0-9_.-]+");
 			continue;
 		}
@@ -369,7 +319,7 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 			    "the program of 'run' must be literal: no '$' in it, so that "
 			    "an event can never choose what runs");
 			bad = true;
-		} else if (kplan_check_template(it->value, &why) < 0) {
+		} else if (ktemplate_check(it->value, &why) < 0) {
 			err(p, it, "bad argument \"%s\": %s", it->value, why);
 			bad = true;
 		} else if (!(argv[i] = strdup(it->value))) {
@@ -452,10 +402,10 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		const char *why = NULL;
-		struct klimit l;
+		struct krlimit l;
 		if (k->kind != YNODE_SCALAR || !want_scalar(p, v, k->value))
 			continue;
-		if (klimit_parse(k->value, v->value, &l, &why) < 0) {
+		if (krlimit_parse(k->value, v->value, &l, &why) < 0) {
 			err(p, k->kind == YNODE_SCALAR && strstr(why, "unknown") ? k : v,
 			    "bad limit %s \"%s\": %s", k->value, v->value, why);
 			continue;
@@ -468,7 +418,7 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 			continue;
 		}
 		if (!r->limits)
-			r->limits = calloc(KLIMITS_MAX, sizeof(*r->limits));
+			r->limits = calloc(KRLIMITS_MAX, sizeof(*r->limits));
 		if (!r->limits) {
 			p->oom = true;
 			return;

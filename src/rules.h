@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Rules: the model, and the parser of one rule file.  krules_parse() is a
- * pure function of its input (and of the user database, for "user:"), so a
- * fuzzer can drive it.
+ * Rules: the model (rule.c), and the parser of one rule file
+ * (rules-parse.c).  krules_parse() is a pure function of its input (and of
+ * the user database, for "user:"), so a fuzzer can drive it.
  */
 #ifndef KEVENT_RULES_H
 #define KEVENT_RULES_H
@@ -49,9 +49,9 @@ struct krule {
 	char **run;  /* argv templates, NULL-terminated; NULL when none */
 	char *shell; /* script for /bin/sh -c; NULL when none */
 	uint64_t timeout_ms;
-	char *user;	       /* NULL: the daemon's user */
-	struct klimit *limits; /* n_limits of them; NULL when none (most rules: kept
-				* out of line, 10,000 rules are 1.5 MB smaller) */
+	char *user;		/* NULL: the daemon's user */
+	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
+				 * out of line, 10,000 rules are 1.5 MB smaller) */
 	size_t n_limits;
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
@@ -72,14 +72,7 @@ struct kfile {
 	int64_t mtime_ns, ctime_ns;
 };
 
-/*
- * Parses a rule file's contents.  On success returns 0 and a new kfile with
- * refs 1.  On errors in the file returns -EINVAL and appends every error
- * found to diags (all of them, not just the first).  -ENOMEM on memory.
- */
-int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
-		 struct kdiags *diags);
-
+/* A reference more on f (may be NULL); the last unref frees it and its rules. */
 struct kfile *kfile_ref(struct kfile *f);
 void kfile_unref(struct kfile *f);
 static inline void kfile_unrefp(struct kfile **f)
@@ -87,6 +80,15 @@ static inline void kfile_unrefp(struct kfile **f)
 	kfile_unref(*f);
 }
 
+/* Whether r has a handler: a 'run' or a 'shell'. */
 bool krule_runs_something(const struct krule *r);
+
+/*
+ * Parses a rule file's contents.  On success returns 0 and a new kfile with
+ * refs 1.  On errors in the file returns -EINVAL and appends every error
+ * found to diags (all of them, not just the first).  -ENOMEM on memory.
+ */
+int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
+		 struct kdiags *diags);
 
 #endif

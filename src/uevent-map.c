@@ -46,8 +46,9 @@ int kuevent_map(char *const *props, size_t n, uint64_t timestamp, struct kevent 
 	for (size_t i = 0; i < n; i++) {
 		/* Only names the payload parser reads back as one key: a ':' or a
 		 * newline in a name, or a newline in a value, would forge lines. */
-		size_t kl = strspn(props[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-					     "0123456789_.-");
+		size_t kl = 0;
+		while (kevent_prop_key_char(props[i][kl]))
+			kl++;
 		const char *eq = props[i] + kl;
 		if (kl == 0 || *eq != '=' || strchr(eq + 1, '\n'))
 			continue;

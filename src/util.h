@@ -12,6 +12,10 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A macro's value as a string literal: STRINGIFY(KEVENT_SIGNAL_MAX) is "64". */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x)  STRINGIFY_(x)
+
 /* The structure of type that holds ptr as its member. */
 #define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 

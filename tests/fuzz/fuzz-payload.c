@@ -4,10 +4,10 @@
  * PAYLOAD [\0 TEMPLATE]...: kevent_new() parses the payload into
  * properties, kplan_build_env() makes the handler environment, and each
  * template is expanded against it.  The expansion is checked against a
- * reference written from plan.h's description: the result is exactly the
+ * reference written from template.h's description: the result is exactly the
  * template's literal parts and the values of the variables it names, so
  * nothing that came from the event is ever expanded again; and
- * kplan_check_template() accepts exactly the templates in which every
+ * ktemplate_check() accepts exactly the templates in which every
  * "${" starts a variable.
  */
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "fuzz.h"
 #include "plan.h"
 #include "rules.h"
+#include "template.h"
 
 #define MAX_INPUT     (16 * 1024)
 #define MAX_TEMPLATES 4
@@ -166,11 +167,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bool valid;
 			ref_expand(tmpl[i], envp, &want, &valid);
 			const char *why_bad = NULL;
-			int ck = kplan_check_template(tmpl[i], &why_bad);
+			int ck = ktemplate_check(tmpl[i], &why_bad);
 			FUZZ_CHECK(ck == 0 || ck == -EINVAL);
 			FUZZ_CHECK((ck == 0) == valid);
 			FUZZ_CHECK(ck == 0 || why_bad);
-			char *got = kplan_expand(tmpl[i], envp);
+			char *got = ktemplate_expand(tmpl[i], envp);
 			if (got && !want.oom)
 				FUZZ_CHECK(strcmp(got, strbuf_str(&want)) == 0);
 			free(got);

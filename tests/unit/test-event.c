@@ -32,6 +32,7 @@ struct check_case {
 	const char *why;     /* NULL: valid */
 };
 
+/* clang-format off */
 static const struct check_case check_cases[] = {
 	{"plain", 0, "/a", 0, "high", 0, "", 0, false, NULL},
 	{"each type 4", 4, "/a", 0, "add", 0, "", 0, false, NULL},
@@ -41,30 +42,24 @@ static const struct check_case check_cases[] = {
 	{"empty object", 0, "", 0, "add", 0, "", 0, false, "object must start with '/'"},
 	{"object 1024", 0, NULL, 1024, "add", 0, "", 0, false, NULL},
 	{"object 1025", 0, NULL, 1025, "add", 0, "", 0, false, "object longer than 1024 bytes"},
-	{"object with newline", 0, "/a\nb", 0, "add", 0, "", 0, false,
-	 "object has a character that is not printable ASCII"},
-	{"object with tab", 0, "/a\tb", 0, "add", 0, "", 0, false,
-	 "object has a character that is not printable ASCII"},
-	{"object with DEL", 0, "/a\x7f", 0, "add", 0, "", 0, false,
-	 "object has a character that is not printable ASCII"},
-	{"object with UTF-8", 0, "/caf\xc3\xa9", 0, "add", 0, "", 0, false,
-	 "object has a character that is not printable ASCII"},
+	{"object with newline", 0, "/a\nb", 0, "add", 0, "", 0, false, "object has a character that is not printable ASCII"},
+	{"object with tab", 0, "/a\tb", 0, "add", 0, "", 0, false, "object has a character that is not printable ASCII"},
+	{"object with DEL", 0, "/a\x7f", 0, "add", 0, "", 0, false, "object has a character that is not printable ASCII"},
+	{"object with UTF-8", 0, "/caf\xc3\xa9", 0, "add", 0, "", 0, false, "object has a character that is not printable ASCII"},
 	{"object with space and symbols", 0, "/a b/~!@#$%^&*()", 0, "add", 0, "", 0, false, NULL},
 	{"empty signal", 0, "/a", 0, "", 0, "", 0, false, "signal is empty"},
 	{"signal 1", 0, "/a", 0, NULL, 1, "", 0, false, NULL},
 	{"signal 64", 0, "/a", 0, NULL, 64, "", 0, false, NULL},
 	{"signal 65", 0, "/a", 0, NULL, 65, "", 0, false, "signal longer than 64 bytes"},
 	{"signal charset", 0, "/a", 0, "Az09_.:-", 0, "", 0, false, NULL},
-	{"signal space", 0, "/a", 0, "a b", 0, "", 0, false,
-	 "signal has a character outside [A-Za-z0-9_.:-]"},
-	{"signal slash", 0, "/a", 0, "a/b", 0, "", 0, false,
-	 "signal has a character outside [A-Za-z0-9_.:-]"},
-	{"signal dollar", 0, "/a", 0, "$x", 0, "", 0, false,
-	 "signal has a character outside [A-Za-z0-9_.:-]"},
+	{"signal space", 0, "/a", 0, "a b", 0, "", 0, false, "signal has a character outside [A-Za-z0-9_.:-]"},
+	{"signal slash", 0, "/a", 0, "a/b", 0, "", 0, false, "signal has a character outside [A-Za-z0-9_.:-]"},
+	{"signal dollar", 0, "/a", 0, "$x", 0, "", 0, false, "signal has a character outside [A-Za-z0-9_.:-]"},
 	{"payload 4000", 0, "/a", 0, "add", 0, NULL, 4000, false, NULL},
 	{"payload 4001", 0, "/a", 0, "add", 0, NULL, 4001, false, "payload longer than 4000 bytes"},
 	{"payload NULL", 0, "/a", 0, "add", 0, NULL, 0, true, NULL},
 };
+/* clang-format on */
 
 static void test_check(void **state)
 {
@@ -152,6 +147,7 @@ struct props_case {
 	struct prop want[4];
 };
 
+/* clang-format off */
 static const struct props_case props_cases[] = {
 	{"empty", "", 0, {{0}}},
 	{"one", "Cpu: 0", 1, {{"Cpu", "0"}}},
@@ -169,11 +165,9 @@ static const struct props_case props_cases[] = {
 	{"colon in value", "Time: 12:30:00", 1, {{"Time", "12:30:00"}}},
 	{"duplicate: first wins", "A: 1\nA: 2\nB: 3", 2, {{"A", "1"}, {"B", "3"}}},
 	{"duplicate ignoring case", "cpu: 1\nCPU: 2", 1, {{"cpu", "1"}}},
-	{"hostile value kept literal",
-	 "Cmd: $(rm -rf /) `id` ${X}",
-	 1,
-	 {{"Cmd", "$(rm -rf /) `id` ${X}"}}},
+	{"hostile value kept literal", "Cmd: $(rm -rf /) `id` ${X}", 1, {{"Cmd", "$(rm -rf /) `id` ${X}"}}},
 };
+/* clang-format on */
 
 static void test_props(void **state)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "template.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -226,12 +227,12 @@ static void test_expand(void **state)
 	assert_string_equal(f->rules[0].run[3], "${KEVENT_CPU}");
 	kplan_release(&plan);
 
-	/* kplan_expand alone, against a given environment */
+	/* ktemplate_expand alone, against a given environment */
 	char *env[] = {"A=1", "AB=2", "B=${A}", NULL};
-	char *s = kplan_expand("${A}${AB}${B}$${A}", env);
+	char *s = ktemplate_expand("${A}${AB}${B}$${A}", env);
 	assert_string_equal(s, "12${A}${A}");
 	free(s);
-	s = kplan_expand("${A}", NULL);
+	s = ktemplate_expand("${A}", NULL);
 	assert_string_equal(s, "");
 	free(s);
 	kevent_free(ev);
@@ -323,7 +324,7 @@ static void test_check_template(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(tmpl_cases); i++) {
 		const char *why = NULL;
 		print_message("template: %s\n", tmpl_cases[i].tmpl);
-		int rc = kplan_check_template(tmpl_cases[i].tmpl, &why);
+		int rc = ktemplate_check(tmpl_cases[i].tmpl, &why);
 		assert_int_equal(rc, tmpl_cases[i].ok ? 0 : -EINVAL);
 		if (!tmpl_cases[i].ok)
 			assert_non_null(why);

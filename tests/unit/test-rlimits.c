@@ -34,12 +34,12 @@ static void test_good(void **state)
 		{"as", "infinity", RLIMIT_AS, UINT64_MAX},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct klimit l;
+		struct krlimit l;
 		const char *why = NULL;
-		assert_int_equal(klimit_parse(cases[i].name, cases[i].value, &l, &why), 0);
+		assert_int_equal(krlimit_parse(cases[i].name, cases[i].value, &l, &why), 0);
 		assert_int_equal(l.resource, cases[i].resource);
 		assert_true(l.value == cases[i].want);
-		assert_string_equal(klimit_name(l.resource), cases[i].name);
+		assert_string_equal(krlimit_name(l.resource), cases[i].name);
 	}
 }
 
@@ -51,9 +51,9 @@ static void test_bad(void **state)
 		{"as", ""},	 {"cpu", "fast"},  {"core", "1.5M"},  {"stack", "-5"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct klimit l;
+		struct krlimit l;
 		const char *why = NULL;
-		assert_int_equal(klimit_parse(cases[i][0], cases[i][1], &l, &why), -EINVAL);
+		assert_int_equal(krlimit_parse(cases[i][0], cases[i][1], &l, &why), -EINVAL);
 		assert_non_null(why);
 	}
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ruledirs.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -272,14 +273,14 @@ static void test_trust(void **state)
 	kruleset_free(rs);
 	kdiags_free(&d);
 
-	/* kfile_load checks the open file too. */
+	/* kruleset_load_file checks the open file too. */
 	struct kfile *f = (struct kfile *)&d;
-	assert_int_equal(kfile_load(p40, true, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(p40, true, NULL, &f, &d), 0);
 	assert_null(f);
 	assert_int_equal(d.n, 1);
 	assert_string_equal(d.v[0].msg, "refusing rule file: not owned by root");
 	kdiags_free(&d);
-	assert_int_equal(kfile_load(p20, true, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(p20, true, NULL, &f, &d), 0);
 	assert_null(f);
 	assert_string_equal(d.v[0].msg, "refusing rule file: writable by group or others");
 	kdiags_free(&d);
@@ -307,19 +308,19 @@ static void test_kfile_load(void **state)
 	char *pa = tu_printf("%s/a.yaml", t.lib);
 	struct kdiags d = {0};
 	struct kfile *f = NULL, *g = NULL;
-	assert_int_equal(kfile_load(pa, false, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(pa, false, NULL, &f, &d), 0);
 	assert_non_null(f);
 	assert_string_equal(f->path, pa);
 	assert_string_equal(f->name, "a.yaml");
 	assert_int_equal(f->refs, 1);
 	/* unchanged: the same object, one more reference */
-	assert_int_equal(kfile_load(pa, false, f, &g, &d), 0);
+	assert_int_equal(kruleset_load_file(pa, false, f, &g, &d), 0);
 	assert_ptr_equal(g, f);
 	assert_int_equal(f->refs, 2);
 	kfile_unref(g);
 	/* changed contents: a new object */
 	write_rule(t.lib, "a.yaml", "a-changed");
-	assert_int_equal(kfile_load(pa, false, f, &g, &d), 0);
+	assert_int_equal(kruleset_load_file(pa, false, f, &g, &d), 0);
 	assert_non_null(g);
 	assert_ptr_not_equal(g, f);
 	assert_string_equal(g->rules[0].name, "a-changed");
@@ -329,20 +330,20 @@ static void test_kfile_load(void **state)
 	/* a missing file, a FIFO, a broken file: a diag and no output */
 	char *gone = tu_printf("%s/gone.yaml", t.lib);
 	f = (struct kfile *)&d;
-	assert_int_equal(kfile_load(gone, false, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(gone, false, NULL, &f, &d), 0);
 	assert_null(f);
 	assert_int_equal(d.n, 1);
 	assert_string_equal(d.v[0].msg, "cannot open: No such file or directory");
 	kdiags_free(&d);
 	char *fifo = tu_printf("%s/fifo.yaml", t.lib);
 	assert_int_equal(mkfifo(fifo, 0644), 0);
-	assert_int_equal(kfile_load(fifo, false, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(fifo, false, NULL, &f, &d), 0);
 	assert_null(f);
 	assert_string_equal(d.v[0].msg, "refusing rule file: not a regular file");
 	kdiags_free(&d);
 	tu_write(t.lib, "bad.yaml", "rules:\n  - nmae: x\n", 0644);
 	char *bad = tu_printf("%s/bad.yaml", t.lib);
-	assert_int_equal(kfile_load(bad, false, NULL, &f, &d), 0);
+	assert_int_equal(kruleset_load_file(bad, false, NULL, &f, &d), 0);
 	assert_null(f);
 	assert_int_equal(d.n, 1);
 	assert_string_equal(d.v[0].file, bad);

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The rule model's lifecycle: a rule file's references, and what a rule
+ * holds. */
+#include "rules.h"
+#include "util.h"
+
+bool krule_runs_something(const struct krule *r)
+{
+	return r->run || r->shell;
+}
+
+static void krule_release(struct krule *r)
+{
+	free(r->name);
+	kpattern_list_free(&r->type);
+	kpattern_list_free(&r->object);
+	kpattern_list_free(&r->signal);
+	kpattern_list_free(&r->source);
+	for (size_t i = 0; i < r->n_payload; i++) {
+		free(r->payload[i].key);
+		free(r->payload[i].text);
+		kpattern_list_free(&r->payload[i].globs);
+	}
+	free(r->payload);
+	strv_free(r->run);
+	free(r->shell);
+	free(r->user);
+	free(r->limits);
+}
+
+struct kfile *kfile_ref(struct kfile *f)
+{
+	if (f)
+		f->refs++;
+	return f;
+}
+
+void kfile_unref(struct kfile *f)
+{
+	if (!f || --f->refs > 0)
+		return;
+	for (size_t i = 0; i < f->n_rules; i++)
+		krule_release(&f->rules[i]);
+	free(f->rules);
+	free(f->path);
+	free(f->name);
+	free(f);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rule directories: which .yaml files of them make the rules, after
+ * layering (a name in a higher directory hides it below), masking (an empty
+ * file or a symlink to /dev/null) and the trust checks.
+ */
+#ifndef KEVENT_RULEDIRS_H
+#define KEVENT_RULEDIRS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h" /* KEVENT_RULES_DIR_LIB follows the install prefix */
+#include "diag.h"
+
+#define KEVENT_RULES_DIR_ETC "/etc/keventd/rules.d"
+#define KEVENT_RULES_DIR_RUN "/run/keventd/rules.d"
+
+extern const char *const kevent_default_rule_dirs[3];
+
+/* One candidate rule file after layering. */
+struct kentry {
+	char *name;
+	char *path;
+	bool masked;  /* empty file or symlink to /dev/null */
+	bool refused; /* failed the trust or type checks; a diag says why */
+};
+
+struct kentries {
+	struct kentry *v;
+	size_t n;
+};
+
+/*
+ * Lists the .yaml files of dirs (highest precedence first): a name in a
+ * higher directory hides the same name below; the result is ordered by
+ * name.  Missing directories are skipped.  With trust, a directory or file
+ * not owned by root or writable by group or others is refused.  Symlinks
+ * are followed only to /dev/null (a mask) or into one of dirs.
+ */
+int kentries_scan(const char *const *dirs, size_t n_dirs, bool trust, struct kentries *out,
+		  struct kdiags *diags);
+void kentries_free(struct kentries *e);
+
+/* Checks an open rule file: a regular file, and with trust, owned by root and
+ * not writable by group or others.  NULL, or a static reason. */
+const char *kentry_check_fd(int fd, bool trust);
+
+#endif
