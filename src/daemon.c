@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The daemon (daemon.h): its lifecycle, intake, matching, flow control,
- * the runner's reports, reload and status. */
+/* The daemon's core (daemon.h): intake, matching, observers, flow control,
+ * the runner's reports, reload and status.  Its lifecycle, which starts the
+ * sources and the control socket that call in here, is daemon-lifecycle.c. */
 #include "daemon.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 
-#include "config.h"
-#include "daemon-ctl.h"
-#include "dbus.h"
 #include "log.h"
-#include "notify.h"
-#include "source-genl.h"
-#include "source-udev.h"
-#include "thermal.h"
-#include "watch.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -122,8 +112,7 @@ static void update_flow(struct kdaemon *d)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
-/* Exits the loop once stopping and nothing is left to run. */
-static void maybe_exit(struct kdaemon *d)
+void kdaemon_maybe_exit(struct kdaemon *d)
 {
 	if (d->stopping && krunner_children(d->runner) == 0 &&
 	    (ksched_pending(d->sched) == 0 || (d->held && ksched_running(d->sched) == 0)))
@@ -354,7 +343,7 @@ static void on_job_done(void *userdata, struct kjob *job)
 		d->stats.handled++;
 	ksched_done(d->sched, job);
 	update_flow(d);
-	maybe_exit(d);
+	kdaemon_maybe_exit(d);
 }
 
 static int spawn_handler(void *userdata, const struct kplan *plan, const struct krule *r,
@@ -379,26 +368,18 @@ static void start_job(struct ksched *s, struct kjob *job, void *userdata)
 	krunner_run(d->runner, job);
 }
 
-int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
+int kdaemon_init(struct kdaemon *d)
 {
-	_cleanup_(kdaemon_freep) struct kdaemon *d = calloc(1, sizeof(*d));
-	if (!d)
-		return -ENOMEM;
-	d->cfg = *cfg;
-	d->signal_fd = -1;
-	int rc = kloop_new(&d->loop);
-	if (rc < 0)
-		return rc;
-	rc = kstats_init(&d->stats);
+	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;
 	rc = kratelimit_new(&d->rl);
 	if (rc < 0)
 		return rc;
-	rc = krunner_new(d->loop, d->rl, cfg->dry_run, &runner_ops, d, &d->runner);
+	rc = krunner_new(d->loop, d->rl, d->cfg.dry_run, &runner_ops, d, &d->runner);
 	if (rc < 0)
 		return rc;
-	rc = ksched_new(cfg->max_children, cfg->queue_size, start_job, d, &d->sched);
+	rc = ksched_new(d->cfg.max_children, d->cfg.queue_size, start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
 	rc = kdaemon_reload(d, NULL);
@@ -406,184 +387,14 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
 		return rc;
 	d->stats.reloads = 0;
 	d->stats.reload_errors = 0;
-	*out = TAKE_PTR(d);
 	return 0;
 }
 
-void kdaemon_exit(struct kdaemon *d, int sig)
+void kdaemon_release(struct kdaemon *d)
 {
-	const char *why = sig ? strsignal(sig) : "exit";
-	if (d->stopping) {
-		log_notice("%s again: starting no more queued handlers (%zu events dropped)", why,
-			   ksched_pending(d->sched) - ksched_running(d->sched));
-		d->held = true;
-		ksched_hold(d->sched, true);
-		maybe_exit(d);
-		return;
-	}
-	log_notice("%s: stopping; %zu events still queued or running", why,
-		   ksched_pending(d->sched));
-	notify_service_manager("STOPPING=1");
-	d->stopping = true;
-	kwatch_free(TAKE_PTR(d->watch));
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->stop)
-			d->sources[i]->stop(d->sources[i]);
-	kdaemon_ctl_stop(d->ctl);
-	maybe_exit(d);
-}
-
-static void on_signal(struct kio *io, int fd, uint32_t events, void *userdata)
-{
-	struct kdaemon *d = userdata;
-	struct signalfd_siginfo si;
-	(void)io;
-	(void)events;
-	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGHUP: {
-			char state[64];
-			snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
-				 now_monotonic_ns() / 1000);
-			notify_service_manager(state);
-			log_info("SIGHUP: reloading rules");
-			if (!d->stopping)
-				(void)kdaemon_reload(d, NULL);
-			notify_service_manager("READY=1");
-			break;
-		}
-		case SIGTERM:
-		case SIGINT:
-			kdaemon_exit(d, (int)si.ssi_signo);
-			break;
-		default:
-			break;
-		}
-	}
-}
-
-static int setup_signals(struct kdaemon *d)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	signal(SIGPIPE, SIG_IGN);
-	d->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (d->signal_fd < 0)
-		return -errno;
-	return kloop_add_io(d->loop, d->signal_fd, EPOLLIN, on_signal, d, &d->signal_io);
-}
-
-static void on_rules_changed(void *userdata)
-{
-	log_info("rule directories changed: reloading");
-	(void)kdaemon_reload(userdata, NULL);
-}
-
-static void emit_dbus(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-		      size_t n)
-{
-	(void)rules;
-	(void)n;
-	kdbus_emit(userdata, ev);
-}
-
-/* Adds a source that could be made; one that could not is logged and left out. */
-static void add_source(struct kdaemon *d, const char *name, int rc, struct ksource *src)
-{
-	if (rc < 0)
-		log_error("%s source unavailable: %s", name, strerror(-rc));
-	else if (d->n_sources < ARRAY_SIZE(d->sources))
-		d->sources[d->n_sources++] = src;
-	else
-		src->free(src);
-}
-
-static bool wants(const struct kdaemon *d, enum kevent_source s)
-{
-	return d->cfg.sources & (1u << s);
-}
-
-int kdaemon_start(struct kdaemon *d)
-{
-	struct ksink sink = kdaemon_sink(d);
-	struct ksource *src = NULL;
-	int rc = setup_signals(d);
-	if (rc < 0)
-		return rc;
-	rc = kwatch_new(d->loop, d->cfg.rule_dirs, d->cfg.n_rule_dirs, on_rules_changed, d,
-			&d->watch);
-	if (rc < 0)
-		log_warning("cannot watch the rule directories (%s): reload with SIGHUP",
-			    strerror(-rc));
-	rc = kdaemon_ctl_new(d, d->cfg.control_path, d->cfg.control_gid, &d->ctl);
-	if (rc < 0) {
-		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
-		return rc;
-	}
-	if (d->cfg.dbus) {
-		rc = kdbus_new(d->loop, &d->dbus);
-		if (rc < 0)
-			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
-				  strerror(-rc));
-		else
-			(void)kdaemon_observe(
-				d, &(struct kobserver){.event = emit_dbus, .userdata = d->dbus});
-	}
-	if (wants(d, KEVENT_SOURCE_SOCKET))
-		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);
-	if (wants(d, KEVENT_SOURCE_UDEV)) {
-		rc = ksource_udev_new(&sink, d->cfg.udev_monitor, &src);
-		add_source(d, "udev", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_THERMAL)) {
-		const char *root = d->cfg.thermal_sysfs ? d->cfg.thermal_sysfs : KTHERMAL_SYSFS;
-		rc = ksource_thermal_new(&sink, root, &src);
-		add_source(d, "thermal", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_KERNEL)) {
-		rc = ksource_kernel_new(&sink, &src);
-		add_source(d, "kernel", rc, src);
-	}
-	return 0;
-}
-
-int kdaemon_run(struct kdaemon *d)
-{
-	log_info("keventd %s running: %zu rules, control socket %s, max %zu children%s",
-		 KEVENT_VERSION, d->rules->n_rules, d->cfg.control_path, d->cfg.max_children,
-		 d->cfg.dry_run ? ", dry run" : "");
-	notify_service_manager("READY=1");
-	int rc = kloop_run(d->loop);
-	if (rc < 0)
-		log_error("event loop failed: %s", strerror(-rc));
-	else
-		log_info("stopped");
-	return rc;
-}
-
-void kdaemon_free(struct kdaemon *d)
-{
-	if (!d)
-		return;
-	kwatch_free(d->watch);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->free)
-			d->sources[i]->free(d->sources[i]);
-	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
-	kdbus_free(d->dbus);
-	ksched_free(d->sched);
-	krunner_free(d->runner);
-	kruleset_free(d->rules);
-	kratelimit_free(d->rl);
+	ksched_free(TAKE_PTR(d->sched));
+	krunner_free(TAKE_PTR(d->runner));
+	kruleset_free(TAKE_PTR(d->rules));
+	kratelimit_free(TAKE_PTR(d->rl));
 	kstats_release(&d->stats);
-	kio_free(d->signal_io);
-	if (d->signal_fd >= 0)
-		close(d->signal_fd);
-	kloop_free(d->loop);
-	free(d);
 }

@@ -109,6 +109,14 @@ static inline void kdaemon_freep(struct kdaemon **d)
 	kdaemon_free(*d);
 }
 
+/* The core's own state (counters, rate limits, runner, scheduler, rules),
+ * set up in an allocated d with its cfg and loop by kdaemon_new(), and
+ * released by kdaemon_free() (daemon.c). */
+int kdaemon_init(struct kdaemon *d);
+void kdaemon_release(struct kdaemon *d);
+/* Exits the loop once stopping and nothing is left to run. */
+void kdaemon_maybe_exit(struct kdaemon *d);
+
 /* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);
 
