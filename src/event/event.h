@@ -60,7 +60,7 @@ bool kevent_prop_key_char(char c);
 bool kevent_prop_key_valid(const char *s);
 
 /*
- * Checks the fields against SPEC limits.  Returns 0, or -EINVAL with *why
+ * Checks the fields against the limits of keventd(8).  Returns 0, or -EINVAL with *why
  * set to a static description of the first problem.
  */
 int kevent_check(int type, const char *object, const char *signal, const char *payload,

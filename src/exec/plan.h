@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The handler plan: the exact argv and environment a matched rule runs with
- * (SPEC section 5).  Building it spawns nothing.
+ * (keventd.rules(5), HANDLERS and ENVIRONMENT).  Building it spawns nothing.
  */
 #ifndef KEVENT_PLAN_H
 #define KEVENT_PLAN_H

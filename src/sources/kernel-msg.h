@@ -16,7 +16,7 @@
  * more than this message).  family_id is the kevent family's current id.
  * Returns 0 with *out, or -EINVAL / -EBADMSG with *why.  Rejects: a
  * truncated header, the wrong family or command, missing, duplicated,
- * oversize or unterminated attributes, and events outside SPEC limits.
+ * oversize or unterminated attributes, and events outside the limits of keventd(8).
  */
 int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **out,
 		   const char **why);

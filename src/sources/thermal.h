@@ -2,7 +2,7 @@
 /*
  * The stock kernel's thermal trip points, as events: decoding the
  * "thermal" Generic Netlink family's trip messages, and the per-zone state
- * that turns trip crossings into power events (SPEC section 6):
+ * that turns trip crossings into power events (docs/sources.md):
  *   object  /org/kernel/devices/system/cpu/temperature for CPU zones
  *           (type x86_pkg_temp, cpu*, acpitz), else
  *           /org/kernel/devices/virtual/thermal/thermal_zone<N>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Command lines (SPEC section 7): --help, --version, exit status 2 on bad
+"""Command lines (keventd(8), keventctl(8)): --help, --version, exit status 2 on bad
 usage for keventd and keventctl, 1 on a run-time failure."""
 import json
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The control socket and keventctl send/monitor/status (SPEC section 7):
+"""The control socket and keventctl send/monitor/status (keventd(8), keventctl(8)):
 admission, hostile clients, rejected events, monitor, counters, SIGTERM."""
 import json
 import os

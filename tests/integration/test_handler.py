@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What a handler sees (SPEC section 5): argv, a clean environment, cwd,
+"""What a handler sees (keventd.rules(5)): argv, a clean environment, cwd,
 umask, stdin, descriptors, signals; hostile event text stays literal."""
 import json
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Live reload (SPEC sections 4 and 7): inotify on the rule directories,
+"""Live reload (keventd.rules(5), keventd(8)): inotify on the rule directories,
 SIGHUP, keventctl reload; broken files keep their last good version; masks."""
 import os
 import re

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""How handlers are scheduled (SPEC section 5): per-object order, parallel
+"""How handlers are scheduled (keventd.rules(5)): per-object order, parallel
 objects, --max-children, rule order, last, ratelimit, timeout, dry run."""
 import fcntl
 import os

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The event model: SPEC section 2 limits, and payload "Key: value" parsing. */
+/* The event model: the limits of keventd(8), and payload "Key: value" parsing. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The handler plan: exact argv and environment (SPEC section 5). */
+/* The handler plan: exact argv and environment (keventd.rules(5)). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
