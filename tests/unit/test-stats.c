@@ -362,6 +362,131 @@ static void test_per_rule(void **state)
 	check_rules(fx, (const uint64_t[]){400, 0, 0});
 }
 
+/* The rows some rendering leaves out, as keventctl status always has:
+ * any other row missing from a rendering is a counter forgotten there. */
+static const struct gap {
+	enum kstats_section section;
+	const char *row;     /* its JSON key, or else its Prometheus name */
+	const char *missing; /* the renderings without it */
+} gaps[] = {
+	{KSTATS_EVENTS, "received", "text prom"}, /* the sum of the sources' */
+	{KSTATS_EVENTS, "rejected", "text prom"},
+	{KSTATS_EVENTS, "overruns", "text prom"},
+	{KSTATS_EVENTS, "pending", "text"}, /* the text shows it with the queue */
+	{KSTATS_RUNS, "output_dropped_bytes", "text"},
+	{KSTATS_QUEUE, "pending", "prom"}, /* keventd_events_pending */
+	{KSTATS_QUEUE, "queue_paused", "text json"},
+	{KSTATS_QUEUE, "paused_times", "text"},
+	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
+};
+
+/* The text line of each section (the per-rule one: of the first rule) and
+ * where its JSON object starts. */
+static const struct {
+	const char *text, *json;
+} where_shown[KSTATS_NSECTIONS] = {
+	[KSTATS_UPTIME] = {"uptime: ", "{"}, /* the top level, up to the first '}' */
+	[KSTATS_SOURCES] = {"source ", "\"kernel\":{"},
+	[KSTATS_EVENTS] = {"events: ", "\"events\":{"},
+	[KSTATS_RUNS] = {"runs: ", "\"runs\":{"},
+	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
+	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
+	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
+	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
+};
+
+/* Whether line has the words of text with a number in place of its '#'. */
+static bool has_words(const char *line, const char *text)
+{
+	const char *hash = strchr(text, '#');
+	if (!hash)
+		return strstr(line, text) != NULL;
+	char *before = strndup(text, (size_t)(hash - text));
+	bool found = false;
+	for (const char *p = line; !found && (p = strstr(p, before)); p++) {
+		const char *q = p + strlen(before);
+		if (!isdigit((unsigned char)*q))
+			continue;
+		while (isdigit((unsigned char)*q))
+			q++;
+		found = strncmp(q, hash + 1, strlen(hash + 1)) == 0;
+	}
+	free(before);
+	return found;
+}
+
+/* Every row of the table is in every rendering but for the gaps above,
+ * with its value where its section is shown. */
+static void test_every_row_rendered(void **state)
+{
+	struct fixture *fx = *state;
+	bool used[ARRAY_SIZE(gaps)] = {0};
+	for (size_t k = 0; k < kstats_n_rows; k++) {
+		const struct kstats_row *r = &kstats_rows[k];
+		const char *id = r->json ? r->json : r->prom;
+		char *missing = tu_printf("%s%s%s", r->text ? "" : " text", r->json ? "" : " json",
+					  r->prom ? "" : " prom");
+		assert_non_null(id);
+		if (k > 0)
+			assert_true(kstats_rows[k - 1].section <= r->section); /* grouped */
+		for (size_t j = 0; j < k; j++) /* a key once in each object */
+			assert_false(r->json && kstats_rows[j].json &&
+				     kstats_rows[j].section == r->section &&
+				     strcmp(kstats_rows[j].json, r->json) == 0);
+		if (*missing) {
+			size_t g = 0;
+			while (g < ARRAY_SIZE(gaps) &&
+			       (gaps[g].section != r->section || strcmp(gaps[g].row, id) != 0 ||
+				strcmp(gaps[g].missing, missing + 1) != 0))
+				g++;
+			if (g == ARRAY_SIZE(gaps))
+				fail_msg("row %s is not in:%s", id, missing);
+			used[g] = true;
+		}
+		free(missing);
+
+		if (r->text) {
+			char *line =
+				line_of(strbuf_str(&fx->text), where_shown[r->section].text, 0);
+			if (r->section ==
+			    KSTATS_SOURCES) /* a column heading; the cells are numbers */
+				assert_non_null(strstr(line, r->text));
+			else if (!has_words(line, r->text))
+				fail_msg("text: no \"%s\" in \"%s\"", r->text, line);
+			free(line);
+		}
+		if (r->json) {
+			char *obj =
+				object_of(strbuf_str(&fx->json), where_shown[r->section].json, 0);
+			char *key = tu_printf("\"%s\":", r->json);
+			const char *p = strstr(obj, key);
+			if (!p || !strchr("{,", p[-1]) || !strchr("0123456789tf", p[strlen(key)]))
+				fail_msg("JSON: no %s in %s", key, obj);
+			free(obj);
+			free(key);
+		}
+		if (r->prom) {
+			assert_true(strcmp(r->type, "counter") == 0 ||
+				    strcmp(r->type, "gauge") == 0);
+			size_t len = strlen(r->prom);
+			bool total = len > 6 && strcmp(r->prom + len - 6, "_total") == 0;
+			assert_int_equal(total, strcmp(r->type, "counter") == 0);
+			assert_non_null(r->help);
+			char *family = tu_printf(
+				"# HELP keventd_%s %s\n# TYPE keventd_%s %s\n"
+				"keventd_%s%c",
+				r->prom, r->help, r->prom, r->type, r->prom,
+				r->section == KSTATS_SOURCES || r->section == KSTATS_RULES ? '{'
+											   : ' ');
+			check_once("Prometheus", strbuf_str(&fx->prom), r->prom, family);
+			free(family);
+		}
+	}
+	for (size_t g = 0; g < ARRAY_SIZE(gaps); g++)
+		if (!used[g])
+			fail_msg("gap %s: no such row", gaps[g].row);
+}
+
 /* Byte for byte what keventctl status prints, in each format. */
 static void test_golden(void **state)
 {
@@ -578,6 +703,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_row_rendered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
 		cmocka_unit_test(test_no_ruleset),
 		cmocka_unit_test(test_format_names),
