@@ -39,15 +39,16 @@ static const char *rule_key_fast(const struct krule *r, char *buf, size_t size, 
 	return buf;
 }
 
-struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
+/* The counters of r; NULL when it has none yet (create: on ENOMEM only). */
+static struct krule_counters *find(struct hashmap *rules, const struct krule *r, bool create)
 {
 	char buf[512];
 	struct strbuf sb = STRBUF_INIT;
 	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
-	struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
-	if (!c && key) {
+	struct krule_counters *c = key ? hashmap_get(rules, key) : NULL;
+	if (!c && key && create) {
 		c = calloc(1, sizeof(*c));
-		if (c && hashmap_put(s->rules, key, c, NULL) < 0) {
+		if (c && hashmap_put(rules, key, c, NULL) < 0) {
 			free(c);
 			c = NULL;
 		}
@@ -56,25 +57,21 @@ struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
 	return c;
 }
 
+struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
+{
+	return find(s->rules, r, true);
+}
+
 static const struct krule_counters *lookup(const struct kstats *s, const struct krule *r)
 {
 	static const struct krule_counters zero;
-	char buf[512];
-	struct strbuf sb = STRBUF_INIT;
-	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
-	const struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
-	strbuf_release(&sb);
+	const struct krule_counters *c = find(s->rules, r, false);
 	return c ? c : &zero;
 }
 
-struct prune_ctx {
-	struct hashmap *keep;
-};
-
-static int prune_one(const char *key, void *value, void *ud)
+static int prune_one(const char *key, void *value, void *keep)
 {
-	struct prune_ctx *ctx = ud;
-	if (hashmap_get(ctx->keep, key))
+	if (hashmap_get(keep, key))
 		return 0;
 	free(value);
 	return 1;
@@ -82,19 +79,19 @@ static int prune_one(const char *key, void *value, void *ud)
 
 void kstats_prune(struct kstats *s, const struct kruleset *rs)
 {
-	struct prune_ctx ctx = {0};
-	if (hashmap_new(&ctx.keep) < 0)
+	struct hashmap *keep;
+	if (hashmap_new(&keep) < 0)
 		return;
 	struct strbuf key = STRBUF_INIT;
 	for (size_t i = 0; i < rs->n_rules; i++) {
 		strbuf_reset(&key);
 		rule_key(rs->rules[i], &key);
 		if (!key.oom)
-			hashmap_put(ctx.keep, key.buf, (void *)1, NULL);
+			hashmap_put(keep, key.buf, (void *)1, NULL);
 	}
 	strbuf_release(&key);
-	hashmap_sweep(s->rules, prune_one, &ctx);
-	hashmap_free(ctx.keep, NULL);
+	hashmap_sweep(s->rules, prune_one, keep);
+	hashmap_free(keep, NULL);
 }
 
 #define STAT(f)	   KSTATS_FROM_STATS, offsetof(struct kstats, f)
