@@ -39,15 +39,16 @@ static const char *rule_key_fast(const struct krule *r, char *buf, size_t size, 
 	return buf;
 }
 
-struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
+/* The counters of r; NULL when it has none yet (create: on ENOMEM only). */
+static struct krule_counters *find(struct hashmap *rules, const struct krule *r, bool create)
 {
 	char buf[512];
 	struct strbuf sb = STRBUF_INIT;
 	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
-	struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
-	if (!c && key) {
+	struct krule_counters *c = key ? hashmap_get(rules, key) : NULL;
+	if (!c && key && create) {
 		c = calloc(1, sizeof(*c));
-		if (c && hashmap_put(s->rules, key, c, NULL) < 0) {
+		if (c && hashmap_put(rules, key, c, NULL) < 0) {
 			free(c);
 			c = NULL;
 		}
@@ -56,25 +57,21 @@ struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
 	return c;
 }
 
+struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r)
+{
+	return find(s->rules, r, true);
+}
+
 static const struct krule_counters *lookup(const struct kstats *s, const struct krule *r)
 {
 	static const struct krule_counters zero;
-	char buf[512];
-	struct strbuf sb = STRBUF_INIT;
-	const char *key = rule_key_fast(r, buf, sizeof(buf), &sb);
-	const struct krule_counters *c = key ? hashmap_get(s->rules, key) : NULL;
-	strbuf_release(&sb);
+	const struct krule_counters *c = find(s->rules, r, false);
 	return c ? c : &zero;
 }
 
-struct prune_ctx {
-	struct hashmap *keep;
-};
-
-static int prune_one(const char *key, void *value, void *ud)
+static int prune_one(const char *key, void *value, void *keep)
 {
-	struct prune_ctx *ctx = ud;
-	if (hashmap_get(ctx->keep, key))
+	if (hashmap_get(keep, key))
 		return 0;
 	free(value);
 	return 1;
@@ -82,137 +79,267 @@ static int prune_one(const char *key, void *value, void *ud)
 
 void kstats_prune(struct kstats *s, const struct kruleset *rs)
 {
-	struct prune_ctx ctx = {0};
-	if (hashmap_new(&ctx.keep) < 0)
+	struct hashmap *keep;
+	if (hashmap_new(&keep) < 0)
 		return;
 	struct strbuf key = STRBUF_INIT;
 	for (size_t i = 0; i < rs->n_rules; i++) {
 		strbuf_reset(&key);
 		rule_key(rs->rules[i], &key);
 		if (!key.oom)
-			hashmap_put(ctx.keep, key.buf, (void *)1, NULL);
+			hashmap_put(keep, key.buf, (void *)1, NULL);
 	}
 	strbuf_release(&key);
-	hashmap_sweep(s->rules, prune_one, &ctx);
-	hashmap_free(ctx.keep, NULL);
+	hashmap_sweep(s->rules, prune_one, keep);
+	hashmap_free(keep, NULL);
+}
+
+#define STAT(f)	   KSTATS_FROM_STATS, offsetof(struct kstats, f)
+#define SOURCES(f) KSTATS_FROM_SOURCES, offsetof(struct kstats, f)
+#define SUM(f)	   KSTATS_FROM_SOURCES_SUM, offsetof(struct kstats, f)
+#define EXTRA(f)   KSTATS_FROM_EXTRA, offsetof(struct kstatus_extra, f)
+#define FLAG(f)	   KSTATS_FROM_EXTRA_FLAG, offsetof(struct kstatus_extra, f)
+#define RULESET(f) KSTATS_FROM_RULESET, offsetof(struct kruleset, f)
+#define RULE(f)	   KSTATS_FROM_RULE, offsetof(struct krule_counters, f)
+
+/* The spellings are those of keventctl(8), and users' scripts and scrapes
+ * read them: the JSON keys and the Prometheus names never change. */
+const struct kstats_row kstats_rows[] = {
+	{KSTATS_UPTIME, "#s", "uptime_seconds", "uptime_seconds", "gauge", KSTATS_FROM_UPTIME, 0,
+	 "Seconds since keventd started."},
+
+	{KSTATS_SOURCES, "received", "received", "events_received_total", "counter",
+	 SOURCES(received), "Events accepted into keventd, per source."},
+	{KSTATS_SOURCES, "rejected", "rejected", "events_rejected_total", "counter",
+	 SOURCES(rejected), "Invalid input rejected at the edge, never handled, per source."},
+	{KSTATS_SOURCES, "overruns", "overruns", "receive_overruns_total", "counter",
+	 SOURCES(overruns),
+	 "Receive buffer overruns (ENOBUFS): events lost in the kernel, per source."},
+	{KSTATS_SOURCES, "lost", "lost", "events_lost_total", "counter", SOURCES(lost),
+	 "Events known lost (sequence number gaps), per source."},
+
+	{KSTATS_EVENTS, NULL, "received", NULL, "counter", SUM(received), NULL},
+	{KSTATS_EVENTS, NULL, "rejected", NULL, "counter", SUM(rejected), NULL},
+	{KSTATS_EVENTS, NULL, "overruns", NULL, "counter", SUM(overruns), NULL},
+	{KSTATS_EVENTS, "handled #", "handled", "events_handled_total", "counter", STAT(handled),
+	 "Events done: every handler run, or nothing to run."},
+	{KSTATS_EVENTS, ", rate-limited #", "ratelimited", "events_ratelimited_total", "counter",
+	 STAT(ratelimited), "Events whose every run was suppressed by a rate limit."},
+	{KSTATS_EVENTS, ", matched #", "matched", "events_matched_total", "counter", STAT(matched),
+	 "Events that matched at least one rule."},
+	/* the text rendering shows it with the queue */
+	{KSTATS_EVENTS, NULL, "pending", "events_pending", "gauge", EXTRA(pending),
+	 "Events queued or being handled."},
+
+	{KSTATS_RUNS, "#", "started", "handler_runs_total", "counter", STAT(runs),
+	 "Handlers started."},
+	{KSTATS_RUNS, ", failures #", "failures", "handler_failures_total", "counter",
+	 STAT(failures), "Handler runs that exited non-zero or were killed by a signal."},
+	{KSTATS_RUNS, ", timeouts #", "timeouts", "handler_timeouts_total", "counter",
+	 STAT(timeouts), "Handler runs killed on their timeout."},
+	{KSTATS_RUNS, ", rate-limited #", "ratelimited", "handler_ratelimited_total", "counter",
+	 STAT(runs_ratelimited), "Handler runs suppressed by a rule's rate limit."},
+	{KSTATS_RUNS, ", dry-run #", "dry_run", "handler_dry_runs_total", "counter", STAT(dry_runs),
+	 "Handler runs only logged (--dry-run)."},
+	{KSTATS_RUNS, NULL, "output_dropped_bytes", "handler_output_dropped_bytes_total", "counter",
+	 STAT(output_dropped_bytes), "Bytes of handler output over the logging limit, not logged."},
+
+	{KSTATS_QUEUE, "# pending", "pending", NULL, "gauge", EXTRA(pending), NULL},
+	{KSTATS_QUEUE, ", # running", "running", "queue_running", "gauge", EXTRA(running),
+	 "Handlers running now."},
+	{KSTATS_QUEUE, ", max # children", "max_children", "queue_max_children", "gauge",
+	 EXTRA(max_children), "Handlers allowed to run at once."},
+	{KSTATS_QUEUE, ", size #", "size", "queue_size", "gauge", EXTRA(queue_size),
+	 "Events queued before the sources pause."},
+	/* paused twice: Prometheus has it before the count of pauses, JSON after */
+	{KSTATS_QUEUE, NULL, NULL, "queue_paused", "gauge", FLAG(paused),
+	 "1 while the sources are paused on a full queue."},
+	{KSTATS_QUEUE, NULL, "paused_times", "queue_pauses_total", "counter", STAT(paused),
+	 "Times the sources were paused on a full queue."},
+	{KSTATS_QUEUE, " (full: sources paused)", "paused", NULL, "gauge", FLAG(paused), NULL},
+
+	{KSTATS_CONTROL, "clients #", "clients", "control_clients", "gauge", EXTRA(clients),
+	 "Clients connected to the control socket."},
+	{KSTATS_CONTROL, ", refused #", "refused", "control_refused_total", "counter",
+	 STAT(ctl_refused), "Control socket peers refused by their credentials."},
+	{KSTATS_CONTROL, ", bad requests #", "bad_requests", "control_bad_requests_total",
+	 "counter", STAT(ctl_bad), "Malformed or unknown control requests."},
+	{KSTATS_CONTROL, ", over limit #", "over_limit", "control_over_limit_total", "counter",
+	 STAT(ctl_over_limit), "Control connections refused over the client limit."},
+	{KSTATS_CONTROL, ", monitor drops #", "monitor_dropped", "monitor_dropped_total", "counter",
+	 STAT(monitor_dropped), "Events not shown to a monitor too slow to read them."},
+
+	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
+	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
+	 "Rule files loaded."},
+	{KSTATS_RULESET, " (reloads #", "reloads", "reloads_total", "counter", STAT(reloads),
+	 "Rule reloads."},
+	{KSTATS_RULESET, ", reload errors #)", "reload_errors", "reload_errors_total", "counter",
+	 STAT(reload_errors), "Rule reloads with a broken file."},
+
+	{KSTATS_RULES, "matched #", "matched", "rule_matched_total", "counter", RULE(matched),
+	 "Events the rule matched."},
+	{KSTATS_RULES, ", runs #", "runs", "rule_runs_total", "counter", RULE(runs),
+	 "Handler runs of the rule."},
+	{KSTATS_RULES, ", failures #", "failures", "rule_failures_total", "counter", RULE(failures),
+	 "Failed handler runs of the rule."},
+	{KSTATS_RULES, ", timeouts #", "timeouts", "rule_timeouts_total", "counter", RULE(timeouts),
+	 "Handler runs of the rule killed on its timeout."},
+	{KSTATS_RULES, ", rate-limited #", "ratelimited", "rule_ratelimited_total", "counter",
+	 RULE(ratelimited), "Handler runs of the rule suppressed by its rate limit."},
+};
+const size_t kstats_n_rows = ARRAY_SIZE(kstats_rows);
+
+/* Index into this table == enum kstats_section. */
+static const struct {
+	const char *text; /* starts its line; NULL: sources and rules have their own */
+	const char *json; /* its key; NULL: its rows are at the top level */
+} sections[KSTATS_NSECTIONS] = {
+	[KSTATS_UPTIME] = {"uptime: ", NULL},	   [KSTATS_SOURCES] = {NULL, "sources"},
+	[KSTATS_EVENTS] = {"events: ", "events"},  [KSTATS_RUNS] = {"runs: ", "runs"},
+	[KSTATS_QUEUE] = {"queue: ", "queue"},	   [KSTATS_CONTROL] = {"control: ", "control"},
+	[KSTATS_RULESET] = {"rules: ", "ruleset"}, [KSTATS_RULES] = {NULL, "rules"},
+};
+
+/* The text rendering has the rule set and the queue first. */
+static const enum kstats_section text_order[] = {
+	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES,
+	KSTATS_EVENTS, KSTATS_RUNS,    KSTATS_CONTROL, KSTATS_RULES,
+};
+
+/* What a rendering reads. */
+struct view {
+	const struct kstats *s;
+	const struct kruleset *rs; /* NULL before the first load */
+	const struct kstatus_extra *x;
+};
+
+/* How many times sec is shown: once per source, once per rule, or once. */
+static size_t count(const struct view *v, enum kstats_section sec)
+{
+	if (sec == KSTATS_SOURCES)
+		return KEVENT_SOURCE_MAX;
+	if (sec == KSTATS_RULES)
+		return v->rs ? v->rs->n_rules : 0;
+	return 1;
+}
+
+#define AT(type, base, off) (*(const type *)((const char *)(base) + (off)))
+
+/* The value of row r; of source or rule i in the per-source and per-rule sections. */
+static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i)
+{
+	uint64_t sum = 0;
+	switch (r->from) {
+	case KSTATS_FROM_STATS:
+		return AT(uint64_t, v->s, r->off);
+	case KSTATS_FROM_SOURCES:
+		return AT(uint64_t, v->s, r->off + i * sizeof(uint64_t));
+	case KSTATS_FROM_SOURCES_SUM:
+		for (i = 0; i < KEVENT_SOURCE_MAX; i++)
+			sum += AT(uint64_t, v->s, r->off + i * sizeof(uint64_t));
+		return sum;
+	case KSTATS_FROM_EXTRA:
+		return AT(size_t, v->x, r->off);
+	case KSTATS_FROM_EXTRA_FLAG:
+		return AT(bool, v->x, r->off);
+	case KSTATS_FROM_RULESET:
+		return v->rs ? AT(size_t, v->rs, r->off) : 0;
+	case KSTATS_FROM_UPTIME:
+		return (now_monotonic_ns() - v->s->started_ns) / 1000000000ull;
+	case KSTATS_FROM_RULE:
+		return AT(uint64_t, lookup(v->s, v->rs->rules[i]), r->off);
+	}
+	return 0;
+}
+
+/* The rest of line i of sec: each row's words with its value in place of
+ * the '#'; for the sources, a column each (i < 0: their headings). */
+static void text_line(struct strbuf *o, const struct view *v, enum kstats_section sec, long i)
+{
+	for (const struct kstats_row *r = kstats_rows; r < kstats_rows + kstats_n_rows; r++) {
+		if (r->section != sec || !r->text)
+			continue;
+		const char *hash = strchr(r->text, '#');
+		uint64_t n = i < 0 ? 0 : value(r, v, (size_t)i);
+		if (sec == KSTATS_SOURCES && i < 0)
+			strbuf_printf(o, " %12s", r->text);
+		else if (sec == KSTATS_SOURCES)
+			strbuf_printf(o, " %12" PRIu64, n);
+		else if (hash)
+			strbuf_printf(o, "%.*s%" PRIu64 "%s", (int)(hash - r->text), r->text, n,
+				      hash + 1);
+		else if (n) /* a flag, shown while set */
+			strbuf_puts(o, r->text);
+	}
+	strbuf_putc(o, '\n');
 }
 
 void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *o)
 {
-	uint64_t up = (now_monotonic_ns() - s->started_ns) / 1000000000ull;
-	strbuf_printf(o, "uptime: %" PRIu64 "s\n", up);
-	strbuf_printf(o,
-		      "rules: %zu in %zu files (reloads %" PRIu64 ", reload errors %" PRIu64 ")\n",
-		      rs ? rs->n_rules : 0, rs ? rs->n_files : 0, s->reloads, s->reload_errors);
-	strbuf_printf(o, "queue: %zu pending, %zu running, max %zu children, size %zu%s\n",
-		      x->pending, x->running, x->max_children, x->queue_size,
-		      x->paused ? " (full: sources paused)" : "");
-	strbuf_printf(o, "%-10s %12s %12s %12s %12s\n", "source", "received", "rejected",
-		      "overruns", "lost");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		strbuf_printf(o, "%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n",
-			      kevent_source_name((enum kevent_source)i), s->received[i],
-			      s->rejected[i], s->overruns[i], s->lost[i]);
-	strbuf_printf(
-		o, "events: handled %" PRIu64 ", rate-limited %" PRIu64 ", matched %" PRIu64 "\n",
-		s->handled, s->ratelimited, s->matched);
-	strbuf_printf(o,
-		      "runs: %" PRIu64 ", failures %" PRIu64 ", timeouts %" PRIu64
-		      ", rate-limited %" PRIu64 ", dry-run %" PRIu64 "\n",
-		      s->runs, s->failures, s->timeouts, s->runs_ratelimited, s->dry_runs);
-	strbuf_printf(o,
-		      "control: clients %zu, refused %" PRIu64 ", bad requests %" PRIu64
-		      ", over limit %" PRIu64 ", monitor drops %" PRIu64 "\n",
-		      x->clients, s->ctl_refused, s->ctl_bad, s->ctl_over_limit,
-		      s->monitor_dropped);
-	for (size_t i = 0; rs && i < rs->n_rules; i++) {
-		const struct krule *r = rs->rules[i];
-		const struct krule_counters *c = lookup(s, r);
-		strbuf_printf(o,
-			      "rule %s (%s): matched %" PRIu64 ", runs %" PRIu64
-			      ", failures %" PRIu64 ", timeouts %" PRIu64 ", rate-limited %" PRIu64
-			      "\n",
-			      r->name, r->file->name, c->matched, c->runs, c->failures, c->timeouts,
-			      c->ratelimited);
+	const struct view v = {s, rs, x};
+	for (size_t k = 0; k < ARRAY_SIZE(text_order); k++) {
+		enum kstats_section sec = text_order[k];
+		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(&v, sec); i++) {
+			if (sec == KSTATS_SOURCES)
+				strbuf_printf(o, "%-10s",
+					      i < 0 ? "source"
+						    : kevent_source_name((enum kevent_source)i));
+			else if (sec == KSTATS_RULES)
+				strbuf_printf(o, "rule %s (%s): ", rs->rules[i]->name,
+					      rs->rules[i]->file->name);
+			else
+				strbuf_puts(o, sections[sec].text);
+			text_line(o, &v, sec, i);
+		}
 	}
 }
 
-static void kv(struct strbuf *o, const char *k, uint64_t v, bool comma)
+/* "key":value for each row of sec, the first after sep. */
+static void json_members(struct strbuf *o, const struct view *v, enum kstats_section sec, size_t i,
+			 const char *sep)
 {
-	strbuf_printf(o, "\"%s\":%" PRIu64 "%s", k, v, comma ? "," : "");
+	for (const struct kstats_row *r = kstats_rows; r < kstats_rows + kstats_n_rows; r++) {
+		if (r->section != sec || !r->json)
+			continue;
+		uint64_t n = value(r, v, i);
+		strbuf_printf(o, "%s\"%s\":", sep, r->json);
+		if (r->from == KSTATS_FROM_EXTRA_FLAG)
+			strbuf_puts(o, n ? "true" : "false");
+		else
+			strbuf_printf(o, "%" PRIu64, n);
+		sep = ",";
+	}
 }
 
+/* {"uptime_seconds":N,"sources":{"kernel":{...},...},"events":{...},...,
+ *  "rules":[{"name":"...","file":"...",...},...]} */
 void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *o)
 {
-	strbuf_puts(o, "{");
-	kv(o, "uptime_seconds", (now_monotonic_ns() - s->started_ns) / 1000000000ull, true);
-	strbuf_puts(o, "\"sources\":{");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		strbuf_printf(o, "%s\"%s\":{", i ? "," : "",
-			      kevent_source_name((enum kevent_source)i));
-		kv(o, "received", s->received[i], true);
-		kv(o, "rejected", s->rejected[i], true);
-		kv(o, "overruns", s->overruns[i], true);
-		kv(o, "lost", s->lost[i], false);
-		strbuf_puts(o, "}");
+	const struct view v = {s, rs, x};
+	strbuf_putc(o, '{');
+	json_members(o, &v, KSTATS_UPTIME, 0, "");
+	for (int sec = KSTATS_UPTIME + 1; sec < KSTATS_NSECTIONS; sec++) {
+		strbuf_printf(o, ",\"%s\":%c", sections[sec].json, sec == KSTATS_RULES ? '[' : '{');
+		for (size_t i = 0; i < count(&v, sec); i++) {
+			if (sec == KSTATS_SOURCES)
+				strbuf_printf(o, "%s\"%s\":{", i ? "," : "",
+					      kevent_source_name((enum kevent_source)i));
+			if (sec == KSTATS_RULES) {
+				strbuf_puts(o, i ? ",{\"name\":" : "{\"name\":");
+				strbuf_json(o, rs->rules[i]->name);
+				strbuf_puts(o, ",\"file\":");
+				strbuf_json(o, rs->rules[i]->file->path);
+			}
+			json_members(o, &v, sec, i, sec == KSTATS_RULES ? "," : "");
+			if (sec == KSTATS_SOURCES || sec == KSTATS_RULES)
+				strbuf_putc(o, '}');
+		}
+		strbuf_putc(o, sec == KSTATS_RULES ? ']' : '}');
 	}
-	strbuf_puts(o, "},\"events\":{");
-	uint64_t received = 0, rejected = 0, overruns = 0;
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		received += s->received[i];
-		rejected += s->rejected[i];
-		overruns += s->overruns[i];
-	}
-	kv(o, "received", received, true);
-	kv(o, "rejected", rejected, true);
-	kv(o, "overruns", overruns, true);
-	kv(o, "handled", s->handled, true);
-	kv(o, "ratelimited", s->ratelimited, true);
-	kv(o, "matched", s->matched, true);
-	kv(o, "pending", x->pending, false);
-	strbuf_puts(o, "},\"runs\":{");
-	kv(o, "started", s->runs, true);
-	kv(o, "failures", s->failures, true);
-	kv(o, "timeouts", s->timeouts, true);
-	kv(o, "ratelimited", s->runs_ratelimited, true);
-	kv(o, "dry_run", s->dry_runs, true);
-	kv(o, "output_dropped_bytes", s->output_dropped_bytes, false);
-	strbuf_puts(o, "},\"queue\":{");
-	kv(o, "pending", x->pending, true);
-	kv(o, "running", x->running, true);
-	kv(o, "max_children", x->max_children, true);
-	kv(o, "size", x->queue_size, true);
-	kv(o, "paused_times", s->paused, true);
-	strbuf_printf(o, "\"paused\":%s},\"control\":{", x->paused ? "true" : "false");
-	kv(o, "clients", x->clients, true);
-	kv(o, "refused", s->ctl_refused, true);
-	kv(o, "bad_requests", s->ctl_bad, true);
-	kv(o, "over_limit", s->ctl_over_limit, true);
-	kv(o, "monitor_dropped", s->monitor_dropped, false);
-	strbuf_puts(o, "},\"ruleset\":{");
-	kv(o, "rules", rs ? rs->n_rules : 0, true);
-	kv(o, "files", rs ? rs->n_files : 0, true);
-	kv(o, "reloads", s->reloads, true);
-	kv(o, "reload_errors", s->reload_errors, false);
-	strbuf_puts(o, "},\"rules\":[");
-	for (size_t i = 0; rs && i < rs->n_rules; i++) {
-		const struct krule *r = rs->rules[i];
-		const struct krule_counters *c = lookup(s, r);
-		strbuf_puts(o, i ? ",{\"name\":" : "{\"name\":");
-		strbuf_json(o, r->name);
-		strbuf_puts(o, ",\"file\":");
-		strbuf_json(o, r->file->path);
-		strbuf_putc(o, ',');
-		kv(o, "matched", c->matched, true);
-		kv(o, "runs", c->runs, true);
-		kv(o, "failures", c->failures, true);
-		kv(o, "timeouts", c->timeouts, true);
-		kv(o, "ratelimited", c->ratelimited, false);
-		strbuf_puts(o, "}");
-	}
-	strbuf_puts(o, "]}\n");
+	strbuf_puts(o, "}\n");
 }
 
 int kstatus_format_from_name(const char *name)
@@ -226,10 +353,10 @@ int kstatus_format_from_name(const char *name)
 	return -1;
 }
 
-/* A label value: backslash, double quote and newline escaped. */
-static void prom_label(struct strbuf *o, const char *name, const char *value)
+/* sep, then a label: its value with backslash, double quote and newline escaped. */
+static void prom_label(struct strbuf *o, char sep, const char *name, const char *value)
 {
-	strbuf_printf(o, "%s=\"", name);
+	strbuf_printf(o, "%c%s=\"", sep, name);
 	for (const char *p = value; *p; p++) {
 		if (*p == '\\')
 			strbuf_puts(o, "\\\\");
@@ -243,125 +370,31 @@ static void prom_label(struct strbuf *o, const char *name, const char *value)
 	strbuf_putc(o, '"');
 }
 
-/* HELP and TYPE of a family; its samples follow. */
-static void prom_family(struct strbuf *o, const char *name, const char *type, const char *help)
-{
-	strbuf_printf(o, "# HELP keventd_%s %s\n# TYPE keventd_%s %s\n", name, help, name, type);
-}
-
-static void prom_value(struct strbuf *o, const char *name, const char *type, const char *help,
-		       uint64_t v)
-{
-	prom_family(o, name, type, help);
-	strbuf_printf(o, "keventd_%s %" PRIu64 "\n", name, v);
-}
-
-static void prom_sources(struct strbuf *o, const char *name, const char *help,
-			 const uint64_t v[KEVENT_SOURCE_MAX])
-{
-	prom_family(o, name, "counter", help);
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		strbuf_printf(o, "keventd_%s{", name);
-		prom_label(o, "source", kevent_source_name((enum kevent_source)i));
-		strbuf_printf(o, "} %" PRIu64 "\n", v[i]);
-	}
-}
-
 void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
 			      const struct kstatus_extra *x, struct strbuf *o)
 {
-	prom_family(o, "build_info", "gauge", "Always 1; the version label is keventd's.");
-	strbuf_puts(o, "keventd_build_info{");
-	prom_label(o, "version", KEVENT_VERSION);
+	const struct view v = {s, rs, x};
+	strbuf_puts(o, "# HELP keventd_build_info Always 1; the version label is keventd's.\n"
+		       "# TYPE keventd_build_info gauge\nkeventd_build_info");
+	prom_label(o, '{', "version", KEVENT_VERSION);
 	strbuf_puts(o, "} 1\n");
-	prom_value(o, "uptime_seconds", "gauge", "Seconds since keventd started.",
-		   (now_monotonic_ns() - s->started_ns) / 1000000000ull);
-
-	prom_sources(o, "events_received_total", "Events accepted into keventd, per source.",
-		     s->received);
-	prom_sources(o, "events_rejected_total",
-		     "Invalid input rejected at the edge, never handled, per source.", s->rejected);
-	prom_sources(o, "receive_overruns_total",
-		     "Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.",
-		     s->overruns);
-	prom_sources(o, "events_lost_total",
-		     "Events known lost (sequence number gaps), per source.", s->lost);
-
-	prom_value(o, "events_handled_total", "counter",
-		   "Events done: every handler run, or nothing to run.", s->handled);
-	prom_value(o, "events_ratelimited_total", "counter",
-		   "Events whose every run was suppressed by a rate limit.", s->ratelimited);
-	prom_value(o, "events_matched_total", "counter", "Events that matched at least one rule.",
-		   s->matched);
-	prom_value(o, "events_pending", "gauge", "Events queued or being handled.", x->pending);
-
-	prom_value(o, "handler_runs_total", "counter", "Handlers started.", s->runs);
-	prom_value(o, "handler_failures_total", "counter",
-		   "Handler runs that exited non-zero or were killed by a signal.", s->failures);
-	prom_value(o, "handler_timeouts_total", "counter", "Handler runs killed on their timeout.",
-		   s->timeouts);
-	prom_value(o, "handler_ratelimited_total", "counter",
-		   "Handler runs suppressed by a rule's rate limit.", s->runs_ratelimited);
-	prom_value(o, "handler_dry_runs_total", "counter", "Handler runs only logged (--dry-run).",
-		   s->dry_runs);
-	prom_value(o, "handler_output_dropped_bytes_total", "counter",
-		   "Bytes of handler output over the logging limit, not logged.",
-		   s->output_dropped_bytes);
-
-	prom_value(o, "queue_running", "gauge", "Handlers running now.", x->running);
-	prom_value(o, "queue_max_children", "gauge", "Handlers allowed to run at once.",
-		   x->max_children);
-	prom_value(o, "queue_size", "gauge", "Events queued before the sources pause.",
-		   x->queue_size);
-	prom_value(o, "queue_paused", "gauge", "1 while the sources are paused on a full queue.",
-		   x->paused);
-	prom_value(o, "queue_pauses_total", "counter",
-		   "Times the sources were paused on a full queue.", s->paused);
-
-	prom_value(o, "control_clients", "gauge", "Clients connected to the control socket.",
-		   x->clients);
-	prom_value(o, "control_refused_total", "counter",
-		   "Control socket peers refused by their credentials.", s->ctl_refused);
-	prom_value(o, "control_bad_requests_total", "counter",
-		   "Malformed or unknown control requests.", s->ctl_bad);
-	prom_value(o, "control_over_limit_total", "counter",
-		   "Control connections refused over the client limit.", s->ctl_over_limit);
-	prom_value(o, "monitor_dropped_total", "counter",
-		   "Events not shown to a monitor too slow to read them.", s->monitor_dropped);
-
-	prom_value(o, "rules", "gauge", "Rules loaded.", rs ? rs->n_rules : 0);
-	prom_value(o, "rule_files", "gauge", "Rule files loaded.", rs ? rs->n_files : 0);
-	prom_value(o, "reloads_total", "counter", "Rule reloads.", s->reloads);
-	prom_value(o, "reload_errors_total", "counter", "Rule reloads with a broken file.",
-		   s->reload_errors);
-
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} per_rule[] = {
-		{"rule_matched_total", "Events the rule matched.",
-		 offsetof(struct krule_counters, matched)},
-		{"rule_runs_total", "Handler runs of the rule.",
-		 offsetof(struct krule_counters, runs)},
-		{"rule_failures_total", "Failed handler runs of the rule.",
-		 offsetof(struct krule_counters, failures)},
-		{"rule_timeouts_total", "Handler runs of the rule killed on its timeout.",
-		 offsetof(struct krule_counters, timeouts)},
-		{"rule_ratelimited_total", "Handler runs of the rule suppressed by its rate limit.",
-		 offsetof(struct krule_counters, ratelimited)},
-	};
-	for (size_t k = 0; k < ARRAY_SIZE(per_rule); k++) {
-		prom_family(o, per_rule[k].name, "counter", per_rule[k].help);
-		for (size_t i = 0; rs && i < rs->n_rules; i++) {
-			const struct krule *r = rs->rules[i];
-			const struct krule_counters *c = lookup(s, r);
-			uint64_t v;
-			memcpy(&v, (const char *)c + per_rule[k].off, sizeof(v));
-			strbuf_printf(o, "keventd_%s{", per_rule[k].name);
-			prom_label(o, "rule", r->name);
-			strbuf_putc(o, ',');
-			prom_label(o, "file", r->file->path);
-			strbuf_printf(o, "} %" PRIu64 "\n", v);
+	for (const struct kstats_row *r = kstats_rows; r < kstats_rows + kstats_n_rows; r++) {
+		if (!r->prom)
+			continue;
+		strbuf_printf(o, "# HELP keventd_%s %s\n# TYPE keventd_%s %s\n", r->prom, r->help,
+			      r->prom, r->type);
+		for (size_t i = 0; i < count(&v, r->section); i++) {
+			strbuf_printf(o, "keventd_%s", r->prom);
+			if (r->section == KSTATS_SOURCES) {
+				prom_label(o, '{', "source",
+					   kevent_source_name((enum kevent_source)i));
+				strbuf_putc(o, '}');
+			} else if (r->section == KSTATS_RULES) {
+				prom_label(o, '{', "rule", rs->rules[i]->name);
+				prom_label(o, ',', "file", rs->rules[i]->file->path);
+				strbuf_putc(o, '}');
+			}
+			strbuf_printf(o, " %" PRIu64 "\n", value(r, &v, i));
 		}
 	}
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's counters, and their text and JSON renderings for status. */
+/* The daemon's counters, and their text, JSON and Prometheus renderings
+ * for status: one table, kstats_rows, that all three read. */
 #ifndef KEVENT_STATS_H
 #define KEVENT_STATS_H
 
@@ -49,6 +50,52 @@ struct kstatus_extra {
 	bool paused;
 };
 
+/* The parts of status, in the order of the JSON and Prometheus renderings
+ * (the text one has its own). */
+enum kstats_section {
+	KSTATS_UPTIME,	/* JSON: at the top level */
+	KSTATS_SOURCES, /* per source; text: a table, a column per row */
+	KSTATS_EVENTS,
+	KSTATS_RUNS,
+	KSTATS_QUEUE,
+	KSTATS_CONTROL,
+	KSTATS_RULESET,
+	KSTATS_RULES, /* per rule; text: a line per rule */
+	KSTATS_NSECTIONS,
+};
+
+/* Where a row's value is read, at its off. */
+enum kstats_from {
+	KSTATS_FROM_STATS,	 /* uint64_t in struct kstats */
+	KSTATS_FROM_SOURCES,	 /* uint64_t[KEVENT_SOURCE_MAX] in struct kstats */
+	KSTATS_FROM_SOURCES_SUM, /* the same, summed over the sources */
+	KSTATS_FROM_EXTRA,	 /* size_t in struct kstatus_extra */
+	KSTATS_FROM_EXTRA_FLAG,	 /* bool in struct kstatus_extra */
+	KSTATS_FROM_RULESET,	 /* size_t in struct kruleset; 0 before the first load */
+	KSTATS_FROM_UPTIME,	 /* seconds since started_ns; no off */
+	KSTATS_FROM_RULE,	 /* uint64_t in struct krule_counters */
+};
+
+/*
+ * One counter of status as each rendering shows it; NULL where a rendering
+ * does not.  text: the words of the text rendering, '#' standing for the
+ * value (a flag's words are shown only while it is set; a per-source row's
+ * are its column heading); json: the key in its section's object; prom: the
+ * metric family after "keventd_", with help for its HELP line.
+ */
+struct kstats_row {
+	enum kstats_section section;
+	const char *text, *json, *prom;
+	const char *type; /* the Prometheus TYPE: "counter" or "gauge" */
+	enum kstats_from from;
+	size_t off;
+	const char *help;
+};
+
+/* Every row, grouped by section in the order of enum kstats_section. */
+extern const struct kstats_row kstats_rows[];
+extern const size_t kstats_n_rows;
+
 enum kstatus_format { KSTATUS_TEXT, KSTATUS_JSON, KSTATUS_PROMETHEUS };
 
 /* "text", "json" or "prometheus"; -1 for anything else. */
@@ -58,8 +105,8 @@ void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *out);
 void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *out);
-/* The Prometheus text exposition format (version 0.0.4): the counters of
- * the JSON rendering, as keventd_* metric families. */
+/* The Prometheus text exposition format (version 0.0.4): the rows with a
+ * prom name, as keventd_* metric families, in table order. */
 void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
 			      const struct kstatus_extra *x, struct strbuf *out);
 

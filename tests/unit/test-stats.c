@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The counters of status: every one in the text, JSON and Prometheus
+ * renderings with its value, spelled as keventctl(8) documents, byte for
+ * byte as keventctl status prints them. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "stats.h"
+#include "testutil.h"
+#include "util.h"
+
+#define POWER "/etc/keventd/rules.d/10-power.yaml"
+#define DISK  "/etc/keventd/rules.d/20-disk.yaml"
+
+/* Every counter a distinct three-digit value: none is a prefix of another,
+ * and each can be counted in the output. */
+enum where { SET_NONE, SET_STATS, SET_EXTRA };
+
+struct counter_case {
+	const char *what;
+	enum where where; /* SET_NONE: the fixture sets it (uptime, sums, flag) */
+	size_t off;	  /* into struct kstats (uint64_t) or kstatus_extra (size_t) */
+	uint64_t value;
+	/* what each rendering shows, once; NULL: that rendering does not show it */
+	const char *text, *json, *prom;
+};
+
+#define S(f) SET_STATS, offsetof(struct kstats, f)
+#define X(f) SET_EXTRA, offsetof(struct kstatus_extra, f)
+
+/* clang-format off */
+static const struct counter_case counters[] = {
+	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
+	{"received, all sources", SET_NONE, 0, 450, NULL, "\"events\":{\"received\":450,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 490, NULL, ",\"rejected\":490,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 530, NULL, ",\"overruns\":530,", NULL},
+	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
+	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
+	{"matched", S(matched), 203, "matched 203", "\"matched\":203", "keventd_events_matched_total 203\n"},
+	{"pending (events)", X(pending), 301, NULL, ",\"pending\":301}", "keventd_events_pending 301\n"},
+	{"runs", S(runs), 211, "runs: 211,", "\"started\":211", "keventd_handler_runs_total 211\n"},
+	{"failures", S(failures), 212, "failures 212", "\"failures\":212", "keventd_handler_failures_total 212\n"},
+	{"timeouts", S(timeouts), 213, "timeouts 213", "\"timeouts\":213", "keventd_handler_timeouts_total 213\n"},
+	{"runs rate-limited", S(runs_ratelimited), 214, "rate-limited 214", "\"ratelimited\":214", "keventd_handler_ratelimited_total 214\n"},
+	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
+	{"output dropped", S(output_dropped_bytes), 216, NULL, "\"output_dropped_bytes\":216", "keventd_handler_output_dropped_bytes_total 216\n"},
+	{"pending (queue)", X(pending), 301, "301 pending", "{\"pending\":301,", NULL},
+	{"running", X(running), 302, "302 running", "\"running\":302", "keventd_queue_running 302\n"},
+	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
+	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
+	{"paused now", SET_NONE, 0, 1, " (full: sources paused)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
+	{"pauses", S(paused), 221, NULL, "\"paused_times\":221", "keventd_queue_pauses_total 221\n"},
+	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
+	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
+	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
+	{"over limit", S(ctl_over_limit), 233, "over limit 233", "\"over_limit\":233", "keventd_control_over_limit_total 233\n"},
+	{"monitor drops", S(monitor_dropped), 234, "monitor drops 234", "\"monitor_dropped\":234", "keventd_monitor_dropped_total 234\n"},
+	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
+	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
+	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
+	{"reload errors", S(reload_errors), 242, "reload errors 242", "\"reload_errors\":242", "keventd_reload_errors_total 242\n"},
+};
+/* clang-format on */
+
+/* Per source: source i holds base + i; column of the text table from 0. */
+struct source_case {
+	size_t off;
+	uint64_t base;
+	int column;
+	const char *json, *prom;
+};
+
+/* clang-format off */
+static const struct source_case per_source[] = {
+	{offsetof(struct kstats, received), 111, 0, "received", "events_received_total"},
+	{offsetof(struct kstats, rejected), 121, 1, "rejected", "events_rejected_total"},
+	{offsetof(struct kstats, overruns), 131, 2, "overruns", "receive_overruns_total"},
+	{offsetof(struct kstats, lost), 141, 3, "lost", "events_lost_total"},
+};
+/* clang-format on */
+
+/* Per rule: rule i of the fixture holds base[i] + k, 0 for none. */
+struct rule_case {
+	size_t off;
+	unsigned k;
+	const char *text, *json, *prom;
+};
+
+/* clang-format off */
+static const struct rule_case per_rule[] = {
+	{offsetof(struct krule_counters, matched), 1, "matched", "matched", "rule_matched_total"},
+	{offsetof(struct krule_counters, runs), 2, "runs", "runs", "rule_runs_total"},
+	{offsetof(struct krule_counters, failures), 3, "failures", "failures", "rule_failures_total"},
+	{offsetof(struct krule_counters, timeouts), 4, "timeouts", "timeouts", "rule_timeouts_total"},
+	{offsetof(struct krule_counters, ratelimited), 5, "rate-limited", "ratelimited", "rule_ratelimited_total"},
+};
+/* clang-format on */
+
+static const uint64_t rule_base[] = {400, 0, 410}; /* on-high, on-low, spin-down */
+
+struct fixture {
+	struct kstats s;
+	struct kstatus_extra x;
+	struct kruleset *rs;
+	struct strbuf text, json, prom;
+};
+
+static struct kruleset *ruleset(bool with_disk)
+{
+	struct kfile *f[2] = {
+		tu_parse("rules:\n  - name: on-high\n  - name: 'on-low \"q\" \\ end'\n", POWER),
+		with_disk ? tu_parse("rules:\n  - name: spin-down\n", DISK) : NULL,
+	};
+	struct kruleset *rs = NULL;
+	assert_int_equal(kruleset_from_files(f, with_disk ? 2 : 1, &rs), 0);
+	kfile_unref(f[0]);
+	kfile_unref(f[1]);
+	return rs;
+}
+
+static void render(struct fixture *fx)
+{
+	strbuf_reset(&fx->text);
+	strbuf_reset(&fx->json);
+	strbuf_reset(&fx->prom);
+	/* 42 s ago: the uptime reads 42 for a second to come */
+	fx->s.started_ns = now_monotonic_ns() - 42000000000ull;
+	kstats_render_text(&fx->s, fx->rs, &fx->x, &fx->text);
+	kstats_render_json(&fx->s, fx->rs, &fx->x, &fx->json);
+	kstats_render_prometheus(&fx->s, fx->rs, &fx->x, &fx->prom);
+	assert_false(fx->text.oom || fx->json.oom || fx->prom.oom);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	assert_non_null(fx);
+	assert_int_equal(kstats_init(&fx->s), 0);
+	fx->text = fx->json = fx->prom = (struct strbuf)STRBUF_INIT;
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
+		const struct counter_case *c = &counters[i];
+		if (c->where == SET_STATS)
+			*(uint64_t *)((char *)&fx->s + c->off) = c->value;
+		else if (c->where == SET_EXTRA)
+			*(size_t *)((char *)&fx->x + c->off) = c->value;
+	}
+	for (size_t k = 0; k < ARRAY_SIZE(per_source); k++)
+		for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+			((uint64_t *)((char *)&fx->s + per_source[k].off))[i] =
+				per_source[k].base + i;
+	fx->x.paused = true;
+	fx->rs = ruleset(true);
+	for (size_t i = 0; i < fx->rs->n_rules; i++) {
+		if (!rule_base[i])
+			continue; /* never counted: renders zeros */
+		struct krule_counters *rc = kstats_rule(&fx->s, fx->rs->rules[i]);
+		assert_non_null(rc);
+		for (size_t k = 0; k < ARRAY_SIZE(per_rule); k++)
+			*(uint64_t *)((char *)rc + per_rule[k].off) = rule_base[i] + per_rule[k].k;
+	}
+	render(fx);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	kruleset_free(fx->rs);
+	kstats_release(&fx->s);
+	strbuf_release(&fx->text);
+	strbuf_release(&fx->json);
+	strbuf_release(&fx->prom);
+	free(fx);
+	return 0;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Occurrences of the decimal number v, not as part of a longer number. */
+static size_t count_number(const char *hay, uint64_t v)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	size_t n = 0, len = strlen(num);
+	for (const char *p = hay; (p = strstr(p, num)); p += len)
+		if ((p == hay || !isdigit((unsigned char)p[-1])) && !isdigit((unsigned char)p[len]))
+			n++;
+	return n;
+}
+
+static void check_once(const char *format, const char *out, const char *what, const char *want)
+{
+	if (count(out, want) != 1)
+		fail_msg("%s: %s shows \"%s\" %zu times, not once:\n%s", what, format, want,
+			 count(out, want), out);
+}
+
+/* Each counter with its value, once, in each rendering that shows it; and
+ * its value nowhere else. */
+static void test_counters(void **state)
+{
+	struct fixture *fx = *state;
+	const char *out[3] = {strbuf_str(&fx->text), strbuf_str(&fx->json), strbuf_str(&fx->prom)};
+	static const char *const format[3] = {"text", "JSON", "Prometheus"};
+	for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
+		const struct counter_case *c = &counters[i];
+		const char *want[3] = {c->text, c->json, c->prom};
+		for (int f = 0; f < 3; f++) {
+			if (want[f])
+				check_once(format[f], out[f], c->what, want[f]);
+			if (c->value < 100)
+				continue; /* small numbers are everywhere */
+			size_t n = 0;	  /* cases sharing the value: pending */
+			for (size_t j = 0; j < ARRAY_SIZE(counters); j++) {
+				const char *w[3] = {counters[j].text, counters[j].json,
+						    counters[j].prom};
+				n += counters[j].value == c->value && w[f];
+			}
+			if (count_number(out[f], c->value) != n)
+				fail_msg("%s: %s shows %" PRIu64 " %zu times, not %zu:\n%s",
+					 c->what, format[f], c->value,
+					 count_number(out[f], c->value), n, out[f]);
+		}
+	}
+}
+
+/* The line of out that starts with prefix, the nth such from 0 (malloc'd). */
+static char *line_of(const char *out, const char *prefix, size_t nth)
+{
+	size_t len = strlen(prefix);
+	for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
+		if (strncmp(p, prefix, len) == 0 && nth-- == 0)
+			return strndup(p, strcspn(p, "\n"));
+		if (!strchr(p, '\n'))
+			break;
+	}
+	fail_msg("no line %zu starting \"%s\" in:\n%s", nth, prefix, out);
+	return NULL;
+}
+
+/* The JSON object that starts at the nth occurrence of start (malloc'd). */
+static char *object_of(const char *out, const char *start, size_t nth)
+{
+	const char *p = out;
+	for (size_t i = 0; p && i <= nth; i++)
+		p = strstr(i ? p + 1 : p, start);
+	if (!p)
+		fail_msg("no %zuth %s in %s", nth, start, out);
+	return strndup(p, strcspn(p, "}") + 1);
+}
+
+static void test_per_source(void **state)
+{
+	struct fixture *fx = *state;
+	char *header = line_of(strbuf_str(&fx->text), "source ", 0);
+	for (size_t k = 0; k < ARRAY_SIZE(per_source); k++) {
+		const struct source_case *c = &per_source[k];
+		assert_non_null(strstr(header, c->json)); /* the column is called the same */
+		for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+			const char *src = kevent_source_name((enum kevent_source)i);
+			uint64_t v = c->base + i;
+			/* text: a row per source, a column per counter */
+			char *row = line_of(strbuf_str(&fx->text), src, 0);
+			char *want = tu_printf("%" PRIu64, v);
+			char *tok = strtok(row, " ");
+			for (int col = 0; col <= c->column; col++)
+				tok = strtok(NULL, " ");
+			assert_string_equal(tok, want);
+			/* JSON: an object per source */
+			char *key = tu_printf("\"%s\":{", src);
+			char *obj = object_of(strbuf_str(&fx->json), key, 0);
+			char *kv = tu_printf("\"%s\":%" PRIu64, c->json, v);
+			assert_non_null(strstr(obj, kv));
+			/* Prometheus: a sample per source */
+			char *sample = tu_printf("keventd_%s{source=\"%s\"} %" PRIu64 "\n", c->prom,
+						 src, v);
+			check_once("Prometheus", strbuf_str(&fx->prom), c->prom, sample);
+			assert_int_equal(count_number(strbuf_str(&fx->text), v), 1);
+			assert_int_equal(count_number(strbuf_str(&fx->json), v), 1);
+			assert_int_equal(count_number(strbuf_str(&fx->prom), v), 1);
+			free(row);
+			free(want);
+			free(key);
+			free(obj);
+			free(kv);
+			free(sample);
+		}
+	}
+	free(header);
+}
+
+/* How each rendering names rule i of the fixture. */
+static const struct {
+	const char *text, *json, *prom;
+} rule_names[] = {
+	{"rule on-high (10-power.yaml): ", "{\"name\":\"on-high\",\"file\":\"" POWER "\"",
+	 "{rule=\"on-high\",file=\"" POWER "\"} "},
+	{"rule on-low \"q\" \\ end (10-power.yaml): ",
+	 "{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"" POWER "\"",
+	 "{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"" POWER "\"} "},
+	{"rule spin-down (20-disk.yaml): ", "{\"name\":\"spin-down\",\"file\":\"" DISK "\"",
+	 "{rule=\"spin-down\",file=\"" DISK "\"} "},
+};
+
+/* Renders fx's ruleset with counters of rule i at rule_base[i] (or zero
+ * when gone), and checks every rendering of each. */
+static void check_rules(struct fixture *fx, const uint64_t *base)
+{
+	render(fx);
+	assert_int_equal(fx->rs->n_rules, 3);
+	for (size_t i = 0; i < fx->rs->n_rules; i++) {
+		char *line = line_of(strbuf_str(&fx->text), rule_names[i].text, 0);
+		char *obj = object_of(strbuf_str(&fx->json), rule_names[i].json, 0);
+		for (size_t k = 0; k < ARRAY_SIZE(per_rule); k++) {
+			const struct rule_case *c = &per_rule[k];
+			uint64_t v = base[i] ? base[i] + c->k : 0;
+			char *text = tu_printf("%s %" PRIu64, c->text, v);
+			char *json = tu_printf("\"%s\":%" PRIu64, c->json, v);
+			char *prom = tu_printf("keventd_%s%s%" PRIu64 "\n", c->prom,
+					       rule_names[i].prom, v);
+			assert_non_null(strstr(line, text));
+			assert_non_null(strstr(obj, json));
+			check_once("Prometheus", strbuf_str(&fx->prom), c->prom, prom);
+			free(text);
+			free(json);
+			free(prom);
+		}
+		free(line);
+		free(obj);
+	}
+}
+
+static void test_per_rule(void **state)
+{
+	struct fixture *fx = *state;
+	check_rules(fx, rule_base);
+
+	/* a reload of the same files keeps the counters: they follow the
+	 * file's name and the rule's */
+	kruleset_free(fx->rs);
+	fx->rs = ruleset(true);
+	kstats_prune(&fx->s, fx->rs);
+	check_rules(fx, rule_base);
+
+	/* a rule pruned away starts again from zero when it comes back */
+	kruleset_free(fx->rs);
+	fx->rs = ruleset(false);
+	kstats_prune(&fx->s, fx->rs);
+	kruleset_free(fx->rs);
+	fx->rs = ruleset(true);
+	check_rules(fx, (const uint64_t[]){400, 0, 0});
+}
+
+/* The rows some rendering leaves out, as keventctl status always has:
+ * any other row missing from a rendering is a counter forgotten there. */
+static const struct gap {
+	enum kstats_section section;
+	const char *row;     /* its JSON key, or else its Prometheus name */
+	const char *missing; /* the renderings without it */
+} gaps[] = {
+	{KSTATS_EVENTS, "received", "text prom"}, /* the sum of the sources' */
+	{KSTATS_EVENTS, "rejected", "text prom"},
+	{KSTATS_EVENTS, "overruns", "text prom"},
+	{KSTATS_EVENTS, "pending", "text"}, /* the text shows it with the queue */
+	{KSTATS_RUNS, "output_dropped_bytes", "text"},
+	{KSTATS_QUEUE, "pending", "prom"}, /* keventd_events_pending */
+	{KSTATS_QUEUE, "queue_paused", "text json"},
+	{KSTATS_QUEUE, "paused_times", "text"},
+	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
+};
+
+/* The text line of each section (the per-rule one: of the first rule) and
+ * where its JSON object starts. */
+static const struct {
+	const char *text, *json;
+} where_shown[KSTATS_NSECTIONS] = {
+	[KSTATS_UPTIME] = {"uptime: ", "{"}, /* the top level, up to the first '}' */
+	[KSTATS_SOURCES] = {"source ", "\"kernel\":{"},
+	[KSTATS_EVENTS] = {"events: ", "\"events\":{"},
+	[KSTATS_RUNS] = {"runs: ", "\"runs\":{"},
+	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
+	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
+	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
+	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
+};
+
+/* Whether line has the words of text with a number in place of its '#'. */
+static bool has_words(const char *line, const char *text)
+{
+	const char *hash = strchr(text, '#');
+	if (!hash)
+		return strstr(line, text) != NULL;
+	char *before = strndup(text, (size_t)(hash - text));
+	bool found = false;
+	for (const char *p = line; !found && (p = strstr(p, before)); p++) {
+		const char *q = p + strlen(before);
+		if (!isdigit((unsigned char)*q))
+			continue;
+		while (isdigit((unsigned char)*q))
+			q++;
+		found = strncmp(q, hash + 1, strlen(hash + 1)) == 0;
+	}
+	free(before);
+	return found;
+}
+
+/* Every row of the table is in every rendering but for the gaps above,
+ * with its value where its section is shown. */
+static void test_every_row_rendered(void **state)
+{
+	struct fixture *fx = *state;
+	bool used[ARRAY_SIZE(gaps)] = {0};
+	for (size_t k = 0; k < kstats_n_rows; k++) {
+		const struct kstats_row *r = &kstats_rows[k];
+		const char *id = r->json ? r->json : r->prom;
+		char *missing = tu_printf("%s%s%s", r->text ? "" : " text", r->json ? "" : " json",
+					  r->prom ? "" : " prom");
+		assert_non_null(id);
+		if (k > 0)
+			assert_true(kstats_rows[k - 1].section <= r->section); /* grouped */
+		for (size_t j = 0; j < k; j++) /* a key once in each object */
+			assert_false(r->json && kstats_rows[j].json &&
+				     kstats_rows[j].section == r->section &&
+				     strcmp(kstats_rows[j].json, r->json) == 0);
+		if (*missing) {
+			size_t g = 0;
+			while (g < ARRAY_SIZE(gaps) &&
+			       (gaps[g].section != r->section || strcmp(gaps[g].row, id) != 0 ||
+				strcmp(gaps[g].missing, missing + 1) != 0))
+				g++;
+			if (g == ARRAY_SIZE(gaps))
+				fail_msg("row %s is not in:%s", id, missing);
+			used[g] = true;
+		}
+		free(missing);
+
+		if (r->text) {
+			char *line =
+				line_of(strbuf_str(&fx->text), where_shown[r->section].text, 0);
+			if (r->section ==
+			    KSTATS_SOURCES) /* a column heading; the cells are numbers */
+				assert_non_null(strstr(line, r->text));
+			else if (!has_words(line, r->text))
+				fail_msg("text: no \"%s\" in \"%s\"", r->text, line);
+			free(line);
+		}
+		if (r->json) {
+			char *obj =
+				object_of(strbuf_str(&fx->json), where_shown[r->section].json, 0);
+			char *key = tu_printf("\"%s\":", r->json);
+			const char *p = strstr(obj, key);
+			if (!p || !strchr("{,", p[-1]) || !strchr("0123456789tf", p[strlen(key)]))
+				fail_msg("JSON: no %s in %s", key, obj);
+			free(obj);
+			free(key);
+		}
+		if (r->prom) {
+			assert_true(strcmp(r->type, "counter") == 0 ||
+				    strcmp(r->type, "gauge") == 0);
+			size_t len = strlen(r->prom);
+			bool total = len > 6 && strcmp(r->prom + len - 6, "_total") == 0;
+			assert_int_equal(total, strcmp(r->type, "counter") == 0);
+			assert_non_null(r->help);
+			char *family = tu_printf(
+				"# HELP keventd_%s %s\n# TYPE keventd_%s %s\n"
+				"keventd_%s%c",
+				r->prom, r->help, r->prom, r->type, r->prom,
+				r->section == KSTATS_SOURCES || r->section == KSTATS_RULES ? '{'
+											   : ' ');
+			check_once("Prometheus", strbuf_str(&fx->prom), r->prom, family);
+			free(family);
+		}
+	}
+	for (size_t g = 0; g < ARRAY_SIZE(gaps); g++)
+		if (!used[g])
+			fail_msg("gap %s: no such row", gaps[g].row);
+}
+
+/* Byte for byte what keventctl status prints, in each format. */
+static void test_golden(void **state)
+{
+	struct fixture *fx = *state;
+	/* clang-format off */
+	assert_string_equal(strbuf_str(&fx->text),
+		"uptime: 42s\n"
+		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
+		"queue: 301 pending, 302 running, max 303 children, size 304 (full: sources paused)\n"
+		"source         received     rejected     overruns         lost\n"
+		"kernel              111          121          131          141\n"
+		"udev                112          122          132          142\n"
+		"thermal             113          123          133          143\n"
+		"socket              114          124          134          144\n"
+		"events: handled 201, rate-limited 202, matched 203\n"
+		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
+		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
+		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
+		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0\n"
+		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
+	assert_string_equal(strbuf_str(&fx->json),
+		"{\"uptime_seconds\":42,"
+		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141},"
+		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142},"
+		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143},"
+		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144}},"
+		"\"events\":{\"received\":450,\"rejected\":490,\"overruns\":530,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":221,\"paused\":true},"
+		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
+		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
+		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
+		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405},"
+		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,"
+		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0},"
+		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,"
+		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415}]}\n");
+	assert_string_equal(strbuf_str(&fx->prom),
+		"# HELP keventd_build_info Always 1; the version label is keventd's.\n"
+		"# TYPE keventd_build_info gauge\n"
+		"keventd_build_info{version=\"" KEVENT_VERSION "\"} 1\n"
+		"# HELP keventd_uptime_seconds Seconds since keventd started.\n"
+		"# TYPE keventd_uptime_seconds gauge\n"
+		"keventd_uptime_seconds 42\n"
+		"# HELP keventd_events_received_total Events accepted into keventd, per source.\n"
+		"# TYPE keventd_events_received_total counter\n"
+		"keventd_events_received_total{source=\"kernel\"} 111\n"
+		"keventd_events_received_total{source=\"udev\"} 112\n"
+		"keventd_events_received_total{source=\"thermal\"} 113\n"
+		"keventd_events_received_total{source=\"socket\"} 114\n"
+		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
+		"# TYPE keventd_events_rejected_total counter\n"
+		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
+		"keventd_events_rejected_total{source=\"udev\"} 122\n"
+		"keventd_events_rejected_total{source=\"thermal\"} 123\n"
+		"keventd_events_rejected_total{source=\"socket\"} 124\n"
+		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
+		"# TYPE keventd_receive_overruns_total counter\n"
+		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
+		"keventd_receive_overruns_total{source=\"udev\"} 132\n"
+		"keventd_receive_overruns_total{source=\"thermal\"} 133\n"
+		"keventd_receive_overruns_total{source=\"socket\"} 134\n"
+		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
+		"# TYPE keventd_events_lost_total counter\n"
+		"keventd_events_lost_total{source=\"kernel\"} 141\n"
+		"keventd_events_lost_total{source=\"udev\"} 142\n"
+		"keventd_events_lost_total{source=\"thermal\"} 143\n"
+		"keventd_events_lost_total{source=\"socket\"} 144\n"
+		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
+		"# TYPE keventd_events_handled_total counter\n"
+		"keventd_events_handled_total 201\n"
+		"# HELP keventd_events_ratelimited_total Events whose every run was suppressed by a rate limit.\n"
+		"# TYPE keventd_events_ratelimited_total counter\n"
+		"keventd_events_ratelimited_total 202\n"
+		"# HELP keventd_events_matched_total Events that matched at least one rule.\n"
+		"# TYPE keventd_events_matched_total counter\n"
+		"keventd_events_matched_total 203\n"
+		"# HELP keventd_events_pending Events queued or being handled.\n"
+		"# TYPE keventd_events_pending gauge\n"
+		"keventd_events_pending 301\n"
+		"# HELP keventd_handler_runs_total Handlers started.\n"
+		"# TYPE keventd_handler_runs_total counter\n"
+		"keventd_handler_runs_total 211\n"
+		"# HELP keventd_handler_failures_total Handler runs that exited non-zero or were killed by a signal.\n"
+		"# TYPE keventd_handler_failures_total counter\n"
+		"keventd_handler_failures_total 212\n"
+		"# HELP keventd_handler_timeouts_total Handler runs killed on their timeout.\n"
+		"# TYPE keventd_handler_timeouts_total counter\n"
+		"keventd_handler_timeouts_total 213\n"
+		"# HELP keventd_handler_ratelimited_total Handler runs suppressed by a rule's rate limit.\n"
+		"# TYPE keventd_handler_ratelimited_total counter\n"
+		"keventd_handler_ratelimited_total 214\n"
+		"# HELP keventd_handler_dry_runs_total Handler runs only logged (--dry-run).\n"
+		"# TYPE keventd_handler_dry_runs_total counter\n"
+		"keventd_handler_dry_runs_total 215\n"
+		"# HELP keventd_handler_output_dropped_bytes_total Bytes of handler output over the logging limit, not logged.\n"
+		"# TYPE keventd_handler_output_dropped_bytes_total counter\n"
+		"keventd_handler_output_dropped_bytes_total 216\n"
+		"# HELP keventd_queue_running Handlers running now.\n"
+		"# TYPE keventd_queue_running gauge\n"
+		"keventd_queue_running 302\n"
+		"# HELP keventd_queue_max_children Handlers allowed to run at once.\n"
+		"# TYPE keventd_queue_max_children gauge\n"
+		"keventd_queue_max_children 303\n"
+		"# HELP keventd_queue_size Events queued before the sources pause.\n"
+		"# TYPE keventd_queue_size gauge\n"
+		"keventd_queue_size 304\n"
+		"# HELP keventd_queue_paused 1 while the sources are paused on a full queue.\n"
+		"# TYPE keventd_queue_paused gauge\n"
+		"keventd_queue_paused 1\n"
+		"# HELP keventd_queue_pauses_total Times the sources were paused on a full queue.\n"
+		"# TYPE keventd_queue_pauses_total counter\n"
+		"keventd_queue_pauses_total 221\n"
+		"# HELP keventd_control_clients Clients connected to the control socket.\n"
+		"# TYPE keventd_control_clients gauge\n"
+		"keventd_control_clients 305\n"
+		"# HELP keventd_control_refused_total Control socket peers refused by their credentials.\n"
+		"# TYPE keventd_control_refused_total counter\n"
+		"keventd_control_refused_total 231\n"
+		"# HELP keventd_control_bad_requests_total Malformed or unknown control requests.\n"
+		"# TYPE keventd_control_bad_requests_total counter\n"
+		"keventd_control_bad_requests_total 232\n"
+		"# HELP keventd_control_over_limit_total Control connections refused over the client limit.\n"
+		"# TYPE keventd_control_over_limit_total counter\n"
+		"keventd_control_over_limit_total 233\n"
+		"# HELP keventd_monitor_dropped_total Events not shown to a monitor too slow to read them.\n"
+		"# TYPE keventd_monitor_dropped_total counter\n"
+		"keventd_monitor_dropped_total 234\n"
+		"# HELP keventd_rules Rules loaded.\n"
+		"# TYPE keventd_rules gauge\n"
+		"keventd_rules 3\n"
+		"# HELP keventd_rule_files Rule files loaded.\n"
+		"# TYPE keventd_rule_files gauge\n"
+		"keventd_rule_files 2\n"
+		"# HELP keventd_reloads_total Rule reloads.\n"
+		"# TYPE keventd_reloads_total counter\n"
+		"keventd_reloads_total 241\n"
+		"# HELP keventd_reload_errors_total Rule reloads with a broken file.\n"
+		"# TYPE keventd_reload_errors_total counter\n"
+		"keventd_reload_errors_total 242\n"
+		"# HELP keventd_rule_matched_total Events the rule matched.\n"
+		"# TYPE keventd_rule_matched_total counter\n"
+		"keventd_rule_matched_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 401\n"
+		"keventd_rule_matched_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_matched_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 411\n"
+		"# HELP keventd_rule_runs_total Handler runs of the rule.\n"
+		"# TYPE keventd_rule_runs_total counter\n"
+		"keventd_rule_runs_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 402\n"
+		"keventd_rule_runs_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_runs_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 412\n"
+		"# HELP keventd_rule_failures_total Failed handler runs of the rule.\n"
+		"# TYPE keventd_rule_failures_total counter\n"
+		"keventd_rule_failures_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 403\n"
+		"keventd_rule_failures_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_failures_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 413\n"
+		"# HELP keventd_rule_timeouts_total Handler runs of the rule killed on its timeout.\n"
+		"# TYPE keventd_rule_timeouts_total counter\n"
+		"keventd_rule_timeouts_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 404\n"
+		"keventd_rule_timeouts_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_timeouts_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 414\n"
+		"# HELP keventd_rule_ratelimited_total Handler runs of the rule suppressed by its rate limit.\n"
+		"# TYPE keventd_rule_ratelimited_total counter\n"
+		"keventd_rule_ratelimited_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 405\n"
+		"keventd_rule_ratelimited_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_ratelimited_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 415\n");
+	/* clang-format on */
+}
+
+/* Before the first load there are no rules: each rendering says so. */
+static void test_no_ruleset(void **state)
+{
+	(void)state;
+	struct kstats s;
+	struct kstatus_extra x = {0};
+	assert_int_equal(kstats_init(&s), 0);
+	struct strbuf text = STRBUF_INIT, json = STRBUF_INIT, prom = STRBUF_INIT;
+	kstats_render_text(&s, NULL, &x, &text);
+	kstats_render_json(&s, NULL, &x, &json);
+	kstats_render_prometheus(&s, NULL, &x, &prom);
+	assert_non_null(strstr(strbuf_str(&text),
+			       "\nrules: 0 in 0 files (reloads 0, reload errors 0)\n"
+			       "queue: 0 pending, 0 running, max 0 children, size 0\n"));
+	assert_null(strstr(strbuf_str(&text), "\nrule "));
+	assert_non_null(strstr(strbuf_str(&json), "\"paused\":false}"));
+	assert_non_null(
+		strstr(strbuf_str(&json),
+		       "\"ruleset\":{\"rules\":0,\"files\":0,\"reloads\":0,\"reload_errors\":0},"
+		       "\"rules\":[]}\n"));
+	assert_non_null(strstr(strbuf_str(&prom), "keventd_queue_paused 0\n"));
+	assert_non_null(strstr(strbuf_str(&prom), "keventd_rules 0\n"));
+	/* the rule families are there, with no samples */
+	assert_non_null(
+		strstr(strbuf_str(&prom), "# TYPE keventd_rule_ratelimited_total counter\n"));
+	assert_null(strstr(strbuf_str(&prom), "keventd_rule_matched_total{"));
+	strbuf_release(&text);
+	strbuf_release(&json);
+	strbuf_release(&prom);
+	kstats_release(&s);
+}
+
+static void test_format_names(void **state)
+{
+	(void)state;
+	assert_int_equal(kstatus_format_from_name("text"), KSTATUS_TEXT);
+	assert_int_equal(kstatus_format_from_name("json"), KSTATUS_JSON);
+	assert_int_equal(kstatus_format_from_name("prometheus"), KSTATUS_PROMETHEUS);
+	assert_int_equal(kstatus_format_from_name("JSON"), -1);
+	assert_int_equal(kstatus_format_from_name(""), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_rule, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_row_rendered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),
+		cmocka_unit_test(test_no_ruleset),
+		cmocka_unit_test(test_format_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
