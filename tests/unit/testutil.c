@@ -4,11 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "util.h"
 
 char *tu_diag(const struct kdiag *d)
 {
@@ -108,4 +113,130 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 void tu_rm_rf(const char *path)
 {
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char **tu_strv_dup(char *const *v)
+{
+	size_t n = strv_length(v);
+	char **copy = calloc(n + 1, sizeof(*copy));
+	assert_non_null(copy);
+	for (size_t i = 0; i < n; i++) {
+		copy[i] = strdup(v[i]);
+		assert_non_null(copy[i]);
+	}
+	return copy;
+}
+
+static volatile sig_atomic_t term_status;
+
+static void exit_on_term(int sig)
+{
+	(void)sig;
+	_exit(term_status);
+}
+
+static _Noreturn void child_main(const struct tu_child *how, int out_w, int err_w,
+				 const sigset_t *term)
+{
+	(void)setpgid(0, 0);
+	if (dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+		_exit(126);
+	if (how->term == TU_TERM_IGNORE) {
+		signal(SIGTERM, SIG_IGN);
+	} else if (how->term == TU_TERM_EXIT) {
+		term_status = how->status;
+		signal(SIGTERM, exit_on_term);
+	}
+	/* blocked since before the fork: a SIGTERM sent meanwhile comes now */
+	sigprocmask(SIG_UNBLOCK, term, NULL);
+	while (how->hang)
+		pause();
+	_exit(how->status);
+}
+
+int tu_spawn(const struct tu_child *how, struct kproc *p)
+{
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	*p = (struct kproc){.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1};
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		int rc = -errno;
+		for (int i = 0; i < 2; i++) {
+			if (out[i] >= 0)
+				close(out[i]);
+			if (err[i] >= 0)
+				close(err[i]);
+		}
+		return rc;
+	}
+	sigset_t term, old;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_main(how, out[1], err[1], &term);
+	int rc = pid < 0 ? -errno : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(out[1]);
+	close(err[1]);
+	if (rc == 0) {
+		/* as the child does: the group exists before anyone signals it */
+		(void)setpgid(pid, pid);
+		p->pidfd = pidfd_open(pid, 0);
+		if (p->pidfd < 0) {
+			rc = -errno;
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+	}
+	if (rc < 0) {
+		close(out[0]);
+		close(err[0]);
+		return rc;
+	}
+	p->pid = pid;
+	p->out_fd = out[0];
+	p->err_fd = err[0];
+	fcntl(p->out_fd, F_SETFL, O_NONBLOCK);
+	fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+void tu_reap(pid_t pid)
+{
+	siginfo_t si = {0};
+	if (pid <= 0 || waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return; /* reaped already: the pid may be someone else's by now */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void deadline_expired(struct ktimer *t, void *userdata)
+{
+	struct tu_deadline *dl = userdata;
+	(void)t;
+	dl->timer = NULL;
+	dl->expired = true;
+	print_error("the loop was still running after its deadline\n");
+	kloop_exit(dl->loop, -ETIME);
+}
+
+void tu_deadline_arm(struct tu_deadline *dl, struct kloop *l, uint64_t ms)
+{
+	*dl = (struct tu_deadline){.loop = l};
+	assert_int_equal(kloop_add_timer(l, now_monotonic_ns() + ms * 1000000ull, deadline_expired,
+					 dl, &dl->timer),
+			 0);
+}
+
+bool tu_deadline_run(struct tu_deadline *dl)
+{
+	int rc = kloop_run(dl->loop);
+	if (dl->expired)
+		return false;
+	ktimer_cancel(dl->timer);
+	dl->timer = NULL;
+	assert_int_equal(rc, 0);
+	return true;
 }

@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -12,6 +13,8 @@
 #include <cmocka.h>
 
 #include "event.h"
+#include "exec.h"
+#include "loop.h"
 #include "rules.h"
 #include "ruleset.h"
 
@@ -33,5 +36,42 @@ char *tu_subdir(const char *dir, const char *sub);
 /* Writes a file with the given contents and mode. */
 void tu_write(const char *dir, const char *name, const char *content, mode_t mode);
 void tu_rm_rf(const char *path);
+/* A malloc'd copy of a NULL-terminated string vector (strv_free() it). */
+char **tu_strv_dup(char *const *v);
+
+/* What SIGTERM does to a child of tu_spawn(). */
+enum tu_term {
+	TU_TERM_DIE,	/* the default: it is killed by it */
+	TU_TERM_IGNORE, /* nothing: only SIGKILL ends it */
+	TU_TERM_EXIT,	/* it exits with its status */
+};
+
+/* How a child of tu_spawn() behaves. */
+struct tu_child {
+	int status;	   /* what it exits with */
+	bool hang;	   /* it waits for a signal instead of exiting at once */
+	enum tu_term term; /* set before any SIGTERM can reach it */
+};
+
+/* Starts a child and fills *p as kexec_spawn() does: its pid, a pidfd,
+ * and the read ends (non-blocking, close-on-exec) of the pipes that are
+ * its stdout and stderr, in a process group of its own.  0 or -errno. */
+int tu_spawn(const struct tu_child *how, struct kproc *p);
+/* Kills and reaps pid if it is a child not reaped yet: what a test that
+ * failed half-way leaves behind. */
+void tu_reap(pid_t pid);
+
+/* A bound on how long a test runs its loop. */
+struct tu_deadline {
+	struct kloop *loop;
+	struct ktimer *timer;
+	bool expired;
+};
+
+/* After ms milliseconds, kloop_exit(l, -ETIME) and expired. */
+void tu_deadline_arm(struct tu_deadline *dl, struct kloop *l, uint64_t ms);
+/* Runs the loop until kloop_exit().  Returns false if the deadline ended
+ * it; otherwise disarms the deadline and checks the loop's return of 0. */
+bool tu_deadline_run(struct tu_deadline *dl);
 
 #endif

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The daemon's path from a source's sink to its handlers: matching, rule
+ * order, last, rate limits, failures, per-object order and the counters,
+ * with real rule files and a fake spawner that starts trivial children. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "testutil.h"
+#include "util.h"
+
+#define CPU "/org/kernel/devices/system/cpu/temperature"
+#define SDA "/org/kernel/devices/pci0000:00/block/sda"
+
+/* The fake spawner "runs" a program by its name: /bin/false exits 1,
+ * a program under /missing/ cannot be started, any other exits 0. */
+#define MISSING "/missing/"
+
+struct spawned {
+	char **argv, **envp;
+	char *rule;
+	size_t running; /* handlers alive when it was started */
+	bool refused;
+	pid_t pid;
+};
+
+struct fake {
+	struct kdaemon *d;
+	struct spawned v[32];
+	size_t n;
+};
+
+static int fake_spawn(void *userdata, const struct kplan *plan, const struct krule *r,
+		      struct kproc *p, const char **what)
+{
+	struct fake *f = userdata;
+	assert_true(f->n < ARRAY_SIZE(f->v));
+	struct spawned *s = &f->v[f->n++];
+	*s = (struct spawned){
+		.argv = tu_strv_dup(plan->argv),
+		.envp = tu_strv_dup(plan->envp),
+		.rule = strdup(r->name),
+		.running = krunner_children(f->d->runner),
+	};
+	assert_non_null(s->rule);
+	assert_int_equal(strv_length(plan->argv), plan->argc);
+	assert_int_equal(strv_length(plan->envp), plan->n_env);
+	if (strncmp(plan->argv[0], MISSING, strlen(MISSING)) == 0) {
+		s->refused = true;
+		*what = "finding the program";
+		return -ENOENT;
+	}
+	struct tu_child how = {.status = strcmp(plan->argv[0], "/bin/false") == 0};
+	int rc = tu_spawn(&how, p);
+	s->pid = p->pid;
+	return rc;
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+	strv_foreach (e, envp)
+		if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+			return *e + len + 1;
+	return NULL;
+}
+
+/* "#SEQ RULE (N running): ARGV..." with " [refused]" for a start that failed. */
+static char *spawned_line(const struct spawned *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *seq = env_get(s->envp, "KEVENT_SEQNUM");
+	strbuf_printf(&sb, "#%s %s (%zu running):", seq ? seq : "?", s->rule, s->running);
+	strv_foreach (a, s->argv)
+		strbuf_printf(&sb, " %s", *a);
+	if (s->refused)
+		strbuf_puts(&sb, " [refused]");
+	return strbuf_steal(&sb);
+}
+
+static void fake_release(struct fake *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		tu_reap(f->v[i].pid); /* only if a failed test left it */
+		strv_free(f->v[i].argv);
+		strv_free(f->v[i].envp);
+		free(f->v[i].rule);
+	}
+	f->n = 0;
+}
+
+/* A daemon reading one rule file from a scratch directory, with no
+ * control socket and no sources of its own. */
+struct setup {
+	char *dir;
+	const char *dirs[1];
+	struct fake fake;
+	struct kdaemon *d;
+	struct ksink sink;
+	uint64_t seqnum;
+};
+
+static void setup_make(struct setup *t, const char *file, const char *yaml)
+{
+	*t = (struct setup){.dir = tu_mkdtemp()};
+	t->dirs[0] = t->dir;
+	tu_write(t->dir, file, yaml, 0644);
+	struct kdaemon_config cfg = {
+		.rule_dirs = t->dirs,
+		.n_rule_dirs = 1,
+		.control_path = NULL,
+		.control_gid = (gid_t)-1,
+		.sources = 0,
+		.max_children = 4,
+		.queue_size = 64,
+		.trust = false,
+		.spawn = fake_spawn,
+		.spawn_userdata = &t->fake,
+	};
+	assert_int_equal(kdaemon_new(&cfg, &t->d), 0);
+	t->fake.d = t->d;
+	t->sink = kdaemon_sink(t->d);
+	assert_int_equal(t->d->rules->n_files, 1);
+}
+
+static void setup_free(struct setup *t)
+{
+	fake_release(&t->fake);
+	kdaemon_free(t->d);
+	tu_rm_rf(t->dir);
+	free(t->dir);
+}
+
+/* Submits "TYPE OBJECT SIGNAL [PAYLOAD]" as the kernel source would. */
+static void submit(struct setup *t, const char *line)
+{
+	char *copy = strdup(line);
+	assert_non_null(copy);
+	char *sp1 = strchr(copy, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	assert_non_null(sp2);
+	*sp1 = *sp2 = '\0';
+	char *payload = strchr(sp2 + 1, ' ');
+	if (payload)
+		*payload++ = '\0';
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	int type = kevent_type_from_name(copy);
+	assert_true(type >= 0);
+	if (kevent_new(type, sp1 + 1, sp2 + 1, payload ? payload : "", KEVENT_SOURCE_KERNEL,
+		       ++t->seqnum, 1700000000000000000ull, NULL, 0, &ev, &why) < 0)
+		fail_msg("bad test event %s: %s", line, why);
+	free(copy);
+	assert_int_equal(ksink_submit(&t->sink, ev), 0);
+}
+
+/* Lets everything queued run, as the daemon does when it stops. */
+static void drain(struct setup *t)
+{
+	struct tu_deadline dl;
+	tu_deadline_arm(&dl, t->d->loop, 10000);
+	kdaemon_exit(t->d, 0);
+	if (!tu_deadline_run(&dl)) {
+		fake_release(&t->fake);
+		fail_msg("the queued handlers did not finish");
+	}
+	assert_int_equal(krunner_children(t->d->runner), 0);
+	assert_int_equal(ksched_pending(t->d->sched), 0);
+}
+
+static const char cpu_rules[] = "# The CPU is too hot: throttle it; log every change.\n"
+				"rules:\n"
+				"  - name: cpu-throttle\n"
+				"    match:\n"
+				"      type: power\n"
+				"      object: " CPU "\n"
+				"      signal: [high, critical]\n"
+				"    run: [/usr/local/sbin/throttle, --cpu, \"${KEVENT_CPU}\"]\n"
+				"    timeout: 30s\n"
+				"\n"
+				"  - name: cpu-log\n"
+				"    match:\n"
+				"      type: power\n"
+				"      object: " CPU "\n"
+				"    run: [/usr/bin/logger, --tag, keventd,\n"
+				"          \"CPU ${KEVENT_CPU}: ${KEVENT_SIGNAL}\"]\n";
+
+static const char last_rules[] =
+	"rules:\n"
+	"  # back to normal: nothing to do, and nothing else sees it\n"
+	"  - name: quiet-normal\n"
+	"    match:\n"
+	"      signal: normal\n"
+	"    last: true\n"
+	"\n"
+	"  - name: poweroff\n"
+	"    match:\n"
+	"      signal: critical\n"
+	"    run: [/usr/local/sbin/poweroff-soon]\n"
+	"    last: true\n"
+	"\n"
+	"  - name: log-all\n"
+	"    match:\n"
+	"      type: power\n"
+	"    run: [/usr/bin/logger, \"${KEVENT_OBJECT} ${KEVENT_SIGNAL}\"]\n";
+
+static const char rate_rules[] = "rules:\n"
+				 "  - name: fan-alarm\n"
+				 "    match:\n"
+				 "      type: power\n"
+				 "      signal: fan-stopped\n"
+				 "    run: [/usr/local/sbin/fan-alarm, \"${KEVENT_OBJECT}\"]\n"
+				 "    ratelimit: 1/60s  # one alarm a minute per fan\n";
+
+static const char rate_and_log_rules[] = "rules:\n"
+					 "  - name: fan-alarm\n"
+					 "    match:\n"
+					 "      signal: fan-stopped\n"
+					 "    run: [/usr/local/sbin/fan-alarm]\n"
+					 "    ratelimit: 1/60s\n"
+					 "\n"
+					 "  - name: fan-log\n"
+					 "    match:\n"
+					 "      signal: fan-stopped\n"
+					 "    run: [/usr/bin/logger, fan stopped]\n";
+
+static const char fail_rules[] =
+	"rules:\n"
+	"  - name: fsck\n"
+	"    match:\n"
+	"      type: storage\n"
+	"      signal: check\n"
+	"    run: [/bin/false]\n"
+	"\n"
+	"  - name: mount\n"
+	"    match:\n"
+	"      type: storage\n"
+	"      signal: add\n"
+	"    run: [" MISSING "mount-helper, \"${KEVENT_DEVNAME}\"]\n"
+	"\n"
+	"  - name: log\n"
+	"    match:\n"
+	"      type: storage\n"
+	"    run: [/usr/bin/logger, \"${KEVENT_SIGNAL} ${KEVENT_DEVNAME}\"]\n";
+
+/* What became of the events: stats of kstats. */
+struct counts {
+	uint64_t received, matched, handled, ratelimited, runs, failures, runs_ratelimited;
+};
+
+struct daemon_case {
+	const char *name;
+	const char *rules;
+	const char *events[4]; /* "TYPE OBJECT SIGNAL [PAYLOAD]", seqnums from 1 */
+	const char *spawned[8];
+	struct counts want;
+};
+
+/* clang-format off */
+static const struct daemon_case cases[] = {
+	{"matching rules run in rule order", cpu_rules, {"power " CPU " high Cpu: 3"}, {"#1 cpu-throttle (0 running): /usr/local/sbin/throttle --cpu 3", "#1 cpu-log (0 running): /usr/bin/logger --tag keventd CPU 3: high"}, {.received = 1, .matched = 1, .handled = 1, .runs = 2}},
+	{"only the rules that match run", cpu_rules, {"power " CPU " normal Cpu: 1"}, {"#1 cpu-log (0 running): /usr/bin/logger --tag keventd CPU 1: normal"}, {.received = 1, .matched = 1, .handled = 1, .runs = 1}},
+	{"an event matching nothing is handled", cpu_rules, {"storage " SDA " add"}, {NULL}, {.received = 1, .handled = 1}},
+	{"a last rule that runs nothing filters", last_rules, {"power " CPU " normal"}, {NULL}, {.received = 1, .matched = 1, .handled = 1}},
+	{"last stops the later rules", last_rules, {"power " CPU " critical"}, {"#1 poweroff (0 running): /usr/local/sbin/poweroff-soon"}, {.received = 1, .matched = 1, .handled = 1, .runs = 1}},
+	{"a last rule that does not match stops nothing", last_rules, {"power " CPU " high"}, {"#1 log-all (0 running): /usr/bin/logger " CPU " high"}, {.received = 1, .matched = 1, .handled = 1, .runs = 1}},
+	{"a rate limit suppresses a second run", rate_rules, {"power /org/kernel/fan0 fan-stopped", "power /org/kernel/fan0 fan-stopped"}, {"#1 fan-alarm (0 running): /usr/local/sbin/fan-alarm /org/kernel/fan0"}, {.received = 2, .matched = 2, .handled = 1, .ratelimited = 1, .runs = 1, .runs_ratelimited = 1}},
+	{"a rate limit is per object", rate_rules, {"power /org/kernel/fan0 fan-stopped", "power /org/kernel/fan1 fan-stopped"}, {"#1 fan-alarm (0 running): /usr/local/sbin/fan-alarm /org/kernel/fan0", "#2 fan-alarm (1 running): /usr/local/sbin/fan-alarm /org/kernel/fan1"}, {.received = 2, .matched = 2, .handled = 2, .runs = 2}},
+	{"an event with a run left is handled", rate_and_log_rules, {"power /org/kernel/fan0 fan-stopped", "power /org/kernel/fan0 fan-stopped"}, {"#1 fan-alarm (0 running): /usr/local/sbin/fan-alarm", "#1 fan-log (0 running): /usr/bin/logger fan stopped", "#2 fan-log (0 running): /usr/bin/logger fan stopped"}, {.received = 2, .matched = 2, .handled = 2, .runs = 3, .runs_ratelimited = 1}},
+	{"a failing exit status is a failure", fail_rules, {"storage " SDA " check DEVNAME: /dev/sda"}, {"#1 fsck (0 running): /bin/false", "#1 log (0 running): /usr/bin/logger check /dev/sda"}, {.received = 1, .matched = 1, .handled = 1, .runs = 2, .failures = 1}},
+	{"a start that fails is a failure, later rules run", fail_rules, {"storage " SDA " add DEVNAME: /dev/sda"}, {"#1 mount (0 running): " MISSING "mount-helper /dev/sda [refused]", "#1 log (0 running): /usr/bin/logger add /dev/sda"}, {.received = 1, .matched = 1, .handled = 1, .runs = 2, .failures = 1}},
+	{"events of one object run one at a time, in order", cpu_rules, {"power " CPU " high Cpu: 0", "power " CPU " critical Cpu: 1"}, {"#1 cpu-throttle (0 running): /usr/local/sbin/throttle --cpu 0", "#1 cpu-log (0 running): /usr/bin/logger --tag keventd CPU 0: high", "#2 cpu-throttle (0 running): /usr/local/sbin/throttle --cpu 1", "#2 cpu-log (0 running): /usr/bin/logger --tag keventd CPU 1: critical"}, {.received = 2, .matched = 2, .handled = 2, .runs = 4}},
+	{"events of other objects run side by side", last_rules, {"power /org/kernel/fan0 high", "power /org/kernel/fan1 high"}, {"#1 log-all (0 running): /usr/bin/logger /org/kernel/fan0 high", "#2 log-all (1 running): /usr/bin/logger /org/kernel/fan1 high"}, {.received = 2, .matched = 2, .handled = 2, .runs = 2}},
+};
+/* clang-format on */
+
+static void check_counts(const struct kstats *s, const struct counts *want)
+{
+	assert_int_equal(s->received[KEVENT_SOURCE_KERNEL], want->received);
+	for (int src = 0; src < KEVENT_SOURCE_MAX; src++)
+		if (src != KEVENT_SOURCE_KERNEL)
+			assert_int_equal(s->received[src], 0);
+	assert_int_equal(s->matched, want->matched);
+	assert_int_equal(s->handled, want->handled);
+	assert_int_equal(s->ratelimited, want->ratelimited);
+	assert_int_equal(s->runs, want->runs);
+	assert_int_equal(s->failures, want->failures);
+	assert_int_equal(s->runs_ratelimited, want->runs_ratelimited);
+	/* every accepted event is accounted for once it has all run */
+	assert_int_equal(s->handled + s->ratelimited, s->received[KEVENT_SOURCE_KERNEL]);
+	assert_true(s->matched <= s->received[KEVENT_SOURCE_KERNEL]);
+}
+
+static void test_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct daemon_case *c = &cases[i];
+		print_message("case: %s\n", c->name);
+		struct setup t;
+		setup_make(&t, "50-test.yaml", c->rules);
+		for (size_t e = 0; e < ARRAY_SIZE(c->events) && c->events[e]; e++)
+			submit(&t, c->events[e]);
+		drain(&t);
+		size_t n_want = 0;
+		while (n_want < ARRAY_SIZE(c->spawned) && c->spawned[n_want])
+			n_want++;
+		for (size_t k = 0; k < t.fake.n; k++) {
+			char *line = spawned_line(&t.fake.v[k]);
+			print_message("  spawned %s\n", line);
+			if (k < n_want)
+				assert_string_equal(line, c->spawned[k]);
+			free(line);
+		}
+		assert_int_equal(t.fake.n, n_want);
+		check_counts(&t.d->stats, &c->want);
+		setup_free(&t);
+	}
+}
+
+/* The environment a handler is started with, through the daemon. */
+static void test_handler_env(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-cpu.yaml", cpu_rules);
+	submit(&t, "power " CPU " high Cpu: 3\nTemperature: 95000");
+	drain(&t);
+	assert_int_equal(t.fake.n, 2);
+	char *file = tu_printf("KEVENT_RULE_FILE=%s/50-cpu.yaml", t.dir);
+	const char *const want[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"KEVENT_TYPE=power",
+		"KEVENT_OBJECT=" CPU,
+		"KEVENT_SIGNAL=high",
+		"KEVENT_PAYLOAD=Cpu: 3\nTemperature: 95000",
+		"KEVENT_SEQNUM=1",
+		"KEVENT_TIMESTAMP=1700000000000000000",
+		"KEVENT_SOURCE=kernel",
+		"KEVENT_RULE=cpu-throttle",
+		file,
+		"KEVENT_CPU=3",
+		"KEVENT_TEMPERATURE=95000",
+	};
+	char **env = t.fake.v[0].envp;
+	for (size_t i = 0; env[i]; i++)
+		print_message("env[%zu] %s\n", i, env[i]);
+	assert_int_equal(strv_length(env), ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		assert_string_equal(env[i], want[i]);
+	/* the second rule's run is told its own name */
+	assert_string_equal(env_get(t.fake.v[1].envp, "KEVENT_RULE"), "cpu-log");
+	free(file);
+	setup_free(&t);
+}
+
+/* What a source reports besides events: counted per source. */
+static void test_sink_counts(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-cpu.yaml", cpu_rules);
+	struct kstats *s = &t.d->stats;
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_UDEV), 64);
+
+	for (int i = 0; i < KDAEMON_REJECT_LOG_BURST + 5; i++)
+		ksink_reject(&t.sink, KEVENT_SOURCE_UDEV, "not a uevent");
+	ksink_reject(&t.sink, KEVENT_SOURCE_THERMAL, "no such zone");
+	assert_int_equal(s->rejected[KEVENT_SOURCE_UDEV], KDAEMON_REJECT_LOG_BURST + 5);
+	assert_int_equal(s->rejected[KEVENT_SOURCE_THERMAL], 1);
+	assert_int_equal(s->rejected[KEVENT_SOURCE_KERNEL], 0);
+	assert_int_equal(s->rejected[KEVENT_SOURCE_SOCKET], 0);
+	/* all counted, only a burst of them logged */
+	assert_int_equal(t.d->reject_log[KEVENT_SOURCE_UDEV].logged, KDAEMON_REJECT_LOG_BURST);
+	assert_int_equal(t.d->reject_log[KEVENT_SOURCE_UDEV].unlogged, 5);
+
+	ksink_lost(&t.sink, KEVENT_SOURCE_KERNEL, 5);
+	ksink_lost(&t.sink, KEVENT_SOURCE_KERNEL, 2);
+	ksink_overrun(&t.sink, KEVENT_SOURCE_UDEV);
+	ksink_overrun(&t.sink, KEVENT_SOURCE_UDEV);
+	ksink_overrun(&t.sink, KEVENT_SOURCE_KERNEL);
+	assert_int_equal(s->lost[KEVENT_SOURCE_KERNEL], 7);
+	assert_int_equal(s->lost[KEVENT_SOURCE_UDEV], 0);
+	assert_int_equal(s->overruns[KEVENT_SOURCE_UDEV], 2);
+	assert_int_equal(s->overruns[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(s->overruns[KEVENT_SOURCE_THERMAL], 0);
+
+	/* nothing of that is an event */
+	for (int src = 0; src < KEVENT_SOURCE_MAX; src++)
+		assert_int_equal(s->received[src], 0);
+	assert_int_equal(s->handled, 0);
+
+	/* an event takes room until it has run; a stopping daemon has none */
+	submit(&t, "power " CPU " high Cpu: 3");
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_KERNEL), 63);
+	drain(&t);
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_KERNEL), 0);
+	assert_int_equal(s->handled, 1);
+	setup_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_handler_env),
+		cmocka_unit_test(test_sink_counts),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

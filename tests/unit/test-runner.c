@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The runner alone: each rule's outcome, the job's end, and the timeout's
+ * escalation from SIGTERM to SIGKILL (keventd.rules(5), "timeout"), also
+ * when the loop cannot time the grace period.  kloop_add_timer() is
+ * wrapped at link time (see CMakeLists.txt) so that a test can make one
+ * call fail, or bring in its deadline instead of waiting 5 s. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "testutil.h"
+#include "util.h"
+
+#define SHORT_GRACE_MS 100
+#define DEADLINE_MS    3000 /* under KRUNNER_KILL_GRACE_NS: no test waits it out */
+
+int __real_kloop_add_timer(struct kloop *l, uint64_t deadline_ns, ktimer_fn fn, void *userdata,
+			   struct ktimer **out);
+int __wrap_kloop_add_timer(struct kloop *l, uint64_t deadline_ns, ktimer_fn fn, void *userdata,
+			   struct ktimer **out);
+
+/* kloop_add_timer() as the runner sees it: calls counted from the start
+ * of a case; the one numbered fail fails, the one numbered shorten is
+ * brought in to SHORT_GRACE_MS from now. */
+static struct {
+	unsigned calls;
+	unsigned fail, shorten;
+	uint64_t asked_ns; /* how far ahead the shortened one was asked for */
+} timers;
+
+int __wrap_kloop_add_timer(struct kloop *l, uint64_t deadline_ns, ktimer_fn fn, void *userdata,
+			   struct ktimer **out)
+{
+	unsigned n = ++timers.calls;
+	if (n == timers.fail)
+		return -ENOMEM;
+	if (n == timers.shorten) {
+		uint64_t now = now_monotonic_ns();
+		timers.asked_ns = deadline_ns > now ? deadline_ns - now : 0;
+		deadline_ns = now + SHORT_GRACE_MS * 1000000ull;
+	}
+	return __real_kloop_add_timer(l, deadline_ns, fn, userdata, out);
+}
+
+/* The runner's owner: a line per report and per done(). */
+struct owner {
+	struct kloop *loop;
+	struct tu_child how;
+	char *lines[16];
+	size_t n;
+	size_t jobs_left;
+	pid_t pids[8];
+	size_t spawns;
+};
+
+static void add_line(struct owner *o, char *line)
+{
+	assert_true(o->n < ARRAY_SIZE(o->lines));
+	o->lines[o->n++] = line;
+}
+
+/* A program under /missing/ cannot be started; any other is a child of
+ * tu_spawn() behaving as the case says. */
+static int spawn(void *userdata, const struct kplan *plan, const struct krule *r, struct kproc *p,
+		 const char **what)
+{
+	struct owner *o = userdata;
+	(void)r;
+	if (strncmp(plan->argv[0], "/missing/", 9) == 0) {
+		*what = "finding the program";
+		return -ENOENT;
+	}
+	assert_true(o->spawns < ARRAY_SIZE(o->pids));
+	int rc = tu_spawn(&o->how, p);
+	o->pids[o->spawns++] = p->pid;
+	return rc;
+}
+
+static const char *signame(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGKILL ? "SIGKILL" : "another signal";
+}
+
+static void report(void *userdata, const struct krun_report *rep)
+{
+	struct owner *o = userdata;
+	unsigned long long seq = (unsigned long long)rep->job->ev->seqnum;
+	const char *name = rep->rule->name;
+	const char *late = rep->timed_out ? ", timed out" : "";
+	switch (rep->outcome) {
+	case KRUN_STARTED:
+		assert_true(rep->pid > 0);
+		add_line(o, tu_printf("%llu %s started", seq, name));
+		break;
+	case KRUN_EXITED:
+		add_line(o, tu_printf("%llu %s exited %d%s", seq, name, rep->status, late));
+		break;
+	case KRUN_KILLED:
+		add_line(o, tu_printf("%llu %s killed by %s%s", seq, name, signame(rep->status),
+				      late));
+		break;
+	case KRUN_START_FAILED:
+		add_line(o,
+			 tu_printf("%llu %s start failed: %s", seq, name, strerror(-rep->error)));
+		break;
+	case KRUN_DRY_RUN:
+		add_line(o, tu_printf("%llu %s dry run", seq, name));
+		break;
+	case KRUN_RATELIMITED:
+		add_line(o, tu_printf("%llu %s rate-limited", seq, name));
+		break;
+	}
+}
+
+static void done(void *userdata, struct kjob *job)
+{
+	struct owner *o = userdata;
+	assert_int_equal(job->next, job->n_rules); /* after every rule of it */
+	add_line(o, tu_printf("%llu done", (unsigned long long)job->ev->seqnum));
+	kjob_free(job);
+	assert_true(o->jobs_left > 0);
+	if (--o->jobs_left == 0)
+		kloop_exit(o->loop, 0);
+}
+
+static const struct krunner_ops ops = {.spawn = spawn, .report = report, .done = done};
+
+static const char one_rule[] = "rules:\n"
+			       "  - name: handler\n"
+			       "    run: [/usr/local/sbin/handler, \"${KEVENT_OBJECT}\"]\n"
+			       "    timeout: 10s\n";
+
+static const char short_timeout[] = "rules:\n"
+				    "  - name: handler\n"
+				    "    run: [/usr/local/sbin/handler]\n"
+				    "    timeout: 50ms  # and SIGKILL 5s later\n";
+
+static const char three_rules[] = "rules:\n"
+				  "  - name: first\n"
+				  "    run: [/usr/local/sbin/first]\n"
+				  "    timeout: 10s\n"
+				  "  - name: second\n"
+				  "    shell: echo second\n"
+				  "    timeout: 10s\n"
+				  "  - name: third\n"
+				  "    run: [/usr/local/sbin/third]\n"
+				  "    timeout: 10s\n";
+
+static const char missing_first[] = "rules:\n"
+				    "  - name: mount\n"
+				    "    run: [/missing/mount-helper]\n"
+				    "  - name: log\n"
+				    "    run: [/usr/bin/logger, mounted]\n"
+				    "    timeout: 10s\n";
+
+static const char limited[] = "rules:\n"
+			      "  - name: alarm\n"
+			      "    run: [/usr/local/sbin/fan-alarm]\n"
+			      "    timeout: 10s\n"
+			      "    ratelimit: 1/60s\n";
+
+#define HANG(t)                           \
+	{                                 \
+		.hang = true, .term = (t) \
+	}
+
+struct runner_case {
+	const char *name;
+	const char *rules;
+	size_t jobs; /* each of every rule of the file, for one object */
+	struct tu_child how;
+	bool dry_run;
+	unsigned fail_timer, shorten_timer;
+	const char *trace[12];
+	size_t spawns, timer_calls;
+};
+
+/* clang-format off */
+static const struct runner_case cases[] = {
+	{"a handler that exits 3", one_rule, 1, {.status = 3}, false, 0, 0, {"1 handler started", "1 handler exited 3", "1 done"}, 1, 1},
+	{"rules run in order, done once after the last", three_rules, 1, {.status = 0}, false, 0, 0, {"1 first started", "1 first exited 0", "1 second started", "1 second exited 0", "1 third started", "1 third exited 0", "1 done"}, 3, 3},
+	{"killed by SIGTERM at its timeout", short_timeout, 1, HANG(TU_TERM_DIE), false, 0, 0, {"1 handler started", "1 handler killed by SIGTERM, timed out", "1 done"}, 1, 2},
+	{"exits on SIGTERM at its timeout", short_timeout, 1, HANG(TU_TERM_EXIT), false, 0, 0, {"1 handler started", "1 handler exited 0, timed out", "1 done"}, 1, 2},
+	{"ignores SIGTERM: SIGKILL after the grace period", short_timeout, 1, HANG(TU_TERM_IGNORE), false, 0, 2, {"1 handler started", "1 handler killed by SIGKILL, timed out", "1 done"}, 1, 2},
+	{"ignores SIGTERM, no timer for the grace period: SIGKILL at once", short_timeout, 1, HANG(TU_TERM_IGNORE), false, 2, 0, {"1 handler started", "1 handler killed by SIGKILL, timed out", "1 done"}, 1, 2},
+	{"no timer for the timeout: killed, never started", one_rule, 1, HANG(TU_TERM_IGNORE), false, 1, 0, {"1 handler start failed: Cannot allocate memory", "1 done"}, 1, 1},
+	{"a start that fails, and the rule after it", missing_first, 1, {.status = 0}, false, 0, 0, {"1 mount start failed: No such file or directory", "1 log started", "1 log exited 0", "1 done"}, 1, 1},
+	{"a dry run starts nothing", three_rules, 1, {.status = 0}, true, 0, 0, {"1 first dry run", "1 second dry run", "1 third dry run", "1 done"}, 0, 0},
+	{"a rate-limited job is done at once", limited, 2, {.status = 0}, false, 0, 0, {"1 alarm started", "2 alarm rate-limited", "2 done", "1 alarm exited 0", "1 done"}, 1, 1},
+};
+/* clang-format on */
+
+static void run_case(const struct runner_case *c)
+{
+	struct owner o = {.how = c->how};
+	struct kratelimit *rl = NULL;
+	struct krunner *r = NULL;
+	assert_int_equal(kloop_new(&o.loop), 0);
+	assert_int_equal(kratelimit_new(&rl), 0);
+	assert_int_equal(krunner_new(o.loop, rl, c->dry_run, &ops, &o, &r), 0);
+	struct kfile *f = tu_parse(c->rules, "/etc/keventd/rules.d/50-test.yaml");
+	const struct krule *rules[8];
+	assert_true(f->n_rules <= ARRAY_SIZE(rules));
+	for (size_t i = 0; i < f->n_rules; i++)
+		rules[i] = &f->rules[i];
+
+	struct tu_deadline dl;
+	tu_deadline_arm(&dl, o.loop, DEADLINE_MS);
+	timers.calls = 0; /* the runner's own from here */
+	timers.fail = c->fail_timer;
+	timers.shorten = c->shorten_timer;
+	timers.asked_ns = 0;
+	o.jobs_left = c->jobs;
+	for (size_t j = 0; j < c->jobs; j++) {
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		assert_int_equal(kevent_new(KEVENT_POWER, "/org/kernel/fan0", "fan-stopped", "",
+					    KEVENT_SOURCE_KERNEL, j + 1, 0, NULL, 0, &ev, &why),
+				 0);
+		struct kjob *job = NULL;
+		assert_int_equal(kjob_new(ev, rules, f->n_rules, &job), 0);
+		krunner_run(r, job);
+	}
+	bool in_time = tu_deadline_run(&dl);
+	timers.fail = timers.shorten = 0;
+	for (size_t i = 0; i < o.n; i++)
+		print_message("  %s\n", o.lines[i]);
+	if (!in_time) {
+		for (size_t i = 0; i < o.spawns; i++)
+			tu_reap(o.pids[i]);
+		fail_msg("the handlers were not over in %d ms", DEADLINE_MS);
+	}
+	assert_int_equal(krunner_children(r), 0);
+	size_t n_want = 0;
+	while (n_want < ARRAY_SIZE(c->trace) && c->trace[n_want])
+		n_want++;
+	for (size_t i = 0; i < o.n && i < n_want; i++)
+		assert_string_equal(o.lines[i], c->trace[i]);
+	assert_int_equal(o.n, n_want);
+	assert_int_equal(o.jobs_left, 0);
+	assert_int_equal(o.spawns, c->spawns);
+	assert_int_equal(timers.calls, c->timer_calls);
+	if (c->shorten_timer) {
+		/* what was shortened was the grace period after SIGTERM */
+		assert_true(timers.asked_ns <= KRUNNER_KILL_GRACE_NS);
+		assert_true(timers.asked_ns > KRUNNER_KILL_GRACE_NS - 1000000000ull);
+	}
+	for (size_t i = 0; i < o.n; i++)
+		free(o.lines[i]);
+	kfile_unref(f);
+	krunner_free(r);
+	kratelimit_free(rl);
+	kloop_free(o.loop);
+}
+
+static void test_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		print_message("case: %s\n", cases[i].name);
+		run_case(&cases[i]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cases),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
