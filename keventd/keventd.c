@@ -18,8 +18,10 @@
 #include "dbus.h"
 #include "log.h"
 
-#define EXIT_USAGE 2
-#define MAX_DIRS   64
+#define EXIT_USAGE	 2
+#define MAX_DIRS	 64
+#define MAX_CHILDREN_MAX 65536
+#define QUEUE_SIZE_MAX	 10000000
 
 static void usage(FILE *f)
 {
@@ -183,14 +185,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 			break;
 		case O_MAXCH:
-			if (parse_size(optarg, 1, 65536, &o->cfg.max_children) < 0)
-				return usage_error("--max-children wants 1..65536, not '%s'",
-						   optarg);
+			if (parse_size(optarg, 1, MAX_CHILDREN_MAX, &o->cfg.max_children) < 0)
+				return usage_error("--max-children wants 1..%d, not '%s'",
+						   MAX_CHILDREN_MAX, optarg);
 			break;
 		case O_QUEUE:
-			if (parse_size(optarg, 1, 10000000, &o->cfg.queue_size) < 0)
-				return usage_error("--queue-size wants 1..10000000, not '%s'",
-						   optarg);
+			if (parse_size(optarg, 1, QUEUE_SIZE_MAX, &o->cfg.queue_size) < 0)
+				return usage_error("--queue-size wants 1..%d, not '%s'",
+						   QUEUE_SIZE_MAX, optarg);
 			break;
 		case O_LEVEL:
 			o->log_level = klog_level_from_name(optarg);

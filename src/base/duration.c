@@ -31,7 +31,8 @@ int duration_parse(const char *s, uint64_t *out, const char **why)
 		while (*p >= '0' && *p <= '9') {
 			n = n * 10 + (uint64_t)(*p++ - '0');
 			if (n > KEVENT_DURATION_MAX_MS) {
-				*why = "duration is longer than 30 days";
+				*why = "duration is longer than " STRINGIFY(
+					KEVENT_DURATION_MAX_DAYS) " days";
 				return -EINVAL;
 			}
 		}
@@ -52,7 +53,8 @@ int duration_parse(const char *s, uint64_t *out, const char **why)
 		}
 		total += n * mult;
 		if (total > KEVENT_DURATION_MAX_MS) {
-			*why = "duration is longer than 30 days";
+			*why = "duration is longer than " STRINGIFY(
+				KEVENT_DURATION_MAX_DAYS) " days";
 			return -EINVAL;
 		}
 	}
@@ -78,8 +80,8 @@ int rate_parse(const char *s, uint32_t *count, uint64_t *period_ms, const char *
 			return -EINVAL;
 		}
 		n = n * 10 + (uint64_t)(*p - '0');
-		if (n > 1000000) {
-			*why = "rate count must be at most 1000000";
+		if (n > KEVENT_RATE_MAX) {
+			*why = "rate count must be at most " STRINGIFY(KEVENT_RATE_MAX);
 			return -EINVAL;
 		}
 	}

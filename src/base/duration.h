@@ -5,13 +5,16 @@
 
 #include <stdint.h>
 
-/* Longest accepted duration: 30 days, in milliseconds. */
-#define KEVENT_DURATION_MAX_MS (30ull * 24 * 3600 * 1000)
+/* Longest accepted duration, in days and in milliseconds. */
+#define KEVENT_DURATION_MAX_DAYS 30
+#define KEVENT_DURATION_MAX_MS	 (KEVENT_DURATION_MAX_DAYS * 24ull * 3600 * 1000)
+/* Largest N of a rate "N/PERIOD". */
+#define KEVENT_RATE_MAX 1000000
 
 /* Parses a duration into milliseconds.  Units: ms, s, m, h, d; a bare
  * number is seconds.  Returns 0, or -EINVAL with *why. */
 int duration_parse(const char *s, uint64_t *ms, const char **why);
-/* Parses "N/PERIOD" (PERIOD a duration; "s" alone means "1s").  N is 1..1000000. */
+/* Parses "N/PERIOD" (PERIOD a duration; "s" alone means "1s").  N is 1..KEVENT_RATE_MAX. */
 int rate_parse(const char *s, uint32_t *count, uint64_t *period_ms, const char **why);
 /* Formats milliseconds as the shortest duration string ("90s" -> "1m30s"). */
 void duration_format(uint64_t ms, char *buf, unsigned long len);
