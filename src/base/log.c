@@ -49,26 +49,17 @@ bool klog_enabled(int level)
 /* A text field value, quoted when a reader would otherwise split it. */
 static void text_value(struct strbuf *o, const char *v)
 {
-	bool quote = !*v;
-	for (const unsigned char *p = (const unsigned char *)v; *p && !quote; p++)
-		quote = *p <= ' ' || *p == '"' || *p == '=' || *p == '\\' || *p == 0x7f;
-	if (!quote) {
+	if (*v && !strpbrk(v, " \"=\\") && !str_has_control(v)) {
 		strbuf_puts(o, v);
 		return;
 	}
 	strbuf_putc(o, '"');
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-		if (*p == '"' || *p == '\\') {
+	for (const char *p = v, *q; *p; p = q) {
+		q = p + strcspn(p, "\"\\");
+		strbuf_add_escaped(o, p, (size_t)(q - p));
+		if (*q) {
 			strbuf_putc(o, '\\');
-			strbuf_putc(o, (char)*p);
-		} else if (*p == '\n') {
-			strbuf_puts(o, "\\n");
-		} else if (*p == '\t') {
-			strbuf_puts(o, "\\t");
-		} else if (*p < ' ' || *p == 0x7f) {
-			strbuf_printf(o, "\\x%02x", *p);
-		} else {
-			strbuf_putc(o, (char)*p);
+			strbuf_putc(o, *q++);
 		}
 	}
 	strbuf_putc(o, '"');
@@ -114,11 +105,12 @@ static void emit(int level, const struct klog_field *fields, size_t n, const cha
 		strbuf_puts(&line, "}\n");
 	} else {
 		if (to_journal)
-			strbuf_printf(&line, "<%d>%s", level & 7, strbuf_str(&msg));
+			strbuf_printf(&line, "<%d>", level & 7);
 		else
-			strbuf_printf(&line, "keventd: %s%s%s",
+			strbuf_printf(&line, "keventd: %s%s",
 				      level <= LOG_WARNING ? level_names[level & 7] : "",
-				      level <= LOG_WARNING ? ": " : "", strbuf_str(&msg));
+				      level <= LOG_WARNING ? ": " : "");
+		strbuf_add_escaped(&line, strbuf_str(&msg), msg.len);
 		put_fields(&line, fields, n, false);
 		strbuf_putc(&line, '\n');
 	}
@@ -137,6 +129,47 @@ void klog(int level, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	emit(level, NULL, 0, fmt, ap);
+	va_end(ap);
+}
+
+static void throttled(struct klog_throttle *t, uint64_t now, int level, const char *fmt, va_list ap)
+	_printf_(4, 0);
+static void throttled(struct klog_throttle *t, uint64_t now, int level, const char *fmt, va_list ap)
+{
+	if (level > max_level)
+		return;
+	if (!t->since_ns || now - t->since_ns >= KLOG_THROTTLE_WINDOW_NS) {
+		if (t->unlogged)
+			klog(level, "%s: %" PRIu64 " more %s were not logged", t->name, t->unlogged,
+			     t->what);
+		t->since_ns = now;
+		t->logged = 0;
+		t->unlogged = 0;
+	}
+	if (t->logged == KLOG_THROTTLE_BURST) {
+		t->unlogged++;
+		return;
+	}
+	emit(level, NULL, 0, fmt, ap);
+	if (++t->logged == KLOG_THROTTLE_BURST)
+		klog(level, "%s: %d %s in %llus: the next ones are %snot logged, for now", t->name,
+		     KLOG_THROTTLE_BURST, t->what, KLOG_THROTTLE_WINDOW_NS / 1000000000ull,
+		     t->counted ? "counted in status but " : "");
+}
+
+void klog_throttled(struct klog_throttle *t, int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	throttled(t, now_monotonic_ns(), level, fmt, ap);
+	va_end(ap);
+}
+
+void klog_throttled_at(struct klog_throttle *t, uint64_t now_ns, int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	throttled(t, now_ns, level, fmt, ap);
 	va_end(ap);
 }
 

@@ -108,6 +108,76 @@ void strbuf_json(struct strbuf *sb, const char *s)
 	strbuf_escaped(sb, s, true);
 }
 
+/* The length of the UTF-8 character at s (of n bytes), 0 if s does not
+ * start one: a stray continuation byte, an overlong form, a surrogate, a
+ * code point past U+10FFFF, or a sequence cut short. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	/* the lead byte's length, the value bits it holds, the least value
+	 * that needs this length */
+	size_t len = s[0] < 0x80 ? 1 : s[0] < 0xc0 ? 0 : s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	uint32_t cp = s[0] & (0x7fu >> len), min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+	if (len == 1)
+		return 1;
+	if (!len || s[0] >= 0xf8 || n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* How many bytes at s (of n) are one character shown as it is; 0 when
+ * s[0] is to be escaped (strbuf_add_escaped()). */
+static size_t shown_len(const unsigned char *s, size_t n)
+{
+	if (s[0] < 0x20 || s[0] == 0x7f)
+		return 0;
+	size_t len = utf8_len(s, n);
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0; /* a C1 control, U+0080..U+009F: 0x9b is a terminal's CSI */
+	return len;
+}
+
+void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		const unsigned char *run = p;
+		for (size_t len; p < end && (len = shown_len(p, (size_t)(end - p))); p += len)
+			;
+		strbuf_add(sb, (const char *)run, (size_t)(p - run));
+		if (p == end)
+			break;
+		if (*p == '\n')
+			strbuf_puts(sb, "\\n");
+		else if (*p == '\t')
+			strbuf_puts(sb, "\\t");
+		else
+			strbuf_printf(sb, "\\x%02x", *p);
+		p++;
+	}
+}
+
+void strbuf_put_escaped(struct strbuf *sb, const char *s)
+{
+	strbuf_add_escaped(sb, s, strlen(s));
+}
+
+bool str_has_control(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	for (size_t len; n; p += len, n -= len)
+		if (!(len = shown_len(p, n)))
+			return true;
+	return false;
+}
+
 void strbuf_reset(struct strbuf *sb)
 {
 	sb->len = 0;

@@ -74,6 +74,20 @@ void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap) _printf_(2, 
 void strbuf_quote(struct strbuf *sb, const char *s);
 /* Appends s as a JSON string. */
 void strbuf_json(struct strbuf *sb, const char *s);
+/*
+ * Text from outside (a rule file, an event, a client, a handler's output)
+ * made safe to show on a terminal or in a line of the log: appends s (n
+ * bytes) with every byte that a terminal or a line reader would act on
+ * written as an escape: a newline as "\n", a tab as "\t", and as "\xHH"
+ * each other control character (C0 and DEL), each byte of a C1 control
+ * (U+0080..U+009F) and each byte that is not part of valid UTF-8.
+ * Everything else, a backslash included, is kept as it is, so the result
+ * reads as the text did and escaping it again changes nothing.
+ */
+void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
+void strbuf_put_escaped(struct strbuf *sb, const char *s);
+/* Whether strbuf_put_escaped() would change s. */
+bool str_has_control(const char *s);
 void strbuf_reset(struct strbuf *sb);
 /* Returns the string (never NULL unless out of memory) and empties sb. */
 char *strbuf_steal(struct strbuf *sb);
