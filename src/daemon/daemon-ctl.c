@@ -137,7 +137,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_reload(ctl, p);
 	} else {
 		ctl->d->stats.ctl_bad++;
-		log_warning("control: unknown command from pid %d", (int)p->pid);
+		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,
+			       "control: unknown command from pid %d", (int)p->pid);
 		p->ops->reply(p, "err", "unknown command");
 	}
 	return 0;
@@ -154,7 +155,8 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	/* valid or not, a post counts in the client's numbering of its posts */
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
 	ctl->d->stats.ctl_bad++;
-	log_warning("control: %s (%zu bytes) from pid %d", what[why], len, (int)p->pid);
+	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
+		       what[why], len, (int)p->pid);
 	p->posts += post;
 	reply_send_error(p, post, what[why], NULL);
 }
@@ -279,13 +281,15 @@ static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
 	struct kdaemon_ctl *ctl = userdata;
 	if (over_limit) {
 		ctl->d->stats.ctl_over_limit++;
-		log_warning("control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
-			    (int)pid);
+		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
+			       (int)pid);
 	} else {
 		ctl->d->stats.ctl_refused++;
-		log_warning("control: refused peer pid %d uid %d: not root, nor keventd's "
-			    "user, nor in the control group",
-			    (int)pid, (int)uid);
+		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+			       "control: refused peer pid %d uid %d: not root, nor keventd's "
+			       "user, nor in the control group",
+			       (int)pid, (int)uid);
 	}
 }
 

@@ -13,30 +13,10 @@
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
-	const char *name = kevent_source_name(src);
-	uint64_t now = now_monotonic_ns();
 	d->stats.rejected[src]++;
-	if ((unsigned)src >= ARRAY_SIZE(d->reject_log))
-		return;
-	struct kreject_log *l = &d->reject_log[src];
-	if (!l->since_ns || now - l->since_ns >= KDAEMON_REJECT_LOG_WINDOW_NS) {
-		if (l->unlogged)
-			log_warning("%s: %" PRIu64 " more rejected inputs were not logged", name,
-				    l->unlogged);
-		l->since_ns = now;
-		l->logged = 0;
-		l->unlogged = 0;
-	}
-	if (l->logged == KDAEMON_REJECT_LOG_BURST) {
-		l->unlogged++;
-		return;
-	}
-	log_warning("%s: rejected input: %s", name, why);
-	if (++l->logged == KDAEMON_REJECT_LOG_BURST)
-		log_warning("%s: %d rejected inputs in %llus: the next ones are counted in "
-			    "status but not logged, for now",
-			    name, KDAEMON_REJECT_LOG_BURST,
-			    KDAEMON_REJECT_LOG_WINDOW_NS / 1000000000ull);
+	if ((unsigned)src < ARRAY_SIZE(d->reject_log))
+		klog_throttled(&d->reject_log[src], LOG_WARNING, "%s: rejected input: %s",
+			       kevent_source_name(src), why);
 }
 
 static int sink_submit(void *userdata, struct kevent *ev)
@@ -53,8 +33,10 @@ static void sink_overrun(void *userdata, enum kevent_source src)
 {
 	struct kdaemon *d = userdata;
 	d->stats.overruns[src]++;
-	log_warning("%s: receive buffer overrun (ENOBUFS): events were lost",
-		    kevent_source_name(src));
+	if ((unsigned)src < ARRAY_SIZE(d->overrun_log))
+		klog_throttled(&d->overrun_log[src], LOG_WARNING,
+			       "%s: receive buffer overrun (ENOBUFS): events were lost",
+			       kevent_source_name(src));
 }
 
 static void sink_lost(void *userdata, enum kevent_source src, uint64_t n)
@@ -370,6 +352,17 @@ static void start_job(struct ksched *s, struct kjob *job, void *userdata)
 
 int kdaemon_init(struct kdaemon *d)
 {
+	for (size_t i = 0; i < ARRAY_SIZE(d->reject_log); i++) {
+		const char *name = kevent_source_name((enum kevent_source)i);
+		d->reject_log[i] = (struct klog_throttle){
+			.name = name, .what = "rejected inputs", .counted = true};
+		d->overrun_log[i] = (struct klog_throttle){
+			.name = name, .what = "receive buffer overruns", .counted = true};
+	}
+	d->ctl_bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	d->ctl_refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused connections", .counted = true};
 	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;

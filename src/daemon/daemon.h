@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "log.h"
 #include "loop.h"
 #include "ratelimit.h"
 #include "runner.h"
@@ -54,13 +55,6 @@ struct kobserver {
 	void *userdata;
 };
 
-/* How much of one source's rejected input was logged lately. */
-struct kreject_log {
-	uint64_t since_ns; /* start of the current window */
-	unsigned logged;   /* rejections logged in it */
-	uint64_t unlogged; /* and not logged (all are counted) */
-};
-
 struct kdaemon_ctl;
 struct kdbus;
 struct kwatch;
@@ -85,7 +79,11 @@ struct kdaemon {
 	bool paused;
 	bool stopping;
 	bool held; /* second stop signal: queued handlers are not started */
-	struct kreject_log reject_log[KEVENT_SOURCE_MAX];
+	/* per source, the log of rejected input and of overruns (log.h) */
+	struct klog_throttle reject_log[KEVENT_SOURCE_MAX];
+	struct klog_throttle overrun_log[KEVENT_SOURCE_MAX];
+	/* the control socket's bad requests and refused connections */
+	struct klog_throttle ctl_bad_log, ctl_refused_log;
 };
 
 /* Makes a daemon of cfg (copied; its strings must outlive it) and loads
@@ -129,9 +127,9 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
  * counted, the first KDAEMON_REJECT_LOG_BURST of a source in each
  * KDAEMON_REJECT_LOG_WINDOW_NS are logged, and the rest are summed up in
  * one line when the next window starts, so a flood of garbage cannot
- * flood the journal. */
-#define KDAEMON_REJECT_LOG_BURST     20
-#define KDAEMON_REJECT_LOG_WINDOW_NS (5 * 1000000000ull)
+ * flood the journal (a struct klog_throttle per source, log.h). */
+#define KDAEMON_REJECT_LOG_BURST     KLOG_THROTTLE_BURST
+#define KDAEMON_REJECT_LOG_WINDOW_NS KLOG_THROTTLE_WINDOW_NS
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* The sink the sources report to: submit, reject, overrun, lost, room. */
 struct ksink kdaemon_sink(struct kdaemon *d);

@@ -130,6 +130,10 @@ int kdbus_new(struct kloop *loop, struct kdbus **out)
 	return 0;
 }
 
+/* A bus that refuses signals and takes them again in turn says so at a
+ * bounded rate (log.h); the signals it refused are counted (dropped). */
+static struct klog_throttle send_log = {.name = "D-Bus", .what = "lines about refused signals"};
+
 void kdbus_emit(struct kdbus *b, const struct kevent *ev)
 {
 	if (!b || !b->bus)
@@ -144,15 +148,18 @@ void kdbus_emit(struct kdbus *b, const struct kevent *ev)
 	strbuf_release(&path);
 	if (r < 0) {
 		if (!b->failing)
-			log_warning("D-Bus: cannot send the signal of event seq %" PRIu64
-				    " (%s); dropping signals until the bus takes them again",
-				    (uint64_t)ev->seqnum, strerror(-r));
+			klog_throttled(&send_log, LOG_WARNING,
+				       "D-Bus: cannot send the signal of event seq %" PRIu64
+				       " (%s); dropping signals until the bus takes them again",
+				       (uint64_t)ev->seqnum, strerror(-r));
 		b->failing = true;
 		b->dropped++;
 		return;
 	}
 	if (b->failing)
-		log_notice("D-Bus: sending event signals again (%" PRIu64 " dropped)", b->dropped);
+		klog_throttled(&send_log, LOG_NOTICE,
+			       "D-Bus: sending event signals again (%" PRIu64 " dropped)",
+			       b->dropped);
 	b->failing = false;
 	b->sent++;
 	process(b);

@@ -16,6 +16,13 @@
 #define LOG_LIMIT_BYTES (64 * 1024) /* output logged per run; the rest is counted */
 #define READ_BUDGET	(64 * 1024) /* per wake-up, so one chatty handler cannot hog the loop */
 
+/* Events decide how often these happen: logged at a bounded rate (log.h),
+ * every one counted in status (failures, rate-limited runs). */
+static struct klog_throttle spawn_log = {
+	.name = "runner", .what = "handlers that could not start", .counted = true};
+static struct klog_throttle suppressed_log = {
+	.name = "runner", .what = "rate-limited runs", .counted = true};
+
 struct stream {
 	struct kio *io;
 	int fd;
@@ -257,8 +264,8 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 	const char *what = "spawn";
 	rc = r->ops->spawn(r->userdata, &plan, rule, &c->proc, &what);
 	if (rc < 0) {
-		log_warning("rule %s: cannot run %s: %s: %s", rule->name, plan.argv[0], what,
-			    strerror(-rc));
+		klog_throttled(&spawn_log, LOG_WARNING, "rule %s: cannot run %s: %s: %s",
+			       rule->name, plan.argv[0], what, strerror(-rc));
 		kplan_release(&plan);
 		free(c);
 		return rc;
@@ -296,10 +303,11 @@ static void run_next(struct krunner *r, struct kjob *job)
 		struct krun_report rep = {.job = job, .rule = rule};
 		if (r->rl && !kratelimit_allow(r->rl, rule, job->ev->object, now_monotonic_ns())) {
 			job->suppressed++;
-			log_notice("rule %s: rate limit %" PRIu32 " per %" PRIu64
-				   "ms reached for %s, run suppressed (seq %" PRIu64 ")",
-				   rule->name, rule->rl_count, rule->rl_period_ms, job->ev->object,
-				   job->ev->seqnum);
+			klog_throttled(&suppressed_log, LOG_NOTICE,
+				       "rule %s: rate limit %" PRIu32 " per %" PRIu64
+				       "ms reached for %s, run suppressed (seq %" PRIu64 ")",
+				       rule->name, rule->rl_count, rule->rl_period_ms,
+				       job->ev->object, job->ev->seqnum);
 			rep.outcome = KRUN_RATELIMITED;
 			report(r, &rep);
 			continue;

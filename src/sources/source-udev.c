@@ -89,14 +89,21 @@ static int check_sender(struct kudev *u, int fd)
 	return 0;
 }
 
+/* Reports of lost uevents come as often as a flood of uevents overruns
+ * the socket: logged at a bounded rate (log.h), every loss counted. */
+static struct klog_throttle lost_log = {
+	.name = "udev", .what = "reports of lost uevents", .counted = true};
+
 static void track_seq(struct kudev *u, uint64_t seq)
 {
 	if (!u->from_kernel || !seq)
 		return; /* udevd may legitimately skip events it filtered */
 	if (u->have_seq && seq > u->last_seq + 1) {
 		ksink_lost(&u->sink, KEVENT_SOURCE_UDEV, seq - u->last_seq - 1);
-		log_warning("udev: %" PRIu64 " uevents lost (SEQNUM %" PRIu64 " after %" PRIu64 ")",
-			    seq - u->last_seq - 1, seq, u->last_seq);
+		klog_throttled(&lost_log, LOG_WARNING,
+			       "udev: %" PRIu64 " uevents lost (SEQNUM %" PRIu64 " after %" PRIu64
+			       ")",
+			       seq - u->last_seq - 1, seq, u->last_seq);
 	}
 	u->last_seq = seq;
 	u->have_seq = true;
