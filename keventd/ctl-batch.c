@@ -171,12 +171,12 @@ static int on_reply(struct batch *b, const char *buf, size_t len)
 	int used = 0;
 	if (sscanf(text, "post %llu: %n", &post, &used) == 1 && used > 0 && post >= 1 &&
 	    post <= b->n_posts) {
-		fprintf(stderr, "%s:%lu: keventd: %s\n", b->path, b->post_line[post - 1],
-			text + used);
+		ctl_print(stderr, "%s:%lu: keventd: %s", b->path, b->post_line[post - 1],
+			  text + used);
 		b->failed++;
 		return 0;
 	}
-	fprintf(stderr, "keventctl: keventd: %s\n", text);
+	ctl_print(stderr, "keventctl: keventd: %s", text);
 	return 1;
 }
 

@@ -40,7 +40,7 @@ static bool print_early_error(int fd)
 	if (n <= 0 || (size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0 ||
 	    strcmp(m.f[0], "err") != 0 || m.n < 2)
 		return false;
-	fprintf(stderr, "keventctl: keventd: %s\n", m.f[1]);
+	ctl_print(stderr, "keventctl: keventd: %s", m.f[1]);
 	return true;
 }
 
@@ -90,7 +90,7 @@ int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, c
 				*ok_text = m.n > 1 ? strdup(m.f[1]) : NULL;
 			return 0;
 		} else if (strcmp(m.f[0], "err") == 0) {
-			fprintf(stderr, "keventctl: keventd: %s\n", m.n > 1 ? m.f[1] : "error");
+			ctl_print(stderr, "keventctl: keventd: %s", m.n > 1 ? m.f[1] : "error");
 			return 1;
 		}
 	}

@@ -30,7 +30,7 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	duration_format(r->timeout_ms, t, sizeof(t));
 	printf("  timeout: %s\n", t);
 	if (r->user)
-		printf("  user: %s\n", r->user);
+		ctl_print(stdout, "  user: %s", r->user);
 	if (r->no_new_privs)
 		printf("  no_new_privs: true\n");
 	for (size_t i = 0; i < r->n_limits; i++) {
@@ -184,23 +184,26 @@ static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int
 	size_t matched = 0;
 	for (size_t i = 0; i < rs->n_rules; i++) {
 		const struct krule *r = rs->rules[i];
-		printf("rule %s (%s:%u:%u): ", r->name, r->file->path, r->line, r->col);
+		/* names, paths, patterns and property values: text from outside */
+		char at[64];
+		snprintf(at, sizeof(at), "%u:%u", r->line, r->col);
 		if (stopper) {
-			printf("not tried: rule %s matched first with last: true\n", stopper->name);
+			ctl_print(
+				stdout,
+				"rule %s (%s:%s): not tried: rule %s matched first with last: true",
+				r->name, r->file->path, at, stopper->name);
 			continue;
 		}
 		strbuf_reset(&sb);
 		if (!krule_match(r, ev, &sb)) {
-			printf("no match: %s\n", strbuf_str(&sb));
+			ctl_print(stdout, "rule %s (%s:%s): no match: %s", r->name, r->file->path,
+				  at, strbuf_str(&sb));
 			continue;
 		}
 		matched++;
-		if (!krule_runs_something(r))
-			printf("matched, runs nothing%s\n",
-			       r->last ? "; last: later rules do not see the event" : "");
-		else
-			printf("matched%s\n",
-			       r->last ? "; last: later rules do not see the event" : "");
+		ctl_print(stdout, "rule %s (%s:%s): matched%s%s", r->name, r->file->path, at,
+			  krule_runs_something(r) ? "" : ", runs nothing",
+			  r->last ? "; last: later rules do not see the event" : "");
 		if (krule_runs_something(r))
 			print_plan(r, ev);
 		if (r->last)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Exit statuses shared by every command. */
@@ -33,6 +34,10 @@ int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, c
 
 /* Prints "keventctl: " and a message to stderr, returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints one line to f: the text with every control character escaped
+ * (strbuf_put_escaped() of util.h), for lines that show text from outside
+ * (rule files, events, keventd's answers), then a newline. */
+void ctl_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* After getopt has printed what is wrong with an option of COMMAND: adds
  * the "Try" line, returns EXIT_USAGE. */
 int ctl_option_error(const char *command);

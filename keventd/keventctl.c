@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "util.h"
 
 #define DEFAULT_CONTROL "/run/keventd/control"
 
@@ -52,6 +53,20 @@ int ctl_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\nTry 'keventctl --help'.\n", stderr);
 	return EXIT_USAGE;
+}
+
+void ctl_print(FILE *f, const char *fmt, ...)
+{
+	struct strbuf text = STRBUF_INIT, line = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vprintf(&text, fmt, ap);
+	va_end(ap);
+	strbuf_add_escaped(&line, strbuf_str(&text), text.len);
+	strbuf_putc(&line, '\n');
+	fputs(line.oom ? "keventctl: out of memory\n" : strbuf_str(&line), f);
+	strbuf_release(&text);
+	strbuf_release(&line);
 }
 
 int ctl_option_error(const char *command)

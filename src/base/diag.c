@@ -57,5 +57,7 @@ void kdiags_move(struct kdiags *to, struct kdiags *from)
 
 void kdiag_format(const struct kdiag *d, struct strbuf *out)
 {
-	strbuf_printf(out, "%s:%u:%u: error: %s", d->file, d->line, d->col, d->msg);
+	strbuf_put_escaped(out, d->file);
+	strbuf_printf(out, ":%u:%u: error: ", d->line, d->col);
+	strbuf_put_escaped(out, d->msg);
 }

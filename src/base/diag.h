@@ -23,7 +23,9 @@ void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col,
 void kdiags_free(struct kdiags *d);
 /* Moves every entry of from to the end of to. */
 void kdiags_move(struct kdiags *to, struct kdiags *from);
-/* Formats one entry, as the documented line (no trailing newline). */
+/* Formats one entry, as the documented line (no trailing newline).  The
+ * file name and the message, which may quote the file's text, are escaped
+ * (strbuf_put_escaped()): a rule file cannot forge a line of its own. */
 void kdiag_format(const struct kdiag *d, struct strbuf *out);
 
 #endif

@@ -223,8 +223,10 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 			what = has_file(rs, ch->name) ? "broken, keeping its last good version"
 						      : "broken, not loaded";
 		log_info("rules: %s: %s", ch->name, what);
-		if (report)
-			strbuf_printf(report, "%s: %s\n", ch->name, what);
+		if (report) {
+			strbuf_put_escaped(report, ch->name);
+			strbuf_printf(report, ": %s\n", what);
+		}
 	}
 	strbuf_release(&sb);
 	if (report && !changes.n)

@@ -22,7 +22,7 @@ static void rule_names(struct strbuf *sb, const struct krule *const *rules, size
 		if (json)
 			strbuf_json(sb, rules[i]->name);
 		else
-			strbuf_puts(sb, rules[i]->name);
+			strbuf_put_escaped(sb, rules[i]->name);
 		if (sb->len > KMONITOR_LINE_MAX - 32) {
 			strbuf_cut(sb, before);
 			strbuf_puts(sb, json ? "],\"rules_truncated\":true" : ",...");

@@ -275,6 +275,17 @@ static void text_line(struct strbuf *o, const struct view *v, enum kstats_sectio
 	strbuf_putc(o, '\n');
 }
 
+/* "rule NAME (FILE): ", escaped: a default name is made of its file's name,
+ * which nothing keeps free of control characters. */
+static void rule_heading(struct strbuf *o, const struct krule *r)
+{
+	strbuf_puts(o, "rule ");
+	strbuf_put_escaped(o, r->name);
+	strbuf_puts(o, " (");
+	strbuf_put_escaped(o, r->file->name);
+	strbuf_puts(o, "): ");
+}
+
 void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
 			const struct kstatus_extra *x, struct strbuf *o)
 {
@@ -287,8 +298,7 @@ void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
 					      i < 0 ? "source"
 						    : kevent_source_name((enum kevent_source)i));
 			else if (sec == KSTATS_RULES)
-				strbuf_printf(o, "rule %s (%s): ", rs->rules[i]->name,
-					      rs->rules[i]->file->name);
+				rule_heading(o, rs->rules[i]);
 			else
 				strbuf_puts(o, sections[sec].text);
 			text_line(o, &v, sec, i);
