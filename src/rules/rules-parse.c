@@ -357,13 +357,12 @@ static int parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
+/* A name is an identifier that logs, status and monitor lines show: no
+ * control character of any kind (str_has_control()). */
 static bool name_valid(const char *s)
 {
-	size_t n = 0;
-	for (; s[n]; n++)
-		if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f)
-			return false;
-	return n > 0 && n <= KRULE_NAME_MAX;
+	size_t n = strlen(s);
+	return n > 0 && n <= KRULE_NAME_MAX && !str_has_control(s);
 }
 
 static bool user_exists(const char *u)
