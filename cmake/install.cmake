@@ -10,6 +10,7 @@
 #   <unitdir>/keventd.service                  the systemd unit
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
+#   <datadir>/dbus-1/system.d/org.kernel.Event1.conf   only root owns the name
 # With KEVENT_DEB also the Debian layout: gzipped man pages, the copyright
 # file and changelog in <datadir>/doc/keventd, and the module's source for
 # DKMS in /usr/src/kevent-<version>/.
@@ -48,6 +49,11 @@ install(FILES ${CMAKE_SOURCE_DIR}/kernel/include/uapi/linux/kevent.h
 install(FILES ${CMAKE_BINARY_DIR}/keventd.service DESTINATION ${KEVENT_SYSTEMD_UNITDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/docs/org.kernel.Event.xml # keventd --dbus's interface
         DESTINATION ${CMAKE_INSTALL_DATADIR}/dbus-1/interfaces)
+# The bus policy for keventd --dbus's name (the system bus reads
+# /usr/share/dbus-1/system.d; with another prefix, link it into
+# /etc/dbus-1/system.d).
+install(FILES ${CMAKE_SOURCE_DIR}/keventd/org.kernel.Event1.conf
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/dbus-1/system.d)
 install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME keventctl)

@@ -66,6 +66,14 @@ static struct genl_family kevent_genl_family __ro_after_init = {
 
 static atomic64_t kevent_seqnum = ATOMIC64_INIT(0);
 
+/*
+ * Whether the family is registered.  Built into the kernel, kevent
+ * registers it in a device initcall, and code in an earlier initcall may
+ * already send; before the family is registered, and after it is
+ * unregistered, an event goes nowhere, as when no one listens.
+ */
+static bool kevent_registered;
+
 static struct {
 	atomic64_t sent;
 	atomic64_t no_listener;
@@ -225,7 +233,7 @@ int kevent_vsend(enum kevent_type type, const char *object,
 {
 	char *payload = NULL;
 	va_list aq;
-	int len, ret;
+	int len = 0, ret;
 
 	if (kevent_check_args(type, object, signal)) {
 		ret = -EINVAL;
@@ -240,6 +248,19 @@ int kevent_vsend(enum kevent_type type, const char *object,
 			ret = -EINVAL;
 			goto out_count_error;
 		}
+	}
+
+	/*
+	 * Not registered (yet, or any more): do not touch the family.  Pairs
+	 * with the release in kevent_init(), so that a sender that sees the
+	 * flag also sees the family as genl_register_family() left it.
+	 */
+	if (!smp_load_acquire(&kevent_registered)) {
+		atomic64_inc(&kevent_stats.no_listener);
+		return 0;
+	}
+
+	if (fmt) {
 		payload = kmalloc(len + 1, gfp);
 		if (!payload) {
 			ret = -ENOMEM;
@@ -299,6 +320,8 @@ static int __init kevent_init(void)
 		pr_err("cannot register the Generic Netlink family: %d\n", ret);
 		return ret;
 	}
+	/* Senders may use the family from here on: see kevent_vsend(). */
+	smp_store_release(&kevent_registered, true);
 
 	kevent_debugfs_init();
 	return 0;
@@ -308,6 +331,12 @@ static void __exit kevent_exit(void)
 {
 	/* Waits for emit and bench writers still running. */
 	kevent_debugfs_exit();
+	/*
+	 * Callers are other modules, unloaded before this one, and the
+	 * debugfs writers, gone: no send is under way.  The flag only keeps
+	 * a late caller off the family.
+	 */
+	WRITE_ONCE(kevent_registered, false);
 	genl_unregister_family(&kevent_genl_family);
 }
 

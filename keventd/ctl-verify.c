@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* keventctl verify [PATH]...: lint rule files and directories. */
+/* keventctl verify [PATH]...: lint rule files, and directories as keventd
+ * would load them. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -61,14 +63,29 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	if (optind >= argc)
 		rc = check_dirs(kevent_default_rule_dirs, ARRAY_SIZE(kevent_default_rule_dirs), &t,
 				&d);
+	/* The directories are one layered set, highest first, as with
+	 * keventd's --rules-dir: a name in one hides it in the next, and a
+	 * symlink may point into any of them.  Checked where the first is. */
+	_cleanup_free_ int *err = calloc((size_t)argc, sizeof(*err)); /* stat()'s errno */
+	_cleanup_free_ const char **dirs = calloc((size_t)argc, sizeof(*dirs));
+	_cleanup_free_ bool *is_dir = calloc((size_t)argc, sizeof(*is_dir));
+	if (!err || !dirs || !is_dir)
+		rc = -ENOMEM;
+	size_t n_dirs = 0;
 	for (int i = optind; rc == 0 && i < argc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) < 0)
-			kdiags_add(&d, argv[i], 1, 1, "%s", strerror(errno));
-		else if (S_ISDIR(st.st_mode))
-			rc = check_dirs((const char *const *)&argv[i], 1, &t, &d);
-		else
+			err[i] = errno;
+		else if ((is_dir[i] = S_ISDIR(st.st_mode)))
+			dirs[n_dirs++] = argv[i];
+	}
+	for (int i = optind; rc == 0 && i < argc; i++) {
+		if (err[i])
+			kdiags_add(&d, argv[i], 1, 1, "%s", strerror(err[i]));
+		else if (!is_dir[i])
 			rc = check_file(argv[i], &t, &d);
+		else if (argv[i] == dirs[0])
+			rc = check_dirs(dirs, n_dirs, &t, &d);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "keventctl: %s\n", strerror(-rc));

@@ -314,6 +314,7 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 	case KRUN_RATELIMITED:
 		s->runs_ratelimited++;
 		rc->ratelimited++;
+		s->runs_ratelimit_full += rep->table_full;
 		break;
 	}
 }

@@ -52,6 +52,48 @@ struct kdbus {
 	bool failing; /* the last emit failed: log the next success */
 };
 
+/* The bus's answer to RequestName (org.freedesktop.DBus). */
+enum { NAME_PRIMARY_OWNER = 1, NAME_IN_QUEUE = 2, NAME_EXISTS = 3, NAME_ALREADY_OWNER = 4 };
+
+static int on_name_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	(void)userdata;
+	(void)ret_error;
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	uint32_t r = 0;
+	if (e)
+		log_warning("D-Bus: cannot own the name " KDBUS_NAME " (%s): event signals go on "
+			    "from keventd's unique name, which listeners that match on the name "
+			    "do not see; see keventd(8)",
+			    e->name);
+	else if (sd_bus_message_read(m, "u", &r) < 0)
+		log_warning("D-Bus: cannot read the bus's answer about the name " KDBUS_NAME);
+	else if (r == NAME_IN_QUEUE || r == NAME_EXISTS)
+		log_warning("D-Bus: the name " KDBUS_NAME " is owned by another connection; event "
+			    "signals go on from keventd's unique name, and keventd takes the "
+			    "name once it is free");
+	return 0;
+}
+
+/* The bus tells each connection which names it got and lost. */
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	(void)userdata;
+	(void)ret_error;
+	const char *name = NULL;
+	bool got = sd_bus_message_is_signal(m, "org.freedesktop.DBus", "NameAcquired");
+	if (!got && !sd_bus_message_is_signal(m, "org.freedesktop.DBus", "NameLost"))
+		return 0;
+	if (sd_bus_message_read(m, "s", &name) < 0 || !name || strcmp(name, KDBUS_NAME) != 0)
+		return 0;
+	if (got)
+		log_info("D-Bus: owns the name " KDBUS_NAME ": event signals come from it");
+	else
+		log_warning("D-Bus: lost the name " KDBUS_NAME ": event signals go on from "
+			    "keventd's unique name");
+	return 0;
+}
+
 bool kdbus_available(void)
 {
 	return true;
@@ -119,6 +161,12 @@ int kdbus_new(struct kloop *loop, struct kdbus **out)
 		return -ENOMEM;
 	b->loop = loop;
 	int r = sd_bus_open_system(&b->bus);
+	if (r >= 0)
+		r = sd_bus_add_filter(b->bus, NULL, on_message, b);
+	/* queued first on the connection: the bus has handled it before any signal */
+	if (r >= 0)
+		r = sd_bus_request_name_async(b->bus, NULL, KDBUS_NAME, SD_BUS_NAME_QUEUE,
+					      on_name_reply, b);
 	if (r >= 0)
 		r = kloop_add_io(loop, sd_bus_get_fd(b->bus), EPOLLIN | EPOLLOUT, on_io, b, &b->io);
 	if (r < 0) {

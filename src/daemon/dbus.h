@@ -2,8 +2,10 @@
 /*
  * The D-Bus forwarder: each event as the signal org.kernel.Event.Event
  * (type s, object s, signal s, payload s, seqnum t) on the system bus, from
- * an object path derived from the event's object.  See
- * docs/org.kernel.Event.xml.  Built when KEVENT_DBUS (sd-bus) is on.
+ * an object path derived from the event's object, sent by the owner of the
+ * well-known name org.kernel.Event1, which the bus policy lets only root
+ * own, so that a listener can tell keventd's signals from anyone else's.
+ * See docs/org.kernel.Event.xml.  Built when KEVENT_DBUS (sd-bus) is on.
  */
 #ifndef KEVENT_DBUS_H
 #define KEVENT_DBUS_H
@@ -14,6 +16,7 @@
 #include "loop.h"
 #include "util.h"
 
+#define KDBUS_NAME	"org.kernel.Event1" /* keventd's well-known name */
 #define KDBUS_INTERFACE "org.kernel.Event"
 #define KDBUS_MEMBER	"Event"
 
@@ -21,8 +24,10 @@ struct kdbus;
 
 /* Whether this build has the forwarder. */
 bool kdbus_available(void);
-/* Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set) and
- * watches the connection in loop.  0, or a negative errno
+/* Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set), asks for
+ * KDBUS_NAME (without waiting: a name taken or refused is logged, signals
+ * are sent all the same, and a name queued for is taken when its owner
+ * lets go) and watches the connection in loop.  0, or a negative errno
  * (-EOPNOTSUPP without D-Bus support). */
 int kdbus_new(struct kloop *loop, struct kdbus **out);
 /* Queues ev's signal; never blocks.  Losses are counted and logged. */

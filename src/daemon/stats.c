@@ -143,6 +143,10 @@ const struct kstats_row kstats_rows[] = {
 	 "Handler runs only logged (--dry-run)."},
 	{KSTATS_RUNS, NULL, "output_dropped_bytes", "handler_output_dropped_bytes_total", "counter",
 	 STAT(output_dropped_bytes), "Bytes of handler output over the logging limit, not logged."},
+	{KSTATS_RUNS, NULL, "ratelimit_full", "handler_ratelimit_full_total", "counter",
+	 STAT(runs_ratelimit_full),
+	 "Rate-limited runs suppressed by a window the rule's objects share while the "
+	 "rate-limit table is full."},
 
 	{KSTATS_QUEUE, "# pending", "pending", NULL, "gauge", EXTRA(pending), NULL},
 	{KSTATS_QUEUE, ", # running", "running", "queue_running", "gauge", EXTRA(running),

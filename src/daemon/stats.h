@@ -27,6 +27,7 @@ struct kstats {
 	uint64_t matched;     /* events that matched at least one rule */
 	/* handler runs */
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
+	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
 	/* intake */
 	uint64_t paused; /* times the sources were paused on a full queue */

@@ -301,14 +301,29 @@ static void run_next(struct krunner *r, struct kjob *job)
 	while (job->next < job->n_rules) {
 		const struct krule *rule = job->rules[job->next++];
 		struct krun_report rep = {.job = job, .rule = rule};
-		if (r->rl && !kratelimit_allow(r->rl, rule, job->ev->object, now_monotonic_ns())) {
+		enum kratelimit_verdict v =
+			r->rl ? kratelimit_check(r->rl, rule, job->ev->object, now_monotonic_ns())
+			      : KRATELIMIT_RUN;
+		if (!kratelimit_runs(v)) {
 			job->suppressed++;
-			klog_throttled(&suppressed_log, LOG_NOTICE,
-				       "rule %s: rate limit %" PRIu32 " per %" PRIu64
-				       "ms reached for %s, run suppressed (seq %" PRIu64 ")",
-				       rule->name, rule->rl_count, rule->rl_period_ms,
-				       job->ev->object, job->ev->seqnum);
+			if (v == KRATELIMIT_SUPPRESS_SHARED)
+				klog_throttled(
+					&suppressed_log, LOG_NOTICE,
+					"rule %s: rate limit %" PRIu32 " per %" PRIu64
+					"ms reached for the objects it shares a window with, "
+					"the rate-limit table being full (%d windows): run for %s "
+					"suppressed (seq %" PRIu64 ")",
+					rule->name, rule->rl_count, rule->rl_period_ms,
+					KRATELIMIT_MAX_WINDOWS, job->ev->object, job->ev->seqnum);
+			else
+				klog_throttled(&suppressed_log, LOG_NOTICE,
+					       "rule %s: rate limit %" PRIu32 " per %" PRIu64
+					       "ms reached for %s, run suppressed (seq %" PRIu64
+					       ")",
+					       rule->name, rule->rl_count, rule->rl_period_ms,
+					       job->ev->object, job->ev->seqnum);
 			rep.outcome = KRUN_RATELIMITED;
+			rep.table_full = v == KRATELIMIT_SUPPRESS_SHARED;
 			report(r, &rep);
 			continue;
 		}

@@ -41,6 +41,7 @@ struct krun_report {
 	int status;		 /* KRUN_EXITED: exit status; KRUN_KILLED: the signal */
 	int error;		 /* KRUN_START_FAILED: -errno */
 	bool timed_out;		 /* ended after its timeout was reached */
+	bool table_full;	 /* KRUN_RATELIMITED: by a window shared for lack of room */
 	uint64_t duration_ms;	 /* KRUN_EXITED, KRUN_KILLED */
 	uint64_t output_dropped; /* bytes of output over the logging limit */
 };

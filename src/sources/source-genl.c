@@ -186,6 +186,8 @@ static void genl_pause(struct ksource *s, bool pause)
 static void genl_stop(struct ksource *s)
 {
 	struct kgenl_source *g = of(s);
+	if (!g->stopped && g->desc->stop)
+		g->desc->stop(g->state, &g->sink);
 	g->stopped = true;
 	unsubscribe(g);
 	kio_free(g->ctrl_io);

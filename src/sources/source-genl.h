@@ -44,6 +44,9 @@ struct ksource_genl_desc {
 	/* The family is in view afresh: once at start-up, subscribed or not,
 	 * and after each subscription to it coming back.  May submit. */
 	void (*resync)(void *state, const struct ksink *sink);
+	/* Reading has stopped for good (shutdown, or the source freed): once,
+	 * before fini.  May report to the sink, not submit. */
+	void (*stop)(void *state, const struct ksink *sink);
 
 	/* What the source logs, after "NAME: "; NULL logs nothing (but see say_subscribed). */
 	const char *say_subscribed;	  /* info; NULL: the family's name, id and groups */

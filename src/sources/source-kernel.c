@@ -2,8 +2,9 @@
 /*
  * The "kernel" source: events of the kevent Generic Netlink family
  * (kevent.ko), a Generic Netlink source (source-genl.h).  Besides what
- * every such source does, it counts gaps in the events' sequence numbers
- * as lost events, and a (re)loaded module counts from its own start.
+ * every such source does, it counts the events' sequence numbers that
+ * never arrive as lost events (seqwin.h: a number late by less than the
+ * window is no loss), and a (re)loaded module counts from its own start.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 
 #include "kernel-msg.h"
 #include "log.h"
+#include "seqwin.h"
 #include "source-genl.h"
 
 static const char *const group_names[KEVENT_NTYPES] = {
@@ -19,15 +21,10 @@ static const char *const group_names[KEVENT_NTYPES] = {
 	KEVENT_MCGRP_FS,      KEVENT_MCGRP_HOTPLUG,
 };
 
-struct kernel_seq {
-	uint64_t last;
-	bool have;
-};
-
 static int kernel_init(const void *arg, void **state)
 {
 	(void)arg;
-	*state = calloc(1, sizeof(struct kernel_seq));
+	*state = calloc(1, sizeof(struct kseqwin));
 	return *state ? 0 : -ENOMEM;
 }
 
@@ -45,27 +42,38 @@ static int kernel_decode(void *state, const struct nlmsghdr *nlh, size_t left, i
 	return kkernel_decode(nlh, left, family_id, ev, why);
 }
 
+/* lost numbers, every one below next, never arrived */
+static void report_lost(const struct ksink *sink, uint64_t lost, uint64_t next)
+{
+	if (!lost)
+		return;
+	ksink_lost(sink, KEVENT_SOURCE_KERNEL, lost);
+	log_warning("kernel: %" PRIu64 " events lost (sequence numbers below %" PRIu64
+		    " that never arrived)",
+		    lost, next);
+}
+
 static void kernel_track(void *state, const struct ksink *sink, const struct kevent *ev)
 {
-	struct kernel_seq *k = state;
-	uint64_t seq = ev->seqnum;
-	if (k->have && seq > k->last + 1) {
-		uint64_t lost = seq - k->last - 1;
-		ksink_lost(sink, KEVENT_SOURCE_KERNEL, lost);
-		log_warning("kernel: %" PRIu64 " events lost (seqnum %" PRIu64 " after %" PRIu64
-			    ")",
-			    lost, seq, k->last);
-	}
-	if (!k->have || seq > k->last)
-		k->last = seq;
-	k->have = true;
+	struct kseqwin *w = state;
+	uint64_t lost;
+	(void)kseqwin_see(w, ev->seqnum, &lost);
+	report_lost(sink, lost, w->next);
+}
+
+/* Reading ends, or starts afresh: what is still missing will not come now. */
+static void kernel_settle(void *state, const struct ksink *sink)
+{
+	struct kseqwin *w = state;
+	uint64_t lost = kseqwin_settle(w);
+	report_lost(sink, lost, w->next);
 }
 
 static void kernel_resync(void *state, const struct ksink *sink)
 {
-	struct kernel_seq *k = state;
-	(void)sink;
-	k->have = false; /* a (re)loaded module counts from its own start */
+	kernel_settle(state, sink);
+	/* a (re)loaded module counts from its own start */
+	*(struct kseqwin *)state = (struct kseqwin){0};
 }
 
 const struct ksource_genl_desc ksource_kernel_desc = {
@@ -80,6 +88,7 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 	.fini = kernel_fini,
 	.track = kernel_track,
 	.resync = kernel_resync,
+	.stop = kernel_settle,
 	.say_absent = "the kevent module is not loaded; subscribing when it appears",
 	.say_appeared = "the kevent family appeared",
 	.say_gone = "the kevent family went away (module unloaded); waiting for it",

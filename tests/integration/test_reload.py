@@ -121,6 +121,29 @@ class Reload(DaemonTest):
         self.assertEqual(st["ruleset"]["reload_errors"], 0)
         d.stop_ok(self)
 
+    def test_symlink_across_directories_keventd_and_verify(self):
+        """A symlink in one rule directory to a file in another is a rule file
+        for keventd --rules-dir A --rules-dir B, and for keventctl verify A B
+        alike (keventctl(8)); verify A alone refuses it, as keventd would."""
+        s = self.s
+        etc, lib = s.mkdir("etc"), s.mkdir("lib")
+        s.write_rule("60-y.yaml", self.rule("linked", "y"), dir=lib)
+        os.symlink(os.path.join("..", "lib", "60-y.yaml"), os.path.join(etc, "70-link.yaml"))
+        d = self.start(rules_dirs=[etc, lib])
+        self.rule_names(d, lambda n: n == ["linked", "linked"], "both files loaded")
+        self.assertNotIn("symlink points outside", d.logtext())
+        st = d.status()
+        self.assertEqual(st["ruleset"]["files"], 2)
+        self.assertEqual(st["ruleset"]["reload_errors"], 0)
+        r = d.ctl("verify", etc, lib)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+        self.assertEqual(r.stderr, "2 rule files, 2 rules, 0 errors\n")
+        r = d.ctl("verify", etc)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertRegex(r.stdout, "^" + ERROR_LINE % re.escape(os.path.join(etc, "70-link.yaml"))
+                         + "symlink points outside the rule directories")
+        d.stop_ok(self)
+
     def test_rule_dir_that_did_not_exist_at_start(self):
         s = self.s
         later = s.path("later", "deep", "rules.d")

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""keventd --dbus: each event arrives as the org.kernel.Event.Event signal.
+"""keventd --dbus: each event arrives as the org.kernel.Event.Event signal,
+sent by the owner of the name org.kernel.Event1.
 
-A private dbus-daemon (session configuration) stands in for the system bus
-($DBUS_SYSTEM_BUS_ADDRESS); dbus-monitor watches it.  Also checks that the
-signal matches docs/org.kernel.Event.xml."""
+A private dbus-daemon stands in for the system bus ($DBUS_SYSTEM_BUS_ADDRESS),
+with the system bus's default policy (no one owns a name unless a policy
+file lets them) and keventd's own policy file, keventd/org.kernel.Event1.conf;
+dbus-monitor watches it.  Also checks that the signal matches
+docs/org.kernel.Event.xml."""
 import os
+import pwd
 import re
 import select
 import shutil
@@ -33,12 +37,60 @@ def dbus_path(obj):
     return "/" + "/".join(out)
 
 
+NAME = "org.kernel.Event1"
+POLICY = os.path.join(SRC, "keventd", NAME + ".conf")
+
+# The system bus's defaults (/usr/share/dbus-1/system.conf): owning a name and
+# calling methods are denied unless a policy file allows them; signals go.
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=%(socket)s</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus"
+           send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  %(extra)s
+  <include>%(policy)s</include>
+</busconfig>
+"""
+
+
+def bus_call(address, method, *args, user=None):
+    """dbus-send to the bus itself; (exit status, output)."""
+    r = subprocess.run(["dbus-send", "--bus=" + address, "--print-reply",
+                        "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                        "org.freedesktop.DBus." + method] + list(args),
+                       capture_output=True, text=True, timeout=kdtest.TIMEOUT,
+                       stdin=subprocess.DEVNULL, user=user)
+    return r.returncode, r.stdout + r.stderr
+
+
+def name_owner(address):
+    rc, out = bus_call(address, "GetNameOwner", "string:" + NAME)
+    m = re.search(r'string "(:[0-9.]+)"', out)
+    return m.group(1) if rc == 0 and m else None
+
+
 class Monitor:
     """dbus-monitor's output, read with bounded waits, parsed into signals."""
 
-    def __init__(self, address):
+    def __init__(self, address, match="type='signal',interface='org.kernel.Event'"):
         self.proc = subprocess.Popen(
-            ["dbus-monitor", "--address", address, "type='signal',interface='org.kernel.Event'"],
+            ["dbus-monitor", "--address", address, match],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.buf = b""
         # it says NameLost once it is a monitor: from then on it sees everything
@@ -61,19 +113,22 @@ class Monitor:
                 raise AssertionError("dbus-monitor exited; it said:\n" + self.buf.decode())
             self.buf += data
 
-    def signals(self):
-        """[(path, member, [args])] of the org.kernel.Event signals so far."""
+    def signals(self, senders=None):
+        """[(path, member, [args])] of the org.kernel.Event signals so far;
+        with a list senders, each signal's sender is appended to it."""
         out = []
         text = self.buf.decode(errors="replace")
         for block in re.split(r"\n(?=signal )", text):
-            m = re.match(r"signal .* path=([^;]*); interface=org\.kernel\.Event; member=(\w+)",
-                         block)
+            m = re.match(r"signal .* sender=(\S+) .* path=([^;]*); interface=org\.kernel\.Event; "
+                         r"member=(\w+)", block)
             if not m:
                 continue
+            if senders is not None:
+                senders.append(m.group(1))
             args = []
             for kind, val in re.findall(r'^\s+(string|uint64) (.*)$', block, re.M):
                 args.append(int(val) if kind == "uint64" else val[1:-1])
-            out.append((m.group(1), m.group(2), args))
+            out.append((m.group(2), m.group(3), args))
         return out
 
     def wait_signals(self, n):
@@ -93,8 +148,21 @@ class DBus(kdtest.DaemonTest):
         for tool in ("dbus-daemon", "dbus-monitor"):
             if not shutil.which(tool):
                 raise unittest.SkipTest(tool + " is not installed")
-        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-                                    stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        # keventd runs as whoever runs the tests: a user other than root needs
+        # the name allowed for them too (the policy file allows root only)
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        extra = "" if kdtest.IS_ROOT else (
+            '<policy user="%s"><allow own="%s"/></policy>' % (me, NAME))
+        config = self.s.path("bus.conf")
+        with open(config, "w") as f:
+            f.write(BUS_CONFIG % {"socket": self.s.path("bus"), "extra": extra,
+                                  "policy": POLICY})
+        self.bus_log = open(self.s.path("bus.log"), "w")  # a system bus logs as it goes
+        self.addCleanup(self.bus_log.close)
+        self.bus = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork",
+                                     "--print-address=1"],
+                                    stdout=subprocess.PIPE, stderr=self.bus_log,
+                                    stdin=subprocess.DEVNULL)
         self.addCleanup(self.stop_bus)
         r, _, _ = select.select([self.bus.stdout], [], [], kdtest.TIMEOUT)
         self.assertTrue(r, "dbus-daemon printed no address")
@@ -133,6 +201,61 @@ class DBus(kdtest.DaemonTest):
         self.assertEqual(sigs[0][0], "/org/kernel/devices/system/cpu/temperature")
         self.assertEqual(sigs[1][0], "/org/kernel/block/sda_2d1_5fx/_/y/_")
         d.stop_ok(self)
+
+    def test_signals_come_from_the_name(self):
+        """keventd owns org.kernel.Event1, so a listener can match on it."""
+        named = Monitor(self.address, "type='signal',sender='%s',interface='org.kernel.Event'"
+                        % NAME)
+        self.addCleanup(named.close)
+        d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": self.address})
+        d.send("general", "/org/kernel/test", "one")
+        d.send("general", "/org/kernel/test", "two")
+        senders = []
+        self.assertEqual([a[2] for _, _, a in named.wait_signals(2)], ["one", "two"])
+        self.mon.wait_signals(2)
+        self.mon.signals(senders)
+        owner = name_owner(self.address)
+        self.assertIsNotNone(owner, "no one owns " + NAME)
+        self.assertEqual(senders, [owner, owner])
+        d.wait_log("D-Bus: owns the name " + NAME)
+        d.stop_ok(self)
+
+    def test_only_root_may_own_the_name(self):
+        if not kdtest.IS_ROOT:
+            self.skipTest("needs root, to try as another user")
+        rc, out = bus_call(self.address, "RequestName", "string:" + NAME, "uint32:4",
+                           user="nobody")
+        self.assertNotEqual(rc, 0, out)
+        self.assertIn("AccessDenied", out)
+        rc, out = bus_call(self.address, "RequestName", "string:" + NAME, "uint32:4")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("uint32 1", out)  # DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER
+
+    def test_name_taken_is_not_fatal(self):
+        """A second keventd logs that the name is taken, forwards all the
+        same, and takes the name once the first lets it go."""
+        env = {"DBUS_SYSTEM_BUS_ADDRESS": self.address}
+        first = self.start("--dbus", env=env)
+        first.wait_log("D-Bus: owns the name " + NAME)
+        s2 = kdtest.Scratch()
+        self.addCleanup(s2.cleanup)
+        second = kdtest.Daemon(s2, args=["--dbus"], env=env)
+        self.daemons.append(second)
+        second.start()
+        second.wait_log("D-Bus: the name %s is owned by another connection" % NAME)
+        second.send("general", "/org/kernel/test", "second")
+        senders = []
+        self.assertEqual(self.mon.wait_signals(1)[0][2][2], "second")
+        self.mon.signals(senders)
+        self.assertNotEqual(senders[0], name_owner(self.address))
+        first.stop_ok(self)
+        second.wait_log("D-Bus: owns the name " + NAME)
+        second.send("general", "/org/kernel/test", "now-named")
+        self.mon.wait_signals(2)
+        senders = []
+        self.mon.signals(senders)
+        self.assertEqual(senders[1], name_owner(self.address))
+        second.stop_ok(self)
 
     def test_no_bus_is_not_fatal(self):
         d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + self.s.path("nobus")})

@@ -131,6 +131,7 @@ class Inspect(unittest.TestCase):
         self.entry("usr/include/linux/kevent.h", reg)
         self.entry("usr/share/bash-completion/completions/keventctl", reg)
         self.entry("usr/share/dbus-1/interfaces/org.kernel.Event.xml", reg)
+        self.entry("usr/share/dbus-1/system.d/org.kernel.Event1.conf", reg)
         self.entry("usr/share/doc/keventd/copyright", reg)
         self.entry("usr/share/doc/keventd/changelog.Debian.gz", reg)
         dkms = "usr/src/kevent-%s/" % VERSION

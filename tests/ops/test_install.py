@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ET
 
 E = os.environ
 MAN_PAGES = {"keventd.8": "man8", "keventctl.8": "man8", "keventd.rules.5": "man5",
@@ -132,6 +133,16 @@ class InstallTree(unittest.TestCase):
     def test_dbus_interface(self):
         self.assertMode(E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml", 0o644)
 
+    def test_dbus_policy(self):
+        """Only root may own keventd's name (keventd(8), --dbus)."""
+        path = E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf"
+        self.assertMode(path, 0o644)
+        root = ET.parse(self.p(path)).getroot()
+        owners = [(p.get("user"), p.get("context")) for p in root.findall("policy")
+                  if p.find("allow[@own='org.kernel.Event1']") is not None]
+        self.assertEqual(owners, [("root", None)])
+        self.assertFalse(root.findall(".//allow[@own_prefix]"))
+
     def test_bash_completion(self):
         comp = E["KEVENT_DATADIR"] + "/bash-completion/completions/keventctl"
         self.assertMode(comp, 0o644)
@@ -167,6 +178,7 @@ complete_for keventctl --control /x send po
                    E["KEVENT_INCLUDEDIR"] + "/linux/kevent.h", E["KEVENT_MANDIR"],
                    E["KEVENT_UNITDIR"], E["KEVENT_DATADIR"] + "/bash-completion",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",
+                   E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf",
                    E["KEVENT_DATADIR"] + "/doc/keventd", "/usr/src/kevent-"]
         for f in self.manifest.split():
             self.assertTrue(any(f.startswith(self.dest + a) or f.startswith(a) for a in allowed),

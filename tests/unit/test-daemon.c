@@ -400,12 +400,42 @@ static void test_sink_counts(void **state)
 	setup_free(&t);
 }
 
+/* With the rate-limit table full, new objects share their rule's window:
+ * one run for them all, the others suppressed and counted as such. */
+static void test_ratelimit_table_full(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-fan.yaml", rate_rules);
+	const struct krule *r = t.d->rules->rules[0];
+	char obj[64];
+	for (size_t i = 0; i < KRATELIMIT_MAX_WINDOWS; i++) {
+		snprintf(obj, sizeof(obj), "/org/kernel/other%zu", i);
+		assert_int_equal(kratelimit_check(t.d->rl, r, obj, now_monotonic_ns()),
+				 KRATELIMIT_RUN);
+	}
+	submit(&t, "power /org/kernel/fan0 fan-stopped");
+	submit(&t, "power /org/kernel/fan1 fan-stopped");
+	drain(&t);
+	assert_int_equal(t.fake.n, 1);
+	check_counts(&t.d->stats, &(struct counts){.received = 2,
+						   .matched = 2,
+						   .handled = 1,
+						   .ratelimited = 1,
+						   .runs = 1,
+						   .runs_ratelimited = 1});
+	assert_int_equal(t.d->stats.runs_ratelimit_full, 1);
+	assert_int_equal(kratelimit_size(t.d->rl), KRATELIMIT_MAX_WINDOWS);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_handler_env),
 		cmocka_unit_test(test_sink_counts),
+		cmocka_unit_test(test_ratelimit_table_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

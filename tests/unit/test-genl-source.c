@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "seqwin.h"
 #include "source-genl.h"
 #include "../nlbuild.h"
 
@@ -179,26 +180,32 @@ static void test_datagrams(void **state)
 		uint64_t seqnums[4]; /* of the events submitted (kernel) */
 		size_t rejected;
 		const char *why; /* part of the last reason */
-		uint64_t lost;
+		uint64_t lost_live; /* lost while reading: out of the window */
+		uint64_t lost;	    /* lost in all, once reading has stopped */
 	} cases[] = {
-		{"an event is submitted", false, {{{EV, 1}}}, 1, {1}, 0, NULL, 0},
-		{"two events in one datagram", false, {{{EV, 1}, {EV, 2}}}, 2, {1, 2}, 0, NULL, 0},
-		{"a malformed message is rejected, its neighbours kept", false, {{{EV, 1}, {EV_NO_OBJECT, 2}, {EV, 3}}}, 2, {1, 3}, 1, "missing object", 1},
-		{"another family's message is rejected", false, {{{EV_ALIEN, 1}}}, 0, {0}, 1, "family", 0},
-		{"a no-op message is no event and no reject", false, {{{NOOP, 0}, {EV, 1}}}, 1, {1}, 0, NULL, 0},
-		{"a truncated trailing message is rejected", false, {{{EV, 1}, {EV_CUT, 2}}}, 1, {1}, 1, "truncated netlink message", 0},
-		{"a lone truncated message is rejected", false, {{{EV_CUT, 1}}}, 0, {0}, 1, "truncated netlink message", 0},
-		{"a gap in sequence numbers is lost events", false, {{{EV, 1}}, {{EV, 5}}}, 2, {1, 5}, 0, NULL, 3},
-		{"gaps add up, within and across datagrams", false, {{{EV, 10}, {EV, 12}}, {{EV, 20}}}, 3, {10, 12, 20}, 0, NULL, 8},
-		{"an event out of order loses nothing", false, {{{EV, 5}}, {{EV, 3}}, {{EV, 6}}}, 3, {5, 3, 6}, 0, NULL, 0},
-		{"a rejected message leaves no gap behind it", false, {{{EV, 1}, {EV_NO_OBJECT, 2}}, {{EV, 2}}}, 2, {1, 2}, 1, "missing object", 0},
-		{"the first event loses nothing", false, {{{EV, 1000}}}, 1, {1000}, 0, NULL, 0},
-		{"a trip up is submitted", true, {{{TRIP_UP, 2}}}, 1, {0}, 0, NULL, 0},
-		{"a trip known crossed is no event", true, {{{TRIP_UP, 2}, {TRIP_UP, 2}}}, 1, {0}, 0, NULL, 0},
-		{"thermal news that is no trip is no event", true, {{{CDEV, 0}, {TRIP_DOWN, 3}}}, 0, {0}, 0, NULL, 0},
-		{"a trip up, then down", true, {{{TRIP_UP, 1}}, {{TRIP_DOWN, 1}}}, 2, {0}, 0, NULL, 0},
-		{"a no-op is no thermal message", true, {{{NOOP, 0}}}, 0, {0}, 1, "family", 0},
-		{"a truncated thermal message is rejected", true, {{{TRIP_UP, 1}, {EV_CUT, 1}}}, 1, {0}, 1, "truncated netlink message", 0},
+		{"an event is submitted", false, {{{EV, 1}}}, 1, {1}, 0, NULL, 0, 0},
+		{"two events in one datagram", false, {{{EV, 1}, {EV, 2}}}, 2, {1, 2}, 0, NULL, 0, 0},
+		{"a malformed message is rejected, its neighbours kept", false, {{{EV, 1}, {EV_NO_OBJECT, 2}, {EV, 3}}}, 2, {1, 3}, 1, "missing object", 0, 1},
+		{"another family's message is rejected", false, {{{EV_ALIEN, 1}}}, 0, {0}, 1, "family", 0, 0},
+		{"a no-op message is no event and no reject", false, {{{NOOP, 0}, {EV, 1}}}, 1, {1}, 0, NULL, 0, 0},
+		{"a truncated trailing message is rejected", false, {{{EV, 1}, {EV_CUT, 2}}}, 1, {1}, 1, "truncated netlink message", 0, 0},
+		{"a lone truncated message is rejected", false, {{{EV_CUT, 1}}}, 0, {0}, 1, "truncated netlink message", 0, 0},
+		{"a gap in sequence numbers is lost events", false, {{{EV, 1}}, {{EV, 5}}}, 2, {1, 5}, 0, NULL, 0, 3},
+		{"gaps add up, within and across datagrams", false, {{{EV, 10}, {EV, 12}}, {{EV, 20}}}, 3, {10, 12, 20}, 0, NULL, 0, 8},
+		{"an event out of order loses nothing", false, {{{EV, 5}}, {{EV, 3}}, {{EV, 6}}}, 3, {5, 3, 6}, 0, NULL, 0, 0},
+		{"a rejected message leaves no gap behind it", false, {{{EV, 1}, {EV_NO_OBJECT, 2}}, {{EV, 2}}}, 2, {1, 2}, 1, "missing object", 0, 0},
+		{"the first event loses nothing", false, {{{EV, 1000}}}, 1, {1000}, 0, NULL, 0, 0},
+		{"an event late by less than the window fills its gap", false, {{{EV, 1}}, {{EV, 3}}, {{EV, 2}}}, 3, {1, 3, 2}, 0, NULL, 0, 0},
+		{"a gap pushed out of the window is lost at once, the rest at the end", false, {{{EV, 1}, {EV, 3}}, {{EV, 70}}}, 3, {1, 3, 70}, 0, NULL, 4, 67},
+		{"a duplicate is not counted twice", false, {{{EV, 1}, {EV, 3}}, {{EV, 3}, {EV, 70}}}, 4, {1, 3, 3, 70}, 0, NULL, 4, 67},
+		{"a duplicate fills no gap", false, {{{EV, 1}, {EV, 3}, {EV, 3}}, {{EV, 4}}}, 4, {1, 3, 3, 4}, 0, NULL, 0, 1},
+		{"an event later than the window stays counted lost", false, {{{EV, 1}}, {{EV, 70}}, {{EV, 2}}}, 3, {1, 70, 2}, 0, NULL, 5, 68},
+		{"a trip up is submitted", true, {{{TRIP_UP, 2}}}, 1, {0}, 0, NULL, 0, 0},
+		{"a trip known crossed is no event", true, {{{TRIP_UP, 2}, {TRIP_UP, 2}}}, 1, {0}, 0, NULL, 0, 0},
+		{"thermal news that is no trip is no event", true, {{{CDEV, 0}, {TRIP_DOWN, 3}}}, 0, {0}, 0, NULL, 0, 0},
+		{"a trip up, then down", true, {{{TRIP_UP, 1}}, {{TRIP_DOWN, 1}}}, 2, {0}, 0, NULL, 0, 0},
+		{"a no-op is no thermal message", true, {{{NOOP, 0}}}, 0, {0}, 1, "family", 0, 0},
+		{"a truncated thermal message is rejected", true, {{{TRIP_UP, 1}, {EV_CUT, 1}}}, 1, {0}, 1, "truncated netlink message", 0, 0},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -219,6 +226,9 @@ static void test_datagrams(void **state)
 				add(&d, &cases[i].dgrams[j][k]);
 			assert_true(ksource_genl_handle(s, KGENL_DATAGRAM, d.buf, d.len, 0));
 		}
+		if (f.lost != cases[i].lost_live)
+			fail_msg("%s: %" PRIu64 " lost while reading, not %" PRIu64, cases[i].what,
+				 f.lost, cases[i].lost_live);
 		s->free(s);
 
 		if (f.submitted != cases[i].submitted || f.rejected != cases[i].rejected ||
@@ -238,6 +248,74 @@ static void test_datagrams(void **state)
 		if (th && f.submitted > 1)
 			assert_string_equal(f.signals[1], "normal");
 	}
+}
+
+/* The window alone: what each number is, what it pushes out, what is
+ * still missing at the end and given up on then. */
+static void test_seqwin(void **state)
+{
+	(void)state;
+#define N KSEQWIN_NEW
+#define D KSEQWIN_DUPLICATE
+#define O KSEQWIN_OLD
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		uint64_t seq[8]; /* 0 ends the list */
+		enum kseqwin_verdict verdict[8];
+		uint64_t lost[8]; /* pushed out by each number */
+		uint64_t pending; /* missing at the end, in the window */
+		uint64_t next;	  /* the lowest number not settled, at the end */
+	} cases[] = {
+		{"in order", {1, 2, 3}, {N, N, N}, {0, 0, 0}, 0, 4},
+		{"the first number starts the stream", {500}, {N}, {0}, 0, 501},
+		{"1, 3, 2 loses nothing", {1, 3, 2}, {N, N, N}, {0, 0, 0}, 0, 4},
+		{"a gap waits in the window", {1, 3}, {N, N}, {0, 0}, 1, 2},
+		{"1, 3, then 70 pushes out 2, 4, 5 and 6", {1, 3, 70}, {N, N, N}, {0, 0, 4}, 63, 7},
+		{"the window's last place is no loss", {1, 65}, {N, N}, {0, 0}, 63, 2},
+		{"one place further pushes out one", {1, 66}, {N, N}, {0, 1}, 63, 3},
+		{"far ahead: every number between is lost", {1, 1001}, {N, N}, {0, 936}, 63, 938},
+		{"a duplicate in the window", {1, 3, 3}, {N, N, D}, {0, 0, 0}, 1, 2},
+		{"a duplicate below the window", {1, 2, 1}, {N, N, O}, {0, 0, 0}, 0, 3},
+		{"a duplicate is not counted twice when pushed out", {1, 3, 3, 70}, {N, N, D, N}, {0, 0, 0, 4}, 63, 7},
+		{"a number given up on is old when it comes", {1, 70, 2}, {N, N, O}, {0, 5, 0}, 63, 7},
+		{"before the first number is old", {10, 9}, {N, O}, {0, 0}, 0, 11},
+		{"late numbers fill gaps in any order", {1, 5, 4, 2, 3}, {N, N, N, N, N}, {0, 0, 0, 0, 0}, 0, 6},
+		{"a filled gap moves the window on", {1, 3, 2, 67}, {N, N, N, N}, {0, 0, 0, 0}, 63, 4},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kseqwin w = {0};
+		uint64_t top = 0;
+		for (size_t k = 0; k < 8 && cases[i].seq[k]; k++) {
+			uint64_t lost = 99;
+			enum kseqwin_verdict v = kseqwin_see(&w, cases[i].seq[k], &lost);
+			if (v != cases[i].verdict[k] || lost != cases[i].lost[k])
+				fail_msg("%s: number %" PRIu64 " is %d and pushes out %" PRIu64
+					 ", not %d and %" PRIu64,
+					 cases[i].what, cases[i].seq[k], (int)v, lost,
+					 (int)cases[i].verdict[k], cases[i].lost[k]);
+			if (cases[i].seq[k] > top)
+				top = cases[i].seq[k];
+		}
+		if (kseqwin_pending(&w) != cases[i].pending || w.next != cases[i].next)
+			fail_msg("%s: %" PRIu64 " pending from %" PRIu64 ", not %" PRIu64
+				 " from %" PRIu64,
+				 cases[i].what, kseqwin_pending(&w), w.next, cases[i].pending,
+				 cases[i].next);
+		/* the end: what is missing is lost, and the stream goes on above */
+		assert_int_equal(kseqwin_settle(&w), cases[i].pending);
+		assert_int_equal(kseqwin_pending(&w), 0);
+		assert_int_equal(kseqwin_settle(&w), 0);
+		assert_int_equal(w.next, top + 1);
+		uint64_t lost = 99;
+		assert_int_equal(kseqwin_see(&w, top + 2, &lost), KSEQWIN_NEW);
+		assert_int_equal(lost, 0);
+		assert_int_equal(kseqwin_pending(&w), 1);
+	}
+#undef N
+#undef D
+#undef O
 }
 
 /* What else a receive can see: counted (or logged) and reading goes on, or
@@ -285,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_datagrams),
 		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_seqwin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,7 @@ static const struct counter_case counters[] = {
 	{"runs rate-limited", S(runs_ratelimited), 214, "rate-limited 214", "\"ratelimited\":214", "keventd_handler_ratelimited_total 214\n"},
 	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
 	{"output dropped", S(output_dropped_bytes), 216, NULL, "\"output_dropped_bytes\":216", "keventd_handler_output_dropped_bytes_total 216\n"},
+	{"rate-limit table full", S(runs_ratelimit_full), 217, NULL, "\"ratelimit_full\":217", "keventd_handler_ratelimit_full_total 217\n"},
 	{"pending (queue)", X(pending), 301, "301 pending", "{\"pending\":301,", NULL},
 	{"running", X(running), 302, "302 running", "\"running\":302", "keventd_queue_running 302\n"},
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
@@ -374,7 +375,8 @@ static const struct gap {
 	{KSTATS_EVENTS, "overruns", "text prom"},
 	{KSTATS_EVENTS, "pending", "text"}, /* the text shows it with the queue */
 	{KSTATS_RUNS, "output_dropped_bytes", "text"},
-	{KSTATS_QUEUE, "pending", "prom"}, /* keventd_events_pending */
+	{KSTATS_RUNS, "ratelimit_full", "text"}, /* rare: JSON and Prometheus only */
+	{KSTATS_QUEUE, "pending", "prom"},	 /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
 	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
@@ -514,7 +516,7 @@ static void test_golden(void **state)
 		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143},"
 		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144}},"
 		"\"events\":{\"received\":450,\"rejected\":490,\"overruns\":530,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
-		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":221,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
@@ -585,6 +587,9 @@ static void test_golden(void **state)
 		"# HELP keventd_handler_output_dropped_bytes_total Bytes of handler output over the logging limit, not logged.\n"
 		"# TYPE keventd_handler_output_dropped_bytes_total counter\n"
 		"keventd_handler_output_dropped_bytes_total 216\n"
+		"# HELP keventd_handler_ratelimit_full_total Rate-limited runs suppressed by a window the rule's objects share while the rate-limit table is full.\n"
+		"# TYPE keventd_handler_ratelimit_full_total counter\n"
+		"keventd_handler_ratelimit_full_total 217\n"
 		"# HELP keventd_queue_running Handlers running now.\n"
 		"# TYPE keventd_queue_running gauge\n"
 		"keventd_queue_running 302\n"

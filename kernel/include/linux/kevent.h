@@ -23,7 +23,9 @@
  * @fmt: printf-style format of the payload, or NULL for an empty payload
  *
  * May sleep.  Returns 0 on success and when no one listens, -EINVAL for
- * bad arguments, -ENOMEM when memory runs out.
+ * bad arguments, -ENOMEM when memory runs out.  Before the family is
+ * registered (kevent built in, called from an earlier initcall) and after
+ * it is unregistered, sends nothing and returns 0.
  */
 __printf(4, 5)
 int send_kevent(enum kevent_type type, const char *object,
