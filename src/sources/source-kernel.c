@@ -42,15 +42,19 @@ static int kernel_decode(void *state, const struct nlmsghdr *nlh, size_t left, i
 	return kkernel_decode(nlh, left, family_id, ev, why);
 }
 
+static struct klog_throttle lost_log = {
+	.name = "kernel", .what = "lines about lost events", .counted = true};
+
 /* lost numbers, every one below next, never arrived */
 static void report_lost(const struct ksink *sink, uint64_t lost, uint64_t next)
 {
 	if (!lost)
 		return;
 	ksink_lost(sink, KEVENT_SOURCE_KERNEL, lost);
-	log_warning("kernel: %" PRIu64 " events lost (sequence numbers below %" PRIu64
-		    " that never arrived)",
-		    lost, next);
+	klog_throttled(&lost_log, LOG_WARNING,
+		       "kernel: %" PRIu64 " events lost (sequence numbers below %" PRIu64
+		       " that never arrived)",
+		       lost, next);
 }
 
 static void kernel_track(void *state, const struct ksink *sink, const struct kevent *ev)
