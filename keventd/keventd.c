@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, udev, thermal, socket\n"
+		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi\n"
 		"                         (default: all)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
@@ -168,9 +168,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		case O_SOURCES:
 			if (parse_sources(optarg, &o->cfg.sources) < 0)
-				return usage_error(
-					"unknown source in '%s' (kernel, udev, thermal, socket)",
-					optarg);
+				return usage_error("unknown source in '%s' (kernel, udev, thermal, "
+						   "socket, acpi)",
+						   optarg);
 			break;
 		case O_UDEV:
 			if (strcmp(optarg, "auto") == 0)

@@ -176,6 +176,10 @@ int kdaemon_start(struct kdaemon *d)
 		rc = ksource_thermal_new(&sink, root, &src);
 		add_source(d, "thermal", rc, src);
 	}
+	if (wants(d, KEVENT_SOURCE_ACPI)) {
+		rc = ksource_acpi_new(&sink, &src);
+		add_source(d, "acpi", rc, src);
+	}
 	if (wants(d, KEVENT_SOURCE_KERNEL)) {
 		rc = ksource_kernel_new(&sink, &src);
 		add_source(d, "kernel", rc, src);

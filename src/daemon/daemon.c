@@ -45,6 +45,12 @@ static void sink_lost(void *userdata, enum kevent_source src, uint64_t n)
 	d->stats.lost[src] += n;
 }
 
+static void sink_truncated(void *userdata, enum kevent_source src)
+{
+	struct kdaemon *d = userdata;
+	d->stats.truncated[src]++;
+}
+
 static size_t sink_room(void *userdata, enum kevent_source src)
 {
 	(void)src;
@@ -56,6 +62,7 @@ static const struct ksink_ops sink_ops = {
 	.reject = sink_reject,
 	.overrun = sink_overrun,
 	.lost = sink_lost,
+	.truncated = sink_truncated,
 	.room = sink_room,
 };
 

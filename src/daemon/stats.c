@@ -117,6 +117,8 @@ const struct kstats_row kstats_rows[] = {
 	 "Receive buffer overruns (ENOBUFS): events lost in the kernel, per source."},
 	{KSTATS_SOURCES, "lost", "lost", "events_lost_total", "counter", SOURCES(lost),
 	 "Events known lost (sequence number gaps), per source."},
+	{KSTATS_SOURCES, "truncated", "truncated", "events_truncated_total", "counter",
+	 SOURCES(truncated), "Events whose longest values were cut to fit the limits, per source."},
 
 	{KSTATS_EVENTS, NULL, "received", NULL, "counter", SUM(received), NULL},
 	{KSTATS_EVENTS, NULL, "rejected", NULL, "counter", SUM(rejected), NULL},

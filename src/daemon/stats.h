@@ -17,10 +17,11 @@ struct krule_counters {
 
 struct kstats {
 	/* per source, at the edge */
-	uint64_t received[KEVENT_SOURCE_MAX]; /* events accepted into the daemon */
-	uint64_t rejected[KEVENT_SOURCE_MAX]; /* invalid input, never handled */
-	uint64_t overruns[KEVENT_SOURCE_MAX]; /* receive buffer overruns (ENOBUFS) */
-	uint64_t lost[KEVENT_SOURCE_MAX];     /* events known lost (seqnum gaps) */
+	uint64_t received[KEVENT_SOURCE_MAX];  /* events accepted into the daemon */
+	uint64_t rejected[KEVENT_SOURCE_MAX];  /* invalid input, never handled */
+	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
+	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */
+	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited + queued = received */
 	uint64_t handled;     /* every run done (or nothing to run) */
 	uint64_t ratelimited; /* every run it would have done was suppressed */

@@ -66,6 +66,8 @@ int ksource_genl_new(const struct ksource_genl_desc *desc, const struct ksink *s
 int ksource_kernel_new(const struct ksink *sink, struct ksource **out);
 /* The stock kernel's "thermal" family; zones read under sysfs_root. */
 int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct ksource **out);
+/* The stock kernel's "acpi_event" family: the "acpi" source. */
+int ksource_acpi_new(const struct ksink *sink, struct ksource **out);
 
 /*
  * For tests, no socket needed.  The descriptors of the sources above; a
@@ -77,6 +79,7 @@ int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct
  */
 extern const struct ksource_genl_desc ksource_kernel_desc;
 extern const struct ksource_genl_desc ksource_thermal_desc;
+extern const struct ksource_genl_desc ksource_acpi_desc;
 int ksource_genl_new_detached(const struct ksource_genl_desc *desc, const struct ksink *sink,
 			      const void *arg, int family_id, struct ksource **out);
 bool ksource_genl_handle(struct ksource *s, enum kgenl_recv r, const void *buf, size_t len,

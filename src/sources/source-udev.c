@@ -128,13 +128,16 @@ static void submit_device(struct kudev *u, struct udev_device *dev)
 	}
 	struct kevent *ev = NULL;
 	const char *why = "out of memory";
-	int rc = oom ? -ENOMEM : kuevent_map(props, n, now_realtime_ns(), &ev, &why);
+	unsigned truncated = 0;
+	int rc = oom ? -ENOMEM : kuevent_map(props, n, now_realtime_ns(), &ev, &truncated, &why);
 	for (size_t i = 0; i < n; i++)
 		free(props[i]);
 	if (rc < 0) {
 		ksink_reject(&u->sink, KEVENT_SOURCE_UDEV, why);
 		return;
 	}
+	if (truncated)
+		ksink_truncated(&u->sink, KEVENT_SOURCE_UDEV);
 	track_seq(u, ev->seqnum);
 	(void)ksink_submit(&u->sink, ev);
 }

@@ -30,6 +30,8 @@ struct ksink_ops {
 	void (*overrun)(void *userdata, enum kevent_source src);
 	/* n events known lost (a gap in sequence numbers). */
 	void (*lost)(void *userdata, enum kevent_source src, uint64_t n);
+	/* The next event submitted had to be cut to fit the limits. */
+	void (*truncated)(void *userdata, enum kevent_source src);
 	/* How many more events src may submit now; 0: stop reading until the
 	 * source's pause(false) is called. */
 	size_t (*room)(void *userdata, enum kevent_source src);
@@ -59,6 +61,11 @@ static inline void ksink_overrun(const struct ksink *s, enum kevent_source src)
 static inline void ksink_lost(const struct ksink *s, enum kevent_source src, uint64_t n)
 {
 	s->ops->lost(s->userdata, src, n);
+}
+
+static inline void ksink_truncated(const struct ksink *s, enum kevent_source src)
+{
+	s->ops->truncated(s->userdata, src);
 }
 
 static inline size_t ksink_room(const struct ksink *s, enum kevent_source src)

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Writes the binary seeds of fuzz-kernel-msg and fuzz-thermal-msg: netlink
- * messages built as tests/unit/test-kernel-msg.c and test-thermal.c build
- * them, good ones and every kind of bad one the decoders reject.
+ * Writes the binary seeds of fuzz-kernel-msg, fuzz-thermal-msg and
+ * fuzz-acpi-msg: netlink messages built as tests/unit/test-kernel-msg.c,
+ * test-thermal.c and test-acpi-msg.c build them, good ones and every kind
+ * of bad one the decoders reject.
  *   gen-seeds tests/fuzz/corpus
- * writes tests/fuzz/corpus/kernel-msg/ and tests/fuzz/corpus/thermal-msg/.
+ * writes tests/fuzz/corpus/kernel-msg/, thermal-msg/ and acpi-msg/.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,5 +243,32 @@ int main(int argc, char **argv)
 	trip(&m, THERMAL_GENL_EVENT_TZ_TRIP_UP, 0, 0, 1);
 	((struct nlattr *)(m.buf + NLMSG_HDRLEN + GENL_HDRLEN))->nla_len = 100;
 	save("bad-attr-bounds", &m, m.len);
+
+	/* ACPI events: struct acpi_genl_event in the attribute */
+	set_dir(argv[1], "acpi-msg");
+	static const struct {
+		const char *name, *cls, *bus;
+		uint32_t type, data;
+		size_t len;
+	} acpi[] = {
+		{"power-button", "button/power", "PBTN", 0x80, 1, 44},
+		{"lid", "button/lid", "LID0", 0x80, 1, 44},
+		{"ac-online", "ac_adapter", "ACPI0003:00", 0x80, 1, 44},
+		{"ac-offline", "ac_adapter", "ACPI0003:00", 0x80, 0, 44},
+		{"battery", "battery", "PNP0C0A:00", 0x80, 1, 44},
+		{"other", "processor", "", 0x81, 0, 44},
+		{"bad-short", "button/power", "PBTN", 0x80, 1, 40},
+		{"bad-class", "button/\npower", "PBTN", 0x80, 1, 44},
+	};
+	for (size_t i = 0; i < sizeof(acpi) / sizeof(acpi[0]); i++) {
+		char ev[44] = {0};
+		memcpy(ev, acpi[i].cls, strlen(acpi[i].cls));
+		memcpy(ev + 20, acpi[i].bus, strlen(acpi[i].bus));
+		memcpy(ev + 36, &acpi[i].type, 4);
+		memcpy(ev + 40, &acpi[i].data, 4);
+		nl_begin(&m, THERMAL, 1);
+		nl_put(&m, 1, ev, acpi[i].len);
+		save(acpi[i].name, &m, m.len);
+	}
 	return failed;
 }

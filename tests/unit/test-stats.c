@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 450, NULL, "\"events\":{\"received\":450,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 490, NULL, ",\"rejected\":490,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 530, NULL, ",\"overruns\":530,", NULL},
+	{"received, all sources", SET_NONE, 0, 565, NULL, "\"events\":{\"received\":565,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 615, NULL, ",\"rejected\":615,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 665, NULL, ",\"overruns\":665,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"matched", S(matched), 203, "matched 203", "\"matched\":203", "keventd_events_matched_total 203\n"},
@@ -81,6 +81,7 @@ static const struct source_case per_source[] = {
 	{offsetof(struct kstats, rejected), 121, 1, "rejected", "events_rejected_total"},
 	{offsetof(struct kstats, overruns), 131, 2, "overruns", "receive_overruns_total"},
 	{offsetof(struct kstats, lost), 141, 3, "lost", "events_lost_total"},
+	{offsetof(struct kstats, truncated), 151, 4, "truncated", "events_truncated_total"},
 };
 /* clang-format on */
 
@@ -498,11 +499,12 @@ static void test_golden(void **state)
 		"uptime: 42s\n"
 		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
 		"queue: 301 pending, 302 running, max 303 children, size 304 (full: sources paused)\n"
-		"source         received     rejected     overruns         lost\n"
-		"kernel              111          121          131          141\n"
-		"udev                112          122          132          142\n"
-		"thermal             113          123          133          143\n"
-		"socket              114          124          134          144\n"
+		"source         received     rejected     overruns         lost    truncated\n"
+		"kernel              111          121          131          141          151\n"
+		"udev                112          122          132          142          152\n"
+		"thermal             113          123          133          143          153\n"
+		"socket              114          124          134          144          154\n"
+		"acpi                115          125          135          145          155\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
@@ -511,11 +513,12 @@ static void test_golden(void **state)
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
 	assert_string_equal(strbuf_str(&fx->json),
 		"{\"uptime_seconds\":42,"
-		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141},"
-		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142},"
-		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143},"
-		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144}},"
-		"\"events\":{\"received\":450,\"rejected\":490,\"overruns\":530,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
+		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151},"
+		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152},"
+		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153},"
+		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154},"
+		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155}},"
+		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":221,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
@@ -539,24 +542,35 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"udev\"} 112\n"
 		"keventd_events_received_total{source=\"thermal\"} 113\n"
 		"keventd_events_received_total{source=\"socket\"} 114\n"
+		"keventd_events_received_total{source=\"acpi\"} 115\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
 		"keventd_events_rejected_total{source=\"udev\"} 122\n"
 		"keventd_events_rejected_total{source=\"thermal\"} 123\n"
 		"keventd_events_rejected_total{source=\"socket\"} 124\n"
+		"keventd_events_rejected_total{source=\"acpi\"} 125\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
 		"keventd_receive_overruns_total{source=\"udev\"} 132\n"
 		"keventd_receive_overruns_total{source=\"thermal\"} 133\n"
 		"keventd_receive_overruns_total{source=\"socket\"} 134\n"
+		"keventd_receive_overruns_total{source=\"acpi\"} 135\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 141\n"
 		"keventd_events_lost_total{source=\"udev\"} 142\n"
 		"keventd_events_lost_total{source=\"thermal\"} 143\n"
 		"keventd_events_lost_total{source=\"socket\"} 144\n"
+		"keventd_events_lost_total{source=\"acpi\"} 145\n"
+		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
+		"# TYPE keventd_events_truncated_total counter\n"
+		"keventd_events_truncated_total{source=\"kernel\"} 151\n"
+		"keventd_events_truncated_total{source=\"udev\"} 152\n"
+		"keventd_events_truncated_total{source=\"thermal\"} 153\n"
+		"keventd_events_truncated_total{source=\"socket\"} 154\n"
+		"keventd_events_truncated_total{source=\"acpi\"} 155\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
