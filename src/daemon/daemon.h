@@ -82,7 +82,7 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;
-	bool paused;
+	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
 	bool stopping;
 	bool held; /* second stop signal: queued handlers are not started */
 	struct kreject_log reject_log[KEVENT_SOURCE_MAX];
@@ -135,8 +135,17 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* The sink the sources report to: submit, reject, overrun, lost, room. */
 struct ksink kdaemon_sink(struct kdaemon *d);
-/* How many more events may be submitted before the sources must pause. */
-size_t kdaemon_room(const struct kdaemon *d);
+/*
+ * Every source has its own share of the queue: cfg.queue_size split evenly
+ * among the sources of cfg.sources (at least 1 each; with none on, as in
+ * tests that feed the sink themselves, each may have all of it).  A source
+ * whose share is full is paused until a quarter of it has drained; the
+ * other sources read on.  kdaemon_room() says how many more events src may
+ * submit before it must pause (0 while it is paused or the daemon is
+ * stopping).
+ */
+size_t kdaemon_share(const struct kdaemon_config *cfg);
+size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src);
 
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */

@@ -29,7 +29,7 @@ struct kstats {
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
 	uint64_t output_dropped_bytes;
 	/* intake */
-	uint64_t paused; /* times the sources were paused on a full queue */
+	uint64_t paused[KEVENT_SOURCE_MAX]; /* times the source was paused on its full share */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
 	/* rules */
@@ -47,7 +47,11 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs);
 
 struct kstatus_extra {
 	size_t pending, running, max_children, queue_size, clients;
-	bool paused;
+	bool paused; /* some source is paused */
+	/* per source: events queued or running, its share of the queue, paused */
+	size_t source_pending[KEVENT_SOURCE_MAX];
+	size_t source_share[KEVENT_SOURCE_MAX];
+	bool source_paused[KEVENT_SOURCE_MAX];
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -71,17 +75,20 @@ enum kstats_from {
 	KSTATS_FROM_SOURCES_SUM, /* the same, summed over the sources */
 	KSTATS_FROM_EXTRA,	 /* size_t in struct kstatus_extra */
 	KSTATS_FROM_EXTRA_FLAG,	 /* bool in struct kstatus_extra */
-	KSTATS_FROM_RULESET,	 /* size_t in struct kruleset; 0 before the first load */
-	KSTATS_FROM_UPTIME,	 /* seconds since started_ns; no off */
-	KSTATS_FROM_RULE,	 /* uint64_t in struct krule_counters */
+	/* size_t[KEVENT_SOURCE_MAX] and bool[KEVENT_SOURCE_MAX] in struct kstatus_extra */
+	KSTATS_FROM_EXTRA_SOURCES,
+	KSTATS_FROM_EXTRA_SOURCES_FLAG,
+	KSTATS_FROM_RULESET, /* size_t in struct kruleset; 0 before the first load */
+	KSTATS_FROM_UPTIME,  /* seconds since started_ns; no off */
+	KSTATS_FROM_RULE,    /* uint64_t in struct krule_counters */
 };
 
 /*
  * One counter of status as each rendering shows it; NULL where a rendering
  * does not.  text: the words of the text rendering, '#' standing for the
  * value (a flag's words are shown only while it is set; a per-source row's
- * are its column heading); json: the key in its section's object; prom: the
- * metric family after "keventd_", with help for its HELP line.
+ * are its column heading, a per-source flag's cells "yes" or "no"); json: the key in its section's
+ * object; prom: the metric family after "keventd_", with help for its HELP line.
  */
 struct kstats_row {
 	enum kstats_section section;
