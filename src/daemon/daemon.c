@@ -125,8 +125,7 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 
 void kdaemon_maybe_exit(struct kdaemon *d)
 {
-	if (d->stopping && krunner_children(d->runner) == 0 &&
-	    (ksched_pending(d->sched) == 0 || (d->held && ksched_running(d->sched) == 0)))
+	if (d->stopping && krunner_children(d->runner) == 0 && ksched_pending(d->sched) == 0)
 		kloop_exit(d->loop, 0);
 }
 
@@ -188,6 +187,14 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	}
 	if (!c.n_run) {
 		d->stats.handled++;
+		kevent_free(ev);
+		free(c.run);
+		return 0;
+	}
+	if (d->stopping) {
+		/* nothing starts any more: what came in on the way out is dropped
+		 * as the queue was, and counted in the last line of the log */
+		d->stats.dropped[src]++;
 		kevent_free(ev);
 		free(c.run);
 		return 0;
@@ -355,6 +362,11 @@ static void on_job_done(void *userdata, struct kjob *job)
 {
 	struct kdaemon *d = userdata;
 	enum kevent_source src = job->ev->source;
+	if (job->not_run)
+		log_notice("stopping: rule %s%s not run for seq %" PRIu64 " (%s %s)",
+			   job->rules[job->n_rules - job->not_run]->name,
+			   job->not_run > 1 ? " and the rules after it" : "", job->ev->seqnum,
+			   job->ev->object, job->ev->signal);
 	if (job->runs == 0 && job->suppressed > 0)
 		d->stats.ratelimited++;
 	else

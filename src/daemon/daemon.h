@@ -84,7 +84,6 @@ struct kdaemon {
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
 	bool stopping;
-	bool held; /* second stop signal: queued handlers are not started */
 	struct kreject_log reject_log[KEVENT_SOURCE_MAX];
 };
 
@@ -96,11 +95,14 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out);
  * and left out).  0, or -errno when the control socket cannot listen. */
 int kdaemon_start(struct kdaemon *d);
 /* Tells the service manager it is ready and runs until kdaemon_exit() has
- * drained what was queued.  0, or -errno when the loop failed. */
+ * let the running handlers finish.  0, or -errno when the loop failed. */
 int kdaemon_run(struct kdaemon *d);
-/* Stops reading and exits once the queued handlers have run (sig names
- * the reason in the log; 0 for none); a second call starts no more queued
- * handlers, only lets the running ones finish. */
+/* Stops: reads no more, starts no more handlers, and exits once the
+ * running ones are done (each within its timeout).  Queued events that
+ * have not started are dropped: counted per source in stats.dropped and
+ * logged, the oldest KDAEMON_STOP_LOG_NAMED by name.  sig names the reason
+ * in the log (0 for none); a second call only says it is still stopping. */
+#define KDAEMON_STOP_LOG_NAMED 10
 void kdaemon_exit(struct kdaemon *d, int sig);
 /* Frees everything.  NULL is fine. */
 void kdaemon_free(struct kdaemon *d);
@@ -114,7 +116,7 @@ static inline void kdaemon_freep(struct kdaemon **d)
  * released by kdaemon_free() (daemon.c). */
 int kdaemon_init(struct kdaemon *d);
 void kdaemon_release(struct kdaemon *d);
-/* Exits the loop once stopping and nothing is left to run. */
+/* Exits the loop once stopping and nothing runs any more. */
 void kdaemon_maybe_exit(struct kdaemon *d);
 
 /* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */

@@ -21,7 +21,8 @@ struct kstats {
 	uint64_t rejected[KEVENT_SOURCE_MAX]; /* invalid input, never handled */
 	uint64_t overruns[KEVENT_SOURCE_MAX]; /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];     /* events known lost (seqnum gaps) */
-	/* what became of accepted events: handled + ratelimited + queued = received */
+	/* what became of accepted events:
+	 * handled + ratelimited + queued + dropped at a stop = received */
 	uint64_t handled;     /* every run done (or nothing to run) */
 	uint64_t ratelimited; /* every run it would have done was suppressed */
 	uint64_t matched;     /* events that matched at least one rule */
@@ -29,7 +30,8 @@ struct kstats {
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
 	uint64_t output_dropped_bytes;
 	/* intake */
-	uint64_t paused[KEVENT_SOURCE_MAX]; /* times the source was paused on its full share */
+	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
+	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
 	/* rules */

@@ -308,3 +308,46 @@ void ksched_hold(struct ksched *s, bool hold)
 	if (!hold)
 		ksched_pump(s);
 }
+
+struct drop {
+	struct ksched *s;
+	void (*fn)(const struct kjob *job, void *userdata);
+	void *userdata;
+	size_t n;
+};
+
+/* Drops the jobs of one object that have not started; removes the object
+ * (returns 1) unless its head job is running. */
+static int drop_object(const char *key, void *value, void *userdata)
+{
+	struct drop *d = userdata;
+	struct kobjq *q = value;
+	struct kjob *keep = q->busy ? q->head : NULL;
+	(void)key;
+	for (struct kjob *j = keep ? keep->next_in_object : q->head, *next; j; j = next) {
+		next = j->next_in_object;
+		d->fn(j, d->userdata);
+		d->s->pending--;
+		d->s->pending_of[source_of(j)]--;
+		d->n++;
+		kjob_free(j);
+	}
+	if (keep) {
+		keep->next_in_object = NULL;
+		q->tail = keep;
+		return 0;
+	}
+	free(q);
+	return 1;
+}
+
+size_t ksched_drop_queued(struct ksched *s, void (*fn)(const struct kjob *job, void *userdata),
+			  void *userdata)
+{
+	struct drop d = {.s = s, .fn = fn, .userdata = userdata};
+	hashmap_sweep(s->objects, drop_object, &d);
+	/* what was ready had not started: every heap is empty now */
+	for (size_t i = 0; i < KEVENT_SOURCE_MAX; i++)
+		s->ready[i].n = 0;
+	return d.n;
+}

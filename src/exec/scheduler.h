@@ -26,7 +26,8 @@ struct kjob {
 	struct kevent *ev;
 	const struct krule **rules; /* matched rules that run something, in order */
 	size_t n_rules;
-	size_t next; /* the rule to run next */
+	size_t next;	/* the rule to run next */
+	size_t not_run; /* rules left out because keventd was stopping */
 	unsigned runs, suppressed;
 	struct kfile **files; /* references keeping the rules alive across reloads */
 	size_t n_files;
@@ -68,7 +69,12 @@ size_t ksched_share(const struct ksched *s);			    /* max_pending */
 size_t ksched_pending(const struct ksched *s); /* queued + running, every source */
 size_t ksched_pending_of(const struct ksched *s, enum kevent_source src);
 size_t ksched_running(const struct ksched *s);
-/* Stops starting jobs (shutdown with no drain); running ones still finish. */
+/* Stops starting jobs (shutdown); running ones still finish. */
 void ksched_hold(struct ksched *s, bool hold);
+/* Takes every job that has not started out of the queue: calls fn on each
+ * (in no particular order), then frees it.  Running jobs stay.  Returns
+ * how many were dropped. */
+size_t ksched_drop_queued(struct ksched *s, void (*fn)(const struct kjob *job, void *userdata),
+			  void *userdata);
 
 #endif

@@ -193,7 +193,7 @@ static void run_to_exit(struct setup *t, struct tu_poll *p)
 }
 
 /* Lets everything queued run, then stops the daemon: idle, it exits at
- * once. */
+ * once (a stop with events queued drops them: test_stop below). */
 static void drain(struct setup *t)
 {
 	struct tu_poll p;
@@ -479,13 +479,41 @@ static void test_share_per_source(void **state)
 	setup_free(&t);
 }
 
+/* A stop starts nothing more: queued events are dropped and counted per
+ * source; the running handler finishes, the rules after it do not run. */
+static void test_stop(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-cpu.yaml", cpu_rules);
+	submit(&t, "power " CPU " high Cpu: 0");
+	submit(&t, "power " CPU " high Cpu: 1");
+	submit_from(&t, KEVENT_SOURCE_SOCKET, "power " CPU " high Cpu: 2");
+	assert_int_equal(t.fake.n, 1); /* cpu-throttle for seq 1; the others wait */
+	kdaemon_exit(t.d, 0);
+	assert_true(t.d->stopping);
+	assert_int_equal(ksched_pending(t.d->sched), 1);
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_SOCKET], 1);
+	/* an event that still comes in is dropped as well */
+	submit(&t, "power " CPU " high Cpu: 3");
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_KERNEL], 2);
+	run_to_exit(&t, NULL);
+	assert_int_equal(t.fake.n, 1); /* not cpu-log after it, nor anything queued */
+	assert_string_equal(t.fake.v[0].rule, "cpu-throttle");
+	assert_int_equal(t.d->stats.handled, 1);
+	assert_int_equal(t.d->stats.runs, 1);
+	assert_int_equal(t.d->stats.received[KEVENT_SOURCE_KERNEL], 3);
+	assert_int_equal(t.d->stats.received[KEVENT_SOURCE_SOCKET], 1);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cases),
-		cmocka_unit_test(test_handler_env),
-		cmocka_unit_test(test_sink_counts),
-		cmocka_unit_test(test_share_per_source),
+		cmocka_unit_test(test_cases),	    cmocka_unit_test(test_handler_env),
+		cmocka_unit_test(test_sink_counts), cmocka_unit_test(test_share_per_source),
+		cmocka_unit_test(test_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The scheduler: per-object order, parallelism across objects, the cap on
  * running jobs, the share of pending jobs per source, turns across
- * sources, and synchronous completion. */
+ * sources, dropping what has not started, and synchronous completion. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -306,6 +306,51 @@ static void test_flood_delays_another_source_by_one_slot(void **state)
 	}
 }
 
+static void count_dropped(const struct kjob *job, void *userdata)
+{
+	struct trace *t = userdata;
+	assert_true(t->n_started < ARRAY_SIZE(t->started));
+	/* recorded after the started ones, with the high bit set */
+	t->started[t->n_started++] = job->ev->seqnum | 1ull << 63;
+}
+
+/* Shutdown: what has not started is taken out and told; what runs stays. */
+static void test_drop_queued(void **state)
+{
+	(void)state;
+	struct trace t = {0};
+	struct ksched *s = NULL;
+	assert_int_equal(ksched_new(2, 100, on_start, &t, &s), 0);
+	assert_int_equal(ksched_submit(s, make_job("/a", 1)), 0);
+	assert_int_equal(ksched_submit(s, make_job("/a", 2)), 0);
+	assert_int_equal(ksched_submit(s, make_job("/a", 3)), 0);
+	assert_int_equal(ksched_submit(s, make_job_of(KEVENT_SOURCE_KERNEL, "/b", 4)), 0);
+	assert_int_equal(ksched_submit(s, make_job_of(KEVENT_SOURCE_KERNEL, "/c", 5)), 0);
+	assert_int_equal(t.n_started, 2); /* 1 and 4 */
+	ksched_hold(s, true);
+	assert_int_equal(ksched_drop_queued(s, count_dropped, &t), 3);
+	assert_int_equal(t.n_started, 5);
+	uint64_t dropped = 0;
+	for (size_t i = 2; i < 5; i++) {
+		assert_true(t.started[i] >> 63);
+		dropped |= 1ull << (t.started[i] & 63);
+	}
+	assert_int_equal(dropped, 1ull << 2 | 1ull << 3 | 1ull << 5);
+	assert_int_equal(ksched_pending(s), 2);
+	assert_int_equal(ksched_pending_of(s, KEVENT_SOURCE_SOCKET), 1);
+	assert_int_equal(ksched_pending_of(s, KEVENT_SOURCE_KERNEL), 1);
+	finish(s, &t, 1);
+	finish(s, &t, 4);
+	assert_int_equal(ksched_pending(s), 0);
+	assert_int_equal(t.n_started, 5); /* nothing else started */
+	/* the queue works on afterwards: a job for /a again */
+	ksched_hold(s, false);
+	assert_int_equal(ksched_submit(s, make_job("/a", 6)), 0);
+	assert_int_equal(t.n_started, 6);
+	finish(s, &t, 6);
+	ksched_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_shares_are_per_source),
 		cmocka_unit_test(test_start_order),
 		cmocka_unit_test(test_flood_delays_another_source_by_one_slot),
+		cmocka_unit_test(test_drop_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
