@@ -121,7 +121,7 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 	const char *cmd = m->f[0];
 	bool post = strcmp(cmd, "post") == 0;
 	if (post || strcmp(cmd, "send") == 0) {
-		if (may_park && !kdaemon_room(ctl->d))
+		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
 			return -EAGAIN;
 		do_send(ctl, p, m, post);
 	} else if (strcmp(cmd, "sync") == 0) {
@@ -296,7 +296,7 @@ static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
 static size_t srv_room(void *userdata)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	return kdaemon_room(ctl->d);
+	return kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
 }
 
 static const struct kctl_server_ops srv_ops = {

@@ -41,26 +41,85 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
 	return 0;
 }
 
+/* The events dropped at a stop, for the log: the oldest few by name. */
+struct dropped_log {
+	struct kdaemon *d;
+	size_t n;
+	struct {
+		uint64_t order;
+		char line[256];
+	} oldest[KDAEMON_STOP_LOG_NAMED]; /* by order, oldest first */
+};
+
+static void on_dropped(const struct kjob *job, void *userdata)
+{
+	struct dropped_log *l = userdata;
+	const struct kevent *ev = job->ev;
+	l->d->stats.dropped[ev->source]++;
+	size_t i = l->n;
+	if (i == ARRAY_SIZE(l->oldest)) {
+		if (job->order > l->oldest[i - 1].order)
+			return;
+		i--;
+	} else {
+		l->n++;
+	}
+	for (; i > 0 && l->oldest[i - 1].order > job->order; i--)
+		l->oldest[i] = l->oldest[i - 1];
+	l->oldest[i].order = job->order;
+	snprintf(l->oldest[i].line, sizeof(l->oldest[i].line),
+		 "%s seq %" PRIu64 ": %s %s %s (rule %s%s)", kevent_source_name(ev->source),
+		 ev->seqnum, kevent_type_name(ev->type), ev->object, ev->signal,
+		 job->rules[0]->name, job->n_rules > 1 ? " and the rules after it" : "");
+}
+
+/* "socket 4199, kernel 3": the events dropped at the stop, per source. */
+static uint64_t format_dropped(const struct kdaemon *d, struct strbuf *sb)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		if (!d->stats.dropped[i])
+			continue;
+		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
+			      kevent_source_name((enum kevent_source)i), d->stats.dropped[i]);
+		total += d->stats.dropped[i];
+	}
+	return total;
+}
+
 void kdaemon_exit(struct kdaemon *d, int sig)
 {
 	const char *why = sig ? strsignal(sig) : "exit";
 	if (d->stopping) {
-		log_notice("%s again: starting no more queued handlers (%zu events dropped)", why,
-			   ksched_pending(d->sched) - ksched_running(d->sched));
-		d->held = true;
-		ksched_hold(d->sched, true);
-		kdaemon_maybe_exit(d);
+		log_notice("%s again: still stopping; handlers running: %zu", why,
+			   krunner_children(d->runner));
 		return;
 	}
-	log_notice("%s: stopping; %zu events still queued or running", why,
-		   ksched_pending(d->sched));
 	notify_service_manager("STOPPING=1");
 	d->stopping = true;
+	/* the running handlers finish, within their timeouts; nothing else starts */
+	ksched_hold(d->sched, true);
+	krunner_stop(d->runner);
 	kwatch_free(TAKE_PTR(d->watch));
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->stop)
 			d->sources[i]->stop(d->sources[i]);
 	kdaemon_ctl_stop(d->ctl);
+
+	struct dropped_log l = {.d = d};
+	size_t dropped = ksched_drop_queued(d->sched, on_dropped, &l);
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT;
+	(void)format_dropped(d, &per_source);
+	if (dropped)
+		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
+			   "dropped: %zu (%s)",
+			   why, krunner_children(d->runner), dropped, strbuf_str(&per_source));
+	else
+		log_notice("%s: stopping; handlers running: %zu", why, krunner_children(d->runner));
+	for (size_t i = 0; i < l.n; i++)
+		log_notice("not run: %s", l.oldest[i].line);
+	if (dropped > l.n)
+		log_notice("not run: %zu more, not named", dropped - l.n);
 	kdaemon_maybe_exit(d);
 }
 
@@ -194,8 +253,13 @@ int kdaemon_run(struct kdaemon *d)
 		 d->cfg.dry_run ? ", dry run" : "");
 	notify_service_manager("READY=1");
 	int rc = kloop_run(d->loop);
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT;
+	uint64_t dropped = format_dropped(d, &per_source);
 	if (rc < 0)
 		log_error("event loop failed: %s", strerror(-rc));
+	else if (dropped)
+		log_info("stopped; events dropped, not run: %" PRIu64 " (%s)", dropped,
+			 strbuf_str(&per_source));
 	else
 		log_info("stopped");
 	return rc;

@@ -53,8 +53,7 @@ static void sink_truncated(void *userdata, enum kevent_source src)
 
 static size_t sink_room(void *userdata, enum kevent_source src)
 {
-	(void)src;
-	return kdaemon_room(userdata);
+	return kdaemon_room(userdata, src);
 }
 
 static const struct ksink_ops sink_ops = {
@@ -71,40 +70,51 @@ struct ksink kdaemon_sink(struct kdaemon *d)
 	return (struct ksink){.loop = d->loop, .ops = &sink_ops, .userdata = d};
 }
 
-size_t kdaemon_room(const struct kdaemon *d)
+size_t kdaemon_share(const struct kdaemon_config *cfg)
 {
-	return d->stopping || d->paused ? 0 : ksched_room(d->sched);
+	unsigned on = cfg->sources & ((1u << KEVENT_SOURCE_MAX) - 1);
+	size_t n = (size_t)__builtin_popcount(on);
+	size_t share = cfg->queue_size / (n ? n : 1);
+	return share ? share : 1;
 }
 
-/* Pauses the sources when the queue is full, resumes them when it has room. */
-static void update_flow(struct kdaemon *d)
+size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src)
+{
+	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX || d->paused[src])
+		return 0;
+	return ksched_room(d->sched, src);
+}
+
+/* Pauses src when its share of the queue is full, resumes it when its
+ * share has room again; the other sources read on either way. */
+static void update_flow(struct kdaemon *d, enum kevent_source src)
 {
 	bool pause;
-	if (d->stopping)
+	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
-	if (!d->paused && ksched_full(d->sched))
+	if (!d->paused[src] && ksched_full(d->sched, src))
 		pause = true;
-	else if (d->paused && ksched_has_room(d->sched))
+	else if (d->paused[src] && ksched_has_room(d->sched, src))
 		pause = false;
 	else
 		return;
-	d->paused = pause;
+	d->paused[src] = pause;
+	const char *name = kevent_source_name(src);
 	if (pause) {
-		d->stats.paused++;
-		log_notice("queue full (%zu events): pausing the sources",
-			   ksched_pending(d->sched));
+		d->stats.paused[src]++;
+		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
+			   ksched_pending_of(d->sched, src));
 	} else {
-		log_notice("queue has room again: resuming the sources");
+		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
 	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->pause)
+		if (d->sources[i]->kind == src && d->sources[i]->pause)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
 void kdaemon_maybe_exit(struct kdaemon *d)
 {
-	if (d->stopping && krunner_children(d->runner) == 0 &&
-	    (ksched_pending(d->sched) == 0 || (d->held && ksched_running(d->sched) == 0)))
+	if (d->stopping && krunner_children(d->runner) == 0 && ksched_pending(d->sched) == 0)
 		kloop_exit(d->loop, 0);
 }
 
@@ -144,7 +154,8 @@ static bool collect_match(const struct krule *r, void *userdata)
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
 	struct collect c = {.d = d};
-	d->stats.received[ev->source]++;
+	enum kevent_source src = ev->source;
+	d->stats.received[src]++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
@@ -169,6 +180,14 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		free(c.run);
 		return 0;
 	}
+	if (d->stopping) {
+		/* nothing starts any more: what came in on the way out is dropped
+		 * as the queue was, and counted in the last line of the log */
+		d->stats.dropped[src]++;
+		kevent_free(ev);
+		free(c.run);
+		return 0;
+	}
 	struct kjob *job = NULL;
 	int rc = kjob_new(ev, c.run, c.n_run, &job);
 	free(c.run);
@@ -184,7 +203,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.handled++;
 		return rc;
 	}
-	update_flow(d);
+	update_flow(d, src);
 	return 0;
 }
 
@@ -263,8 +282,13 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
 		.clients = clients,
-		.paused = d->paused,
 	};
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
+		x.source_share[i] = ksched_share(d->sched);
+		x.source_paused[i] = d->paused[i];
+		x.paused |= d->paused[i];
+	}
 	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
 	else if (format == KSTATUS_PROMETHEUS)
@@ -329,12 +353,18 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 static void on_job_done(void *userdata, struct kjob *job)
 {
 	struct kdaemon *d = userdata;
+	enum kevent_source src = job->ev->source;
+	if (job->not_run)
+		log_notice("stopping: rule %s%s not run for seq %" PRIu64 " (%s %s)",
+			   job->rules[job->n_rules - job->not_run]->name,
+			   job->not_run > 1 ? " and the rules after it" : "", job->ev->seqnum,
+			   job->ev->object, job->ev->signal);
 	if (job->runs == 0 && job->suppressed > 0)
 		d->stats.ratelimited++;
 	else
 		d->stats.handled++;
 	ksched_done(d->sched, job);
-	update_flow(d);
+	update_flow(d, src);
 	kdaemon_maybe_exit(d);
 }
 
@@ -382,7 +412,7 @@ int kdaemon_init(struct kdaemon *d)
 	rc = krunner_new(d->loop, d->rl, d->cfg.dry_run, &runner_ops, d, &d->runner);
 	if (rc < 0)
 		return rc;
-	rc = ksched_new(d->cfg.max_children, d->cfg.queue_size, start_job, d, &d->sched);
+	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
 	rc = kdaemon_reload(d, NULL);

@@ -76,9 +76,8 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;
-	bool paused;
+	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
 	bool stopping;
-	bool held; /* second stop signal: queued handlers are not started */
 	/* per source, the log of rejected input and of overruns (log.h) */
 	struct klog_throttle reject_log[KEVENT_SOURCE_MAX];
 	struct klog_throttle overrun_log[KEVENT_SOURCE_MAX];
@@ -94,11 +93,14 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out);
  * and left out).  0, or -errno when the control socket cannot listen. */
 int kdaemon_start(struct kdaemon *d);
 /* Tells the service manager it is ready and runs until kdaemon_exit() has
- * drained what was queued.  0, or -errno when the loop failed. */
+ * let the running handlers finish.  0, or -errno when the loop failed. */
 int kdaemon_run(struct kdaemon *d);
-/* Stops reading and exits once the queued handlers have run (sig names
- * the reason in the log; 0 for none); a second call starts no more queued
- * handlers, only lets the running ones finish. */
+/* Stops: reads no more, starts no more handlers, and exits once the
+ * running ones are done (each within its timeout).  Queued events that
+ * have not started are dropped: counted per source in stats.dropped and
+ * logged, the oldest KDAEMON_STOP_LOG_NAMED by name.  sig names the reason
+ * in the log (0 for none); a second call only says it is still stopping. */
+#define KDAEMON_STOP_LOG_NAMED 10
 void kdaemon_exit(struct kdaemon *d, int sig);
 /* Frees everything.  NULL is fine. */
 void kdaemon_free(struct kdaemon *d);
@@ -112,7 +114,7 @@ static inline void kdaemon_freep(struct kdaemon **d)
  * released by kdaemon_free() (daemon.c). */
 int kdaemon_init(struct kdaemon *d);
 void kdaemon_release(struct kdaemon *d);
-/* Exits the loop once stopping and nothing is left to run. */
+/* Exits the loop once stopping and nothing runs any more. */
 void kdaemon_maybe_exit(struct kdaemon *d);
 
 /* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
@@ -133,8 +135,17 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why);
 /* The sink the sources report to: submit, reject, overrun, lost, room. */
 struct ksink kdaemon_sink(struct kdaemon *d);
-/* How many more events may be submitted before the sources must pause. */
-size_t kdaemon_room(const struct kdaemon *d);
+/*
+ * Every source has its own share of the queue: cfg.queue_size split evenly
+ * among the sources of cfg.sources (at least 1 each; with none on, as in
+ * tests that feed the sink themselves, each may have all of it).  A source
+ * whose share is full is paused until a quarter of it has drained; the
+ * other sources read on.  kdaemon_room() says how many more events src may
+ * submit before it must pause (0 while it is paused or the daemon is
+ * stopping).
+ */
+size_t kdaemon_share(const struct kdaemon_config *cfg);
+size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src);
 
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */

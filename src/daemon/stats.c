@@ -94,13 +94,15 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs)
 	hashmap_free(keep, NULL);
 }
 
-#define STAT(f)	   KSTATS_FROM_STATS, offsetof(struct kstats, f)
-#define SOURCES(f) KSTATS_FROM_SOURCES, offsetof(struct kstats, f)
-#define SUM(f)	   KSTATS_FROM_SOURCES_SUM, offsetof(struct kstats, f)
-#define EXTRA(f)   KSTATS_FROM_EXTRA, offsetof(struct kstatus_extra, f)
-#define FLAG(f)	   KSTATS_FROM_EXTRA_FLAG, offsetof(struct kstatus_extra, f)
-#define RULESET(f) KSTATS_FROM_RULESET, offsetof(struct kruleset, f)
-#define RULE(f)	   KSTATS_FROM_RULE, offsetof(struct krule_counters, f)
+#define STAT(f)	    KSTATS_FROM_STATS, offsetof(struct kstats, f)
+#define SOURCES(f)  KSTATS_FROM_SOURCES, offsetof(struct kstats, f)
+#define SUM(f)	    KSTATS_FROM_SOURCES_SUM, offsetof(struct kstats, f)
+#define EXTRA(f)    KSTATS_FROM_EXTRA, offsetof(struct kstatus_extra, f)
+#define FLAG(f)	    KSTATS_FROM_EXTRA_FLAG, offsetof(struct kstatus_extra, f)
+#define XSOURCES(f) KSTATS_FROM_EXTRA_SOURCES, offsetof(struct kstatus_extra, f)
+#define XFLAGS(f)   KSTATS_FROM_EXTRA_SOURCES_FLAG, offsetof(struct kstatus_extra, f)
+#define RULESET(f)  KSTATS_FROM_RULESET, offsetof(struct kruleset, f)
+#define RULE(f)	    KSTATS_FROM_RULE, offsetof(struct krule_counters, f)
 
 /* The spellings are those of keventctl(8), and users' scripts and scrapes
  * read them: the JSON keys and the Prometheus names never change. */
@@ -119,6 +121,14 @@ const struct kstats_row kstats_rows[] = {
 	 "Events known lost (sequence number gaps), per source."},
 	{KSTATS_SOURCES, "truncated", "truncated", "events_truncated_total", "counter",
 	 SOURCES(truncated), "Events whose longest values were cut to fit the limits, per source."},
+	{KSTATS_SOURCES, "pending", "pending", "queue_source_pending", "gauge",
+	 XSOURCES(source_pending), "Events of the source queued or being handled."},
+	{KSTATS_SOURCES, "share", "share", "queue_source_share", "gauge", XSOURCES(source_share),
+	 "The source's share of the queue: its events queued before it pauses."},
+	{KSTATS_SOURCES, "paused", "paused", "queue_source_paused", "gauge", XFLAGS(source_paused),
+	 "1 while the source is paused on its full share of the queue."},
+	{KSTATS_SOURCES, NULL, "paused_times", "queue_source_pauses_total", "counter",
+	 SOURCES(paused), "Times the source was paused on its full share of the queue."},
 
 	{KSTATS_EVENTS, NULL, "received", NULL, "counter", SUM(received), NULL},
 	{KSTATS_EVENTS, NULL, "rejected", NULL, "counter", SUM(rejected), NULL},
@@ -156,13 +166,14 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_QUEUE, ", max # children", "max_children", "queue_max_children", "gauge",
 	 EXTRA(max_children), "Handlers allowed to run at once."},
 	{KSTATS_QUEUE, ", size #", "size", "queue_size", "gauge", EXTRA(queue_size),
-	 "Events queued before the sources pause."},
+	 "Events queued, all sources together, before they pause: each has an even share."},
 	/* paused twice: Prometheus has it before the count of pauses, JSON after */
 	{KSTATS_QUEUE, NULL, NULL, "queue_paused", "gauge", FLAG(paused),
-	 "1 while the sources are paused on a full queue."},
-	{KSTATS_QUEUE, NULL, "paused_times", "queue_pauses_total", "counter", STAT(paused),
-	 "Times the sources were paused on a full queue."},
-	{KSTATS_QUEUE, " (full: sources paused)", "paused", NULL, "gauge", FLAG(paused), NULL},
+	 "1 while some source is paused on its full share of the queue."},
+	{KSTATS_QUEUE, NULL, "paused_times", "queue_pauses_total", "counter", SUM(paused),
+	 "Times a source was paused on its full share of the queue, all sources."},
+	{KSTATS_QUEUE, " (a source is paused: its share is full)", "paused", NULL, "gauge",
+	 FLAG(paused), NULL},
 
 	{KSTATS_CONTROL, "clients #", "clients", "control_clients", "gauge", EXTRA(clients),
 	 "Clients connected to the control socket."},
@@ -249,6 +260,10 @@ static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i
 		return AT(size_t, v->x, r->off);
 	case KSTATS_FROM_EXTRA_FLAG:
 		return AT(bool, v->x, r->off);
+	case KSTATS_FROM_EXTRA_SOURCES:
+		return AT(size_t, v->x, r->off + i * sizeof(size_t));
+	case KSTATS_FROM_EXTRA_SOURCES_FLAG:
+		return AT(bool, v->x, r->off + i * sizeof(bool));
 	case KSTATS_FROM_RULESET:
 		return v->rs ? AT(size_t, v->rs, r->off) : 0;
 	case KSTATS_FROM_UPTIME:
@@ -257,6 +272,11 @@ static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i
 		return AT(uint64_t, lookup(v->s, v->rs->rules[i]), r->off);
 	}
 	return 0;
+}
+
+static bool is_flag(const struct kstats_row *r)
+{
+	return r->from == KSTATS_FROM_EXTRA_FLAG || r->from == KSTATS_FROM_EXTRA_SOURCES_FLAG;
 }
 
 /* The rest of line i of sec: each row's words with its value in place of
@@ -270,6 +290,8 @@ static void text_line(struct strbuf *o, const struct view *v, enum kstats_sectio
 		uint64_t n = i < 0 ? 0 : value(r, v, (size_t)i);
 		if (sec == KSTATS_SOURCES && i < 0)
 			strbuf_printf(o, " %12s", r->text);
+		else if (sec == KSTATS_SOURCES && is_flag(r))
+			strbuf_printf(o, " %12s", n ? "yes" : "no");
 		else if (sec == KSTATS_SOURCES)
 			strbuf_printf(o, " %12" PRIu64, n);
 		else if (hash)
@@ -321,7 +343,7 @@ static void json_members(struct strbuf *o, const struct view *v, enum kstats_sec
 			continue;
 		uint64_t n = value(r, v, i);
 		strbuf_printf(o, "%s\"%s\":", sep, r->json);
-		if (r->from == KSTATS_FROM_EXTRA_FLAG)
+		if (is_flag(r))
 			strbuf_puts(o, n ? "true" : "false");
 		else
 			strbuf_printf(o, "%" PRIu64, n);

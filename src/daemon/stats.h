@@ -22,7 +22,8 @@ struct kstats {
 	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
-	/* what became of accepted events: handled + ratelimited + queued = received */
+	/* what became of accepted events:
+	 * handled + ratelimited + queued + dropped at a stop = received */
 	uint64_t handled;     /* every run done (or nothing to run) */
 	uint64_t ratelimited; /* every run it would have done was suppressed */
 	uint64_t matched;     /* events that matched at least one rule */
@@ -31,7 +32,8 @@ struct kstats {
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
 	/* intake */
-	uint64_t paused; /* times the sources were paused on a full queue */
+	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
+	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
 	/* rules */
@@ -49,7 +51,11 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs);
 
 struct kstatus_extra {
 	size_t pending, running, max_children, queue_size, clients;
-	bool paused;
+	bool paused; /* some source is paused */
+	/* per source: events queued or running, its share of the queue, paused */
+	size_t source_pending[KEVENT_SOURCE_MAX];
+	size_t source_share[KEVENT_SOURCE_MAX];
+	bool source_paused[KEVENT_SOURCE_MAX];
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -73,17 +79,20 @@ enum kstats_from {
 	KSTATS_FROM_SOURCES_SUM, /* the same, summed over the sources */
 	KSTATS_FROM_EXTRA,	 /* size_t in struct kstatus_extra */
 	KSTATS_FROM_EXTRA_FLAG,	 /* bool in struct kstatus_extra */
-	KSTATS_FROM_RULESET,	 /* size_t in struct kruleset; 0 before the first load */
-	KSTATS_FROM_UPTIME,	 /* seconds since started_ns; no off */
-	KSTATS_FROM_RULE,	 /* uint64_t in struct krule_counters */
+	/* size_t[KEVENT_SOURCE_MAX] and bool[KEVENT_SOURCE_MAX] in struct kstatus_extra */
+	KSTATS_FROM_EXTRA_SOURCES,
+	KSTATS_FROM_EXTRA_SOURCES_FLAG,
+	KSTATS_FROM_RULESET, /* size_t in struct kruleset; 0 before the first load */
+	KSTATS_FROM_UPTIME,  /* seconds since started_ns; no off */
+	KSTATS_FROM_RULE,    /* uint64_t in struct krule_counters */
 };
 
 /*
  * One counter of status as each rendering shows it; NULL where a rendering
  * does not.  text: the words of the text rendering, '#' standing for the
  * value (a flag's words are shown only while it is set; a per-source row's
- * are its column heading); json: the key in its section's object; prom: the
- * metric family after "keventd_", with help for its HELP line.
+ * are its column heading, a per-source flag's cells "yes" or "no"); json: the key in its section's
+ * object; prom: the metric family after "keventd_", with help for its HELP line.
  */
 struct kstats_row {
 	enum kstats_section section;

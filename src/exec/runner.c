@@ -35,6 +35,7 @@ struct krunner {
 	struct kloop *loop;
 	struct kratelimit *rl;
 	bool dry_run;
+	bool stopped; /* krunner_stop(): no more rules start */
 	const struct krunner_ops *ops;
 	void *userdata;
 	size_t children;
@@ -298,6 +299,10 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 /* Starts the job's next rule that may run; hands the job back when none is left. */
 static void run_next(struct krunner *r, struct kjob *job)
 {
+	if (r->stopped && job->next < job->n_rules) {
+		job->not_run = job->n_rules - job->next;
+		job->next = job->n_rules;
+	}
 	while (job->next < job->n_rules) {
 		const struct krule *rule = job->rules[job->next++];
 		struct krun_report rep = {.job = job, .rule = rule};
@@ -341,6 +346,11 @@ static void run_next(struct krunner *r, struct kjob *job)
 void krunner_run(struct krunner *r, struct kjob *job)
 {
 	run_next(r, job);
+}
+
+void krunner_stop(struct krunner *r)
+{
+	r->stopped = true;
 }
 
 size_t krunner_children(const struct krunner *r)

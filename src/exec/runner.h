@@ -68,6 +68,10 @@ void krunner_free(struct krunner *r);
 /* Runs the job's rules; done() comes when they are all over (possibly
  * before this returns). */
 void krunner_run(struct krunner *r, struct kjob *job);
+/* Shutdown: starts no more rules.  A job whose handler runs is done once
+ * that handler is; the rules after it are left out (job->not_run says how
+ * many). */
+void krunner_stop(struct krunner *r);
 /* Handler processes alive, including ones already timed out. */
 size_t krunner_children(const struct krunner *r);
 

@@ -10,22 +10,36 @@
 struct kobjq {
 	struct kjob *head, *tail;
 	bool busy;
-	size_t heap_pos; /* in the ready heap, or SIZE_MAX */
+	size_t heap_pos; /* in the ready heap of its head job's source, or SIZE_MAX */
+};
+
+/* Objects with a job that may start, oldest head job first. */
+struct kheap {
+	struct kobjq **v;
+	size_t n, cap;
 };
 
 struct ksched {
 	struct hashmap *objects; /* object -> kobjq, only while it has jobs */
-	/* objects with a job that may start, oldest head job first */
-	struct kobjq **heap;
-	size_t n_heap, cap_heap;
+	/* one ready heap per source, served in turn starting at turn */
+	struct kheap ready[KEVENT_SOURCE_MAX];
+	size_t turn;
 	uint64_t arrivals;
 	size_t max_running, max_pending;
 	size_t running, pending;
+	size_t pending_of[KEVENT_SOURCE_MAX];
 	bool hold;
 	bool pumping; /* a start callback may finish its job at once */
 	ksched_start_fn start;
 	void *userdata;
 };
+
+/* The job's source, as an index that is always in range. */
+static enum kevent_source source_of(const struct kjob *job)
+{
+	enum kevent_source src = job->ev->source;
+	return (unsigned)src < KEVENT_SOURCE_MAX ? src : KEVENT_SOURCE_SOCKET;
+}
 
 int kjob_new(struct kevent *ev, const struct krule *const *rules, size_t n, struct kjob **out)
 {
@@ -98,7 +112,8 @@ void ksched_free(struct ksched *s)
 	if (!s)
 		return;
 	hashmap_free(s->objects, free_objq);
-	free(s->heap);
+	for (size_t i = 0; i < KEVENT_SOURCE_MAX; i++)
+		free(s->ready[i].v);
 	free(s);
 }
 
@@ -107,61 +122,77 @@ static bool older(const struct kobjq *a, const struct kobjq *b)
 	return a->head->order < b->head->order;
 }
 
-static void heap_swap(struct ksched *s, size_t i, size_t j)
+static void heap_swap(struct kheap *h, size_t i, size_t j)
 {
-	struct kobjq *t = s->heap[i];
-	s->heap[i] = s->heap[j];
-	s->heap[j] = t;
-	s->heap[i]->heap_pos = i;
-	s->heap[j]->heap_pos = j;
+	struct kobjq *t = h->v[i];
+	h->v[i] = h->v[j];
+	h->v[j] = t;
+	h->v[i]->heap_pos = i;
+	h->v[j]->heap_pos = j;
 }
 
-/* Room in the heap for every object with jobs, so make_ready() never fails. */
-static int heap_reserve(struct ksched *s, size_t n)
+/* Room in the heap for n objects, so make_ready() never fails. */
+static int heap_reserve(struct kheap *h, size_t n)
 {
-	if (n <= s->cap_heap)
+	if (n <= h->cap)
 		return 0;
-	size_t cap = s->cap_heap ? s->cap_heap : 64;
+	size_t cap = h->cap ? h->cap : 64;
 	while (cap < n)
 		cap *= 2;
-	struct kobjq **h = realloc(s->heap, cap * sizeof(*h));
-	if (!h)
+	struct kobjq **v = realloc(h->v, cap * sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	s->heap = h;
-	s->cap_heap = cap;
+	h->v = v;
+	h->cap = cap;
 	return 0;
 }
 
+/* Puts q in the ready heap of its head job's source, if it may start. */
 static void make_ready(struct ksched *s, struct kobjq *q)
 {
 	if (q->heap_pos != SIZE_MAX || q->busy || !q->head)
 		return;
-	size_t i = s->n_heap++;
-	s->heap[i] = q;
+	struct kheap *h = &s->ready[source_of(q->head)];
+	size_t i = h->n++;
+	h->v[i] = q;
 	q->heap_pos = i;
-	while (i > 0 && older(s->heap[i], s->heap[(i - 1) / 2])) {
-		heap_swap(s, i, (i - 1) / 2);
+	while (i > 0 && older(h->v[i], h->v[(i - 1) / 2])) {
+		heap_swap(h, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
 }
 
-static struct kobjq *pop_oldest(struct ksched *s)
+static struct kobjq *pop_oldest(struct kheap *h)
 {
-	struct kobjq *top = s->heap[0];
-	heap_swap(s, 0, --s->n_heap);
+	struct kobjq *top = h->v[0];
+	heap_swap(h, 0, --h->n);
 	top->heap_pos = SIZE_MAX;
 	for (size_t i = 0;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < s->n_heap && older(s->heap[l], s->heap[m]))
+		if (l < h->n && older(h->v[l], h->v[m]))
 			m = l;
-		if (r < s->n_heap && older(s->heap[r], s->heap[m]))
+		if (r < h->n && older(h->v[r], h->v[m]))
 			m = r;
 		if (m == i)
 			break;
-		heap_swap(s, i, m);
+		heap_swap(h, i, m);
 		i = m;
 	}
 	return top;
+}
+
+/* The next object to start: the oldest of the next source in turn that
+ * has one; that source then goes to the back of the line. */
+static struct kobjq *next_ready(struct ksched *s)
+{
+	for (size_t k = 0; k < KEVENT_SOURCE_MAX; k++) {
+		size_t src = (s->turn + k) % KEVENT_SOURCE_MAX;
+		if (s->ready[src].n) {
+			s->turn = (src + 1) % KEVENT_SOURCE_MAX;
+			return pop_oldest(&s->ready[src]);
+		}
+	}
+	return NULL;
 }
 
 void ksched_pump(struct ksched *s)
@@ -169,8 +200,10 @@ void ksched_pump(struct ksched *s)
 	if (s->pumping)
 		return; /* the outer loop goes on with what changed */
 	s->pumping = true;
-	while (!s->hold && s->running < s->max_running && s->n_heap) {
-		struct kobjq *q = pop_oldest(s);
+	while (!s->hold && s->running < s->max_running) {
+		struct kobjq *q = next_ready(s);
+		if (!q)
+			break;
 		q->busy = true;
 		s->running++;
 		s->start(s, q->head, s->userdata);
@@ -180,11 +213,19 @@ void ksched_pump(struct ksched *s)
 
 int ksched_submit(struct ksched *s, struct kjob *job)
 {
+	enum kevent_source src = source_of(job);
 	struct kobjq *q = hashmap_get(s->objects, job->ev->object);
+	size_t objects = hashmap_size(s->objects) + !q;
+	/* the objects in a source's heap have a head job of that source each,
+	 * so there are never more of them than of its jobs, nor of objects */
+	size_t need = s->pending_of[src] + 1 < objects ? s->pending_of[src] + 1 : objects;
+	if (heap_reserve(&s->ready[src], need) < 0) {
+		kjob_free(job);
+		return -ENOMEM;
+	}
 	if (!q) {
 		q = calloc(1, sizeof(*q));
-		if (!q || heap_reserve(s, hashmap_size(s->objects) + 1) < 0 ||
-		    hashmap_put(s->objects, job->ev->object, q, NULL) < 0) {
+		if (!q || hashmap_put(s->objects, job->ev->object, q, NULL) < 0) {
 			free(q);
 			kjob_free(job);
 			return -ENOMEM;
@@ -200,6 +241,7 @@ int ksched_submit(struct ksched *s, struct kjob *job)
 		q->head = job;
 	q->tail = job;
 	s->pending++;
+	s->pending_of[src]++;
 	make_ready(s, q);
 	ksched_pump(s);
 	return 0;
@@ -215,6 +257,7 @@ void ksched_done(struct ksched *s, struct kjob *job)
 	q->busy = false;
 	s->running--;
 	s->pending--;
+	s->pending_of[source_of(job)]--;
 	if (!q->head)
 		free(hashmap_remove(s->objects, job->ev->object));
 	else
@@ -223,24 +266,35 @@ void ksched_done(struct ksched *s, struct kjob *job)
 	ksched_pump(s);
 }
 
-bool ksched_full(const struct ksched *s)
+bool ksched_full(const struct ksched *s, enum kevent_source src)
 {
-	return s->pending >= s->max_pending;
+	return ksched_pending_of(s, src) >= s->max_pending;
 }
 
-bool ksched_has_room(const struct ksched *s)
+bool ksched_has_room(const struct ksched *s, enum kevent_source src)
 {
-	return s->pending <= s->max_pending * 3 / 4;
+	return ksched_pending_of(s, src) <= s->max_pending * 3 / 4;
 }
 
-size_t ksched_room(const struct ksched *s)
+size_t ksched_room(const struct ksched *s, enum kevent_source src)
 {
-	return s->pending < s->max_pending ? s->max_pending - s->pending : 0;
+	size_t n = ksched_pending_of(s, src);
+	return n < s->max_pending ? s->max_pending - n : 0;
+}
+
+size_t ksched_share(const struct ksched *s)
+{
+	return s->max_pending;
 }
 
 size_t ksched_pending(const struct ksched *s)
 {
 	return s->pending;
+}
+
+size_t ksched_pending_of(const struct ksched *s, enum kevent_source src)
+{
+	return (unsigned)src < KEVENT_SOURCE_MAX ? s->pending_of[src] : 0;
 }
 
 size_t ksched_running(const struct ksched *s)
@@ -253,4 +307,47 @@ void ksched_hold(struct ksched *s, bool hold)
 	s->hold = hold;
 	if (!hold)
 		ksched_pump(s);
+}
+
+struct drop {
+	struct ksched *s;
+	void (*fn)(const struct kjob *job, void *userdata);
+	void *userdata;
+	size_t n;
+};
+
+/* Drops the jobs of one object that have not started; removes the object
+ * (returns 1) unless its head job is running. */
+static int drop_object(const char *key, void *value, void *userdata)
+{
+	struct drop *d = userdata;
+	struct kobjq *q = value;
+	struct kjob *keep = q->busy ? q->head : NULL;
+	(void)key;
+	for (struct kjob *j = keep ? keep->next_in_object : q->head, *next; j; j = next) {
+		next = j->next_in_object;
+		d->fn(j, d->userdata);
+		d->s->pending--;
+		d->s->pending_of[source_of(j)]--;
+		d->n++;
+		kjob_free(j);
+	}
+	if (keep) {
+		keep->next_in_object = NULL;
+		q->tail = keep;
+		return 0;
+	}
+	free(q);
+	return 1;
+}
+
+size_t ksched_drop_queued(struct ksched *s, void (*fn)(const struct kjob *job, void *userdata),
+			  void *userdata)
+{
+	struct drop d = {.s = s, .fn = fn, .userdata = userdata};
+	hashmap_sweep(s->objects, drop_object, &d);
+	/* what was ready had not started: every heap is empty now */
+	for (size_t i = 0; i < KEVENT_SOURCE_MAX; i++)
+		s->ready[i].n = 0;
+	return d.n;
 }

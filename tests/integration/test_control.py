@@ -523,7 +523,10 @@ class Control(DaemonTest):
         self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
         self.assertRegex(d.logtext(), r"rule hang\[\d+\]: timed out after 400ms, sending SIGTERM")
 
-    def test_second_sigterm_starts_no_more_handlers(self):
+    def test_sigterm_starts_no_queued_handlers(self):
+        """SIGTERM lets the running handler finish but starts nothing that
+        was queued: those events are dropped, counted per source and named
+        in the log; a second SIGTERM changes nothing."""
         s = self.s
         s.write_rule("10-a.yaml", "rules:\n  - name: slow\n    match: {signal: x}\n    run: %s\n"
                      % self.h("wait", s.fifo.path, s.gates.dir + "/${KEVENT_SEQNUM}", "${KEVENT_SEQNUM}"))
@@ -535,13 +538,20 @@ class Control(DaemonTest):
         self.assertEqual(s.fifo.line().split()[:2], ["start", "1"])
         d.proc.send_signal(signal.SIGTERM)
         d.wait_notify("STOPPING=1")
+        d.wait_log("Terminated: stopping; handlers running: 1; queued events not started, "
+                   "dropped: 2 (socket 2)")
+        log = d.logtext()
+        self.assertIn("not run: socket seq 2: general /same x (rule slow)", log)
+        self.assertIn("not run: socket seq 3: general /same x (rule slow)", log)
         d.proc.send_signal(signal.SIGTERM)
-        d.wait_log("starting no more queued handlers (2 events dropped)")
+        d.wait_log("Terminated again: still stopping; handlers running: 1")
         self.assertIsNone(d.proc.poll())
         s.gates.release("1")
         self.assertEqual(s.fifo.line(), "end 1")
         self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
         self.assertNotIn("start 2", s.fifo.seen)
+        self.assertNotIn("start 3", s.fifo.seen)
+        self.assertIn("stopped; events dropped, not run: 2 (socket 2)", d.logtext())
 
     def test_sigint_stops_cleanly(self):
         d = self.start()

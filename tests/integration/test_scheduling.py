@@ -178,7 +178,7 @@ class Backpressure(DaemonTest):
         st = d.wait_idle(5)
         self.assertFalse(st["queue"]["paused"])
         self.assertEqual(st["events"]["handled"], 5)
-        self.assertIn("queue full (4 events): pausing the sources", d.logtext())
+        self.assertIn("socket: its share of the queue is full (4 events): pausing it", d.logtext())
         d.stop_ok(self)
 
 

@@ -58,6 +58,12 @@ class Metrics(kdtest.DaemonTest):
             self.assertEqual(v("receive_overruns_total", source=src),
                              st["sources"][src]["overruns"])
             self.assertEqual(v("events_lost_total", source=src), st["sources"][src]["lost"])
+            self.assertEqual(v("queue_source_pending", source=src), st["sources"][src]["pending"])
+            self.assertEqual(v("queue_source_share", source=src), st["sources"][src]["share"])
+            self.assertEqual(v("queue_source_paused", source=src),
+                             int(st["sources"][src]["paused"]))
+            self.assertEqual(v("queue_source_pauses_total", source=src),
+                             st["sources"][src]["paused_times"])
         self.assertEqual(v("events_received_total", source="socket"), 3)
         self.assertEqual(v("events_matched_total"), 2)
         self.assertEqual(v("events_handled_total"), 3)

@@ -154,13 +154,28 @@ static void setup_free(struct setup *t)
 	free(t->dir);
 }
 
-/* Lets what was queued run, as the daemon does when it stops. */
+static bool idle(void *userdata)
+{
+	struct kdaemon *d = userdata;
+	return ksched_pending(d->sched) == 0 && krunner_children(d->runner) == 0;
+}
+
+static void stop(void *userdata)
+{
+	kdaemon_exit(userdata, 0);
+}
+
+/* Lets what was queued run, then stops the daemon (idle, it exits at once). */
 static void drain(struct setup *t)
 {
 	struct tu_deadline dl;
+	struct tu_poll p;
 	tu_deadline_arm(&dl, t->d->loop, 10000);
-	kdaemon_exit(t->d, 0);
-	assert_true(tu_deadline_run(&dl));
+	tu_poll_arm(&p, t->d->loop, idle, stop, t->d);
+	if (!tu_deadline_run(&dl)) {
+		tu_poll_cancel(&p);
+		fail_msg("the queued handlers did not finish");
+	}
 	assert_int_equal(ksched_pending(t->d->sched), 0);
 }
 
@@ -527,7 +542,7 @@ static void test_parking_on_a_full_queue(void **state)
 	peer_init(&pr, 7);
 	assert_int_equal(request(&t, &pr, "send|power|" CPU "|critical", true), 0);
 	assert_int_equal(t.fake.n, 1); /* its handler runs until the loop reaps it */
-	assert_int_equal(kdaemon_room(t.d), 0);
+	assert_int_equal(kdaemon_room(t.d, KEVENT_SOURCE_SOCKET), 0);
 	assert_int_equal(request(&t, &pr, "send|power|" CPU "|high", true), -EAGAIN);
 	assert_int_equal(request(&t, &pr, "post|power|" CPU "|high", true), -EAGAIN);
 	assert_int_equal(pr.p.posts, 0); /* a parked post is not numbered yet */
@@ -555,10 +570,10 @@ static void test_parking_while_stopping(void **state)
 	setup_make(&t, SOCKET_ON, 64);
 	struct peer pr;
 	peer_init(&pr, 8);
-	assert_int_equal(kdaemon_room(t.d), 64);
+	assert_int_equal(kdaemon_room(t.d, KEVENT_SOURCE_SOCKET), 64);
 	kdaemon_exit(t.d, 0);
 	assert_true(t.d->stopping);
-	assert_int_equal(kdaemon_room(t.d), 0);
+	assert_int_equal(kdaemon_room(t.d, KEVENT_SOURCE_SOCKET), 0);
 	assert_int_equal(request(&t, &pr, "send|power|" CPU "|high", true), -EAGAIN);
 	assert_int_equal(pr.n, 0);
 	assert_int_equal(request(&t, &pr, "send|power|" CPU "|high", false), 0);

@@ -102,7 +102,8 @@ struct setup {
 	uint64_t seqnum;
 };
 
-static void setup_make(struct setup *t, const char *file, const char *yaml)
+static void setup_make_with(struct setup *t, const char *file, const char *yaml, unsigned sources,
+			    size_t queue_size)
 {
 	*t = (struct setup){.dir = tu_mkdtemp()};
 	t->dirs[0] = t->dir;
@@ -112,9 +113,9 @@ static void setup_make(struct setup *t, const char *file, const char *yaml)
 		.n_rule_dirs = 1,
 		.control_path = NULL,
 		.control_gid = (gid_t)-1,
-		.sources = 0,
+		.sources = sources,
 		.max_children = 4,
-		.queue_size = 64,
+		.queue_size = queue_size,
 		.trust = false,
 		.spawn = fake_spawn,
 		.spawn_userdata = &t->fake,
@@ -125,6 +126,11 @@ static void setup_make(struct setup *t, const char *file, const char *yaml)
 	assert_int_equal(t->d->rules->n_files, 1);
 }
 
+static void setup_make(struct setup *t, const char *file, const char *yaml)
+{
+	setup_make_with(t, file, yaml, 0, 64);
+}
+
 static void setup_free(struct setup *t)
 {
 	fake_release(&t->fake);
@@ -133,8 +139,8 @@ static void setup_free(struct setup *t)
 	free(t->dir);
 }
 
-/* Submits "TYPE OBJECT SIGNAL [PAYLOAD]" as the kernel source would. */
-static void submit(struct setup *t, const char *line)
+/* Submits "TYPE OBJECT SIGNAL [PAYLOAD]" as source src would. */
+static void submit_from(struct setup *t, enum kevent_source src, const char *line)
 {
 	char *copy = strdup(line);
 	assert_non_null(copy);
@@ -148,25 +154,51 @@ static void submit(struct setup *t, const char *line)
 	const char *why = NULL;
 	int type = kevent_type_from_name(copy);
 	assert_true(type >= 0);
-	if (kevent_new(type, sp1 + 1, sp2 + 1, payload ? payload : "", KEVENT_SOURCE_KERNEL,
-		       ++t->seqnum, 1700000000000000000ull, NULL, 0, &ev, &why) < 0)
+	if (kevent_new(type, sp1 + 1, sp2 + 1, payload ? payload : "", src, ++t->seqnum,
+		       1700000000000000000ull, NULL, 0, &ev, &why) < 0)
 		fail_msg("bad test event %s: %s", line, why);
 	free(copy);
 	assert_int_equal(ksink_submit(&t->sink, ev), 0);
 }
 
-/* Lets everything queued run, as the daemon does when it stops. */
-static void drain(struct setup *t)
+static void submit(struct setup *t, const char *line)
+{
+	submit_from(t, KEVENT_SOURCE_KERNEL, line);
+}
+
+static bool idle(void *userdata)
+{
+	struct kdaemon *d = userdata;
+	return ksched_pending(d->sched) == 0 && krunner_children(d->runner) == 0;
+}
+
+static void stop(void *userdata)
+{
+	kdaemon_exit(userdata, 0);
+}
+
+/* Runs the loop until the daemon exits (after kdaemon_exit()), bounded. */
+static void run_to_exit(struct setup *t, struct tu_poll *p)
 {
 	struct tu_deadline dl;
 	tu_deadline_arm(&dl, t->d->loop, 10000);
-	kdaemon_exit(t->d, 0);
 	if (!tu_deadline_run(&dl)) {
+		if (p)
+			tu_poll_cancel(p);
 		fake_release(&t->fake);
-		fail_msg("the queued handlers did not finish");
+		fail_msg("the handlers did not finish");
 	}
 	assert_int_equal(krunner_children(t->d->runner), 0);
 	assert_int_equal(ksched_pending(t->d->sched), 0);
+}
+
+/* Lets everything queued run, then stops the daemon: idle, it exits at
+ * once (a stop with events queued drops them: test_stop below). */
+static void drain(struct setup *t)
+{
+	struct tu_poll p;
+	tu_poll_arm(&p, t->d->loop, idle, stop, t->d);
+	run_to_exit(t, &p);
 }
 
 static const char cpu_rules[] = "# The CPU is too hot: throttle it; log every change.\n"
@@ -429,6 +461,83 @@ static void test_ratelimit_table_full(void **state)
 	setup_free(&t);
 }
 
+static const char one_rule[] = "rules:\n"
+			       "  - name: log-all\n"
+			       "    match:\n"
+			       "      type: power\n"
+			       "    run: [/usr/bin/logger, \"${KEVENT_OBJECT}\"]\n";
+
+/* Each source that is on has its own share of the queue (8 / 2 sources =
+ * 4): a full share pauses that source alone; it reads again at 3/4. */
+static void test_share_per_source(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make_with(&t, "50-all.yaml", one_rule,
+			1u << KEVENT_SOURCE_KERNEL | 1u << KEVENT_SOURCE_UDEV, 8);
+	assert_int_equal(kdaemon_share(&t.d->cfg), 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_KERNEL), 4 - i);
+		submit(&t, "power /org/kernel/fan0 high"); /* one object: one runs, three wait */
+	}
+	assert_true(t.d->paused[KEVENT_SOURCE_KERNEL]);
+	assert_int_equal(t.d->stats.paused[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_KERNEL), 0);
+	/* udev keeps its whole share, and its event runs beside the kernel's */
+	assert_false(t.d->paused[KEVENT_SOURCE_UDEV]);
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_UDEV), 4);
+	submit_from(&t, KEVENT_SOURCE_UDEV, "power /org/kernel/fan1 high");
+	assert_int_equal(t.fake.n, 2);
+	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_UDEV), 3);
+	/* status shows each source's share and state */
+	struct strbuf sb = STRBUF_INIT;
+	kdaemon_status(t.d, KSTATUS_JSON, 0, &sb);
+	assert_non_null(strstr(strbuf_str(&sb),
+			       "\"kernel\":{\"received\":4,\"rejected\":0,"
+			       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":4,"
+			       "\"share\":4,\"paused\":true,\"paused_times\":1}"));
+	assert_non_null(strstr(strbuf_str(&sb),
+			       "\"udev\":{\"received\":1,\"rejected\":0,"
+			       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":1,"
+			       "\"share\":4,\"paused\":false,\"paused_times\":0}"));
+	assert_non_null(strstr(strbuf_str(&sb), "\"paused_times\":1,\"paused\":true}"));
+	strbuf_release(&sb);
+	drain(&t);
+	assert_false(t.d->paused[KEVENT_SOURCE_KERNEL]); /* resumed on the way */
+	assert_int_equal(t.fake.n, 5);
+	assert_int_equal(t.d->stats.handled, 5);
+	setup_free(&t);
+}
+
+/* A stop starts nothing more: queued events are dropped and counted per
+ * source; the running handler finishes, the rules after it do not run. */
+static void test_stop(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-cpu.yaml", cpu_rules);
+	submit(&t, "power " CPU " high Cpu: 0");
+	submit(&t, "power " CPU " high Cpu: 1");
+	submit_from(&t, KEVENT_SOURCE_SOCKET, "power " CPU " high Cpu: 2");
+	assert_int_equal(t.fake.n, 1); /* cpu-throttle for seq 1; the others wait */
+	kdaemon_exit(t.d, 0);
+	assert_true(t.d->stopping);
+	assert_int_equal(ksched_pending(t.d->sched), 1);
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_SOCKET], 1);
+	/* an event that still comes in is dropped as well */
+	submit(&t, "power " CPU " high Cpu: 3");
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_KERNEL], 2);
+	run_to_exit(&t, NULL);
+	assert_int_equal(t.fake.n, 1); /* not cpu-log after it, nor anything queued */
+	assert_string_equal(t.fake.v[0].rule, "cpu-throttle");
+	assert_int_equal(t.d->stats.handled, 1);
+	assert_int_equal(t.d->stats.runs, 1);
+	assert_int_equal(t.d->stats.received[KEVENT_SOURCE_KERNEL], 3);
+	assert_int_equal(t.d->stats.received[KEVENT_SOURCE_SOCKET], 1);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +545,8 @@ int main(void)
 		cmocka_unit_test(test_handler_env),
 		cmocka_unit_test(test_sink_counts),
 		cmocka_unit_test(test_ratelimit_table_full),
+		cmocka_unit_test(test_share_per_source),
+		cmocka_unit_test(test_stop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,8 +53,8 @@ static const struct counter_case counters[] = {
 	{"running", X(running), 302, "302 running", "\"running\":302", "keventd_queue_running 302\n"},
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
-	{"paused now", SET_NONE, 0, 1, " (full: sources paused)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses", S(paused), 221, NULL, "\"paused_times\":221", "keventd_queue_pauses_total 221\n"},
+	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
+	{"pauses, all sources", SET_NONE, 0, 915, NULL, "\"paused_times\":915,", "keventd_queue_pauses_total 915\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
@@ -67,8 +67,10 @@ static const struct counter_case counters[] = {
 };
 /* clang-format on */
 
-/* Per source: source i holds base + i; column of the text table from 0. */
+/* Per source: source i holds base + i; column of the text table from 0
+ * (-1: not in the text). */
 struct source_case {
+	enum where where; /* uint64_t[] in struct kstats, or size_t[] in kstatus_extra */
 	size_t off;
 	uint64_t base;
 	int column;
@@ -77,13 +79,20 @@ struct source_case {
 
 /* clang-format off */
 static const struct source_case per_source[] = {
-	{offsetof(struct kstats, received), 111, 0, "received", "events_received_total"},
-	{offsetof(struct kstats, rejected), 121, 1, "rejected", "events_rejected_total"},
-	{offsetof(struct kstats, overruns), 131, 2, "overruns", "receive_overruns_total"},
-	{offsetof(struct kstats, lost), 141, 3, "lost", "events_lost_total"},
-	{offsetof(struct kstats, truncated), 151, 4, "truncated", "events_truncated_total"},
+	{S(received), 111, 0, "received", "events_received_total"},
+	{S(rejected), 121, 1, "rejected", "events_rejected_total"},
+	{S(overruns), 131, 2, "overruns", "receive_overruns_total"},
+	{S(lost), 141, 3, "lost", "events_lost_total"},
+	{S(truncated), 151, 4, "truncated", "events_truncated_total"},
+	{X(source_pending), 161, 5, "pending", "queue_source_pending"},
+	{X(source_share), 171, 6, "share", "queue_source_share"},
+	{S(paused), 181, -1, "paused_times", "queue_source_pauses_total"},
 };
 /* clang-format on */
+
+/* The column of the per-source flag "paused", and the source that has it set. */
+#define PAUSED_COLUMN 7
+#define PAUSED_SOURCE KEVENT_SOURCE_SOCKET
 
 /* Per rule: rule i of the fixture holds base[i] + k, 0 for none. */
 struct rule_case {
@@ -151,10 +160,16 @@ static int setup(void **state)
 			*(size_t *)((char *)&fx->x + c->off) = c->value;
 	}
 	for (size_t k = 0; k < ARRAY_SIZE(per_source); k++)
-		for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-			((uint64_t *)((char *)&fx->s + per_source[k].off))[i] =
-				per_source[k].base + i;
+		for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+			if (per_source[k].where == SET_STATS)
+				((uint64_t *)((char *)&fx->s + per_source[k].off))[i] =
+					per_source[k].base + i;
+			else
+				((size_t *)((char *)&fx->x + per_source[k].off))[i] =
+					per_source[k].base + i;
+		}
 	fx->x.paused = true;
+	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
 		if (!rule_base[i])
@@ -268,7 +283,9 @@ static void test_per_source(void **state)
 	char *header = line_of(strbuf_str(&fx->text), "source ", 0);
 	for (size_t k = 0; k < ARRAY_SIZE(per_source); k++) {
 		const struct source_case *c = &per_source[k];
-		assert_non_null(strstr(header, c->json)); /* the column is called the same */
+		if (c->column >= 0)
+			assert_non_null(
+				strstr(header, c->json)); /* the column is called the same */
 		for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 			const char *src = kevent_source_name((enum kevent_source)i);
 			uint64_t v = c->base + i;
@@ -278,7 +295,8 @@ static void test_per_source(void **state)
 			char *tok = strtok(row, " ");
 			for (int col = 0; col <= c->column; col++)
 				tok = strtok(NULL, " ");
-			assert_string_equal(tok, want);
+			if (c->column >= 0)
+				assert_string_equal(tok, want);
 			/* JSON: an object per source */
 			char *key = tu_printf("\"%s\":{", src);
 			char *obj = object_of(strbuf_str(&fx->json), key, 0);
@@ -288,7 +306,7 @@ static void test_per_source(void **state)
 			char *sample = tu_printf("keventd_%s{source=\"%s\"} %" PRIu64 "\n", c->prom,
 						 src, v);
 			check_once("Prometheus", strbuf_str(&fx->prom), c->prom, sample);
-			assert_int_equal(count_number(strbuf_str(&fx->text), v), 1);
+			assert_int_equal(count_number(strbuf_str(&fx->text), v), c->column >= 0);
 			assert_int_equal(count_number(strbuf_str(&fx->json), v), 1);
 			assert_int_equal(count_number(strbuf_str(&fx->prom), v), 1);
 			free(row);
@@ -300,6 +318,37 @@ static void test_per_source(void **state)
 		}
 	}
 	free(header);
+}
+
+/* The per-source flag: "yes" or "no" in its column, a JSON boolean, 1 or 0. */
+static void test_per_source_paused(void **state)
+{
+	struct fixture *fx = *state;
+	char *header = line_of(strbuf_str(&fx->text), "source ", 0);
+	char *tok = strtok(header, " ");
+	for (int col = 0; col <= PAUSED_COLUMN; col++)
+		tok = strtok(NULL, " ");
+	assert_string_equal(tok, "paused");
+	free(header);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		const char *src = kevent_source_name((enum kevent_source)i);
+		bool on = i == PAUSED_SOURCE;
+		char *row = line_of(strbuf_str(&fx->text), src, 0);
+		tok = strtok(row, " ");
+		for (int col = 0; col <= PAUSED_COLUMN; col++)
+			tok = strtok(NULL, " ");
+		assert_string_equal(tok, on ? "yes" : "no");
+		char *key = tu_printf("\"%s\":{", src);
+		char *obj = object_of(strbuf_str(&fx->json), key, 0);
+		assert_non_null(strstr(obj, on ? "\"paused\":true," : "\"paused\":false,"));
+		char *sample =
+			tu_printf("keventd_queue_source_paused{source=\"%s\"} %d\n", src, on);
+		check_once("Prometheus", strbuf_str(&fx->prom), "queue_source_paused", sample);
+		free(row);
+		free(key);
+		free(obj);
+		free(sample);
+	}
 }
 
 /* How each rendering names rule i of the fixture. */
@@ -371,6 +420,7 @@ static const struct gap {
 	const char *row;     /* its JSON key, or else its Prometheus name */
 	const char *missing; /* the renderings without it */
 } gaps[] = {
+	{KSTATS_SOURCES, "paused_times", "text"},
 	{KSTATS_EVENTS, "received", "text prom"}, /* the sum of the sources' */
 	{KSTATS_EVENTS, "rejected", "text prom"},
 	{KSTATS_EVENTS, "overruns", "text prom"},
@@ -498,13 +548,13 @@ static void test_golden(void **state)
 	assert_string_equal(strbuf_str(&fx->text),
 		"uptime: 42s\n"
 		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
-		"queue: 301 pending, 302 running, max 303 children, size 304 (full: sources paused)\n"
-		"source         received     rejected     overruns         lost    truncated\n"
-		"kernel              111          121          131          141          151\n"
-		"udev                112          122          132          142          152\n"
-		"thermal             113          123          133          143          153\n"
-		"socket              114          124          134          144          154\n"
-		"acpi                115          125          135          145          155\n"
+		"queue: 301 pending, 302 running, max 303 children, size 304 (a source is paused: its share is full)\n"
+		"source         received     rejected     overruns         lost    truncated      pending        share       paused\n"
+		"kernel              111          121          131          141          151          161          171           no\n"
+		"udev                112          122          132          142          152          162          172           no\n"
+		"thermal             113          123          133          143          153          163          173           no\n"
+		"socket              114          124          134          144          154          164          174          yes\n"
+		"acpi                115          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
@@ -513,14 +563,19 @@ static void test_golden(void **state)
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
 	assert_string_equal(strbuf_str(&fx->json),
 		"{\"uptime_seconds\":42,"
-		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151},"
-		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152},"
-		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153},"
-		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154},"
-		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155}},"
+		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
+		"\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181},"
+		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,"
+		"\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182},"
+		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,"
+		"\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183},"
+		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,"
+		"\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
+		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
+		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":221,\"paused\":true},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
@@ -571,6 +626,34 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"thermal\"} 153\n"
 		"keventd_events_truncated_total{source=\"socket\"} 154\n"
 		"keventd_events_truncated_total{source=\"acpi\"} 155\n"
+		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
+		"# TYPE keventd_queue_source_pending gauge\n"
+		"keventd_queue_source_pending{source=\"kernel\"} 161\n"
+		"keventd_queue_source_pending{source=\"udev\"} 162\n"
+		"keventd_queue_source_pending{source=\"thermal\"} 163\n"
+		"keventd_queue_source_pending{source=\"socket\"} 164\n"
+		"keventd_queue_source_pending{source=\"acpi\"} 165\n"
+		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
+		"# TYPE keventd_queue_source_share gauge\n"
+		"keventd_queue_source_share{source=\"kernel\"} 171\n"
+		"keventd_queue_source_share{source=\"udev\"} 172\n"
+		"keventd_queue_source_share{source=\"thermal\"} 173\n"
+		"keventd_queue_source_share{source=\"socket\"} 174\n"
+		"keventd_queue_source_share{source=\"acpi\"} 175\n"
+		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
+		"# TYPE keventd_queue_source_paused gauge\n"
+		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
+		"keventd_queue_source_paused{source=\"udev\"} 0\n"
+		"keventd_queue_source_paused{source=\"thermal\"} 0\n"
+		"keventd_queue_source_paused{source=\"socket\"} 1\n"
+		"keventd_queue_source_paused{source=\"acpi\"} 0\n"
+		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
+		"# TYPE keventd_queue_source_pauses_total counter\n"
+		"keventd_queue_source_pauses_total{source=\"kernel\"} 181\n"
+		"keventd_queue_source_pauses_total{source=\"udev\"} 182\n"
+		"keventd_queue_source_pauses_total{source=\"thermal\"} 183\n"
+		"keventd_queue_source_pauses_total{source=\"socket\"} 184\n"
+		"keventd_queue_source_pauses_total{source=\"acpi\"} 185\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -610,15 +693,15 @@ static void test_golden(void **state)
 		"# HELP keventd_queue_max_children Handlers allowed to run at once.\n"
 		"# TYPE keventd_queue_max_children gauge\n"
 		"keventd_queue_max_children 303\n"
-		"# HELP keventd_queue_size Events queued before the sources pause.\n"
+		"# HELP keventd_queue_size Events queued, all sources together, before they pause: each has an even share.\n"
 		"# TYPE keventd_queue_size gauge\n"
 		"keventd_queue_size 304\n"
-		"# HELP keventd_queue_paused 1 while the sources are paused on a full queue.\n"
+		"# HELP keventd_queue_paused 1 while some source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_paused gauge\n"
 		"keventd_queue_paused 1\n"
-		"# HELP keventd_queue_pauses_total Times the sources were paused on a full queue.\n"
+		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 221\n"
+		"keventd_queue_pauses_total 915\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"
@@ -721,6 +804,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_per_source_paused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_per_rule, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_row_rendered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_golden, setup, teardown),

@@ -212,6 +212,33 @@ void tu_reap(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+static void poll_fire(struct ktimer *t, void *userdata)
+{
+	struct tu_poll *p = userdata;
+	(void)t;
+	p->timer = NULL;
+	if (p->cond(p->userdata)) {
+		p->then(p->userdata);
+		return;
+	}
+	assert_int_equal(
+		kloop_add_timer(p->loop, now_monotonic_ns() + 1000000ull, poll_fire, p, &p->timer),
+		0);
+}
+
+void tu_poll_arm(struct tu_poll *p, struct kloop *l, bool (*cond)(void *), void (*then)(void *),
+		 void *userdata)
+{
+	*p = (struct tu_poll){.loop = l, .cond = cond, .then = then, .userdata = userdata};
+	assert_int_equal(kloop_add_timer(l, 0, poll_fire, p, &p->timer), 0);
+}
+
+void tu_poll_cancel(struct tu_poll *p)
+{
+	ktimer_cancel(p->timer);
+	p->timer = NULL;
+}
+
 static void deadline_expired(struct ktimer *t, void *userdata)
 {
 	struct tu_deadline *dl = userdata;

@@ -74,4 +74,19 @@ void tu_deadline_arm(struct tu_deadline *dl, struct kloop *l, uint64_t ms);
  * it; otherwise disarms the deadline and checks the loop's return of 0. */
 bool tu_deadline_run(struct tu_deadline *dl);
 
+/* Calls then(userdata) from the loop once cond(userdata) holds, asking
+ * every millisecond: for a state only the code under test knows (its
+ * queue is empty, say).  Put a deadline on the loop too. */
+struct tu_poll {
+	struct kloop *loop;
+	struct ktimer *timer;
+	bool (*cond)(void *userdata);
+	void (*then)(void *userdata);
+	void *userdata;
+};
+void tu_poll_arm(struct tu_poll *p, struct kloop *l, bool (*cond)(void *), void (*then)(void *),
+		 void *userdata);
+/* Stops asking (when the deadline came first). */
+void tu_poll_cancel(struct tu_poll *p);
+
 #endif
