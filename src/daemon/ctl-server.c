@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -59,6 +60,8 @@ struct kctl_server {
 	int fd;
 	struct kio *io;
 	char *path;
+	dev_t dev; /* of the socket at path, which only is unlinked at the end */
+	ino_t ino;
 	struct kctl_client *clients;
 	size_t n_clients;
 	bool stopped;
@@ -481,7 +484,10 @@ void kctl_server_stop(struct kctl_server *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-	if (s->path)
+	/* the path, if it is still the socket we made there */
+	struct stat st;
+	if (s->path && lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
 		unlink(s->path);
 	ktimer_cancel(s->resume);
 	s->resume = NULL;
@@ -548,7 +554,82 @@ static int make_parent(const char *path)
 	return 0;
 }
 
-static int listen_on(const char *path, gid_t gid)
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "a special file";
+}
+
+/* Clears path for bind(): nothing is there, or a socket nobody listens on
+ * (left by a keventd that died), which is removed.  Anything else is not
+ * ours to remove. */
+static int clear_path(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_error("control: %s is %s, not a socket: refusing to replace it", path,
+			  file_kind(st.st_mode));
+		return -EEXIST;
+	}
+	_cleanup_close_ int probe =
+		socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -errno;
+	/* listening (EAGAIN: with a full backlog; EPROTOTYPE: not as SEQPACKET) */
+	if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN ||
+	    errno == EPROTOTYPE)
+		return -EADDRINUSE;
+	if (errno != ECONNREFUSED && errno != ENOENT)
+		return -errno;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* Binds fd to path as a socket of mode, and group gid unless (gid_t)-1.
+ * The group and mode are the socket's as it is made (setfsgid(), the
+ * umask): nothing follows the path afterwards, which could be another's
+ * by then.  Only where that could not be (no CAP_SETGID, a set-group-ID
+ * directory, a default ACL) are they set after, on the path without
+ * following a symlink, before anyone may connect (listen() comes later). */
+static int bind_as(struct kctl_server *s, int fd, const struct sockaddr_un *sa, mode_t mode,
+		   gid_t gid)
+{
+	const char *path = sa->sun_path;
+	gid_t fsgid = gid == (gid_t)-1 ? (gid_t)-1 : (gid_t)setfsgid(gid);
+	mode_t old = umask(~mode & 0777);
+	int rc = bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ? -errno : 0;
+	umask(old);
+	if (fsgid != (gid_t)-1)
+		(void)setfsgid(fsgid);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST; /* replaced under us */
+	if ((gid != (gid_t)-1 && st.st_gid != gid &&
+	     fchownat(AT_FDCWD, path, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+	    ((st.st_mode & 07777) != mode &&
+	     fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW) < 0)) {
+		rc = -errno;
+		(void)unlink(path);
+		return rc;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	return 0;
+}
+
+static int listen_on(struct kctl_server *s, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -560,18 +641,11 @@ static int listen_on(const char *path, gid_t gid)
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a socket file left by a keventd that died: reuse the path; a live one: refuse */
-	_cleanup_close_ int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return -EADDRINUSE;
-	unlink(path);
-	mode_t old = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
+	rc = clear_path(path, &sa);
+	if (rc == 0)
+		rc = bind_as(s, fd, &sa, s->gid == (gid_t)-1 ? 0600 : 0660, s->gid);
 	if (rc < 0)
-		return -errno;
-	if (gid != (gid_t)-1 && (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0))
-		return -errno;
+		return rc;
 	if (listen(fd, 128) < 0)
 		return -errno;
 	return TAKE_FD(fd);
@@ -584,7 +658,7 @@ int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
 	if (!s)
 		return -ENOMEM;
 	*s = (struct kctl_server){.loop = loop, .ops = ops, .userdata = userdata, .gid = gid};
-	s->fd = listen_on(path, gid);
+	s->fd = listen_on(s, path);
 	if (s->fd < 0) {
 		int rc = s->fd;
 		free(s);

@@ -49,9 +49,14 @@ struct kctl_server_ops {
 	size_t (*room)(void *userdata);
 };
 
-/* Listens on path (its parent made if missing; a stale socket replaced, a
- * live one refused with -EADDRINUSE); root, keventd's own user and, unless
- * gid is (gid_t)-1, members of gid are admitted. */
+/*
+ * Listens on path, its parent made if missing.  Only a stale socket there
+ * is replaced: a live one is refused with -EADDRINUSE, anything else (a
+ * file, a symlink, a directory) with -EEXIST, logged.  The socket is made
+ * mode 0600, or 0660 and group gid unless gid is (gid_t)-1, without
+ * following a symlink.  Root, keventd's own user and members of gid are
+ * admitted.
+ */
 int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
 		    const struct kctl_server_ops *ops, void *userdata, struct kctl_server **out);
 /* Closes the socket (unlinking its path) and every client.  NULL is fine. */
