@@ -2,8 +2,9 @@
 /*
  * The control socket's transport (ctl-server.h).  SOCK_SEQPACKET keeps
  * messages whole; peers are admitted by SO_PEERCRED; every client has a
- * bounded output queue, and there is a cap on clients, so a peer that never
- * reads, sends garbage or opens many connections cannot stall the daemon.
+ * bound on the bytes queued to it, and there is a cap on clients, so a peer
+ * that never reads, sends garbage or opens many connections cannot stall
+ * the daemon or grow it without bound.
  */
 #include "ctl-server.h"
 
@@ -29,9 +30,10 @@
 #define SEND_BATCH	 64 /* replies per sendmmsg() */
 #define CHUNK		 (KCTL_MSG_MAX - 64)
 
+/* A reply queued to a client, or a message read from it and held. */
 struct outmsg {
 	struct outmsg *next;
-	size_t len;
+	size_t len; /* held: as received (0: empty, over KCTL_MSG_MAX: too long) */
 	char data[];
 };
 
@@ -44,9 +46,12 @@ struct kctl_client {
 	void *userdata; /* the owner's */
 	bool subscriber;
 	struct outmsg *head, *tail;
-	size_t queued;
-	char *parked; /* a request waiting for kctl_server_resume() */
+	size_t queued; /* bytes, as KCTL_OUTQ_BYTES counts them */
+	char *parked;  /* a request waiting for kctl_server_resume() */
 	size_t parked_len;
+	/* messages read in a batch after it went over its bound or parked:
+	 * taken, in order, before anything else is read */
+	struct outmsg *held, *held_tail;
 	bool eof;  /* it shut down its side: every request read, replies go on */
 	bool gone; /* it cannot be written to: its replies are dropped */
 	struct kctl_client *prev, *next;
@@ -69,6 +74,11 @@ struct kctl_server {
 	char *rbuf; /* RECV_BATCH receive buffers, allocated when first needed */
 };
 
+static size_t cost(const struct outmsg *m)
+{
+	return m->len + KCTL_MSG_COST;
+}
+
 static void drop_replies(struct kctl_client *c)
 {
 	while (c->head) {
@@ -78,6 +88,13 @@ static void drop_replies(struct kctl_client *c)
 	}
 	c->tail = NULL;
 	c->queued = 0;
+}
+
+/* Whether the client's next message may be taken now: none parked, and
+ * its replies under the bound. */
+static bool may_take(const struct kctl_client *c)
+{
+	return !c->parked && c->queued < KCTL_OUTQ_BYTES;
 }
 
 static void client_free(struct kctl_client *c)
@@ -95,17 +112,24 @@ static void client_free(struct kctl_client *c)
 	close(c->fd);
 	drop_replies(c);
 	free(c->parked);
+	while (c->held) {
+		struct outmsg *m = c->held;
+		c->held = m->next;
+		free(m);
+	}
 	free(c);
 }
+
+static void wake(struct kctl_server *s);
 
 static void update_events(struct kctl_client *c)
 {
 	uint32_t ev = 0;
 	if (!c->io)
 		return; /* hung up with a parked request: see on_client() */
-	/* read unless parked or backed up on our replies */
-	if (!c->parked && !c->eof && (c->subscriber || c->queued < KCTL_OUTQ_MAX) &&
-	    !c->srv->stopped)
+	/* read unless parked or backed up on our replies (what was held is
+	 * taken first, see wake()) */
+	if (may_take(c) && !c->eof && !c->srv->stopped)
 		ev |= EPOLLIN;
 	if (c->head && !c->gone)
 		ev |= EPOLLOUT;
@@ -119,7 +143,7 @@ static void update_events(struct kctl_client *c)
  * writing side.  Returns whether it was freed. */
 static bool client_done(struct kctl_client *c)
 {
-	if (!c->eof || c->parked || (c->head && !c->gone))
+	if (!c->eof || c->parked || c->held || (c->head && !c->gone))
 		return false;
 	client_free(c);
 	return true;
@@ -152,7 +176,7 @@ void kctl_client_flush(struct kctl_client *c)
 		for (int i = 0; i < sent; i++) {
 			struct outmsg *m = c->head;
 			c->head = m->next;
-			c->queued--;
+			c->queued -= cost(m);
 			free(m);
 		}
 		if (!c->head)
@@ -163,6 +187,8 @@ void kctl_client_flush(struct kctl_client *c)
 	if (c->gone)
 		drop_replies(c);
 	update_events(c);
+	if (c->held && may_take(c))
+		wake(c->srv); /* it read enough of its replies: take what waits */
 }
 
 void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n)
@@ -190,7 +216,7 @@ void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n
 	else
 		c->head = m;
 	c->tail = m;
-	c->queued++;
+	c->queued += cost(m);
 }
 
 void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text)
@@ -220,10 +246,8 @@ void kctl_client_reply_data(struct kctl_client *c, const char *text)
 }
 
 /* Lets the parked request in, when there is room again or when a message
- * is read after it (in the same recvmmsg(): the batch is sized to the
- * room, so this does not happen in practice): a client's requests keep
- * their order, so a sync comes after its posts, an error reply after the
- * replies before it. */
+ * is handled after it: a client's requests keep their order, so a sync
+ * comes after its posts, an error reply after the replies before it. */
 static void unpark(struct kctl_client *c)
 {
 	_cleanup_free_ char *parked = TAKE_PTR(c->parked);
@@ -238,7 +262,7 @@ static void bad_message(struct kctl_client *c, enum kctl_bad why, const char *bu
 	c->srv->ops->bad(c->srv->userdata, c, why, buf, len);
 }
 
-/* Handles one received message. */
+/* Handles one received request. */
 static void handle(struct kctl_client *c, char *buf, size_t len)
 {
 	struct kctl_server *s = c->srv;
@@ -260,6 +284,49 @@ static void handle(struct kctl_client *c, char *buf, size_t len)
 	c->parked_len = len;
 }
 
+/* Takes one received message: len is its whole length (with MSG_TRUNC),
+ * of which buf has at most KCTL_MSG_MAX + 1 bytes. */
+static void take(struct kctl_client *c, char *buf, size_t len)
+{
+	if (len == 0)
+		bad_message(c, KCTL_BAD_EMPTY, "", 0);
+	else if (len > KCTL_MSG_MAX)
+		bad_message(c, KCTL_BAD_TOO_LONG, buf, len);
+	else
+		handle(c, buf, len);
+}
+
+/* Keeps a message read when it may not be taken yet, for take_held(). */
+static void hold(struct kctl_client *c, char *buf, size_t len)
+{
+	size_t have = len > KCTL_MSG_MAX ? KCTL_MSG_MAX + 1 : len;
+	struct outmsg *m = malloc(sizeof(*m) + have);
+	if (!m) {
+		take(c, buf, len); /* no memory to hold it: in it goes, over the bound */
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->data, buf, have);
+	if (c->held_tail)
+		c->held_tail->next = m;
+	else
+		c->held = m;
+	c->held_tail = m;
+}
+
+/* Takes the held messages, in order, while they may be taken. */
+static void take_held(struct kctl_client *c)
+{
+	while (c->held && may_take(c)) {
+		_cleanup_free_ struct outmsg *m = c->held;
+		c->held = m->next;
+		if (!c->held)
+			c->held_tail = NULL;
+		take(c, m->data, m->len);
+	}
+}
+
 /* Whether the zero-length entry k of a recvmmsg() batch is the end of the
  * stream rather than an empty message: the peer has shut down, and nothing
  * but more ends (the batch's later entries, the socket's queue) follows. */
@@ -275,15 +342,13 @@ static bool at_eof(int fd, const struct mmsghdr *mm, int k, int got)
 	return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
 }
 
-/* How many messages to read in one call: no more than the room in its
- * reply queue and the owner's room (so a batch never has to park more than
- * one request), one when there is none. */
+/* How many messages to read in one call: no more than the owner's room
+ * (so a batch never has to park more than one request), one when there
+ * is none.  What is read after the client went over its bound is held. */
 static size_t batch_size(const struct kctl_client *c, int left)
 {
 	struct kctl_server *s = c->srv;
 	size_t want = s->rbuf ? RECV_BATCH : 1, room = s->ops->room(s->userdata);
-	if (!c->subscriber && KCTL_OUTQ_MAX - c->queued < want)
-		want = KCTL_OUTQ_MAX - c->queued;
 	if (room < want)
 		want = room ? room : 1;
 	if ((size_t)left < want)
@@ -291,17 +356,20 @@ static size_t batch_size(const struct kctl_client *c, int left)
 	return want;
 }
 
-/* Reads what the client sent, as many messages a call and a wake-up as
- * may be taken now.  Returns false when it has been freed. */
+/* Takes what was held and reads what the client sent, as many messages a
+ * call and a wake-up as may be taken now.  Returns false when it has been
+ * freed. */
 static bool read_requests(struct kctl_client *c)
 {
 	struct kctl_server *s = c->srv;
 	char buf[KCTL_MSG_MAX + 1];
 	if (!s->rbuf)
 		s->rbuf = malloc((size_t)RECV_BATCH * (KCTL_MSG_MAX + 1));
-	for (int i = 0; i < READS_PER_WAKEUP && !c->parked && !c->eof;) {
-		if (!c->subscriber && c->queued >= KCTL_OUTQ_MAX)
-			break; /* it does not read its replies: stop reading its requests */
+	take_held(c);
+	/* no more while it does not read its replies (monitor or not), or a
+	 * request waits: the bound is KCTL_OUTQ_BYTES and the replies to
+	 * one request */
+	for (int i = 0; i < READS_PER_WAKEUP && may_take(c) && !c->held && !c->eof;) {
 		size_t want = batch_size(c, READS_PER_WAKEUP - i);
 		struct mmsghdr mm[RECV_BATCH];
 		struct iovec iov[RECV_BATCH];
@@ -321,16 +389,17 @@ static bool read_requests(struct kctl_client *c)
 			break;
 		}
 		i += got;
-		for (int k = 0; k < got && !c->eof; k++) {
+		for (int k = 0; k < got; k++) {
 			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
-			if (n == 0 && at_eof(c->fd, mm, k, got))
+			if (n == 0 && at_eof(c->fd, mm, k, got)) {
 				c->eof = true;
-			else if (n == 0)
-				bad_message(c, KCTL_BAD_EMPTY, "", 0);
-			else if (n > KCTL_MSG_MAX)
-				bad_message(c, KCTL_BAD_TOO_LONG, iov[k].iov_base, n);
+				break;
+			}
+			/* the rest of a batch that crossed the bound waits, in order */
+			if (c->held || !may_take(c))
+				hold(c, iov[k].iov_base, n);
 			else
-				handle(c, iov[k].iov_base, n);
+				take(c, iov[k].iov_base, n);
 		}
 		if ((size_t)got < want)
 			break; /* drained */
@@ -344,7 +413,9 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 	struct kctl_client *c = userdata;
 	(void)io;
 	(void)fd;
-	if (events & EPOLLOUT) {
+	/* a peer that hung up cannot take replies: finding out (gone) lets the
+	 * rest of what it sent be read even while over its bound */
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
 		kctl_client_flush(c);
 		if (client_done(c))
 			return;
@@ -452,26 +523,34 @@ static void on_resume(struct ktimer *t, void *userdata)
 	s->resume = NULL;
 	for (struct kctl_client *c = s->clients, *next; c; c = next) {
 		next = c->next;
-		if (!c->parked)
-			continue;
-		if (!s->ops->room(s->userdata))
-			break;
-		unpark(c);
-		/* it hung up meanwhile (see on_client()): watch it again, so that
-		 * the rest of what it sent is read */
-		if (!c->io && kloop_add_io(s->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
-			client_free(c); /* cannot watch it any more */
+		if (c->parked) {
+			if (!s->ops->room(s->userdata))
+				continue;
+			unpark(c);
+			/* it hung up meanwhile (see on_client()): watch it again, so
+			 * that the rest of what it sent is read */
+			if (!c->io &&
+			    kloop_add_io(s->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
+				client_free(c); /* cannot watch it any more */
+				continue;
+			}
+		} else if (!c->held || !may_take(c)) {
 			continue;
 		}
 		read_requests(c);
 	}
 }
 
-void kctl_server_resume(struct kctl_server *s)
+static void wake(struct kctl_server *s)
 {
-	/* parked requests go on from the loop, not from inside whoever resumed us */
+	/* from the loop, not from inside whoever woke us */
 	if (!s->resume && !s->stopped)
 		(void)kloop_add_timer(s->loop, 0, on_resume, s, &s->resume);
+}
+
+void kctl_server_resume(struct kctl_server *s)
+{
+	wake(s);
 }
 
 void kctl_server_stop(struct kctl_server *s)
@@ -537,7 +616,12 @@ void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber)
 
 bool kctl_client_full(const struct kctl_client *c)
 {
-	return c->queued >= KCTL_OUTQ_MAX;
+	return c->queued >= KCTL_OUTQ_BYTES;
+}
+
+size_t kctl_client_queued(const struct kctl_client *c)
+{
+	return c->queued;
 }
 
 static int make_parent(const char *path)

@@ -2,23 +2,28 @@
 /*
  * The control socket as a transport (docs/control-protocol.md): listening,
  * admission by credentials, framing, reading requests in batches,
- * "parking" a request that cannot be taken yet, and a bounded output queue
- * per client.  It knows nothing of what a request means: it calls its
- * owner back with each one, as systemd's udev-ctrl does for the udev
- * manager.
+ * "parking" a request that cannot be taken yet, and a bound on the bytes
+ * queued to each client.  It knows nothing of what a request means: it
+ * calls its owner back with each one, as systemd's udev-ctrl does for the
+ * udev manager.
  */
 #ifndef KEVENT_CTL_SERVER_H
 #define KEVENT_CTL_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "loop.h"
 #include "proto.h"
 
 #define KCTL_MAX_CLIENTS 64
-#define KCTL_OUTQ_MAX	 1024 /* messages queued to one client */
+/* Bytes of replies queued to one client past which it is not read until it
+ * has read some: each message counts its length and KCTL_MSG_COST.  The
+ * replies to the request that crossed it are queued whole. */
+#define KCTL_OUTQ_BYTES (256 * 1024)
+#define KCTL_MSG_COST	32 /* keventd's bookkeeping of a queued message */
 
 struct kctl_server;
 struct kctl_client;
@@ -71,10 +76,13 @@ void kctl_client_set_userdata(struct kctl_client *c, void *userdata);
 void *kctl_client_userdata(const struct kctl_client *c);
 pid_t kctl_client_pid(const struct kctl_client *c);
 uid_t kctl_client_uid(const struct kctl_client *c);
-/* A subscriber (a monitor) is read whatever its queue holds: what it is
- * sent unasked is its owner's to drop when kctl_client_full(). */
+/* A subscriber (a monitor) is sent lines unasked, which its owner drops
+ * while kctl_client_full(). */
 void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber);
+/* Whether c's queued replies are over KCTL_OUTQ_BYTES: it is not read. */
 bool kctl_client_full(const struct kctl_client *c);
+/* The bytes queued to c, as KCTL_OUTQ_BYTES counts them. */
+size_t kctl_client_queued(const struct kctl_client *c);
 
 /* Queues one message of fields to c.  Silently nothing when c cannot be
  * written to any more, or the message would be over KCTL_MSG_MAX. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The control socket's transport on real sockets (docs/control-protocol.md):
- * what may be at the socket's path. */
+ * the bound in bytes on what is queued to a client, monitor or not; what
+ * may be at the socket's path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -18,8 +19,305 @@
 #include "testutil.h"
 #include "util.h"
 
-/* never called: no client connects */
-static const struct kctl_server_ops ops;
+#define SEC 1000000000ull
+
+struct conn;
+
+/* A server, and what its owner was told. */
+struct srv {
+	struct kloop *loop;
+	struct kctl_server *s;
+	char *dir, *path;
+	size_t room;
+	size_t opened, closed, requests, parks;
+	size_t max_queued; /* the most queued to a client after a request */
+	size_t max_reply;  /* the most one request's replies added */
+	bool (*until)(struct srv *t);
+};
+
+static void check(struct srv *t)
+{
+	if (t->until && t->until(t)) {
+		t->until = NULL;
+		kloop_exit(t->loop, 0);
+	}
+}
+
+static int srv_opened(void *userdata, struct kctl_client *c)
+{
+	struct srv *t = userdata;
+	kctl_client_set_userdata(c, (void *)(uintptr_t)++t->opened);
+	check(t);
+	return 0;
+}
+
+static void srv_closed(void *userdata, struct kctl_client *c)
+{
+	struct srv *t = userdata;
+	(void)c;
+	t->closed++;
+	check(t);
+}
+
+/* "ping ID": ok ID; "big N ID": N bytes of data, then ok ID; "monitor":
+ * a subscriber; "park ID": waits while there is no room. */
+static int srv_request(void *userdata, struct kctl_client *c, const struct kctl_msg *m,
+		       bool may_park)
+{
+	struct srv *t = userdata;
+	const char *cmd = m->f[0], *id = m->n > 1 ? m->f[m->n - 1] : "";
+	size_t before = kctl_client_queued(c);
+	/* a client is read only while what it is owed is under the bound */
+	assert_true(before < KCTL_OUTQ_BYTES);
+	if (strcmp(cmd, "park") == 0 && may_park && !t->room) {
+		t->parks++;
+		check(t);
+		return -EAGAIN;
+	}
+	t->requests++;
+	if (strcmp(cmd, "big") == 0) {
+		size_t n = (size_t)atol(m->f[1]);
+		char *text = malloc(n + 1);
+		assert_non_null(text);
+		memset(text, 'x', n);
+		for (size_t i = 99; i < n; i += 100)
+			text[i] = '\n';
+		text[n] = '\0';
+		kctl_client_reply_data(c, text);
+		free(text);
+	} else if (strcmp(cmd, "monitor") == 0) {
+		kctl_client_set_subscriber(c, true);
+	}
+	kctl_client_reply(c, "ok", id);
+	size_t after = kctl_client_queued(c);
+	if (after > t->max_queued)
+		t->max_queued = after;
+	if (after - before > t->max_reply)
+		t->max_reply = after - before;
+	check(t);
+	return 0;
+}
+
+static void srv_bad(void *userdata, struct kctl_client *c, enum kctl_bad why, const char *buf,
+		    size_t len)
+{
+	(void)why;
+	(void)buf;
+	(void)len;
+	kctl_client_reply(c, "err", "bad");
+	check(userdata);
+}
+
+static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
+{
+	(void)userdata;
+	(void)pid;
+	(void)uid;
+	(void)over_limit;
+}
+
+static size_t srv_room(void *userdata)
+{
+	return ((struct srv *)userdata)->room;
+}
+
+static const struct kctl_server_ops ops = {
+	.opened = srv_opened,
+	.closed = srv_closed,
+	.request = srv_request,
+	.bad = srv_bad,
+	.refused = srv_refused,
+	.room = srv_room,
+};
+
+static void srv_start(struct srv *t, gid_t gid)
+{
+	*t = (struct srv){.room = 100};
+	assert_int_equal(kloop_new(&t->loop), 0);
+	t->dir = tu_mkdtemp();
+	t->path = tu_printf("%s/ctl", t->dir);
+	assert_int_equal(kctl_server_new(t->loop, t->path, gid, &ops, t, &t->s), 0);
+}
+
+static void srv_stop(struct srv *t)
+{
+	kctl_server_free(t->s);
+	kloop_free(t->loop);
+	tu_rm_rf(t->dir);
+	free(t->dir);
+	free(t->path);
+}
+
+/* Runs the loop until pred holds (at once if it does), at most 10 s. */
+static void run_until(struct srv *t, bool (*pred)(struct srv *t))
+{
+	if (pred(t))
+		return;
+	struct tu_deadline dl;
+	t->until = pred;
+	tu_deadline_arm(&dl, t->loop, 10000);
+	assert_true(tu_deadline_run(&dl));
+}
+
+static void quiet_done(struct ktimer *timer, void *userdata)
+{
+	(void)timer;
+	kloop_exit(((struct srv *)userdata)->loop, 0);
+}
+
+/* Runs the loop for ms: to see that nothing more happens. */
+static void run_for(struct srv *t, uint64_t ms)
+{
+	struct ktimer *timer;
+	assert_int_equal(kloop_add_timer(t->loop, now_monotonic_ns() + ms * 1000000ull, quiet_done,
+					 t, &timer),
+			 0);
+	assert_int_equal(kloop_run(t->loop), 0);
+}
+
+/* A client, reading in the loop once read_in_loop(). */
+struct conn {
+	struct srv *t;
+	int fd;
+	struct kio *io;
+	size_t oks, datas;
+	char *ok_ids[64];
+	bool eof;
+	bool (*until)(struct conn *c);
+};
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static void send_msg(int fd, const char *a, const char *b, const char *c)
+{
+	char buf[256];
+	size_t n = 0;
+	for (const char *f[] = {a, b, c}, **p = f; p < f + 3 && *p; p++) {
+		size_t l = strlen(*p) + 1;
+		memcpy(buf + n, *p, l);
+		n += l;
+	}
+	assert_int_equal(send(fd, buf, n, 0), (ssize_t)n);
+}
+
+static void on_conn(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct conn *c = userdata;
+	(void)io;
+	(void)events;
+	char buf[KCTL_MSG_MAX + 1];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			c->eof = true;
+			kio_free(c->io);
+			c->io = NULL;
+			break;
+		}
+		buf[n] = '\0';
+		if (strcmp(buf, "ok") == 0) {
+			assert_true(c->oks < ARRAY_SIZE(c->ok_ids));
+			c->ok_ids[c->oks++] = strdup(buf + 3);
+		} else if (strcmp(buf, "data") == 0) {
+			c->datas++;
+		}
+	}
+	if (c->until && c->until(c)) {
+		c->until = NULL;
+		kloop_exit(c->t->loop, 0);
+	}
+}
+
+/* Reads c's replies in the loop until pred holds, at most 10 s. */
+static void read_until(struct conn *c, bool (*pred)(struct conn *c))
+{
+	struct tu_deadline dl;
+	if (!c->io)
+		assert_int_equal(kloop_add_io(c->t->loop, c->fd, EPOLLIN, on_conn, c, &c->io), 0);
+	if (pred(c))
+		return;
+	c->until = pred;
+	tu_deadline_arm(&dl, c->t->loop, 10000);
+	assert_true(tu_deadline_run(&dl));
+}
+
+static void conn_release(struct conn *c)
+{
+	kio_free(c->io);
+	if (c->fd >= 0)
+		close(c->fd);
+	for (size_t i = 0; i < c->oks; i++)
+		free(c->ok_ids[i]);
+}
+
+static size_t want_opened;
+
+static bool opened_enough(struct srv *t)
+{
+	return t->opened >= want_opened;
+}
+
+static bool went_full(struct srv *t)
+{
+	return t->max_queued >= KCTL_OUTQ_BYTES;
+}
+
+static bool forty_oks(struct conn *c)
+{
+	return c->oks == 40;
+}
+
+/* A client that asks for more than it reads is not read past the bound,
+ * monitor or not; it is owed at most the bound and one request's replies;
+ * once it reads, the rest of its requests are taken, in order. */
+static void test_bound_in_bytes(void **state)
+{
+	(void)state;
+	for (int monitor = 0; monitor < 2; monitor++) {
+		struct srv t;
+		srv_start(&t, (gid_t)-1);
+		struct conn c = {.t = &t, .fd = connect_to(t.path)};
+		want_opened = 1;
+		run_until(&t, opened_enough);
+		if (monitor)
+			send_msg(c.fd, "monitor", "m", NULL);
+		for (int i = 1; i <= 40 - monitor; i++) {
+			char id[8];
+			snprintf(id, sizeof(id), "%d", i);
+			send_msg(c.fd, "big", "100000", id);
+		}
+		run_until(&t, went_full);
+		run_for(&t, 200); /* what the kernel took is sent; nothing more is read */
+		size_t taken = t.requests;
+		assert_true(taken < 40);
+		assert_true(t.max_queued < KCTL_OUTQ_BYTES + t.max_reply);
+		assert_true(t.max_reply > 100000 &&
+			    t.max_reply < 100000 + 20 * (KCTL_MSG_COST + 6));
+		run_for(&t, 100);
+		assert_int_equal(t.requests, taken);
+		/* it reads: everything is taken, and answered in order */
+		read_until(&c, forty_oks);
+		assert_int_equal(t.requests, 40);
+		for (int i = 0; i < 40; i++) {
+			char id[8];
+			snprintf(id, sizeof(id), "%d", i + 1 - monitor);
+			assert_string_equal(c.ok_ids[i], monitor && i == 0 ? "m" : id);
+		}
+		assert_int_equal(c.datas, (40 - monitor) * 13); /* 100000 bytes in 8 KiB chunks */
+		conn_release(&c);
+		srv_stop(&t);
+	}
+}
 
 /* Only a stale socket at the path is replaced; a live one is refused, and
  * so is anything else, untouched.  The socket is 0600 (0660 with a group),
@@ -91,6 +389,7 @@ static void test_socket_path(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bound_in_bytes),
 		cmocka_unit_test(test_socket_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
