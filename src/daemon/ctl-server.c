@@ -2,9 +2,10 @@
 /*
  * The control socket's transport (ctl-server.h).  SOCK_SEQPACKET keeps
  * messages whole; peers are admitted by SO_PEERCRED; every client has a
- * bound on the bytes queued to it, and there is a cap on clients, so a peer
- * that never reads, sends garbage or opens many connections cannot stall
- * the daemon or grow it without bound.
+ * bound on the bytes queued to it, and the clients a bound on their
+ * number, per user and in all, with a slot kept for root: a peer that never
+ * reads, sends garbage or opens many connections cannot stall the daemon,
+ * grow it without bound or lock root out.
  */
 #include "ctl-server.h"
 
@@ -46,8 +47,9 @@ struct kctl_client {
 	void *userdata; /* the owner's */
 	bool subscriber;
 	struct outmsg *head, *tail;
-	size_t queued; /* bytes, as KCTL_OUTQ_BYTES counts them */
-	char *parked;  /* a request waiting for kctl_server_resume() */
+	size_t queued;	  /* bytes, as KCTL_OUTQ_BYTES counts them */
+	uint64_t last_ns; /* when it connected or last sent a message */
+	char *parked;	  /* a request waiting for kctl_server_resume() */
 	size_t parked_len;
 	/* messages read in a batch after it went over its bound or parked:
 	 * taken, in order, before anything else is read */
@@ -88,6 +90,11 @@ static void drop_replies(struct kctl_client *c)
 	}
 	c->tail = NULL;
 	c->queued = 0;
+}
+
+static uint64_t now_ns(const struct kctl_server *s)
+{
+	return s->ops->now ? s->ops->now(s->userdata) : now_monotonic_ns();
 }
 
 /* Whether the client's next message may be taken now: none parked, and
@@ -389,6 +396,7 @@ static bool read_requests(struct kctl_client *c)
 			break;
 		}
 		i += got;
+		c->last_ns = now_ns(s);
 		for (int k = 0; k < got; k++) {
 			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
 			if (n == 0 && at_eof(c->fd, mm, k, got)) {
@@ -434,12 +442,19 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 	read_requests(c);
 }
 
+/* Root and keventd's own user: not held to KCTL_MAX_PER_UID, and the only
+ * ones the last slot is for. */
+static bool privileged(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 static bool peer_allowed(const struct kctl_server *s, int fd, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
 		return false;
-	if (cred->uid == 0 || cred->uid == geteuid())
+	if (privileged(cred->uid))
 		return true;
 	if (s->gid == (gid_t)-1)
 		return false;
@@ -474,7 +489,8 @@ static int client_new(struct kctl_server *s, int fd, const struct ucred *cred)
 	struct kctl_client *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct kctl_client){.srv = s, .fd = fd, .uid = cred->uid, .pid = cred->pid};
+	*c = (struct kctl_client){
+		.srv = s, .fd = fd, .uid = cred->uid, .pid = cred->pid, .last_ns = now_ns(s)};
 	int rc = kloop_add_io(s->loop, fd, EPOLLIN, on_client, c, &c->io);
 	if (rc == 0)
 		rc = s->ops->opened(s->userdata, c);
@@ -491,8 +507,94 @@ static int client_new(struct kctl_server *s, int fd, const struct ucred *cred)
 	return 0;
 }
 
+static size_t clients_of(const struct kctl_server *s, uid_t uid)
+{
+	size_t n = 0;
+	for (const struct kctl_client *c = s->clients; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+/* The connection to close for room: of those (of uid, unless any) that
+ * sent nothing for KCTL_IDLE_NS, are not monitors and do not wait for the
+ * daemon, the one silent longest.  NULL: none. */
+static struct kctl_client *idlest(const struct kctl_server *s, bool any, uid_t uid, uint64_t now)
+{
+	struct kctl_client *best = NULL;
+	for (struct kctl_client *c = s->clients; c; c = c->next) {
+		if ((!any && c->uid != uid) || c->subscriber || c->parked ||
+		    now - c->last_ns < KCTL_IDLE_NS)
+			continue;
+		if (!best || c->last_ns < best->last_ns)
+			best = c;
+	}
+	return best;
+}
+
+/* Lets go of the clients that hung up before the loop got to it: a
+ * connection closed just before a new one arrives must not keep it out. */
+static void reap(struct kctl_server *s)
+{
+	struct pollfd p[KCTL_MAX_CLIENTS];
+	struct kctl_client *cs[KCTL_MAX_CLIENTS];
+	nfds_t n = 0;
+	for (struct kctl_client *c = s->clients; c && n < KCTL_MAX_CLIENTS; c = c->next)
+		if (c->io) {
+			p[n] = (struct pollfd){.fd = c->fd, .events = POLLRDHUP};
+			cs[n++] = c;
+		}
+	if (poll(p, n, 0) <= 0)
+		return;
+	for (nfds_t i = 0; i < n; i++) {
+		if (!(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		kctl_client_flush(cs[i]); /* finds out whether it can take replies */
+		if (!client_done(cs[i]))
+			read_requests(cs[i]); /* frees it (only it) at its end */
+	}
+}
+
+/*
+ * Makes room for a peer of uid, or says why there is none.  Root and
+ * keventd's own user may take every slot; anyone else all but the last,
+ * and KCTL_MAX_PER_UID at most.  When the peer is over a limit, the
+ * clients that already hung up go first, then the idlest connection that
+ * counts against that limit.
+ */
+static int make_room(struct kctl_server *s, uid_t uid, enum kctl_refusal *why)
+{
+	bool priv = privileged(uid), reaped = false;
+	for (;;) {
+		if (!priv && clients_of(s, uid) >= KCTL_MAX_PER_UID)
+			*why = KCTL_REFUSED_USER;
+		else if (s->n_clients >= (size_t)KCTL_MAX_CLIENTS - !priv)
+			*why = priv ? KCTL_REFUSED_FULL : KCTL_REFUSED_RESERVED;
+		else
+			return 0;
+		if (!reaped) {
+			reap(s);
+			reaped = true;
+			continue;
+		}
+		uint64_t now = now_ns(s);
+		struct kctl_client *c = idlest(s, *why != KCTL_REFUSED_USER, uid, now);
+		if (!c)
+			return -EBUSY;
+		s->ops->dropped(s->userdata, c, now - c->last_ns);
+		client_free(c);
+	}
+}
+
 static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
 {
+	/* clang-format off */
+	static const char *const answer[] = {
+		[KCTL_REFUSED_PEER] = "permission denied",
+		[KCTL_REFUSED_FULL] = "too many clients",
+		[KCTL_REFUSED_RESERVED] = "too many clients",
+		[KCTL_REFUSED_USER] = "too many clients of this user",
+	};
+	/* clang-format on */
 	struct kctl_server *s = userdata;
 	(void)io;
 	(void)events;
@@ -504,12 +606,10 @@ static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
 			return;
 		}
 		struct ucred cred = {0};
-		if (!peer_allowed(s, fd, &cred)) {
-			s->ops->refused(s->userdata, cred.pid, cred.uid, false);
-			refuse(fd, "permission denied");
-		} else if (s->n_clients >= KCTL_MAX_CLIENTS) {
-			s->ops->refused(s->userdata, cred.pid, cred.uid, true);
-			refuse(fd, "too many clients");
+		enum kctl_refusal why = KCTL_REFUSED_PEER;
+		if (!peer_allowed(s, fd, &cred) || make_room(s, cred.uid, &why) < 0) {
+			s->ops->refused(s->userdata, cred.pid, cred.uid, why);
+			refuse(fd, answer[why]);
 		} else if (client_new(s, fd, &cred) < 0) {
 			close(fd);
 		}

@@ -17,6 +17,7 @@ struct kdaemon_ctl {
 	struct ksource src;
 	uint64_t seqnum; /* of the last socket event */
 	struct kctl_peer *monitors;
+	struct kreject_log admission_log; /* of refused and dropped connections */
 };
 
 /* The error reply to a send, or to the client's post number p->posts
@@ -274,19 +275,87 @@ static void srv_bad(void *userdata, struct kctl_client *c, enum kctl_bad why, co
 	kdaemon_ctl_bad(userdata, kctl_client_userdata(c), why, buf, len);
 }
 
-static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
+/* Whether to log one more refused or dropped connection: at most
+ * KDAEMON_REJECT_LOG_BURST in a window, then a count, as for rejected
+ * input (each is counted in status all the same). */
+static bool admission_logged(struct kdaemon_ctl *ctl)
+{
+	struct kreject_log *l = &ctl->admission_log;
+	uint64_t now = now_monotonic_ns();
+	if (!l->since_ns || now - l->since_ns >= KDAEMON_REJECT_LOG_WINDOW_NS) {
+		if (l->unlogged)
+			log_warning("control: %" PRIu64
+				    " more refused or dropped connections were not logged",
+				    l->unlogged);
+		l->since_ns = now;
+		l->logged = 0;
+		l->unlogged = 0;
+	}
+	if (l->logged == KDAEMON_REJECT_LOG_BURST) {
+		l->unlogged++;
+		return false;
+	}
+	l->logged++;
+	return true;
+}
+
+static void admission_burst_note(struct kdaemon_ctl *ctl)
+{
+	if (ctl->admission_log.logged == KDAEMON_REJECT_LOG_BURST)
+		log_warning("control: %d refused or dropped connections in %llus: the next ones "
+			    "are counted in status but not logged, for now",
+			    KDAEMON_REJECT_LOG_BURST, KDAEMON_REJECT_LOG_WINDOW_NS / 1000000000ull);
+}
+
+static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal why)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	if (over_limit) {
-		ctl->d->stats.ctl_over_limit++;
-		log_warning("control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
-			    (int)pid);
-	} else {
-		ctl->d->stats.ctl_refused++;
+	struct kstats *st = &ctl->d->stats;
+	/* clang-format off */
+	uint64_t *counter[] = {
+		[KCTL_REFUSED_PEER] = &st->ctl_refused,
+		[KCTL_REFUSED_FULL] = &st->ctl_over_limit,
+		[KCTL_REFUSED_RESERVED] = &st->ctl_root_slot,
+		[KCTL_REFUSED_USER] = &st->ctl_over_user,
+	};
+	/* clang-format on */
+	(*counter[why])++;
+	if (!admission_logged(ctl))
+		return;
+	switch (why) {
+	case KCTL_REFUSED_PEER:
 		log_warning("control: refused peer pid %d uid %d: not root, nor keventd's "
 			    "user, nor in the control group",
 			    (int)pid, (int)uid);
+		break;
+	case KCTL_REFUSED_FULL:
+		log_warning("control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
+			    (int)pid);
+		break;
+	case KCTL_REFUSED_RESERVED:
+		log_warning("control: too many clients (%d, the last kept for root), refusing "
+			    "pid %d uid %d",
+			    KCTL_MAX_CLIENTS - 1, (int)pid, (int)uid);
+		break;
+	case KCTL_REFUSED_USER:
+		log_warning("control: too many clients of uid %d (%d), refusing pid %d", (int)uid,
+			    KCTL_MAX_PER_UID, (int)pid);
+		break;
 	}
+	admission_burst_note(ctl);
+}
+
+static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	ctl->d->stats.ctl_idle_dropped++;
+	if (!admission_logged(ctl))
+		return;
+	log_warning("control: closing the connection of pid %d uid %d, idle for %llus, to make "
+		    "room for a new one",
+		    (int)kctl_client_pid(c), (int)kctl_client_uid(c),
+		    (unsigned long long)(idle_ns / 1000000000ull));
+	admission_burst_note(ctl);
 }
 
 static size_t srv_room(void *userdata)
@@ -301,6 +370,7 @@ static const struct kctl_server_ops srv_ops = {
 	.request = srv_request,
 	.bad = srv_bad,
 	.refused = srv_refused,
+	.dropped = srv_dropped,
 	.room = srv_room,
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The control socket's transport on real sockets (docs/control-protocol.md):
- * the bound in bytes on what is queued to a client, monitor or not; what
- * may be at the socket's path. */
+ * the bound in bytes on what is queued to a client, monitor or not; the
+ * slot kept for root, the limit per user, and the idle connection closed
+ * for room, on a clock the test sets; what may be at the socket's path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -19,7 +20,8 @@
 #include "testutil.h"
 #include "util.h"
 
-#define SEC 1000000000ull
+#define SEC	  1000000000ull
+#define OTHER_GID 65534 /* any group: root's children join it to connect */
 
 struct conn;
 
@@ -28,10 +30,14 @@ struct srv {
 	struct kloop *loop;
 	struct kctl_server *s;
 	char *dir, *path;
+	uint64_t clock; /* what the server's now() reads */
 	size_t room;
 	size_t opened, closed, requests, parks;
-	size_t max_queued; /* the most queued to a client after a request */
-	size_t max_reply;  /* the most one request's replies added */
+	size_t refused[KCTL_REFUSED_USER + 1];
+	size_t dropped;
+	size_t dropped_id[8]; /* the opened() order (from 1) of each dropped one */
+	size_t max_queued;    /* the most queued to a client after a request */
+	size_t max_reply;     /* the most one request's replies added */
 	bool (*until)(struct srv *t);
 };
 
@@ -108,17 +114,31 @@ static void srv_bad(void *userdata, struct kctl_client *c, enum kctl_bad why, co
 	check(userdata);
 }
 
-static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
+static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal why)
 {
-	(void)userdata;
+	struct srv *t = userdata;
 	(void)pid;
 	(void)uid;
-	(void)over_limit;
+	t->refused[why]++;
+	check(t);
+}
+
+static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
+{
+	struct srv *t = userdata;
+	assert_true(idle_ns >= KCTL_IDLE_NS);
+	assert_true(t->dropped < ARRAY_SIZE(t->dropped_id));
+	t->dropped_id[t->dropped++] = (uintptr_t)kctl_client_userdata(c);
 }
 
 static size_t srv_room(void *userdata)
 {
 	return ((struct srv *)userdata)->room;
+}
+
+static uint64_t srv_now(void *userdata)
+{
+	return ((struct srv *)userdata)->clock;
 }
 
 static const struct kctl_server_ops ops = {
@@ -127,12 +147,14 @@ static const struct kctl_server_ops ops = {
 	.request = srv_request,
 	.bad = srv_bad,
 	.refused = srv_refused,
+	.dropped = srv_dropped,
 	.room = srv_room,
+	.now = srv_now,
 };
 
 static void srv_start(struct srv *t, gid_t gid)
 {
-	*t = (struct srv){.room = 100};
+	*t = (struct srv){.room = 100, .clock = 1000 * SEC};
 	assert_int_equal(kloop_new(&t->loop), 0);
 	t->dir = tu_mkdtemp();
 	t->path = tu_printf("%s/ctl", t->dir);
@@ -193,6 +215,51 @@ static int connect_to(const char *path)
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* A connection made by a child as uid (and group OTHER_GID), handed back:
+ * SO_PEERCRED is what it was at connect(). */
+static int connect_as(const char *path, uid_t uid)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(OTHER_GID) < 0 || setuid(uid) < 0)
+			_exit(1);
+		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		strcpy(sa.sun_path, path);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			_exit(2);
+		char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+		struct iovec iov = {.iov_base = "f", .iov_len = 1};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf)};
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &mh, 0) == 1 ? 0 : 3);
+	}
+	close(sv[1]);
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	int status, fd = -1;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	assert_int_equal(recvmsg(sv[0], &mh, 0), 1);
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+	close(sv[0]);
 	return fd;
 }
 
@@ -319,6 +386,200 @@ static void test_bound_in_bytes(void **state)
 	}
 }
 
+static void connect_n(struct srv *t, int *fds, size_t n, uid_t uid, bool as_self)
+{
+	for (size_t i = 0; i < n; i++) {
+		fds[i] = as_self ? connect_to(t->path) : connect_as(t->path, uid);
+		t->clock += SEC / 1000; /* each a millisecond after the last */
+		want_opened = t->opened + 1;
+		run_until(t, opened_enough);
+	}
+}
+
+static size_t want_refused, want_requests, want_parks;
+
+static bool requests_enough(struct srv *t)
+{
+	return t->requests >= want_requests && t->parks >= want_parks;
+}
+
+static bool refused_enough(struct srv *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(t->refused); i++)
+		n += t->refused[i];
+	return n >= want_refused;
+}
+
+/* The answer keventd sends a refused peer, then the end. */
+static void check_refusal(int fd, const char *text)
+{
+	char buf[128];
+	ssize_t n = recv(fd, buf, sizeof(buf), 0);
+	assert_true(n > 0);
+	assert_memory_equal(buf, "err", 4);
+	assert_string_equal(buf + 4, text);
+	assert_int_equal(recv(fd, buf, sizeof(buf), 0), 0);
+}
+
+static int refused_connect(struct srv *t, uid_t uid, bool as_self)
+{
+	int fd = as_self ? connect_to(t->path) : connect_as(t->path, uid);
+	want_refused++;
+	run_until(t, refused_enough);
+	return fd;
+}
+
+/* When every slot is taken, the connection silent longest (no monitor, none
+ * waiting on the daemon) makes room once it has been silent KCTL_IDLE_NS;
+ * until then a new one is refused. */
+static void test_idle_connection_dropped(void **state)
+{
+	(void)state;
+	struct srv t;
+	int fds[KCTL_MAX_CLIENTS], extra[2];
+	char buf[16];
+	srv_start(&t, (gid_t)-1);
+	want_refused = want_parks = 0;
+	uint64_t t0 = t.clock;
+	/* 1, the oldest, is a monitor; 2 waits for room; 3 speaks 30 s later */
+	connect_n(&t, fds, 1, 0, true);
+	send_msg(fds[0], "monitor", "m", NULL);
+	want_requests = 1;
+	run_until(&t, requests_enough);
+	connect_n(&t, fds + 1, 1, 0, true);
+	t.room = 0;
+	send_msg(fds[1], "park", "p", NULL);
+	want_parks = 1;
+	run_until(&t, requests_enough);
+	connect_n(&t, fds + 2, KCTL_MAX_CLIENTS - 2, 0, true);
+	t.clock = t0 + 30 * SEC;
+	send_msg(fds[2], "ping", "3", NULL);
+	want_requests = 2;
+	run_until(&t, requests_enough);
+
+	/* none silent for a minute yet: refused */
+	t.clock = t0 + SEC / 1000 + KCTL_IDLE_NS - 1;
+	int fd = refused_connect(&t, 0, true);
+	check_refusal(fd, "too many clients");
+	close(fd);
+	assert_int_equal(t.refused[KCTL_REFUSED_FULL], 1);
+	assert_int_equal(t.dropped, 0);
+
+	/* later: the oldest silent one that is neither a monitor nor parked
+	 * (4) goes, then the next (5); the one that spoke at 30 s stays */
+	t.clock = t0 + KCTL_IDLE_NS + 10 * SEC;
+	for (size_t k = 0; k < 2; k++) {
+		extra[k] = connect_to(t.path);
+		want_opened = t.opened + 1;
+		run_until(&t, opened_enough);
+		assert_int_equal(t.dropped, k + 1);
+		assert_int_equal(t.dropped_id[k], 4 + k);
+		assert_int_equal(recv(fds[3 + k], buf, sizeof(buf), 0), 0); /* closed */
+	}
+	assert_int_equal(kctl_server_clients(t.s), KCTL_MAX_CLIENTS);
+	assert_int_equal(t.refused[KCTL_REFUSED_FULL], 1);
+	t.room = 1;
+	kctl_server_resume(t.s);
+	want_requests = 3; /* the parked one is in */
+	run_until(&t, requests_enough);
+	for (size_t i = 0; i < KCTL_MAX_CLIENTS; i++)
+		close(fds[i]);
+	close(extra[0]);
+	close(extra[1]);
+	srv_stop(&t);
+}
+
+/* A connection that closed before the new one came is let go first, even
+ * if the loop has not seen its end yet. */
+static void test_hung_up_make_room(void **state)
+{
+	(void)state;
+	struct srv t;
+	int fds[KCTL_MAX_CLIENTS];
+	srv_start(&t, (gid_t)-1);
+	want_refused = 0;
+	connect_n(&t, fds, KCTL_MAX_CLIENTS, 0, true);
+	close(fds[10]);
+	close(fds[20]);
+	/* both in the same wake-up, the new one first or not: none refused */
+	int a = connect_to(t.path), b = connect_to(t.path);
+	want_opened = t.opened + 2;
+	run_until(&t, opened_enough);
+	assert_int_equal(t.refused[KCTL_REFUSED_FULL], 0);
+	assert_int_equal(t.dropped, 0);
+	assert_int_equal(t.closed, 2);
+	close(a);
+	close(b);
+	for (size_t i = 0; i < KCTL_MAX_CLIENTS; i++)
+		if (i != 10 && i != 20)
+			close(fds[i]);
+	srv_stop(&t);
+}
+
+/* Users other than root: KCTL_MAX_PER_UID connections each, and all the
+ * slots but the last, which is root's. */
+static void test_per_user_and_root_slot(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("needs root (connects as other users)\n");
+		skip();
+	}
+	struct srv t;
+	int fds[KCTL_MAX_CLIENTS + 1], fd;
+	srv_start(&t, OTHER_GID);
+	want_refused = 0;
+	struct stat st;
+	assert_int_equal(lstat(t.path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0660);
+	assert_int_equal(st.st_gid, OTHER_GID);
+
+	connect_n(&t, fds, KCTL_MAX_PER_UID, 60001, false);
+	fd = refused_connect(&t, 60001, false);
+	check_refusal(fd, "too many clients of this user");
+	close(fd);
+	assert_int_equal(t.refused[KCTL_REFUSED_USER], 1);
+	/* three more users fill all but the last slot */
+	connect_n(&t, fds + KCTL_MAX_PER_UID, KCTL_MAX_PER_UID, 60002, false);
+	connect_n(&t, fds + 2 * KCTL_MAX_PER_UID, KCTL_MAX_PER_UID, 60003, false);
+	connect_n(&t, fds + 3 * KCTL_MAX_PER_UID, KCTL_MAX_PER_UID - 1, 60004, false);
+	assert_int_equal(kctl_server_clients(t.s), KCTL_MAX_CLIENTS - 1);
+	fd = refused_connect(&t, 60004, false);
+	check_refusal(fd, "too many clients");
+	close(fd);
+	assert_int_equal(t.refused[KCTL_REFUSED_RESERVED], 1);
+	/* root gets the last one, and then is refused like anyone */
+	connect_n(&t, fds + KCTL_MAX_CLIENTS - 1, 1, 0, true);
+	fd = refused_connect(&t, 0, true);
+	check_refusal(fd, "too many clients");
+	close(fd);
+	assert_int_equal(t.refused[KCTL_REFUSED_FULL], 1);
+
+	/* a minute on, every one is idle.  A user at its limit makes room
+	 * among its own (its oldest, 17), and then, the root slot being the
+	 * last one left, among anyone's (the oldest, 1); one under its limit
+	 * only the latter (2) */
+	t.clock += KCTL_IDLE_NS;
+	fds[KCTL_MAX_CLIENTS] = connect_as(t.path, 60002);
+	want_opened = t.opened + 1;
+	run_until(&t, opened_enough);
+	assert_int_equal(t.dropped, 2);
+	assert_int_equal(t.dropped_id[0], KCTL_MAX_PER_UID + 1);
+	assert_int_equal(t.dropped_id[1], 1);
+	assert_int_equal(kctl_server_clients(t.s), KCTL_MAX_CLIENTS - 1);
+	close(fds[KCTL_MAX_PER_UID]);
+	fds[KCTL_MAX_PER_UID] = connect_as(t.path, 60004);
+	want_opened = t.opened + 1;
+	run_until(&t, opened_enough);
+	assert_int_equal(t.dropped, 3);
+	assert_int_equal(t.dropped_id[2], 2);
+	assert_int_equal(kctl_server_clients(t.s), KCTL_MAX_CLIENTS - 1);
+	for (size_t i = 0; i <= KCTL_MAX_CLIENTS; i++)
+		close(fds[i]);
+	srv_stop(&t);
+}
+
 /* Only a stale socket at the path is replaced; a live one is refused, and
  * so is anything else, untouched.  The socket is 0600 (0660 with a group),
  * and is unlinked at the end only if it is still ours. */
@@ -390,6 +651,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_in_bytes),
+		cmocka_unit_test(test_idle_connection_dropped),
+		cmocka_unit_test(test_hung_up_make_room),
+		cmocka_unit_test(test_per_user_and_root_slot),
 		cmocka_unit_test(test_socket_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
