@@ -359,7 +359,7 @@ static void test_bound_in_bytes(void **state)
 		if (monitor)
 			send_msg(c.fd, "monitor", "m", NULL);
 		for (int i = 1; i <= 40 - monitor; i++) {
-			char id[8];
+			char id[16];
 			snprintf(id, sizeof(id), "%d", i);
 			send_msg(c.fd, "big", "100000", id);
 		}
@@ -376,7 +376,7 @@ static void test_bound_in_bytes(void **state)
 		read_until(&c, forty_oks);
 		assert_int_equal(t.requests, 40);
 		for (int i = 0; i < 40; i++) {
-			char id[8];
+			char id[16];
 			snprintf(id, sizeof(id), "%d", i + 1 - monitor);
 			assert_string_equal(c.ok_ids[i], monitor && i == 0 ? "m" : id);
 		}
