@@ -516,8 +516,8 @@ static size_t clients_of(const struct kctl_server *s, uid_t uid)
 }
 
 /* The connection to close for room: of those (of uid, unless any) that
- * sent nothing for KCTL_IDLE_NS, are not monitors and do not wait for the
- * daemon, the one silent longest.  NULL: none. */
+ * sent nothing that was read for KCTL_IDLE_NS, are not monitors and do not
+ * wait for the daemon, the one silent longest.  NULL: none. */
 static struct kctl_client *idlest(const struct kctl_server *s, bool any, uid_t uid, uint64_t now)
 {
 	struct kctl_client *best = NULL;

@@ -22,8 +22,9 @@
 #define KCTL_MAX_CLIENTS 64
 /* Connections of one user other than root and keventd's own. */
 #define KCTL_MAX_PER_UID 16
-/* A connection that sent nothing for this long, and is not a monitor, is
- * closed when a new one needs its slot. */
+/* A connection keventd read nothing from for this long (a client not read
+ * for its unread replies included), not a monitor, is closed when a new
+ * one needs its slot. */
 #define KCTL_IDLE_NS (60 * 1000000000ull)
 /* Bytes of replies queued to one client past which it is not read until it
  * has read some: each message counts its length and KCTL_MSG_COST.  The
