@@ -490,6 +490,35 @@ static void test_idle_connection_dropped(void **state)
 	srv_stop(&t);
 }
 
+/* A client that goes on sending while it reads none of its replies is not
+ * read: what keventd last took from it ages, and it is closed for room
+ * like a quiet one. */
+static void test_stuck_client_counts_as_idle(void **state)
+{
+	(void)state;
+	struct srv t;
+	int fds[KCTL_MAX_CLIENTS], extra;
+	srv_start(&t, (gid_t)-1);
+	uint64_t t0 = t.clock;
+	connect_n(&t, fds, 1, 0, true);
+	for (int i = 0; i < 8; i++)
+		send_msg(fds[0], "big", "100000", "s");
+	run_until(&t, went_full);
+	t.clock = t0 + 30 * SEC;
+	connect_n(&t, fds + 1, KCTL_MAX_CLIENTS - 1, 0, true);
+	t.clock = t0 + KCTL_IDLE_NS + SEC;
+	send_msg(fds[0], "ping", "late", NULL); /* not read: it is over its bound */
+	extra = connect_to(t.path);
+	want_opened = t.opened + 1;
+	run_until(&t, opened_enough);
+	assert_int_equal(t.dropped, 1);
+	assert_int_equal(t.dropped_id[0], 1);
+	for (size_t i = 0; i < KCTL_MAX_CLIENTS; i++)
+		close(fds[i]);
+	close(extra);
+	srv_stop(&t);
+}
+
 /* A connection that closed before the new one came is let go first, even
  * if the loop has not seen its end yet. */
 static void test_hung_up_make_room(void **state)
@@ -652,6 +681,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_in_bytes),
 		cmocka_unit_test(test_idle_connection_dropped),
+		cmocka_unit_test(test_stuck_client_counts_as_idle),
 		cmocka_unit_test(test_hung_up_make_room),
 		cmocka_unit_test(test_per_user_and_root_slot),
 		cmocka_unit_test(test_socket_path),
