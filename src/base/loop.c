@@ -233,6 +233,7 @@ int kloop_run(struct kloop *l)
 		}
 		reap_dead(l);
 	}
+	l->exiting = false; /* so that it may be run again */
 	return l->exit_code;
 }
 

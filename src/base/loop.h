@@ -36,7 +36,8 @@ int kloop_add_timer(struct kloop *l, uint64_t deadline_ns, ktimer_fn fn, void *u
  * is freed automatically after it fires. */
 void ktimer_cancel(struct ktimer *t);
 
-/* Runs until kloop_exit(); returns the code given to it, or -errno. */
+/* Runs until kloop_exit(); returns the code given to it, or -errno.  It may
+ * be run again after (tests run it a step at a time). */
 int kloop_run(struct kloop *l);
 void kloop_exit(struct kloop *l, int code);
 

@@ -2,8 +2,10 @@
 /*
  * The control socket's transport (ctl-server.h).  SOCK_SEQPACKET keeps
  * messages whole; peers are admitted by SO_PEERCRED; every client has a
- * bounded output queue, and there is a cap on clients, so a peer that never
- * reads, sends garbage or opens many connections cannot stall the daemon.
+ * bound on the bytes queued to it, and the clients a bound on their
+ * number, per user and in all, with a slot kept for root: a peer that never
+ * reads, sends garbage or opens many connections cannot stall the daemon,
+ * grow it without bound or lock root out.
  */
 #include "ctl-server.h"
 
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,9 +31,10 @@
 #define SEND_BATCH	 64 /* replies per sendmmsg() */
 #define CHUNK		 (KCTL_MSG_MAX - 64)
 
+/* A reply queued to a client, or a message read from it and held. */
 struct outmsg {
 	struct outmsg *next;
-	size_t len;
+	size_t len; /* held: as received (0: empty, over KCTL_MSG_MAX: too long) */
 	char data[];
 };
 
@@ -43,9 +47,13 @@ struct kctl_client {
 	void *userdata; /* the owner's */
 	bool subscriber;
 	struct outmsg *head, *tail;
-	size_t queued;
-	char *parked; /* a request waiting for kctl_server_resume() */
+	size_t queued;	  /* bytes, as KCTL_OUTQ_BYTES counts them */
+	uint64_t last_ns; /* when it connected or last sent a message */
+	char *parked;	  /* a request waiting for kctl_server_resume() */
 	size_t parked_len;
+	/* messages read in a batch after it went over its bound or parked:
+	 * taken, in order, before anything else is read */
+	struct outmsg *held, *held_tail;
 	bool eof;  /* it shut down its side: every request read, replies go on */
 	bool gone; /* it cannot be written to: its replies are dropped */
 	struct kctl_client *prev, *next;
@@ -59,12 +67,19 @@ struct kctl_server {
 	int fd;
 	struct kio *io;
 	char *path;
+	dev_t dev; /* of the socket at path, which only is unlinked at the end */
+	ino_t ino;
 	struct kctl_client *clients;
 	size_t n_clients;
 	bool stopped;
 	struct ktimer *resume;
 	char *rbuf; /* RECV_BATCH receive buffers, allocated when first needed */
 };
+
+static size_t cost(const struct outmsg *m)
+{
+	return m->len + KCTL_MSG_COST;
+}
 
 static void drop_replies(struct kctl_client *c)
 {
@@ -75,6 +90,18 @@ static void drop_replies(struct kctl_client *c)
 	}
 	c->tail = NULL;
 	c->queued = 0;
+}
+
+static uint64_t now_ns(const struct kctl_server *s)
+{
+	return s->ops->now ? s->ops->now(s->userdata) : now_monotonic_ns();
+}
+
+/* Whether the client's next message may be taken now: none parked, and
+ * its replies under the bound. */
+static bool may_take(const struct kctl_client *c)
+{
+	return !c->parked && c->queued < KCTL_OUTQ_BYTES;
 }
 
 static void client_free(struct kctl_client *c)
@@ -92,17 +119,24 @@ static void client_free(struct kctl_client *c)
 	close(c->fd);
 	drop_replies(c);
 	free(c->parked);
+	while (c->held) {
+		struct outmsg *m = c->held;
+		c->held = m->next;
+		free(m);
+	}
 	free(c);
 }
+
+static void wake(struct kctl_server *s);
 
 static void update_events(struct kctl_client *c)
 {
 	uint32_t ev = 0;
 	if (!c->io)
 		return; /* hung up with a parked request: see on_client() */
-	/* read unless parked or backed up on our replies */
-	if (!c->parked && !c->eof && (c->subscriber || c->queued < KCTL_OUTQ_MAX) &&
-	    !c->srv->stopped)
+	/* read unless parked or backed up on our replies (what was held is
+	 * taken first, see wake()) */
+	if (may_take(c) && !c->eof && !c->srv->stopped)
 		ev |= EPOLLIN;
 	if (c->head && !c->gone)
 		ev |= EPOLLOUT;
@@ -116,7 +150,7 @@ static void update_events(struct kctl_client *c)
  * writing side.  Returns whether it was freed. */
 static bool client_done(struct kctl_client *c)
 {
-	if (!c->eof || c->parked || (c->head && !c->gone))
+	if (!c->eof || c->parked || c->held || (c->head && !c->gone))
 		return false;
 	client_free(c);
 	return true;
@@ -149,7 +183,7 @@ void kctl_client_flush(struct kctl_client *c)
 		for (int i = 0; i < sent; i++) {
 			struct outmsg *m = c->head;
 			c->head = m->next;
-			c->queued--;
+			c->queued -= cost(m);
 			free(m);
 		}
 		if (!c->head)
@@ -160,6 +194,8 @@ void kctl_client_flush(struct kctl_client *c)
 	if (c->gone)
 		drop_replies(c);
 	update_events(c);
+	if (c->held && may_take(c))
+		wake(c->srv); /* it read enough of its replies: take what waits */
 }
 
 void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n)
@@ -187,7 +223,7 @@ void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n
 	else
 		c->head = m;
 	c->tail = m;
-	c->queued++;
+	c->queued += cost(m);
 }
 
 void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text)
@@ -217,10 +253,8 @@ void kctl_client_reply_data(struct kctl_client *c, const char *text)
 }
 
 /* Lets the parked request in, when there is room again or when a message
- * is read after it (in the same recvmmsg(): the batch is sized to the
- * room, so this does not happen in practice): a client's requests keep
- * their order, so a sync comes after its posts, an error reply after the
- * replies before it. */
+ * is handled after it: a client's requests keep their order, so a sync
+ * comes after its posts, an error reply after the replies before it. */
 static void unpark(struct kctl_client *c)
 {
 	_cleanup_free_ char *parked = TAKE_PTR(c->parked);
@@ -235,7 +269,7 @@ static void bad_message(struct kctl_client *c, enum kctl_bad why, const char *bu
 	c->srv->ops->bad(c->srv->userdata, c, why, buf, len);
 }
 
-/* Handles one received message. */
+/* Handles one received request. */
 static void handle(struct kctl_client *c, char *buf, size_t len)
 {
 	struct kctl_server *s = c->srv;
@@ -257,6 +291,49 @@ static void handle(struct kctl_client *c, char *buf, size_t len)
 	c->parked_len = len;
 }
 
+/* Takes one received message: len is its whole length (with MSG_TRUNC),
+ * of which buf has at most KCTL_MSG_MAX + 1 bytes. */
+static void take(struct kctl_client *c, char *buf, size_t len)
+{
+	if (len == 0)
+		bad_message(c, KCTL_BAD_EMPTY, "", 0);
+	else if (len > KCTL_MSG_MAX)
+		bad_message(c, KCTL_BAD_TOO_LONG, buf, len);
+	else
+		handle(c, buf, len);
+}
+
+/* Keeps a message read when it may not be taken yet, for take_held(). */
+static void hold(struct kctl_client *c, char *buf, size_t len)
+{
+	size_t have = len > KCTL_MSG_MAX ? KCTL_MSG_MAX + 1 : len;
+	struct outmsg *m = malloc(sizeof(*m) + have);
+	if (!m) {
+		take(c, buf, len); /* no memory to hold it: in it goes, over the bound */
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	memcpy(m->data, buf, have);
+	if (c->held_tail)
+		c->held_tail->next = m;
+	else
+		c->held = m;
+	c->held_tail = m;
+}
+
+/* Takes the held messages, in order, while they may be taken. */
+static void take_held(struct kctl_client *c)
+{
+	while (c->held && may_take(c)) {
+		_cleanup_free_ struct outmsg *m = c->held;
+		c->held = m->next;
+		if (!c->held)
+			c->held_tail = NULL;
+		take(c, m->data, m->len);
+	}
+}
+
 /* Whether the zero-length entry k of a recvmmsg() batch is the end of the
  * stream rather than an empty message: the peer has shut down, and nothing
  * but more ends (the batch's later entries, the socket's queue) follows. */
@@ -272,15 +349,13 @@ static bool at_eof(int fd, const struct mmsghdr *mm, int k, int got)
 	return ioctl(fd, SIOCINQ, &queued) < 0 || queued == 0;
 }
 
-/* How many messages to read in one call: no more than the room in its
- * reply queue and the owner's room (so a batch never has to park more than
- * one request), one when there is none. */
+/* How many messages to read in one call: no more than the owner's room
+ * (so a batch never has to park more than one request), one when there
+ * is none.  What is read after the client went over its bound is held. */
 static size_t batch_size(const struct kctl_client *c, int left)
 {
 	struct kctl_server *s = c->srv;
 	size_t want = s->rbuf ? RECV_BATCH : 1, room = s->ops->room(s->userdata);
-	if (!c->subscriber && KCTL_OUTQ_MAX - c->queued < want)
-		want = KCTL_OUTQ_MAX - c->queued;
 	if (room < want)
 		want = room ? room : 1;
 	if ((size_t)left < want)
@@ -288,17 +363,20 @@ static size_t batch_size(const struct kctl_client *c, int left)
 	return want;
 }
 
-/* Reads what the client sent, as many messages a call and a wake-up as
- * may be taken now.  Returns false when it has been freed. */
+/* Takes what was held and reads what the client sent, as many messages a
+ * call and a wake-up as may be taken now.  Returns false when it has been
+ * freed. */
 static bool read_requests(struct kctl_client *c)
 {
 	struct kctl_server *s = c->srv;
 	char buf[KCTL_MSG_MAX + 1];
 	if (!s->rbuf)
 		s->rbuf = malloc((size_t)RECV_BATCH * (KCTL_MSG_MAX + 1));
-	for (int i = 0; i < READS_PER_WAKEUP && !c->parked && !c->eof;) {
-		if (!c->subscriber && c->queued >= KCTL_OUTQ_MAX)
-			break; /* it does not read its replies: stop reading its requests */
+	take_held(c);
+	/* no more while it does not read its replies (monitor or not), or a
+	 * request waits: the bound is KCTL_OUTQ_BYTES and the replies to
+	 * one request */
+	for (int i = 0; i < READS_PER_WAKEUP && may_take(c) && !c->held && !c->eof;) {
 		size_t want = batch_size(c, READS_PER_WAKEUP - i);
 		struct mmsghdr mm[RECV_BATCH];
 		struct iovec iov[RECV_BATCH];
@@ -318,16 +396,18 @@ static bool read_requests(struct kctl_client *c)
 			break;
 		}
 		i += got;
-		for (int k = 0; k < got && !c->eof; k++) {
+		c->last_ns = now_ns(s);
+		for (int k = 0; k < got; k++) {
 			size_t n = mm[k].msg_len; /* with MSG_TRUNC: the whole length */
-			if (n == 0 && at_eof(c->fd, mm, k, got))
+			if (n == 0 && at_eof(c->fd, mm, k, got)) {
 				c->eof = true;
-			else if (n == 0)
-				bad_message(c, KCTL_BAD_EMPTY, "", 0);
-			else if (n > KCTL_MSG_MAX)
-				bad_message(c, KCTL_BAD_TOO_LONG, iov[k].iov_base, n);
+				break;
+			}
+			/* the rest of a batch that crossed the bound waits, in order */
+			if (c->held || !may_take(c))
+				hold(c, iov[k].iov_base, n);
 			else
-				handle(c, iov[k].iov_base, n);
+				take(c, iov[k].iov_base, n);
 		}
 		if ((size_t)got < want)
 			break; /* drained */
@@ -341,7 +421,9 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 	struct kctl_client *c = userdata;
 	(void)io;
 	(void)fd;
-	if (events & EPOLLOUT) {
+	/* a peer that hung up cannot take replies: finding out (gone) lets the
+	 * rest of what it sent be read even while over its bound */
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
 		kctl_client_flush(c);
 		if (client_done(c))
 			return;
@@ -360,12 +442,19 @@ static void on_client(struct kio *io, int fd, uint32_t events, void *userdata)
 	read_requests(c);
 }
 
+/* Root and keventd's own user: not held to KCTL_MAX_PER_UID, and the only
+ * ones the last slot is for. */
+static bool privileged(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
 static bool peer_allowed(const struct kctl_server *s, int fd, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
 		return false;
-	if (cred->uid == 0 || cred->uid == geteuid())
+	if (privileged(cred->uid))
 		return true;
 	if (s->gid == (gid_t)-1)
 		return false;
@@ -400,7 +489,8 @@ static int client_new(struct kctl_server *s, int fd, const struct ucred *cred)
 	struct kctl_client *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	*c = (struct kctl_client){.srv = s, .fd = fd, .uid = cred->uid, .pid = cred->pid};
+	*c = (struct kctl_client){
+		.srv = s, .fd = fd, .uid = cred->uid, .pid = cred->pid, .last_ns = now_ns(s)};
 	int rc = kloop_add_io(s->loop, fd, EPOLLIN, on_client, c, &c->io);
 	if (rc == 0)
 		rc = s->ops->opened(s->userdata, c);
@@ -417,8 +507,94 @@ static int client_new(struct kctl_server *s, int fd, const struct ucred *cred)
 	return 0;
 }
 
+static size_t clients_of(const struct kctl_server *s, uid_t uid)
+{
+	size_t n = 0;
+	for (const struct kctl_client *c = s->clients; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+/* The connection to close for room: of those (of uid, unless any) that
+ * sent nothing that was read for KCTL_IDLE_NS, are not monitors and do not
+ * wait for the daemon, the one silent longest.  NULL: none. */
+static struct kctl_client *idlest(const struct kctl_server *s, bool any, uid_t uid, uint64_t now)
+{
+	struct kctl_client *best = NULL;
+	for (struct kctl_client *c = s->clients; c; c = c->next) {
+		if ((!any && c->uid != uid) || c->subscriber || c->parked ||
+		    now - c->last_ns < KCTL_IDLE_NS)
+			continue;
+		if (!best || c->last_ns < best->last_ns)
+			best = c;
+	}
+	return best;
+}
+
+/* Lets go of the clients that hung up before the loop got to it: a
+ * connection closed just before a new one arrives must not keep it out. */
+static void reap(struct kctl_server *s)
+{
+	struct pollfd p[KCTL_MAX_CLIENTS];
+	struct kctl_client *cs[KCTL_MAX_CLIENTS];
+	nfds_t n = 0;
+	for (struct kctl_client *c = s->clients; c && n < KCTL_MAX_CLIENTS; c = c->next)
+		if (c->io) {
+			p[n] = (struct pollfd){.fd = c->fd, .events = POLLRDHUP};
+			cs[n++] = c;
+		}
+	if (poll(p, n, 0) <= 0)
+		return;
+	for (nfds_t i = 0; i < n; i++) {
+		if (!(p[i].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		kctl_client_flush(cs[i]); /* finds out whether it can take replies */
+		if (!client_done(cs[i]))
+			read_requests(cs[i]); /* frees it (only it) at its end */
+	}
+}
+
+/*
+ * Makes room for a peer of uid, or says why there is none.  Root and
+ * keventd's own user may take every slot; anyone else all but the last,
+ * and KCTL_MAX_PER_UID at most.  When the peer is over a limit, the
+ * clients that already hung up go first, then the idlest connection that
+ * counts against that limit.
+ */
+static int make_room(struct kctl_server *s, uid_t uid, enum kctl_refusal *why)
+{
+	bool priv = privileged(uid), reaped = false;
+	for (;;) {
+		if (!priv && clients_of(s, uid) >= KCTL_MAX_PER_UID)
+			*why = KCTL_REFUSED_USER;
+		else if (s->n_clients >= (size_t)KCTL_MAX_CLIENTS - !priv)
+			*why = priv ? KCTL_REFUSED_FULL : KCTL_REFUSED_RESERVED;
+		else
+			return 0;
+		if (!reaped) {
+			reap(s);
+			reaped = true;
+			continue;
+		}
+		uint64_t now = now_ns(s);
+		struct kctl_client *c = idlest(s, *why != KCTL_REFUSED_USER, uid, now);
+		if (!c)
+			return -EBUSY;
+		s->ops->dropped(s->userdata, c, now - c->last_ns);
+		client_free(c);
+	}
+}
+
 static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
 {
+	/* clang-format off */
+	static const char *const answer[] = {
+		[KCTL_REFUSED_PEER] = "permission denied",
+		[KCTL_REFUSED_FULL] = "too many clients",
+		[KCTL_REFUSED_RESERVED] = "too many clients",
+		[KCTL_REFUSED_USER] = "too many clients of this user",
+	};
+	/* clang-format on */
 	struct kctl_server *s = userdata;
 	(void)io;
 	(void)events;
@@ -430,12 +606,10 @@ static void on_accept(struct kio *io, int lfd, uint32_t events, void *userdata)
 			return;
 		}
 		struct ucred cred = {0};
-		if (!peer_allowed(s, fd, &cred)) {
-			s->ops->refused(s->userdata, cred.pid, cred.uid, false);
-			refuse(fd, "permission denied");
-		} else if (s->n_clients >= KCTL_MAX_CLIENTS) {
-			s->ops->refused(s->userdata, cred.pid, cred.uid, true);
-			refuse(fd, "too many clients");
+		enum kctl_refusal why = KCTL_REFUSED_PEER;
+		if (!peer_allowed(s, fd, &cred) || make_room(s, cred.uid, &why) < 0) {
+			s->ops->refused(s->userdata, cred.pid, cred.uid, why);
+			refuse(fd, answer[why]);
 		} else if (client_new(s, fd, &cred) < 0) {
 			close(fd);
 		}
@@ -449,26 +623,34 @@ static void on_resume(struct ktimer *t, void *userdata)
 	s->resume = NULL;
 	for (struct kctl_client *c = s->clients, *next; c; c = next) {
 		next = c->next;
-		if (!c->parked)
-			continue;
-		if (!s->ops->room(s->userdata))
-			break;
-		unpark(c);
-		/* it hung up meanwhile (see on_client()): watch it again, so that
-		 * the rest of what it sent is read */
-		if (!c->io && kloop_add_io(s->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
-			client_free(c); /* cannot watch it any more */
+		if (c->parked) {
+			if (!s->ops->room(s->userdata))
+				continue;
+			unpark(c);
+			/* it hung up meanwhile (see on_client()): watch it again, so
+			 * that the rest of what it sent is read */
+			if (!c->io &&
+			    kloop_add_io(s->loop, c->fd, EPOLLIN, on_client, c, &c->io) < 0) {
+				client_free(c); /* cannot watch it any more */
+				continue;
+			}
+		} else if (!c->held || !may_take(c)) {
 			continue;
 		}
 		read_requests(c);
 	}
 }
 
-void kctl_server_resume(struct kctl_server *s)
+static void wake(struct kctl_server *s)
 {
-	/* parked requests go on from the loop, not from inside whoever resumed us */
+	/* from the loop, not from inside whoever woke us */
 	if (!s->resume && !s->stopped)
 		(void)kloop_add_timer(s->loop, 0, on_resume, s, &s->resume);
+}
+
+void kctl_server_resume(struct kctl_server *s)
+{
+	wake(s);
 }
 
 void kctl_server_stop(struct kctl_server *s)
@@ -481,7 +663,10 @@ void kctl_server_stop(struct kctl_server *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-	if (s->path)
+	/* the path, if it is still the socket we made there */
+	struct stat st;
+	if (s->path && lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
+	    st.st_ino == s->ino)
 		unlink(s->path);
 	ktimer_cancel(s->resume);
 	s->resume = NULL;
@@ -531,7 +716,12 @@ void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber)
 
 bool kctl_client_full(const struct kctl_client *c)
 {
-	return c->queued >= KCTL_OUTQ_MAX;
+	return c->queued >= KCTL_OUTQ_BYTES;
+}
+
+size_t kctl_client_queued(const struct kctl_client *c)
+{
+	return c->queued;
 }
 
 static int make_parent(const char *path)
@@ -548,7 +738,82 @@ static int make_parent(const char *path)
 	return 0;
 }
 
-static int listen_on(const char *path, gid_t gid)
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "a special file";
+}
+
+/* Clears path for bind(): nothing is there, or a socket nobody listens on
+ * (left by a keventd that died), which is removed.  Anything else is not
+ * ours to remove. */
+static int clear_path(const char *path, const struct sockaddr_un *sa)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_error("control: %s is %s, not a socket: refusing to replace it", path,
+			  file_kind(st.st_mode));
+		return -EEXIST;
+	}
+	_cleanup_close_ int probe =
+		socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (probe < 0)
+		return -errno;
+	/* listening (EAGAIN: with a full backlog; EPROTOTYPE: not as SEQPACKET) */
+	if (connect(probe, (const struct sockaddr *)sa, sizeof(*sa)) == 0 || errno == EAGAIN ||
+	    errno == EPROTOTYPE)
+		return -EADDRINUSE;
+	if (errno != ECONNREFUSED && errno != ENOENT)
+		return -errno;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* Binds fd to path as a socket of mode, and group gid unless (gid_t)-1.
+ * The group and mode are the socket's as it is made (setfsgid(), the
+ * umask): nothing follows the path afterwards, which could be another's
+ * by then.  Only where that could not be (no CAP_SETGID, a set-group-ID
+ * directory, a default ACL) are they set after, on the path without
+ * following a symlink, before anyone may connect (listen() comes later). */
+static int bind_as(struct kctl_server *s, int fd, const struct sockaddr_un *sa, mode_t mode,
+		   gid_t gid)
+{
+	const char *path = sa->sun_path;
+	gid_t fsgid = gid == (gid_t)-1 ? (gid_t)-1 : (gid_t)setfsgid(gid);
+	mode_t old = umask(~mode & 0777);
+	int rc = bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0 ? -errno : 0;
+	umask(old);
+	if (fsgid != (gid_t)-1)
+		(void)setfsgid(fsgid);
+	if (rc < 0)
+		return rc;
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST; /* replaced under us */
+	if ((gid != (gid_t)-1 && st.st_gid != gid &&
+	     fchownat(AT_FDCWD, path, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) < 0) ||
+	    ((st.st_mode & 07777) != mode &&
+	     fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW) < 0)) {
+		rc = -errno;
+		(void)unlink(path);
+		return rc;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	return 0;
+}
+
+static int listen_on(struct kctl_server *s, const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -560,18 +825,11 @@ static int listen_on(const char *path, gid_t gid)
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	/* a socket file left by a keventd that died: reuse the path; a live one: refuse */
-	_cleanup_close_ int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return -EADDRINUSE;
-	unlink(path);
-	mode_t old = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old);
+	rc = clear_path(path, &sa);
+	if (rc == 0)
+		rc = bind_as(s, fd, &sa, s->gid == (gid_t)-1 ? 0600 : 0660, s->gid);
 	if (rc < 0)
-		return -errno;
-	if (gid != (gid_t)-1 && (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0660) < 0))
-		return -errno;
+		return rc;
 	if (listen(fd, 128) < 0)
 		return -errno;
 	return TAKE_FD(fd);
@@ -584,7 +842,7 @@ int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
 	if (!s)
 		return -ENOMEM;
 	*s = (struct kctl_server){.loop = loop, .ops = ops, .userdata = userdata, .gid = gid};
-	s->fd = listen_on(path, gid);
+	s->fd = listen_on(s, path);
 	if (s->fd < 0) {
 		int rc = s->fd;
 		free(s);

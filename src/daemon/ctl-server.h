@@ -1,30 +1,50 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The control socket as a transport (docs/control-protocol.md): listening,
- * admission by credentials, framing, reading requests in batches,
- * "parking" a request that cannot be taken yet, and a bounded output queue
- * per client.  It knows nothing of what a request means: it calls its
- * owner back with each one, as systemd's udev-ctrl does for the udev
- * manager.
+ * admission by credentials and by the slots left, framing, reading
+ * requests in batches, "parking" a request that cannot be taken yet, and a
+ * bound on the bytes queued to each client.  It knows nothing of what a
+ * request means: it calls its owner back with each one, as systemd's
+ * udev-ctrl does for the udev manager.
  */
 #ifndef KEVENT_CTL_SERVER_H
 #define KEVENT_CTL_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "loop.h"
 #include "proto.h"
 
+/* Connections at once; the last one only for root and keventd's own user. */
 #define KCTL_MAX_CLIENTS 64
-#define KCTL_OUTQ_MAX	 1024 /* messages queued to one client */
+/* Connections of one user other than root and keventd's own. */
+#define KCTL_MAX_PER_UID 16
+/* A connection keventd read nothing from for this long (a client not read
+ * for its unread replies included), not a monitor, is closed when a new
+ * one needs its slot. */
+#define KCTL_IDLE_NS (60 * 1000000000ull)
+/* Bytes of replies queued to one client past which it is not read until it
+ * has read some: each message counts its length and KCTL_MSG_COST.  The
+ * replies to the request that crossed it are queued whole. */
+#define KCTL_OUTQ_BYTES (256 * 1024)
+#define KCTL_MSG_COST	32 /* keventd's bookkeeping of a queued message */
 
 struct kctl_server;
 struct kctl_client;
 
 /* Why a message was not passed on as a request. */
 enum kctl_bad { KCTL_BAD_MALFORMED, KCTL_BAD_TOO_LONG, KCTL_BAD_EMPTY };
+
+/* Why a peer was refused. */
+enum kctl_refusal {
+	KCTL_REFUSED_PEER,     /* not root, keventd's own user nor in the group */
+	KCTL_REFUSED_FULL,     /* every slot taken, none by an idle connection */
+	KCTL_REFUSED_RESERVED, /* not root: only the slot kept for root was left */
+	KCTL_REFUSED_USER,     /* its user has KCTL_MAX_PER_UID connections */
+};
 
 struct kctl_server_ops {
 	/* A client connected (0) or refusing it (-errno); its state goes in
@@ -43,15 +63,27 @@ struct kctl_server_ops {
 	/* A message that is not a request (buf, len: what was received). */
 	void (*bad)(void *userdata, struct kctl_client *c, enum kctl_bad why, const char *buf,
 		    size_t len);
-	/* A peer refused: not admitted by its credentials, or over the limit. */
-	void (*refused)(void *userdata, pid_t pid, uid_t uid, bool over_limit);
+	/* A peer refused, and why. */
+	void (*refused)(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal why);
+	/* c, silent for idle_ns, is closed to make room for a new peer
+	 * (closed() follows). */
+	void (*dropped)(void *userdata, struct kctl_client *c, uint64_t idle_ns);
 	/* How many requests may be read now (0: read one, which may park). */
 	size_t (*room)(void *userdata);
+	/* CLOCK_MONOTONIC in ns, for idleness; NULL: the real one (tests
+	 * bring their own). */
+	uint64_t (*now)(void *userdata);
 };
 
-/* Listens on path (its parent made if missing; a stale socket replaced, a
- * live one refused with -EADDRINUSE); root, keventd's own user and, unless
- * gid is (gid_t)-1, members of gid are admitted. */
+/*
+ * Listens on path, its parent made if missing.  Only a stale socket there
+ * is replaced: a live one is refused with -EADDRINUSE, anything else (a
+ * file, a symlink, a directory) with -EEXIST, logged.  The socket is made
+ * mode 0600, or 0660 and group gid unless gid is (gid_t)-1, without
+ * following a symlink.  Root, keventd's own user and members of gid are
+ * admitted (at most KCTL_MAX_PER_UID connections for each user but root
+ * and keventd's own).
+ */
 int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,
 		    const struct kctl_server_ops *ops, void *userdata, struct kctl_server **out);
 /* Closes the socket (unlinking its path) and every client.  NULL is fine. */
@@ -66,10 +98,13 @@ void kctl_client_set_userdata(struct kctl_client *c, void *userdata);
 void *kctl_client_userdata(const struct kctl_client *c);
 pid_t kctl_client_pid(const struct kctl_client *c);
 uid_t kctl_client_uid(const struct kctl_client *c);
-/* A subscriber (a monitor) is read whatever its queue holds: what it is
- * sent unasked is its owner's to drop when kctl_client_full(). */
+/* A subscriber (a monitor) is sent lines unasked, which its owner drops
+ * while kctl_client_full(); it is never closed for being idle. */
 void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber);
+/* Whether c's queued replies are over KCTL_OUTQ_BYTES: it is not read. */
 bool kctl_client_full(const struct kctl_client *c);
+/* The bytes queued to c, as KCTL_OUTQ_BYTES counts them. */
+size_t kctl_client_queued(const struct kctl_client *c);
 
 /* Queues one message of fields to c.  Silently nothing when c cannot be
  * written to any more, or the message would be over KCTL_MSG_MAX. */

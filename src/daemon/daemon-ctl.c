@@ -276,21 +276,54 @@ static void srv_bad(void *userdata, struct kctl_client *c, enum kctl_bad why, co
 	kdaemon_ctl_bad(userdata, kctl_client_userdata(c), why, buf, len);
 }
 
-static void srv_refused(void *userdata, pid_t pid, uid_t uid, bool over_limit)
+static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal why)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	if (over_limit) {
-		ctl->d->stats.ctl_over_limit++;
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
-			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
-			       (int)pid);
-	} else {
-		ctl->d->stats.ctl_refused++;
+	struct kstats *st = &ctl->d->stats;
+	/* clang-format off */
+	uint64_t *counter[] = {
+		[KCTL_REFUSED_PEER] = &st->ctl_refused,
+		[KCTL_REFUSED_FULL] = &st->ctl_over_limit,
+		[KCTL_REFUSED_RESERVED] = &st->ctl_root_slot,
+		[KCTL_REFUSED_USER] = &st->ctl_over_user,
+	};
+	/* clang-format on */
+	(*counter[why])++;
+	switch (why) {
+	case KCTL_REFUSED_PEER:
 		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
 			       "control: refused peer pid %d uid %d: not root, nor keventd's "
 			       "user, nor in the control group",
 			       (int)pid, (int)uid);
+		break;
+	case KCTL_REFUSED_FULL:
+		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
+			       (int)pid);
+		break;
+	case KCTL_REFUSED_RESERVED:
+		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+			       "control: too many clients (%d, the last kept for root), refusing "
+			       "pid %d uid %d",
+			       KCTL_MAX_CLIENTS - 1, (int)pid, (int)uid);
+		break;
+	case KCTL_REFUSED_USER:
+		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+			       "control: too many clients of uid %d (%d), refusing pid %d",
+			       (int)uid, KCTL_MAX_PER_UID, (int)pid);
+		break;
 	}
+}
+
+static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	ctl->d->stats.ctl_idle_dropped++;
+	klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		       "control: closing the connection of pid %d uid %d, idle for %llus, to make "
+		       "room for a new one",
+		       (int)kctl_client_pid(c), (int)kctl_client_uid(c),
+		       (unsigned long long)(idle_ns / 1000000000ull));
 }
 
 static size_t srv_room(void *userdata)
@@ -305,6 +338,7 @@ static const struct kctl_server_ops srv_ops = {
 	.request = srv_request,
 	.bad = srv_bad,
 	.refused = srv_refused,
+	.dropped = srv_dropped,
 	.room = srv_room,
 };
 

@@ -402,7 +402,7 @@ int kdaemon_init(struct kdaemon *d)
 	d->ctl_bad_log =
 		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
 	d->ctl_refused_log = (struct klog_throttle){
-		.name = "control", .what = "refused connections", .counted = true};
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;

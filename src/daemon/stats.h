@@ -36,6 +36,9 @@ struct kstats {
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
+	uint64_t ctl_over_user;	   /* refused: its user has the most connections */
+	uint64_t ctl_root_slot;	   /* refused: only the slot kept for root was left */
+	uint64_t ctl_idle_dropped; /* idle connections closed to make room */
 	/* rules */
 	uint64_t reloads, reload_errors;
 	uint64_t started_ns;

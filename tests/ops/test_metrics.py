@@ -88,7 +88,10 @@ class Metrics(kdtest.DaemonTest):
                  "control": {"refused": "control_refused_total",
                              "bad_requests": "control_bad_requests_total",
                              "over_limit": "control_over_limit_total",
-                             "monitor_dropped": "monitor_dropped_total"},
+                             "monitor_dropped": "monitor_dropped_total",
+                             "over_user_limit": "control_over_user_limit_total",
+                             "root_slot_refused": "control_root_slot_refused_total",
+                             "idle_dropped": "control_idle_dropped_total"},
                  "ruleset": {"rules": "rules", "files": "rule_files",
                              "reloads": "reloads_total", "reload_errors": "reload_errors_total"}}
         for group, names in pairs.items():

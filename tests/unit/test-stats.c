@@ -60,6 +60,9 @@ static const struct counter_case counters[] = {
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
 	{"over limit", S(ctl_over_limit), 233, "over limit 233", "\"over_limit\":233", "keventd_control_over_limit_total 233\n"},
 	{"monitor drops", S(monitor_dropped), 234, "monitor drops 234", "\"monitor_dropped\":234", "keventd_monitor_dropped_total 234\n"},
+	{"over user limit", S(ctl_over_user), 235, "over user limit 235", "\"over_user_limit\":235", "keventd_control_over_user_limit_total 235\n"},
+	{"root slot refusals", S(ctl_root_slot), 236, "root slot refusals 236", "\"root_slot_refused\":236", "keventd_control_root_slot_refused_total 236\n"},
+	{"idle dropped", S(ctl_idle_dropped), 237, "idle dropped 237", "\"idle_dropped\":237", "keventd_control_idle_dropped_total 237\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -557,7 +560,8 @@ static void test_golden(void **state)
 		"acpi                115          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
-		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
+		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
+		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
@@ -576,7 +580,8 @@ static void test_golden(void **state)
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
-		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
+		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
+		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405},"
@@ -717,6 +722,15 @@ static void test_golden(void **state)
 		"# HELP keventd_monitor_dropped_total Events not shown to a monitor too slow to read them.\n"
 		"# TYPE keventd_monitor_dropped_total counter\n"
 		"keventd_monitor_dropped_total 234\n"
+		"# HELP keventd_control_over_user_limit_total Control connections refused over the limit of connections per user.\n"
+		"# TYPE keventd_control_over_user_limit_total counter\n"
+		"keventd_control_over_user_limit_total 235\n"
+		"# HELP keventd_control_root_slot_refused_total Control connections refused because only the slot kept for root was left.\n"
+		"# TYPE keventd_control_root_slot_refused_total counter\n"
+		"keventd_control_root_slot_refused_total 236\n"
+		"# HELP keventd_control_idle_dropped_total Idle control connections closed to make room for a new one.\n"
+		"# TYPE keventd_control_idle_dropped_total counter\n"
+		"keventd_control_idle_dropped_total 237\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
