@@ -95,6 +95,7 @@ if(KEVENT_DEB)
   set(dkms_dir /usr/src/kevent-${PROJECT_VERSION})
   install(FILES ${CMAKE_SOURCE_DIR}/kernel/Kbuild ${CMAKE_SOURCE_DIR}/kernel/Kconfig
                 ${CMAKE_SOURCE_DIR}/kernel/Makefile ${CMAKE_SOURCE_DIR}/kernel/dkms.conf
+                ${CMAKE_SOURCE_DIR}/kernel/kevent_bridges.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_core.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_debugfs.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_internal.h

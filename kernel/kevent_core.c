@@ -324,11 +324,23 @@ static int __init kevent_init(void)
 	smp_store_release(&kevent_registered, true);
 
 	kevent_debugfs_init();
+
+	ret = kevent_bridges_start();
+	if (ret)
+		goto out_unregister;
 	return 0;
+
+out_unregister:
+	kevent_debugfs_exit();
+	WRITE_ONCE(kevent_registered, false);
+	genl_unregister_family(&kevent_genl_family);
+	return ret;
 }
 
 static void __exit kevent_exit(void)
 {
+	/* No notifier calls in after this: every bridge is torn down. */
+	kevent_bridges_stop();
 	/* Waits for emit and bench writers still running. */
 	kevent_debugfs_exit();
 	/*

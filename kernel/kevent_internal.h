@@ -23,6 +23,10 @@ const char *kevent_check_args(unsigned int type, const char *object,
 			      const char *signal);
 void kevent_read_counters(struct kevent_counters *c);
 
+/* The notifier-chain bridges of kevent_bridges.c (module parameter bridges=). */
+int kevent_bridges_start(void);
+void kevent_bridges_stop(void);
+
 #if IS_ENABLED(CONFIG_DEBUG_FS)
 void kevent_debugfs_init(void);
 void kevent_debugfs_exit(void);

@@ -11,6 +11,9 @@
 #
 #   --kernel    6.1 (linux-headers-amd64), 6.12 (newest 6.12.*+deb12) or an
 #               exact Debian kernel release; see prepare-kernel.sh
+#   --stock-module NAME
+#               the kernel package's own NAME.ko (dummy, mce-inject...),
+#               decompressed, in /ktest/modules/NAME.ko
 #   --module    a .ko built for that kernel, or a directory with a Kbuild
 #               file: it is copied and built against the kernel's headers,
 #               with KBUILD_EXTRA_SYMBOLS and KTEST_MODULE_DIRS naming the
@@ -47,6 +50,7 @@ TIMEOUT=240
 SMP=1
 APPEND=
 MODULES=()
+STOCK=()
 BINS=()
 FILES=()
 ENVS=()
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--kernel) KERNEL=$2 ;;
 	--script) SCRIPT=$2 ;;
 	--module) MODULES+=("$2") ;;
+	--stock-module) STOCK+=("$2") ;;
 	--bin) BINS+=("$2") ;;
 	--file) FILES+=("$2") ;;
 	--env) ENVS+=("$2") ;;
@@ -144,6 +149,22 @@ for m in "${MODULES[@]}"; do
 	else
 		die "no such module: $m"
 	fi
+done
+
+# Modules of the kernel's own package, from the image package cached by
+# prepare-kernel.sh.
+for s in "${STOCK[@]}"; do
+	deb=$(find "$CACHE/kernels/$KVER" -maxdepth 1 -name 'linux-image-*.deb' | head -n 1)
+	[ -n "$deb" ] || die "no image package of $KVER in $CACHE/kernels/$KVER"
+	path=$(dpkg-deb -c "$deb" | grep -oE "\./lib/modules/[^ ]*/$s\.ko(\.xz)?$" | head -n 1)
+	[ -n "$path" ] || die "no module $s in $deb"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$path" >"$ROOT/ktest/modules/$s.ko.part"
+	case "$path" in
+	*.xz) xz -dc "$ROOT/ktest/modules/$s.ko.part" >"$ROOT/ktest/modules/$s.ko" ;;
+	*) cp "$ROOT/ktest/modules/$s.ko.part" "$ROOT/ktest/modules/$s.ko" ;;
+	esac
+	rm -f "$ROOT/ktest/modules/$s.ko.part"
+	echo "run-guest: stock module $s for $KVER"
 done
 
 # copy_libs FILE: the shared libraries and the loader FILE needs.

@@ -135,7 +135,7 @@ class Inspect(unittest.TestCase):
         self.entry("usr/share/doc/keventd/copyright", reg)
         self.entry("usr/share/doc/keventd/changelog.Debian.gz", reg)
         dkms = "usr/src/kevent-%s/" % VERSION
-        for f in ("dkms.conf", "Makefile", "Kbuild", "Kconfig", "kevent_core.c",
+        for f in ("dkms.conf", "Makefile", "Kbuild", "Kconfig", "kevent_bridges.c", "kevent_core.c",
                   "kevent_debugfs.c", "kevent_internal.h", "include/linux/kevent.h",
                   "include/uapi/linux/kevent.h"):
             self.entry(dkms + f, reg)
