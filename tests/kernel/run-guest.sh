@@ -34,6 +34,11 @@
 #   --timeout   seconds for the whole boot (default 240); the guest script
 #               gets 30 s less
 #
+# A guest script asks the host for what only the machine can do (press the
+# ACPI power button) with a console line "KTEST-HOST: COMMAND": the
+# COMMAND goes to QEMU's human monitor (system_powerdown, ...), and the
+# guest reads nothing back.
+#
 # The guest's /init mounts devtmpfs, proc, sysfs, debugfs and tmpfs on /tmp,
 # sources /ktest/lib.sh helpers, runs the script with cwd /ktest, prints
 # "KTEST-RESULT: PASS" when it exits 0 (else "KTEST-RESULT: FAIL ...")
@@ -221,13 +226,55 @@ echo "run-guest: initramfs $(du -h "$WORKDIR/initramfs.cpio" | cut -f1)," \
 	"serial log in $WORKDIR/serial.log"
 
 LOG=$WORKDIR/serial.log
+# the monitor's socket: a short path (sun_path holds 108 bytes)
+MONITOR=$(mktemp -u /tmp/ktest-monitor.XXXXXX)
+trap 'rm -f "$MONITOR"' EXIT
+
+# host_requests: copies the console through, without its carriage returns
+# and a line at a time (as the guest writes it: a request must reach the
+# monitor while the guest runs), and sends each KTEST-HOST command to the
+# monitor.
+host_requests() {
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line//$'\r'/}
+		printf '%s\n' "$line"
+		case "$line" in
+		KTEST-HOST:\ *)
+			python3 - "$MONITOR" "${line#KTEST-HOST: }" <<-'PY' >&2 ||
+				import socket, sys
+				# the banner and its prompt, the command, and the prompt
+				# after it: the command has been run (<<- takes the tabs
+				# off; what is left of the indentation is spaces)
+				s = socket.socket(socket.AF_UNIX)
+				s.settimeout(10)
+				s.connect(sys.argv[1])
+				def prompt():
+				    buf = b""
+				    while b"(qemu)" not in buf:
+				        chunk = s.recv(4096)
+				        if not chunk:
+				            raise SystemExit("monitor closed")
+				        buf += chunk
+				prompt()
+				s.sendall(sys.argv[2].encode() + b"\n")
+				prompt()
+				s.close()
+			PY
+				echo "run-guest: cannot send '${line#KTEST-HOST: }' to the monitor" >&2
+			;;
+		esac
+	done
+}
+
 start=$(date +%s.%N)
 set +e
 timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 512 -smp "$SMP" \
 	-nographic -no-reboot -nodefaults -serial stdio \
+	-monitor "unix:$MONITOR,server=on,wait=off" \
 	-kernel "$VMLINUZ" -initrd "$WORKDIR/initramfs.cpio" \
 	-append "console=ttyS0 quiet panic=-1 $APPEND" \
-	"${QEMU_ARGS[@]}" </dev/null 2>&1 | tr -d '\r' | tee "$LOG"
+	"${QEMU_ARGS[@]}" </dev/null 2>&1 | host_requests | tee "$LOG"
 qrc=${PIPESTATUS[0]}
 set -e
 end=$(date +%s.%N)
