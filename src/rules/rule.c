@@ -25,6 +25,7 @@ static void krule_release(struct krule *r)
 	strv_free(r->run);
 	free(r->shell);
 	free(r->user);
+	free(r->ids);
 	free(r->limits);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The rule file parser: YAML tree -> struct kfile, with a strict schema. */
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,12 +366,63 @@ static bool name_valid(const char *s)
 	return n > 0 && n <= KRULE_NAME_MAX && !str_has_control(s);
 }
 
-static bool user_exists(const char *u)
+/*
+ * The user's ids and groups, looked up now, at load, so that starting a
+ * handler never waits on the user database.  NULL with *oom false when
+ * there is no such user.  Membership changes reach handlers at the next
+ * reload.
+ */
+static struct kuser_ids *resolve_user(const char *u, bool *oom)
 {
+	struct kuser_ids *ids = NULL;
 	int64_t id;
-	if (parse_int64(u, &id) == 0)
-		return id >= 0 && id < 0xffffffffll;
-	return getpwnam(u) != NULL;
+	*oom = false;
+	struct passwd *pw = NULL;
+	bool numeric = parse_int64(u, &id) == 0;
+	if (numeric && (id < 0 || id >= 0xffffffffll))
+		return NULL;
+	pw = numeric ? getpwuid((uid_t)id) : getpwnam(u);
+	if (!pw) {
+		if (!numeric)
+			return NULL;
+		ids = calloc(1, sizeof(*ids));
+		if (!ids)
+			*oom = true;
+		else
+			*ids = (struct kuser_ids){.uid = (uid_t)id, .gid = (gid_t)id};
+		return ids;
+	}
+	uid_t uid = pw->pw_uid;
+	gid_t gid = pw->pw_gid;
+	_cleanup_free_ char *name = strdup(pw->pw_name);
+	if (!name) {
+		*oom = true;
+		return NULL;
+	}
+	for (int n = 32;;) {
+		struct kuser_ids *g = realloc(ids, sizeof(*ids) + (size_t)n * sizeof(gid_t));
+		if (!g) {
+			free(ids);
+			*oom = true;
+			return NULL;
+		}
+		ids = g;
+		int want = n;
+		if (getgrouplist(name, gid, ids->groups, &want) >= 0) {
+			ids->uid = uid;
+			ids->gid = gid;
+			ids->n_groups = (size_t)want;
+			return ids;
+		}
+		if (want <= n) { /* no count offered: the primary group alone */
+			ids->uid = uid;
+			ids->gid = gid;
+			ids->groups[0] = gid;
+			ids->n_groups = 1;
+			return ids;
+		}
+		n = want;
+	}
 }
 
 enum rule_key {
@@ -484,7 +536,11 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	    duration_parse(s, &r->timeout_ms, &why) < 0)
 		err(p, at[K_TIMEOUT], "bad timeout \"%s\": %s", s, why);
 	if (at[K_USER] && (s = want_scalar(p, at[K_USER], "user"))) {
-		if (!user_exists(s))
+		bool oom;
+		r->ids = resolve_user(s, &oom);
+		if (oom)
+			p->oom = true;
+		else if (!r->ids)
 			err(p, at[K_USER], "unknown user \"%s\"", s);
 		else
 			r->user = pdup(p, s);

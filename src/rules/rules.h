@@ -34,6 +34,17 @@ struct kpayload_test {
 
 struct kfile;
 
+/* A rule's user, looked up once when the rule is loaded so that no run
+ * waits on the user database (NSS may be a network service): the ids and
+ * the supplementary groups the handler gets.  A bare uid with no passwd
+ * entry has its uid as gid and no supplementary groups. */
+struct kuser_ids {
+	uid_t uid;
+	gid_t gid;
+	size_t n_groups;
+	gid_t groups[];
+};
+
 struct krule {
 	char *name;
 	const struct kfile *file;
@@ -50,6 +61,7 @@ struct krule {
 	char *shell; /* script for /bin/sh -c; NULL when none */
 	uint64_t timeout_ms;
 	char *user;		/* NULL: the daemon's user */
+	struct kuser_ids *ids;	/* with user: resolved at load */
 	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
 				 * out of line, 10,000 rules are 1.5 MB smaller) */
 	size_t n_limits;

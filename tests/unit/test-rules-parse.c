@@ -515,15 +515,54 @@ static void test_refcount(void **state)
 	assert_null(kfile_ref(NULL));
 }
 
+/* A rule's user is looked up once, at load: its ids and groups are in the
+ * rule, so a run never waits on the user database. */
+static void test_user_resolved_at_load(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - user: root\n    run: /bin/true\n"
+				   "  - user: \"0\"\n    run: /bin/true\n"
+				   "  - user: \"424242\"\n    run: /bin/true\n"
+				   "  - run: /bin/true\n",
+				   NULL);
+	assert_int_equal(f->n_rules, 4);
+	for (size_t i = 0; i < 2; i++) {
+		const struct kuser_ids *ids = f->rules[i].ids;
+		assert_non_null(ids);
+		assert_int_equal(ids->uid, 0);
+		assert_int_equal(ids->gid, 0);
+		bool has_root = false;
+		for (size_t k = 0; k < ids->n_groups; k++)
+			has_root |= ids->groups[k] == 0;
+		assert_true(has_root);
+	}
+	/* a bare uid with no passwd entry: its uid as gid, no groups */
+	const struct kuser_ids *ids = f->rules[2].ids;
+	assert_non_null(ids);
+	assert_int_equal(ids->uid, 424242);
+	assert_int_equal(ids->gid, 424242);
+	assert_int_equal(ids->n_groups, 0);
+	assert_null(f->rules[3].ids);
+	kfile_unref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_errors),	     cmocka_unit_test(test_all_errors_reported),
-		cmocka_unit_test(test_diags_append), cmocka_unit_test(test_file_limits),
-		cmocka_unit_test(test_empty_files),  cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_full_rule),    cmocka_unit_test(test_number_tests),
-		cmocka_unit_test(test_durations),    cmocka_unit_test(test_rates),
-		cmocka_unit_test(test_booleans),     cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_user_resolved_at_load),
+		cmocka_unit_test(test_diags_append),
+		cmocka_unit_test(test_file_limits),
+		cmocka_unit_test(test_empty_files),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_rule),
+		cmocka_unit_test(test_number_tests),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_booleans),
+		cmocka_unit_test(test_refcount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
