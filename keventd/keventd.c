@@ -287,6 +287,7 @@ int main(int argc, char **argv)
 	_cleanup_(kdaemon_freep) struct kdaemon *d = NULL;
 	rc = absolute_dirs(&o, dirs);
 	o.cfg.thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
+	o.cfg.cgroup_root = getenv("KEVENTD_CGROUP_ROOT"); /* for tests: keventd(8) */
 	if (rc == 0)
 		rc = kdaemon_new(&o.cfg, &d);
 	if (rc == 0)

@@ -110,7 +110,7 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 
 int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan)
 {
-	*plan = (struct kplan){0};
+	*plan = (struct kplan){.cgroup_fd = -1};
 	if (!krule_runs_something(r))
 		return -EINVAL;
 	int rc = kplan_build_env(r, ev, &plan->envp, &plan->n_env);
@@ -144,5 +144,5 @@ void kplan_release(struct kplan *plan)
 		free(plan->argv[i]);
 	free(plan->argv);
 	strv_free(plan->envp);
-	*plan = (struct kplan){0};
+	*plan = (struct kplan){.cgroup_fd = -1};
 }

@@ -27,6 +27,7 @@ static void krule_release(struct krule *r)
 	free(r->user);
 	free(r->ids);
 	free(r->limits);
+	free(r->cg_limits);
 }
 
 struct kfile *kfile_ref(struct kfile *f)

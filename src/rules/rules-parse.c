@@ -436,11 +436,14 @@ enum rule_key {
 	K_LAST,
 	K_NNP,
 	K_LIMITS,
+	K_MEMORY_MAX,
+	K_TASKS_MAX,
+	K_CPU_WEIGHT,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
-	"name", "match",     "run",  "shell",	     "timeout",
-	"user", "ratelimit", "last", "no_new_privs", "limits",
+	"name", "match",	"run",	  "shell",	"timeout",   "user",	   "ratelimit",
+	"last", "no_new_privs", "limits", "memory_max", "tasks_max", "cpu_weight",
 };
 
 static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
@@ -478,6 +481,77 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 	}
 }
 
+/* systemd's sizes (systemd.resource-control(5), MemoryMax=): bytes, with
+ * K, M, G, T, P or E for powers of 1024, or "infinity". */
+static int parse_cg_size(const char *s, uint64_t *out, const char **why)
+{
+	static const char suffixes[] = "KMGTPE";
+	if (strcmp(s, "infinity") == 0) {
+		*out = KCG_INFINITY;
+		return 0;
+	}
+	*why = "not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)";
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		const char *x = strchr(suffixes, *end);
+		if (!x || end[1])
+			return -EINVAL;
+		for (ptrdiff_t i = 0; i <= x - suffixes; i++) {
+			if (v > UINT64_MAX / 1024) {
+				*why = "too large";
+				return -ERANGE;
+			}
+			v *= 1024;
+		}
+	}
+	if (v == 0 || v == KCG_INFINITY) {
+		*why = v ? "too large" : "must be more than 0";
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+/* memory_max, tasks_max and cpu_weight: the limits of a run's own cgroup. */
+static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule *r)
+{
+	struct kcg_limits lim = {0};
+	const char *s, *why = NULL;
+	int64_t n;
+	if (at[K_MEMORY_MAX] && (s = want_scalar(p, at[K_MEMORY_MAX], "memory_max")) &&
+	    parse_cg_size(s, &lim.memory_max, &why) < 0)
+		err(p, at[K_MEMORY_MAX], "bad memory_max \"%s\": %s", s, why);
+	if (at[K_TASKS_MAX] && (s = want_scalar(p, at[K_TASKS_MAX], "tasks_max"))) {
+		if (strcmp(s, "infinity") == 0)
+			lim.tasks_max = KCG_INFINITY;
+		else if (parse_int64(s, &n) == 0 && n >= 1)
+			lim.tasks_max = (uint64_t)n;
+		else
+			err(p, at[K_TASKS_MAX],
+			    "bad tasks_max \"%s\": a number of tasks, 1 or more, or infinity", s);
+	}
+	if (at[K_CPU_WEIGHT] && (s = want_scalar(p, at[K_CPU_WEIGHT], "cpu_weight"))) {
+		if (parse_int64(s, &n) == 0 && n >= 1 && n <= 10000)
+			lim.cpu_weight = (uint32_t)n;
+		else
+			err(p, at[K_CPU_WEIGHT], "bad cpu_weight \"%s\": a weight from 1 to 10000",
+			    s);
+	}
+	if (!lim.memory_max && !lim.tasks_max && !lim.cpu_weight)
+		return;
+	r->cg_limits = malloc(sizeof(*r->cg_limits));
+	if (!r->cg_limits)
+		p->oom = true;
+	else
+		*r->cg_limits = lim;
+}
+
 static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
 {
 	const struct ynode *at[K_MAX] = {NULL};
@@ -505,7 +579,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
-			    "user, ratelimit, last, no_new_privs or limits)",
+			    "user, ratelimit, last, no_new_privs, limits, memory_max, tasks_max or "
+			    "cpu_weight)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -550,6 +625,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
 	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last")) && parse_bool(s, &r->last) < 0)
 		err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
+	parse_cg_limits(p, at, r);
 	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs")) &&
 	    parse_bool(s, &r->no_new_privs) < 0)
 		err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);

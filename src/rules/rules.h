@@ -45,6 +45,15 @@ struct kuser_ids {
 	gid_t groups[];
 };
 
+/* Limits of a run's own cgroup (keventd.rules(5): memory_max, tasks_max,
+ * cpu_weight), in systemd's units and meanings.  0: not given. */
+#define KCG_INFINITY UINT64_MAX
+struct kcg_limits {
+	uint64_t memory_max; /* bytes, or KCG_INFINITY */
+	uint64_t tasks_max;  /* processes and threads, or KCG_INFINITY */
+	uint32_t cpu_weight; /* 1..10000 */
+};
+
 struct krule {
 	char *name;
 	const struct kfile *file;
@@ -65,6 +74,7 @@ struct krule {
 	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
 				 * out of line, 10,000 rules are 1.5 MB smaller) */
 	size_t n_limits;
+	struct kcg_limits *cg_limits; /* NULL when none: out of line, as limits */
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
 };
