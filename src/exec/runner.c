@@ -318,11 +318,11 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	kill(-c->proc.pid, SIGKILL);
 	if (c->cg_fd >= 0) {
 		rep.oom_kills = kcgroup_run_oom_kills(c->cg_fd);
-		if (rep.oom_kills)
-			log_warning(
-				"rule %s[%d]: %" PRIu64
-				" process(es) killed by the rule's memory_max (seq %" PRIu64 ")",
-				c->rule->name, (int)c->proc.pid, rep.oom_kills, c->job->ev->seqnum);
+		if (rep.oom_kills) /* the rule's memory_max, or a limit above it */
+			log_warning("rule %s[%d]: %" PRIu64 " process(es) killed by the OOM killer "
+				    "(seq %" PRIu64 ")",
+				    c->rule->name, (int)c->proc.pid, rep.oom_kills,
+				    c->job->ev->seqnum);
 	}
 	/* output still in the pipes (what the handler wrote before exiting) */
 	stream_read(c, &c->out, LOG_LIMIT_BYTES);
