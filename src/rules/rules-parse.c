@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "rules.h"
 #include "template.h"
+#include "unitprops.h"
 #include "util.h"
 #include "yamltree.h"
 
@@ -481,43 +482,6 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 	}
 }
 
-/* systemd's sizes (systemd.resource-control(5), MemoryMax=): bytes, with
- * K, M, G, T, P or E for powers of 1024, or "infinity". */
-static int parse_cg_size(const char *s, uint64_t *out, const char **why)
-{
-	static const char suffixes[] = "KMGTPE";
-	if (strcmp(s, "infinity") == 0) {
-		*out = KCG_INFINITY;
-		return 0;
-	}
-	*why = "not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)";
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end) {
-		const char *x = strchr(suffixes, *end);
-		if (!x || end[1])
-			return -EINVAL;
-		for (ptrdiff_t i = 0; i <= x - suffixes; i++) {
-			if (v > UINT64_MAX / 1024) {
-				*why = "too large";
-				return -ERANGE;
-			}
-			v *= 1024;
-		}
-	}
-	if (v == 0 || v == KCG_INFINITY) {
-		*why = v ? "too large" : "must be more than 0";
-		return -ERANGE;
-	}
-	*out = v;
-	return 0;
-}
-
 /* memory_max, tasks_max and cpu_weight: the limits of a run's own cgroup. */
 static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule *r)
 {
@@ -525,7 +489,7 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 	const char *s, *why = NULL;
 	int64_t n;
 	if (at[K_MEMORY_MAX] && (s = want_scalar(p, at[K_MEMORY_MAX], "memory_max")) &&
-	    parse_cg_size(s, &lim.memory_max, &why) < 0)
+	    kunitprop_parse_size(s, &lim.memory_max, &why) < 0)
 		err(p, at[K_MEMORY_MAX], "bad memory_max \"%s\": %s", s, why);
 	if (at[K_TASKS_MAX] && (s = want_scalar(p, at[K_TASKS_MAX], "tasks_max"))) {
 		if (strcmp(s, "infinity") == 0)
