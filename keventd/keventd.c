@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* keventd: receives events, matches them against rules, runs handlers. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -249,8 +250,32 @@ static int absolute_dirs(struct options *o, char **store)
 	return 0;
 }
 
+/* Descriptors 0, 1 and 2 open before anything else is: started with one
+ * closed, the first file or socket keventd opened would become "stdout"
+ * and take whatever is written there (a log line into the control
+ * socket).  Each closed one gets /dev/null; without /dev/null, give up. */
+static int ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) { /* a lower one was open after all: put it in place */
+			int d = dup2(n, fd);
+			close(n);
+			if (d < 0)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (ensure_std_fds() < 0)
+		return 1;
 	struct options o;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -262,6 +287,7 @@ int main(int argc, char **argv)
 	_cleanup_(kdaemon_freep) struct kdaemon *d = NULL;
 	rc = absolute_dirs(&o, dirs);
 	o.cfg.thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
+	o.cfg.cgroup_root = getenv("KEVENTD_CGROUP_ROOT"); /* for tests: keventd(8) */
 	if (rc == 0)
 		rc = kdaemon_new(&o.cfg, &d);
 	if (rc == 0)

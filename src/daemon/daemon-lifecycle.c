@@ -198,6 +198,28 @@ static bool wants(const struct kdaemon *d, enum kevent_source s)
 	return d->cfg.sources & (1u << s);
 }
 
+/* A cgroup per handler run when keventd's cgroup is delegated to it; else
+ * the process group, said once, here (keventd(8), CONTAINMENT). */
+static void setup_containment(struct kdaemon *d)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *why = "";
+	int rc = kcgroup_find(d->cfg.cgroup_root, &dir, &why);
+	if (rc == 0)
+		rc = kcgroup_open(dir, (int)getpid(), &d->cgroup, &why);
+	if (rc < 0) {
+		log_notice("containment: process group (no cgroup per handler run: %s%s%s)", why,
+			   rc == -ENOMEM ? "" : ": ", rc == -ENOMEM ? "" : strerror(-rc));
+		return;
+	}
+	unsigned have = kcgroup_controllers(d->cgroup);
+	log_info("containment: a cgroup per handler run, under %s (limits: %s%s%s%s)", dir,
+		 have & KCGROUP_MEMORY ? "memory_max " : "",
+		 have & KCGROUP_PIDS ? "tasks_max " : "", have & KCGROUP_CPU ? "cpu_weight " : "",
+		 have ? "" : "none: no controller delegated");
+	krunner_set_cgroup(d->runner, d->cgroup);
+}
+
 int kdaemon_start(struct kdaemon *d)
 {
 	struct ksink sink = kdaemon_sink(d);
@@ -205,6 +227,7 @@ int kdaemon_start(struct kdaemon *d)
 	int rc = setup_signals(d);
 	if (rc < 0)
 		return rc;
+	setup_containment(d);
 	rc = kwatch_new(d->loop, d->cfg.rule_dirs, d->cfg.n_rule_dirs, on_rules_changed, d,
 			&d->watch);
 	if (rc < 0)
@@ -276,6 +299,7 @@ void kdaemon_free(struct kdaemon *d)
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
 	kdbus_free(d->dbus);
 	kdaemon_release(d);
+	kcgroup_free(d->cgroup); /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);

@@ -282,6 +282,8 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
 		.clients = clients,
+		.cgroup = d->cgroup != NULL,
+		.process_group = d->cgroup == NULL,
 	};
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
@@ -341,6 +343,7 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 			rc->timeouts++;
 		}
 		s->output_dropped_bytes += rep->output_dropped;
+		s->oom_kills += rep->oom_kills > 0;
 		break;
 	case KRUN_RATELIMITED:
 		s->runs_ratelimited++;

@@ -36,6 +36,9 @@ struct kdaemon_config {
 	unsigned sources;	  /* bit per enum kevent_source */
 	enum kudev_monitor udev_monitor;
 	const char *thermal_sysfs; /* NULL: /sys/class/thermal */
+	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
+	 * own, if it is delegated (kdaemon_start()) */
+	const char *cgroup_root;
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
@@ -65,6 +68,7 @@ struct kdaemon {
 	struct kruleset *rules;
 	struct ksched *sched;
 	struct krunner *runner;
+	struct kcgroup *cgroup; /* NULL: containment by process group only */
 	struct kratelimit *rl;
 	struct kstats stats;
 	struct ksource *sources[KEVENT_MAX_SOURCES];

@@ -31,6 +31,7 @@ struct kstats {
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
+	uint64_t oom_kills; /* runs in which the memory limit killed a process */
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
@@ -55,6 +56,8 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs);
 struct kstatus_extra {
 	size_t pending, running, max_children, queue_size, clients;
 	bool paused; /* some source is paused */
+	/* containment: a cgroup per handler run, or the process group alone */
+	bool cgroup, process_group;
 	/* per source: events queued or running, its share of the queue, paused */
 	size_t source_pending[KEVENT_SOURCE_MAX];
 	size_t source_share[KEVENT_SOURCE_MAX];

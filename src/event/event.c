@@ -155,9 +155,17 @@ size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max)
 	return n;
 }
 
+/* Names that change how the C library, the shells or an interpreter
+ * behave (what they load, run or trust): never from an event. */
+static const char *const env_forbidden[] = {
+	"PATH",		  "HOME",	"IFS",	   "SHELL",   "ENV",	     "BASH_ENV",
+	"GLIBC_TUNABLES", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF",
+	"SHELLOPTS",	  "BASHOPTS",	"PS4",
+};
+static const char *const env_forbidden_prefixes[] = {"LD_", "KEVENT_", "PYTHON", "PERL5", "RUBY"};
+
 bool kevent_env_name_allowed(const char *name, size_t len)
 {
-	static const char *const forbidden[] = {"PATH", "HOME", "IFS", "SHELL", "ENV", "BASH_ENV"};
 	if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
 		return false;
 	for (size_t i = 0; i < len; i++) {
@@ -166,13 +174,14 @@ bool kevent_env_name_allowed(const char *name, size_t len)
 		      c == '_'))
 			return false;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(forbidden); i++)
-		if (strlen(forbidden[i]) == len && memcmp(forbidden[i], name, len) == 0)
+	for (size_t i = 0; i < ARRAY_SIZE(env_forbidden); i++)
+		if (strlen(env_forbidden[i]) == len && memcmp(env_forbidden[i], name, len) == 0)
 			return false;
-	if (len >= 3 && memcmp(name, "LD_", 3) == 0)
-		return false;
-	if (len >= 7 && memcmp(name, "KEVENT_", 7) == 0)
-		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(env_forbidden_prefixes); i++) {
+		size_t l = strlen(env_forbidden_prefixes[i]);
+		if (len >= l && memcmp(name, env_forbidden_prefixes[i], l) == 0)
+			return false;
+	}
 	return true;
 }
 

@@ -93,7 +93,9 @@ const char *kevent_prop(const struct kevent *ev, const char *key);
 size_t kevent_parse_props(char *buf, struct kevent_prop *props, size_t max);
 
 /* Whether a uevent variable may be handed to a handler: a valid name, and
- * none of PATH, HOME, IFS, SHELL, ENV, BASH_ENV, LD_*, KEVENT_*. */
+ * none of PATH, HOME, IFS, SHELL, ENV, BASH_ENV, GLIBC_TUNABLES, GCONV_PATH,
+ * LOCPATH, NLSPATH, HOSTALIASES, RESOLV_HOST_CONF, SHELLOPTS, BASHOPTS, PS4,
+ * LD_*, KEVENT_*, PYTHON*, PERL5*, RUBY*. */
 bool kevent_env_name_allowed(const char *name, size_t len);
 
 #endif

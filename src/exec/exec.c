@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -59,51 +58,65 @@ void kproc_close(struct kproc *p)
 	p->pidfd = p->out_fd = p->err_fd = -1;
 }
 
-struct ids {
-	uid_t uid;
-	gid_t gid;
-	gid_t *groups;
-	int n_groups;
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
 };
 
-static int lookup_user(const char *user, struct ids *ids)
+/* The descriptors /proc/self/fd lists from lowfd up, closed; false when
+ * /proc cannot be read.  getdents64() into a buffer on the stack: no
+ * malloc, so a vfork child may call it.  A pass that closed something is
+ * followed by another from the start, as a directory read while it
+ * changes may skip entries. */
+static bool close_listed(int lowfd)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
-	int64_t num;
-	int rc;
-	if (parse_int64(user, &num) == 0)
-		rc = getpwuid_r((uid_t)num, &pw, buf, sizeof(buf), &res);
-	else
-		rc = getpwnam_r(user, &pw, buf, sizeof(buf), &res);
-	if (rc || !res) {
-		if (parse_int64(user, &num) == 0) {
-			/* a bare uid with no passwd entry: no supplementary groups */
-			ids->uid = (uid_t)num;
-			ids->gid = (gid_t)num;
-			ids->groups = NULL;
-			ids->n_groups = 0;
-			return 0;
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	bool again = true;
+	while (again) {
+		again = false;
+		char buf[2048] __attribute__((aligned(8)));
+		long n;
+		if (lseek(dfd, 0, SEEK_SET) < 0)
+			break;
+		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				const struct linux_dirent64 *d = (const void *)(buf + off);
+				off += d->d_reclen;
+				long fd = 0;
+				const char *c = d->d_name;
+				for (; *c >= '0' && *c <= '9' && fd < 0x7fffffff; c++)
+					fd = fd * 10 + (*c - '0');
+				if (*c || c == d->d_name || fd < lowfd || fd == dfd)
+					continue;
+				close((int)fd);
+				again = true;
+			}
 		}
-		return rc ? -rc : -ESRCH;
 	}
-	ids->uid = pw.pw_uid;
-	ids->gid = pw.pw_gid;
-	int n = 32;
-	for (;;) {
-		gid_t *g = realloc(ids->groups, (size_t)n * sizeof(gid_t));
-		if (!g)
-			return -ENOMEM;
-		ids->groups = g;
-		int want = n;
-		if (getgrouplist(pw.pw_name, pw.pw_gid, g, &want) >= 0) {
-			ids->n_groups = want;
-			return 0;
-		}
-		if (want <= n)
-			return -EINVAL;
-		n = want;
-	}
+	close(dfd);
+	return true;
+}
+
+int kexec_close_from(int lowfd, bool try_close_range)
+{
+	if (try_close_range && close_range((unsigned)lowfd, ~0u, 0) == 0)
+		return 0;
+	if (close_listed(lowfd))
+		return 0;
+	/* no /proc: every number the descriptor limit allows */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	rlim_t top =
+		rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 0x7fffffff ? 0x7fffffff : rl.rlim_max;
+	for (rlim_t fd = (rlim_t)lowfd; fd < top; fd++)
+		close((int)fd);
+	return 0;
 }
 
 /* The kernel's struct sigaction, for rt_sigaction(2): glibc's sigaction()
@@ -164,13 +177,21 @@ static _Noreturn void child_fail(const char *msg, size_t len)
 /* The child side of the fork path (rules with a user, limits or
  * no_new_privs).  Only async-signal-safe calls: no malloc, no stdio. */
 static _Noreturn void child(const char *path, const struct kplan *plan, const struct krule *r,
-			    const struct ids *ids, int devnull, int out_w, int err_w,
-			    uint64_t to_reset)
+			    const struct kuser_ids *ids, int devnull, int out_w, int err_w,
+			    uint64_t to_reset, int join_cgroup)
 {
+	if (join_cgroup >= 0) {
+		/* no CLONE_INTO_CGROUP: into the run's cgroup before anything runs */
+		int fd = openat(join_cgroup, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			CHILD_FAIL("keventd: cannot enter the run's cgroup\n");
+		close(fd);
+	}
 	reset_signals(to_reset);
 	if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		_exit(126);
-	close_range(3, ~0u, 0);
+	if (kexec_close_from(3, true) < 0)
+		CHILD_FAIL("keventd: cannot close the handler's other descriptors\n");
 	if (chdir("/") < 0)
 		_exit(126);
 	umask(022);
@@ -181,7 +202,7 @@ static _Noreturn void child(const char *path, const struct kplan *plan, const st
 		if (setrlimit(r->limits[i].resource, &rl) < 0)
 			CHILD_FAIL("keventd: cannot set the rule's resource limits\n");
 	}
-	if (ids && (setgroups((size_t)ids->n_groups, ids->groups) < 0 ||
+	if (ids && (setgroups(ids->n_groups, ids->groups) < 0 ||
 		    setresgid(ids->gid, ids->gid, ids->gid) < 0 ||
 		    setresuid(ids->uid, ids->uid, ids->uid) < 0))
 		CHILD_FAIL("keventd: cannot switch to the rule's user\n");
@@ -191,26 +212,59 @@ static _Noreturn void child(const char *path, const struct kplan *plan, const st
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* clone3(2)'s arguments, as the kernel has them (5.7 for cgroup). */
+struct kclone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	uint64_t set_tid, set_tid_size, cgroup;
+};
+#define KCLONE_INTO_CGROUP 0x200000000ull
+
+/* A child straight in the cgroup cgfd: clone3() with CLONE_INTO_CGROUP, so
+ * that not one instruction of it runs outside; -ENOSYS (or what an older
+ * kernel says to the flag) when the kernel cannot, remembered. */
+static pid_t clone_into_cgroup(int cgfd)
+{
+	static bool unsupported;
+	if (unsupported) {
+		errno = ENOSYS;
+		return -1;
+	}
+	struct kclone_args args = {
+		.flags = KCLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
+	long p = syscall(SYS_clone3, &args, sizeof(args));
+	if (p < 0 && (errno == ENOSYS || errno == E2BIG))
+		unsupported = true;
+	return (pid_t)p;
+}
+
 static int spawn_fork(const char *path, const struct kplan *plan, const struct krule *r,
 		      int devnull, int out_w, int err_w, pid_t *pid, const char **what)
 {
-	struct ids ids = {0};
-	int rc = r->user ? lookup_user(r->user, &ids) : 0;
-	if (rc < 0) {
-		*what = "looking up the rule's user";
-		free(ids.groups);
-		return rc;
+	if (r->user && !r->ids) {
+		*what = "the rule's user"; /* never: the parser resolves it */
+		return -ESRCH;
 	}
 	uint64_t to_reset = non_default_signals();
-	pid_t p = fork();
+	int join = -1;
+	pid_t p = -1;
+	if (plan->cgroup_fd >= 0) {
+		p = clone_into_cgroup(plan->cgroup_fd);
+		if (p < 0 && errno != ENOSYS && errno != E2BIG) {
+			*what = "clone3 into the run's cgroup";
+			return -errno;
+		}
+		if (p < 0)
+			join = plan->cgroup_fd;
+	}
+	if (p < 0)
+		p = fork();
 	if (p < 0) {
-		free(ids.groups);
 		*what = "fork";
 		return -errno;
 	}
 	if (p == 0)
-		child(path, plan, r, r->user ? &ids : NULL, devnull, out_w, err_w, to_reset);
-	free(ids.groups);
+		child(path, plan, r, r->user ? r->ids : NULL, devnull, out_w, err_w, to_reset,
+		      join);
 	*pid = p;
 	return 0;
 }
@@ -234,7 +288,7 @@ static int spawn_vfork(const char *path, const struct kplan *plan, int devnull, 
 	if (p == 0) {
 		reset_signals(to_reset);
 		if (setsid() < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 ||
-		    dup2(err_w, 2) < 0 || close_range(3, ~0u, 0) < 0 || chdir("/") < 0) {
+		    dup2(err_w, 2) < 0 || kexec_close_from(3, true) < 0 || chdir("/") < 0) {
 			child_errno = errno;
 			_exit(126);
 		}
@@ -287,8 +341,9 @@ int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p
 		*what = "opening /dev/null";
 		goto out;
 	}
-	if (r->user || r->no_new_privs || r->n_limits)
-		/* credentials, limits, no_new_privs: work for a child of its own */
+	if (r->user || r->no_new_privs || r->n_limits || plan->cgroup_fd >= 0)
+		/* credentials, limits, no_new_privs, a cgroup: work for a child of
+		 * its own */
 		rc = spawn_fork(path, plan, r, devnull, out[1], err[1], &pid, what);
 	else
 		rc = spawn_vfork(path, plan, devnull, out[1], err[1], &pid, what);

@@ -9,6 +9,7 @@
 #ifndef KEVENT_EXEC_H
 #define KEVENT_EXEC_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "plan.h"
@@ -31,6 +32,14 @@ int kexec_resolve(const char *prog, char **out);
  * with *what naming the step that failed. */
 int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p,
 		const char **what);
+
+/*
+ * Closes every descriptor from lowfd up: close_range() (when
+ * try_close_range and the kernel has it), else each one /proc/self/fd
+ * lists, else each number below the descriptor limit.  Async-signal-safe
+ * and malloc-free, for a child between fork and exec.  0, or -errno.
+ */
+int kexec_close_from(int lowfd, bool try_close_range);
 
 /* Closes the descriptors of p. */
 void kproc_close(struct kproc *p);

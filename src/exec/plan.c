@@ -85,6 +85,9 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 	for (size_t i = 0; rc == 0 && i < ev->n_uevent_env; i++) {
 		const char *e = ev->uevent_env[i];
 		size_t len = strcspn(e, "=");
+		/* kevent_new() filtered them; an event made otherwise is not trusted */
+		if (!e[len] || !kevent_env_name_allowed(e, len))
+			continue;
 		bool taken = false;
 		for (size_t j = first_uevent; j < n && !taken; j++)
 			taken = strncmp(env[j], e, len + 1) == 0;
@@ -107,7 +110,7 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 
 int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan)
 {
-	*plan = (struct kplan){0};
+	*plan = (struct kplan){.cgroup_fd = -1};
 	if (!krule_runs_something(r))
 		return -EINVAL;
 	int rc = kplan_build_env(r, ev, &plan->envp, &plan->n_env);
@@ -141,5 +144,5 @@ void kplan_release(struct kplan *plan)
 		free(plan->argv[i]);
 	free(plan->argv);
 	strv_free(plan->envp);
-	*plan = (struct kplan){0};
+	*plan = (struct kplan){.cgroup_fd = -1};
 }

@@ -17,6 +17,7 @@ struct kplan {
 	size_t argc;
 	char **envp; /* NULL-terminated, "NAME=value" */
 	size_t n_env;
+	int cgroup_fd; /* the run's own cgroup, borrowed; -1: keventd's */
 };
 
 /*
@@ -26,7 +27,8 @@ struct kplan {
  */
 int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp, size_t *n);
 
-/* Builds argv and environment.  0, or -ENOMEM; -EINVAL if r runs nothing. */
+/* Builds argv and environment (cgroup_fd -1).  0, or -ENOMEM; -EINVAL if r
+ * runs nothing. */
 int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan);
 void kplan_release(struct kplan *plan);
 

@@ -3,9 +3,12 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
@@ -22,6 +25,10 @@ static struct klog_throttle spawn_log = {
 	.name = "runner", .what = "handlers that could not start", .counted = true};
 static struct klog_throttle suppressed_log = {
 	.name = "runner", .what = "rate-limited runs", .counted = true};
+static struct klog_throttle unenforced_log = {
+	.name = "runner", .what = "runs without their cgroup limits", .counted = false};
+static struct klog_throttle cgroup_log = {
+	.name = "runner", .what = "cgroups not removed", .counted = false};
 
 struct stream {
 	struct kio *io;
@@ -31,8 +38,22 @@ struct stream {
 	size_t len;
 };
 
+/* A run's cgroup whose handler is gone but whose processes are still
+ * dying after cgroup.kill: removed when cgroup.events says it is empty. */
+struct leftover {
+	struct leftover *next;
+	struct krunner *r;
+	int fd, events_fd;
+	struct kio *io;
+	char name[KCGROUP_NAME_MAX];
+};
+
 struct krunner {
 	struct kloop *loop;
+	struct kcgroup *cg; /* NULL: no cgroup per run */
+	uint64_t cg_runs;   /* names runs' cgroups */
+	struct leftover *leftovers;
+	size_t n_leftovers;
 	struct kratelimit *rl;
 	bool dry_run;
 	bool stopped; /* krunner_stop(): no more rules start */
@@ -53,6 +74,8 @@ struct child {
 	size_t logged;
 	uint64_t dropped;
 	bool timed_out, killed;
+	int cg_fd; /* the run's cgroup, or -1 */
+	char cg_name[KCGROUP_NAME_MAX];
 };
 
 static void run_next(struct krunner *r, struct kjob *job);
@@ -124,6 +147,16 @@ static void on_output(struct kio *io, int fd, uint32_t events, void *userdata)
 	}
 }
 
+/* SIGKILL to everything of the run: its process group, and its cgroup,
+ * which holds what left the group too. */
+static void kill_all(struct child *c)
+{
+	c->killed = true;
+	kill(-c->proc.pid, SIGKILL);
+	if (c->cg_fd >= 0)
+		(void)kcgroup_run_kill(c->cg_fd);
+}
+
 static void on_timeout(struct ktimer *t, void *userdata)
 {
 	struct child *c = userdata;
@@ -132,8 +165,7 @@ static void on_timeout(struct ktimer *t, void *userdata)
 	if (c->timed_out) {
 		log_warning("rule %s[%d]: still running 5s after SIGTERM, sending SIGKILL",
 			    c->rule->name, (int)c->proc.pid);
-		c->killed = true;
-		kill(-c->proc.pid, SIGKILL);
+		kill_all(c);
 		return;
 	}
 	char buf[32];
@@ -148,8 +180,7 @@ static void on_timeout(struct ktimer *t, void *userdata)
 		 * must not outlive its timeout for want of a timer */
 		log_warning("rule %s[%d]: cannot time the grace period, sending SIGKILL now",
 			    c->rule->name, (int)c->proc.pid);
-		c->killed = true;
-		kill(-c->proc.pid, SIGKILL);
+		kill_all(c);
 	}
 }
 
@@ -189,6 +220,68 @@ static void log_result(struct child *c, const struct krun_report *rep)
 			    (int)c->proc.pid, c->dropped);
 }
 
+static void leftover_free(struct leftover *l)
+{
+	struct krunner *r = l->r;
+	for (struct leftover **p = &r->leftovers; *p; p = &(*p)->next)
+		if (*p == l) {
+			*p = l->next;
+			break;
+		}
+	r->n_leftovers--;
+	kio_free(l->io);
+	close(l->events_fd);
+	close(l->fd);
+	free(l);
+}
+
+static void on_cgroup_event(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct leftover *l = userdata;
+	char buf[256];
+	(void)io;
+	(void)events;
+	/* reading through this descriptor is what re-arms its notification */
+	ssize_t _unused_ n = pread(fd, buf, sizeof(buf), 0);
+	if (kcgroup_run_populated(l->fd) != 0)
+		return;
+	int rc = kcgroup_run_remove(l->r->cg, l->name);
+	if (rc < 0)
+		klog_throttled(&cgroup_log, LOG_WARNING, "cannot remove the cgroup %s/%s: %s",
+			       kcgroup_dir(l->r->cg), l->name, strerror(-rc));
+	leftover_free(l);
+}
+
+/* The run is over: kill what is left in its cgroup, and remove it now or
+ * once it is empty. */
+static void cgroup_done(struct krunner *r, int fd, const char *name)
+{
+	(void)kcgroup_run_kill(fd);
+	if (kcgroup_run_populated(fd) == 0 && kcgroup_run_remove(r->cg, name) == 0) {
+		close(fd);
+		return;
+	}
+	struct leftover *l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		return;
+	}
+	*l = (struct leftover){.next = r->leftovers, .r = r, .fd = fd, .events_fd = -1};
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	r->leftovers = l;
+	r->n_leftovers++;
+	l->events_fd = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (l->events_fd < 0 ||
+	    kloop_add_io(r->loop, l->events_fd, EPOLLPRI, on_cgroup_event, l, &l->io) < 0) {
+		klog_throttled(&cgroup_log, LOG_WARNING,
+			       "cannot watch the cgroup %s/%s: it is removed when keventd stops",
+			       kcgroup_dir(r->cg), name);
+		return;
+	}
+	/* it may have emptied between the look and the watch */
+	on_cgroup_event(l->io, l->events_fd, EPOLLPRI, l);
+}
+
 /* Closes what watches a handler that has been reaped, and forgets it. */
 static void child_free(struct child *c)
 {
@@ -197,6 +290,8 @@ static void child_free(struct child *c)
 	kio_free(c->pid_io);
 	ktimer_cancel(c->timer);
 	close(c->proc.pidfd);
+	if (c->cg_fd >= 0)
+		cgroup_done(c->r, c->cg_fd, c->cg_name);
 	c->r->children--;
 	free(c);
 }
@@ -218,8 +313,17 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 		.timed_out = c->timed_out,
 		.duration_ms = (now_monotonic_ns() - c->started_ns) / 1000000ull,
 	};
-	/* the leader is gone: whatever it left in its group goes with it */
+	/* the leader is gone: whatever it left in its group goes with it, and
+	 * in its cgroup (child_free()) what left the group */
 	kill(-c->proc.pid, SIGKILL);
+	if (c->cg_fd >= 0) {
+		rep.oom_kills = kcgroup_run_oom_kills(c->cg_fd);
+		if (rep.oom_kills) /* the rule's memory_max, or a limit above it */
+			log_warning("rule %s[%d]: %" PRIu64 " process(es) killed by the OOM killer "
+				    "(seq %" PRIu64 ")",
+				    c->rule->name, (int)c->proc.pid, rep.oom_kills,
+				    c->job->ev->seqnum);
+	}
 	/* output still in the pipes (what the handler wrote before exiting) */
 	stream_read(c, &c->out, LOG_LIMIT_BYTES);
 	stream_read(c, &c->err, LOG_LIMIT_BYTES);
@@ -233,6 +337,28 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	child_free(c);
 	report(r, &rep);
 	run_next(r, job);
+}
+
+/* The run's own cgroup, with the rule's limits, when the runner has a
+ * subtree: 0 (c->cg_fd -1 without one), or -errno with *what. */
+static int run_cgroup(struct krunner *r, struct kjob *job, const struct krule *rule,
+		      struct child *c, const char **what)
+{
+	unsigned need = kcgroup_limits_need(rule->cg_limits);
+	unsigned have = r->cg ? kcgroup_controllers(r->cg) : 0;
+	if (need & ~have)
+		klog_throttled(&unenforced_log, LOG_WARNING,
+			       "rule %s: %s not enforced: %s (seq %" PRIu64 ")", rule->name,
+			       (need & ~have & KCGROUP_MEMORY) ? "memory_max"
+			       : (need & ~have & KCGROUP_PIDS) ? "tasks_max"
+							       : "cpu_weight",
+			       r->cg ? "its controller is not delegated to keventd"
+				     : "keventd has no cgroup to run handlers in",
+			       job->ev->seqnum);
+	if (!r->cg)
+		return 0;
+	kcgroup_run_name(rule->name, job->ev->seqnum, ++r->cg_runs, c->cg_name);
+	return kcgroup_run_create(r->cg, c->cg_name, rule->cg_limits, &c->cg_fd, what);
 }
 
 /* Starts rule's handler for job: 0 when it runs (on_exit_ready() goes on),
@@ -262,12 +388,21 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 	*c = (struct child){.r = r, .job = job, .rule = rule, .started_ns = now_monotonic_ns()};
 	c->out = (struct stream){.fd = -1, .name = "stdout"};
 	c->err = (struct stream){.fd = -1, .name = "stderr"};
+	c->cg_fd = -1;
 	const char *what = "spawn";
-	rc = r->ops->spawn(r->userdata, &plan, rule, &c->proc, &what);
+	rc = run_cgroup(r, job, rule, c, &what);
+	if (rc == 0) {
+		plan.cgroup_fd = c->cg_fd;
+		rc = r->ops->spawn(r->userdata, &plan, rule, &c->proc, &what);
+	}
 	if (rc < 0) {
 		klog_throttled(&spawn_log, LOG_WARNING, "rule %s: cannot run %s: %s: %s",
 			       rule->name, plan.argv[0], what, strerror(-rc));
 		kplan_release(&plan);
+		if (c->cg_fd >= 0) {
+			close(c->cg_fd);
+			(void)kcgroup_run_remove(r->cg, c->cg_name);
+		}
 		free(c);
 		return rc;
 	}
@@ -285,7 +420,7 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 		/* cannot watch it: do not leave it unwatched */
 		log_error("rule %s[%d]: cannot watch the handler, killing it", rule->name,
 			  (int)c->proc.pid);
-		kill(-c->proc.pid, SIGKILL);
+		kill_all(c);
 		siginfo_t si;
 		(void)waitid(P_PIDFD, (id_t)c->proc.pidfd, &si, WEXITED);
 		child_free(c);
@@ -370,7 +505,28 @@ int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 	return 0;
 }
 
+void krunner_set_cgroup(struct krunner *r, struct kcgroup *cg)
+{
+	r->cg = cg;
+}
+
+size_t krunner_cgroups_left(const struct krunner *r)
+{
+	return r->n_leftovers;
+}
+
 void krunner_free(struct krunner *r)
 {
+	if (!r)
+		return;
+	while (r->leftovers) {
+		struct leftover *l = r->leftovers;
+		(void)kcgroup_run_kill(l->fd);
+		int rc = kcgroup_run_remove(r->cg, l->name);
+		if (rc < 0)
+			log_warning("cannot remove the cgroup %s/%s: %s", kcgroup_dir(r->cg),
+				    l->name, strerror(-rc));
+		leftover_free(l);
+	}
 	free(r);
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "exec.h"
 #include "loop.h"
 #include "plan.h"
@@ -44,6 +45,7 @@ struct krun_report {
 	bool table_full;	 /* KRUN_RATELIMITED: by a window shared for lack of room */
 	uint64_t duration_ms;	 /* KRUN_EXITED, KRUN_KILLED */
 	uint64_t output_dropped; /* bytes of output over the logging limit */
+	uint64_t oom_kills;	 /* processes of the run the memory limit killed */
 };
 
 struct krunner_ops {
@@ -63,6 +65,13 @@ struct krunner;
 /* rl may be NULL (no rate limits); dry_run logs what would run instead. */
 int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 		const struct krunner_ops *ops, void *userdata, struct krunner **out);
+/* Gives each handler run a cgroup of its own under cg (borrowed; it must
+ * outlive the runner): spawned into it, its limits written, everything
+ * in it killed when the handler exits or its timeout's SIGKILL comes,
+ * removed once empty.  NULL: the process group alone, as without. */
+void krunner_set_cgroup(struct krunner *r, struct kcgroup *cg);
+/* Runs' cgroups not yet removed (their processes still dying). */
+size_t krunner_cgroups_left(const struct krunner *r);
 /* Frees the runner; its handlers must have been reaped.  NULL is fine. */
 void krunner_free(struct krunner *r);
 /* Runs the job's rules; done() comes when they are all over (possibly

@@ -25,7 +25,9 @@ static void krule_release(struct krule *r)
 	strv_free(r->run);
 	free(r->shell);
 	free(r->user);
+	free(r->ids);
 	free(r->limits);
+	free(r->cg_limits);
 }
 
 struct kfile *kfile_ref(struct kfile *f)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The rule file parser: YAML tree -> struct kfile, with a strict schema. */
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "duration.h"
 #include "rules.h"
 #include "template.h"
+#include "unitprops.h"
 #include "util.h"
 #include "yamltree.h"
 
@@ -365,12 +367,63 @@ static bool name_valid(const char *s)
 	return n > 0 && n <= KRULE_NAME_MAX && !str_has_control(s);
 }
 
-static bool user_exists(const char *u)
+/*
+ * The user's ids and groups, looked up now, at load, so that starting a
+ * handler never waits on the user database.  NULL with *oom false when
+ * there is no such user.  Membership changes reach handlers at the next
+ * reload.
+ */
+static struct kuser_ids *resolve_user(const char *u, bool *oom)
 {
+	struct kuser_ids *ids = NULL;
 	int64_t id;
-	if (parse_int64(u, &id) == 0)
-		return id >= 0 && id < 0xffffffffll;
-	return getpwnam(u) != NULL;
+	*oom = false;
+	struct passwd *pw = NULL;
+	bool numeric = parse_int64(u, &id) == 0;
+	if (numeric && (id < 0 || id >= 0xffffffffll))
+		return NULL;
+	pw = numeric ? getpwuid((uid_t)id) : getpwnam(u);
+	if (!pw) {
+		if (!numeric)
+			return NULL;
+		ids = calloc(1, sizeof(*ids));
+		if (!ids)
+			*oom = true;
+		else
+			*ids = (struct kuser_ids){.uid = (uid_t)id, .gid = (gid_t)id};
+		return ids;
+	}
+	uid_t uid = pw->pw_uid;
+	gid_t gid = pw->pw_gid;
+	_cleanup_free_ char *name = strdup(pw->pw_name);
+	if (!name) {
+		*oom = true;
+		return NULL;
+	}
+	for (int n = 32;;) {
+		struct kuser_ids *g = realloc(ids, sizeof(*ids) + (size_t)n * sizeof(gid_t));
+		if (!g) {
+			free(ids);
+			*oom = true;
+			return NULL;
+		}
+		ids = g;
+		int want = n;
+		if (getgrouplist(name, gid, ids->groups, &want) >= 0) {
+			ids->uid = uid;
+			ids->gid = gid;
+			ids->n_groups = (size_t)want;
+			return ids;
+		}
+		if (want <= n) { /* no count offered: the primary group alone */
+			ids->uid = uid;
+			ids->gid = gid;
+			ids->groups[0] = gid;
+			ids->n_groups = 1;
+			return ids;
+		}
+		n = want;
+	}
 }
 
 enum rule_key {
@@ -384,11 +437,14 @@ enum rule_key {
 	K_LAST,
 	K_NNP,
 	K_LIMITS,
+	K_MEMORY_MAX,
+	K_TASKS_MAX,
+	K_CPU_WEIGHT,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
-	"name", "match",     "run",  "shell",	     "timeout",
-	"user", "ratelimit", "last", "no_new_privs", "limits",
+	"name", "match",	"run",	  "shell",	"timeout",   "user",	   "ratelimit",
+	"last", "no_new_privs", "limits", "memory_max", "tasks_max", "cpu_weight",
 };
 
 static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
@@ -426,6 +482,40 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 	}
 }
 
+/* memory_max, tasks_max and cpu_weight: the limits of a run's own cgroup. */
+static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule *r)
+{
+	struct kcg_limits lim = {0};
+	const char *s, *why = NULL;
+	int64_t n;
+	if (at[K_MEMORY_MAX] && (s = want_scalar(p, at[K_MEMORY_MAX], "memory_max")) &&
+	    kunitprop_parse_size(s, &lim.memory_max, &why) < 0)
+		err(p, at[K_MEMORY_MAX], "bad memory_max \"%s\": %s", s, why);
+	if (at[K_TASKS_MAX] && (s = want_scalar(p, at[K_TASKS_MAX], "tasks_max"))) {
+		if (strcmp(s, "infinity") == 0)
+			lim.tasks_max = KCG_INFINITY;
+		else if (parse_int64(s, &n) == 0 && n >= 1)
+			lim.tasks_max = (uint64_t)n;
+		else
+			err(p, at[K_TASKS_MAX],
+			    "bad tasks_max \"%s\": a number of tasks, 1 or more, or infinity", s);
+	}
+	if (at[K_CPU_WEIGHT] && (s = want_scalar(p, at[K_CPU_WEIGHT], "cpu_weight"))) {
+		if (parse_int64(s, &n) == 0 && n >= 1 && n <= 10000)
+			lim.cpu_weight = (uint32_t)n;
+		else
+			err(p, at[K_CPU_WEIGHT], "bad cpu_weight \"%s\": a weight from 1 to 10000",
+			    s);
+	}
+	if (!lim.memory_max && !lim.tasks_max && !lim.cpu_weight)
+		return;
+	r->cg_limits = malloc(sizeof(*r->cg_limits));
+	if (!r->cg_limits)
+		p->oom = true;
+	else
+		*r->cg_limits = lim;
+}
+
 static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
 {
 	const struct ynode *at[K_MAX] = {NULL};
@@ -453,7 +543,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
-			    "user, ratelimit, last, no_new_privs or limits)",
+			    "user, ratelimit, last, no_new_privs, limits, memory_max, tasks_max or "
+			    "cpu_weight)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -484,7 +575,11 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	    duration_parse(s, &r->timeout_ms, &why) < 0)
 		err(p, at[K_TIMEOUT], "bad timeout \"%s\": %s", s, why);
 	if (at[K_USER] && (s = want_scalar(p, at[K_USER], "user"))) {
-		if (!user_exists(s))
+		bool oom;
+		r->ids = resolve_user(s, &oom);
+		if (oom)
+			p->oom = true;
+		else if (!r->ids)
 			err(p, at[K_USER], "unknown user \"%s\"", s);
 		else
 			r->user = pdup(p, s);
@@ -494,6 +589,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
 	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last")) && parse_bool(s, &r->last) < 0)
 		err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
+	parse_cg_limits(p, at, r);
 	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs")) &&
 	    parse_bool(s, &r->no_new_privs) < 0)
 		err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);

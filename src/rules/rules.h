@@ -34,6 +34,26 @@ struct kpayload_test {
 
 struct kfile;
 
+/* A rule's user, looked up once when the rule is loaded so that no run
+ * waits on the user database (NSS may be a network service): the ids and
+ * the supplementary groups the handler gets.  A bare uid with no passwd
+ * entry has its uid as gid and no supplementary groups. */
+struct kuser_ids {
+	uid_t uid;
+	gid_t gid;
+	size_t n_groups;
+	gid_t groups[];
+};
+
+/* Limits of a run's own cgroup (keventd.rules(5): memory_max, tasks_max,
+ * cpu_weight), in systemd's units and meanings.  0: not given. */
+#define KCG_INFINITY UINT64_MAX
+struct kcg_limits {
+	uint64_t memory_max; /* bytes, or KCG_INFINITY */
+	uint64_t tasks_max;  /* processes and threads, or KCG_INFINITY */
+	uint32_t cpu_weight; /* 1..10000 */
+};
+
 struct krule {
 	char *name;
 	const struct kfile *file;
@@ -50,9 +70,11 @@ struct krule {
 	char *shell; /* script for /bin/sh -c; NULL when none */
 	uint64_t timeout_ms;
 	char *user;		/* NULL: the daemon's user */
+	struct kuser_ids *ids;	/* with user: resolved at load */
 	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
 				 * out of line, 10,000 rules are 1.5 MB smaller) */
 	size_t n_limits;
+	struct kcg_limits *cg_limits; /* NULL when none: out of line, as limits */
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
 };

@@ -110,6 +110,18 @@ static void test_udev_env(void **state)
 		"LD_LIBRARY_PATH=/tmp",
 		"KEVENT_RULE=evil",
 		"KEVENT_X=evil",
+		"GLIBC_TUNABLES=glibc.evil=1",
+		"GCONV_PATH=/tmp/evil",
+		"LOCPATH=/tmp/evil",
+		"NLSPATH=/tmp/evil",
+		"HOSTALIASES=/tmp/evil",
+		"RESOLV_HOST_CONF=/tmp/evil",
+		"SHELLOPTS=xtrace:evil",
+		"BASHOPTS=evil",
+		"PS4=$(evil)",
+		"PYTHONSTARTUP=/tmp/evil.py",
+		"PERL5OPT=-Mevil",
+		"RUBYOPT=-revil",
 		"ACTION=remove",
 		"DEVTYPE=disk",
 		"bad name=x",
@@ -142,8 +154,24 @@ static void test_udev_env(void **state)
 	assert_int_equal(kplan_build(&f->rules[0], ev, &plan), 0);
 	check_env(plan.envp, plan.n_env, want, ARRAY_SIZE(want));
 	/* whatever the order, no forbidden name ever appears twice or at all */
-	static const char *const forbidden[] = {
-		"HOME=", "IFS=", "SHELL=", "ENV=", "BASH_ENV=", "LD_"};
+	static const char *const forbidden[] = {"HOME=",
+						"IFS=",
+						"SHELL=",
+						"ENV=",
+						"BASH_ENV=",
+						"LD_",
+						"GLIBC_TUNABLES=",
+						"GCONV_PATH=",
+						"LOCPATH=",
+						"NLSPATH=",
+						"HOSTALIASES=",
+						"RESOLV_HOST_CONF=",
+						"SHELLOPTS=",
+						"BASHOPTS=",
+						"PS4=",
+						"PYTHON",
+						"PERL5",
+						"RUBY"};
 	size_t paths = 0;
 	for (size_t i = 0; i < plan.n_env; i++) {
 		for (size_t j = 0; j < ARRAY_SIZE(forbidden); j++)
@@ -156,6 +184,46 @@ static void test_udev_env(void **state)
 	assert_int_equal(plan.argc, 2);
 	assert_string_equal(plan.argv[1], "block");
 	kplan_release(&plan);
+	kevent_free(ev);
+	kfile_unref(f);
+}
+
+/* Payload properties always become KEVENT_<KEY>: a property named like a
+ * dangerous variable never sets that variable; and uevent variables of an
+ * event not made by kevent_new() are filtered again. */
+static void test_payload_never_sets_dangerous(void **state)
+{
+	(void)state;
+	struct kfile *f = file_with("    run: [/bin/true]\n");
+	const char *payload = "GLIBC_TUNABLES: glibc.malloc.x=1\n"
+			      "LD_PRELOAD: /tmp/evil.so\n"
+			      "PYTHONPATH: /tmp\n";
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kevent_new(KEVENT_POWER, OBJ, "high", payload, KEVENT_SOURCE_SOCKET, 1, 2,
+				    NULL, 0, &ev, &why),
+			 0);
+	char *forged[] = {"ACTION=add", "GLIBC_TUNABLES=x", "PERL5LIB=/tmp", "PATH=/tmp"};
+	ev->uevent_env = forged;
+	ev->n_uevent_env = ARRAY_SIZE(forged);
+	struct kplan plan;
+	assert_int_equal(kplan_build(&f->rules[0], ev, &plan), 0);
+	bool cpu_like = false, action = false;
+	for (size_t i = 0; i < plan.n_env; i++) {
+		print_message("env[%zu] %s\n", i, plan.envp[i]);
+		assert_false(strncmp(plan.envp[i], "GLIBC_TUNABLES=", 15) == 0);
+		assert_false(strncmp(plan.envp[i], "LD_PRELOAD=", 11) == 0);
+		assert_false(strncmp(plan.envp[i], "PYTHONPATH=", 11) == 0);
+		assert_false(strncmp(plan.envp[i], "PERL5LIB=", 9) == 0);
+		assert_false(strcmp(plan.envp[i], "PATH=/tmp") == 0);
+		cpu_like |= strcmp(plan.envp[i], "KEVENT_GLIBC_TUNABLES=glibc.malloc.x=1") == 0;
+		action |= strcmp(plan.envp[i], "ACTION=add") == 0;
+	}
+	assert_true(cpu_like);
+	assert_true(action);
+	kplan_release(&plan);
+	ev->uevent_env = NULL;
+	ev->n_uevent_env = 0;
 	kevent_free(ev);
 	kfile_unref(f);
 }
@@ -336,6 +404,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_udev_env),
+		cmocka_unit_test(test_payload_never_sets_dangerous),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_shell),
 		cmocka_unit_test(test_runs_nothing),

@@ -17,7 +17,7 @@ struct err_case {
 
 #define UNKNOWN_RULE_KEY                                                                           \
 	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit, " \
-	"last, no_new_privs or limits)"
+	"last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
@@ -38,6 +38,17 @@ static const struct err_case err_cases[] = {
 	{"rules is a mapping", "rules: {a: b}\n", "t.yaml:1:8: error: 'rules' must be a list of rules, not a mapping", false},
 	{"rule is a value", "rules:\n  - 42\n", "t.yaml:2:5: error: a rule must be a mapping with 'match' and 'run', not a value", false},
 	{"unknown rule key", "rules:\n  - name: x\n    nmae: y\n", "t.yaml:3:5: error: " UNKNOWN_RULE_KEY, false},
+	{"memory_max lots", "rules:\n  - memory_max: lots\n", "t.yaml:2:17: error: bad memory_max \"lots\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
+	{"memory_max 20Q", "rules:\n  - memory_max: 20Q\n", "t.yaml:2:17: error: bad memory_max \"20Q\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
+	{"memory_max 20MB", "rules:\n  - memory_max: 20MB\n", "t.yaml:2:17: error: bad memory_max \"20MB\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
+	{"memory_max percent", "rules:\n  - memory_max: 10%\n", "t.yaml:2:17: error: bad memory_max \"10%\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
+	{"memory_max 0", "rules:\n  - memory_max: 0\n", "t.yaml:2:17: error: bad memory_max \"0\": must be more than 0", false},
+	{"memory_max too large", "rules:\n  - memory_max: 20000000E\n", "t.yaml:2:17: error: bad memory_max \"20000000E\": too large", false},
+	{"memory_max a list", "rules:\n  - memory_max: [1]\n", "t.yaml:2:17: error: 'memory_max' must be a value, not a list", false},
+	{"tasks_max 0", "rules:\n  - tasks_max: 0\n", "t.yaml:2:16: error: bad tasks_max \"0\": a number of tasks, 1 or more, or infinity", false},
+	{"tasks_max many", "rules:\n  - tasks_max: many\n", "t.yaml:2:16: error: bad tasks_max \"many\": a number of tasks, 1 or more, or infinity", false},
+	{"cpu_weight 0", "rules:\n  - cpu_weight: 0\n", "t.yaml:2:17: error: bad cpu_weight \"0\": a weight from 1 to 10000", false},
+	{"cpu_weight 10001", "rules:\n  - cpu_weight: 10001\n", "t.yaml:2:17: error: bad cpu_weight \"10001\": a weight from 1 to 10000", false},
 	{"unknown match key", "rules:\n  - match:\n      typo: power\n", "t.yaml:3:7: error: unknown key 'typo' in match (expected type, object, signal, payload or source)", false},
 	{"name is a list", "rules:\n  - name: [a, b]\n", "t.yaml:2:11: error: 'name' must be a value, not a list", false},
 	{"name is empty", "rules:\n  - name:\n    run: [/bin/true]\n", "t.yaml:2:10: error: 'name' must be a value, not nothing", false},
@@ -46,7 +57,7 @@ static const struct err_case err_cases[] = {
 	{"name with DEL", "rules:\n  - name: \"a\\x7fb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a C1 control (CSI)", "rules:\n  - name: \"a\\x9b2Jb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a tab", "rules:\n  - name: \"a\\tb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
-	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, last, no_new_privs or limits)", false},
+	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)", false},
 	{"echoed glob with a C1 control, escaped", "rules:\n  - match:\n      object: \"/a/[\\x9b\\r\"\n", "t.yaml:3:15: error: bad 'object' value \"/a/[\\xc2\\x9b\\x0d\": glob has '[' without a closing ']'", false},
 	{"match is a list", "rules:\n  - match: [a]\n", "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
 	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n", "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},
@@ -515,15 +526,99 @@ static void test_refcount(void **state)
 	assert_null(kfile_ref(NULL));
 }
 
+/* A rule's user is looked up once, at load: its ids and groups are in the
+ * rule, so a run never waits on the user database. */
+static void test_user_resolved_at_load(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - user: root\n    run: /bin/true\n"
+				   "  - user: \"0\"\n    run: /bin/true\n"
+				   "  - user: \"424242\"\n    run: /bin/true\n"
+				   "  - run: /bin/true\n",
+				   NULL);
+	assert_int_equal(f->n_rules, 4);
+	for (size_t i = 0; i < 2; i++) {
+		const struct kuser_ids *ids = f->rules[i].ids;
+		assert_non_null(ids);
+		assert_int_equal(ids->uid, 0);
+		assert_int_equal(ids->gid, 0);
+		bool has_root = false;
+		for (size_t k = 0; k < ids->n_groups; k++)
+			has_root |= ids->groups[k] == 0;
+		assert_true(has_root);
+	}
+	/* a bare uid with no passwd entry: its uid as gid, no groups */
+	const struct kuser_ids *ids = f->rules[2].ids;
+	assert_non_null(ids);
+	assert_int_equal(ids->uid, 424242);
+	assert_int_equal(ids->gid, 424242);
+	assert_int_equal(ids->n_groups, 0);
+	assert_null(f->rules[3].ids);
+	kfile_unref(f);
+}
+
+struct cg_case {
+	const char *yaml;
+	uint64_t memory_max, tasks_max;
+	uint32_t cpu_weight;
+};
+
+/* clang-format off */
+static const struct cg_case cg_cases[] = {
+	{"memory_max: 20M", 20ull << 20, 0, 0},
+	{"memory_max: 4096", 4096, 0, 0},
+	{"memory_max: 1K", 1024, 0, 0},
+	{"memory_max: 2G", 2ull << 30, 0, 0},
+	{"memory_max: 1T", 1ull << 40, 0, 0},
+	{"memory_max: infinity", UINT64_MAX, 0, 0},
+	{"tasks_max: 8", 0, 8, 0},
+	{"tasks_max: infinity", 0, UINT64_MAX, 0},
+	{"cpu_weight: 1", 0, 0, 1},
+	{"cpu_weight: 10000", 0, 0, 10000},
+	{"memory_max: 200M\n    tasks_max: 64\n    cpu_weight: 50", 200ull << 20, 64, 50},
+};
+/* clang-format on */
+
+/* memory_max, tasks_max, cpu_weight: systemd's units, kept for the run's cgroup. */
+static void test_cgroup_limits(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cg_cases); i++) {
+		const struct cg_case *c = &cg_cases[i];
+		print_message("case: %s\n", c->yaml);
+		char *y = tu_printf("rules:\n  - run: /bin/true\n    %s\n", c->yaml);
+		struct kfile *f = tu_parse(y, NULL);
+		free(y);
+		const struct kcg_limits *l = f->rules[0].cg_limits;
+		assert_non_null(l);
+		assert_true(l->memory_max == c->memory_max);
+		assert_true(l->tasks_max == c->tasks_max);
+		assert_int_equal(l->cpu_weight, c->cpu_weight);
+		kfile_unref(f);
+	}
+	struct kfile *f = tu_parse("rules:\n  - run: /bin/true\n", NULL);
+	assert_null(f->rules[0].cg_limits);
+	kfile_unref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_errors),	     cmocka_unit_test(test_all_errors_reported),
-		cmocka_unit_test(test_diags_append), cmocka_unit_test(test_file_limits),
-		cmocka_unit_test(test_empty_files),  cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_full_rule),    cmocka_unit_test(test_number_tests),
-		cmocka_unit_test(test_durations),    cmocka_unit_test(test_rates),
-		cmocka_unit_test(test_booleans),     cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_all_errors_reported),
+		cmocka_unit_test(test_user_resolved_at_load),
+		cmocka_unit_test(test_cgroup_limits),
+		cmocka_unit_test(test_diags_append),
+		cmocka_unit_test(test_file_limits),
+		cmocka_unit_test(test_empty_files),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full_rule),
+		cmocka_unit_test(test_number_tests),
+		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_rates),
+		cmocka_unit_test(test_booleans),
+		cmocka_unit_test(test_refcount),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner.h"
 #include "testutil.h"
@@ -96,7 +97,8 @@ static void report(void *userdata, const struct krun_report *rep)
 		add_line(o, tu_printf("%llu %s started", seq, name));
 		break;
 	case KRUN_EXITED:
-		add_line(o, tu_printf("%llu %s exited %d%s", seq, name, rep->status, late));
+		add_line(o, tu_printf("%llu %s exited %d%s%s", seq, name, rep->status, late,
+				      rep->oom_kills ? ", oom killed" : ""));
 		break;
 	case KRUN_KILLED:
 		add_line(o, tu_printf("%llu %s killed by %s%s", seq, name, signame(rep->status),
@@ -265,10 +267,107 @@ static void test_cases(void **state)
 	}
 }
 
+/* The spawner of the cgroup case: checks that the plan names the run's
+ * cgroup and plays the kernel, writing its memory.events. */
+static char *cg_seen;
+static int spawn_in_cgroup(void *userdata, const struct kplan *plan, const struct krule *r,
+			   struct kproc *p, const char **what)
+{
+	char link[64], path[4096];
+	assert_true(plan->cgroup_fd >= 0);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", plan->cgroup_fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = '\0';
+	free(cg_seen);
+	cg_seen = strdup(path);
+	tu_write(path, "memory.events", "oom 1\noom_kill 1\n", 0644);
+	return spawn(userdata, plan, r, p, what);
+}
+
+static const struct krunner_ops cg_ops = {.spawn = spawn_in_cgroup, .report = report, .done = done};
+
+/* With a cgroup per run: each run gets its own, named after the rule and
+ * the event; its OOM kills are reported; one whose limits cannot be
+ * written does not start and leaves no cgroup; what cannot be removed
+ * at once is removed when the runner goes. */
+static void test_cgroup_per_run(void **state)
+{
+	(void)state;
+	char *dir = tu_mkdtemp();
+	tu_write(dir, "cgroup.controllers", "memory pids\n", 0644);
+	tu_write(dir, "cgroup.subtree_control", "", 0644);
+	struct kcgroup *cg = NULL;
+	const char *why = NULL;
+	assert_int_equal(kcgroup_open(dir, (int)getpid(), &cg, &why), 0);
+
+	struct owner o = {.how = {.status = 0}};
+	struct krunner *r = NULL;
+	assert_int_equal(kloop_new(&o.loop), 0);
+	assert_int_equal(krunner_new(o.loop, NULL, false, &cg_ops, &o, &r), 0);
+	krunner_set_cgroup(r, cg);
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - name: big/eater\n"
+				   "    run: [/usr/local/sbin/eat]\n"
+				   "  - name: capped\n"
+				   "    run: [/usr/local/sbin/eat]\n"
+				   "    memory_max: 20M\n",
+				   "/etc/keventd/rules.d/50-test.yaml");
+	const struct krule *rules[] = {&f->rules[0], &f->rules[1]};
+	struct kevent *ev = NULL;
+	assert_int_equal(kevent_new(KEVENT_POWER, "/org/kernel/x", "go", "", KEVENT_SOURCE_KERNEL,
+				    7, 0, NULL, 0, &ev, &why),
+			 0);
+	struct kjob *job = NULL;
+	assert_int_equal(kjob_new(ev, rules, 2, &job), 0);
+	struct tu_deadline dl;
+	tu_deadline_arm(&dl, o.loop, DEADLINE_MS);
+	o.jobs_left = 1;
+	krunner_run(r, job);
+	assert_true(tu_deadline_run(&dl));
+	const char *const want[] = {
+		"7 big/eater started",
+		"7 big/eater exited 0, oom killed",
+		/* the fake tree has no memory.max to write */
+		"7 capped start failed: No such file or directory",
+		"7 done",
+	};
+	for (size_t i = 0; i < o.n; i++)
+		print_message("  %s\n", o.lines[i]);
+	assert_int_equal(o.n, ARRAY_SIZE(want));
+	for (size_t i = 0; i < o.n; i++) {
+		assert_string_equal(o.lines[i], want[i]);
+		free(o.lines[i]);
+	}
+	char *expect = tu_printf("%s/big_eater-7-1", dir);
+	assert_string_equal(cg_seen, expect);
+	char *capped = tu_printf("%s/capped-7-2", dir);
+	assert_int_equal(access(capped, F_OK), -1); /* not left behind */
+	/* the first one holds the fake memory.events, so it is left... */
+	assert_int_equal(krunner_cgroups_left(r), 1);
+	char *file = tu_printf("%s/memory.events", expect);
+	assert_int_equal(unlink(file), 0);
+	/* ...until the runner goes */
+	krunner_free(r);
+	assert_int_equal(access(expect, F_OK), -1);
+
+	free(file);
+	free(capped);
+	free(expect);
+	free(cg_seen);
+	cg_seen = NULL;
+	kfile_unref(f);
+	kcgroup_free(cg);
+	kloop_free(o.loop);
+	tu_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
+		cmocka_unit_test(test_cgroup_per_run),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

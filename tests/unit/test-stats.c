@@ -47,6 +47,9 @@ static const struct counter_case counters[] = {
 	{"timeouts", S(timeouts), 213, "timeouts 213", "\"timeouts\":213", "keventd_handler_timeouts_total 213\n"},
 	{"runs rate-limited", S(runs_ratelimited), 214, "rate-limited 214", "\"ratelimited\":214", "keventd_handler_ratelimited_total 214\n"},
 	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
+	{"oom kills", S(oom_kills), 218, "oom kills 218", "\"oom_kills\":218", "keventd_handler_oom_kills_total 218\n"},
+	{"containment: cgroup", SET_NONE, 0, 1, " (containment: cgroup)", "\"containment_cgroup\":true", "keventd_handler_containment_cgroup 1\n"},
+	{"containment: process group", SET_NONE, 0, 1, " (containment: process-group)\n", "\"containment_process_group\":true", NULL},
 	{"output dropped", S(output_dropped_bytes), 216, NULL, "\"output_dropped_bytes\":216", "keventd_handler_output_dropped_bytes_total 216\n"},
 	{"rate-limit table full", S(runs_ratelimit_full), 217, NULL, "\"ratelimit_full\":217", "keventd_handler_ratelimit_full_total 217\n"},
 	{"pending (queue)", X(pending), 301, "301 pending", "{\"pending\":301,", NULL},
@@ -172,6 +175,8 @@ static int setup(void **state)
 					per_source[k].base + i;
 		}
 	fx->x.paused = true;
+	fx->x.cgroup = true; /* both, so that every row shows */
+	fx->x.process_group = true;
 	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
@@ -429,8 +434,9 @@ static const struct gap {
 	{KSTATS_EVENTS, "overruns", "text prom"},
 	{KSTATS_EVENTS, "pending", "text"}, /* the text shows it with the queue */
 	{KSTATS_RUNS, "output_dropped_bytes", "text"},
-	{KSTATS_RUNS, "ratelimit_full", "text"}, /* rare: JSON and Prometheus only */
-	{KSTATS_QUEUE, "pending", "prom"},	 /* keventd_events_pending */
+	{KSTATS_RUNS, "ratelimit_full", "text"},	    /* rare: JSON and Prometheus only */
+	{KSTATS_RUNS, "containment_process_group", "prom"}, /* the cgroup gauge's 0 */
+	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
 	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
@@ -559,7 +565,7 @@ static void test_golden(void **state)
 		"socket              114          124          134          144          154          164          174          yes\n"
 		"acpi                115          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
-		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
+		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, oom kills 218 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
@@ -578,7 +584,7 @@ static void test_golden(void **state)
 		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
 		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
-		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
@@ -686,6 +692,12 @@ static void test_golden(void **state)
 		"# HELP keventd_handler_dry_runs_total Handler runs only logged (--dry-run).\n"
 		"# TYPE keventd_handler_dry_runs_total counter\n"
 		"keventd_handler_dry_runs_total 215\n"
+		"# HELP keventd_handler_oom_kills_total Handler runs in which the rule's memory_max killed a process.\n"
+		"# TYPE keventd_handler_oom_kills_total counter\n"
+		"keventd_handler_oom_kills_total 218\n"
+		"# HELP keventd_handler_containment_cgroup 1 while each handler run gets a cgroup of its own.\n"
+		"# TYPE keventd_handler_containment_cgroup gauge\n"
+		"keventd_handler_containment_cgroup 1\n"
 		"# HELP keventd_handler_output_dropped_bytes_total Bytes of handler output over the logging limit, not logged.\n"
 		"# TYPE keventd_handler_output_dropped_bytes_total counter\n"
 		"keventd_handler_output_dropped_bytes_total 216\n"
