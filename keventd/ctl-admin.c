@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* keventctl reload and status. */
+/* keventctl reload, status and events. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ctl.h"
+#include "util.h"
 
 static void print_text(const char *text, void *ud)
 {
@@ -65,4 +66,39 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("status takes no arguments");
 	const char *f[] = {"status", format};
 	return simple(c, f, 2);
+}
+
+int ctl_events(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *format = "text", *n = "0";
+	int o;
+	while ((o = getopt_long(argc, argv, "+hjn:", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl events [--json] [-n N]\n"
+			       "Prints the last N events keventd handled (default: all it keeps,\n"
+			       "keventd --history), oldest first, and what became of each rule\n"
+			       "they matched.\n");
+			return 0;
+		}
+		if (o == 'j') {
+			format = "json";
+		} else if (o == 'n') {
+			int64_t v;
+			if (parse_int64(optarg, &v) < 0 || v < 1)
+				return ctl_usage_error("-n wants a number of events, not '%s'",
+						       optarg);
+			n = optarg;
+		} else {
+			return ctl_option_error("events");
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("events takes no arguments");
+	const char *f[] = {"events", n, format};
+	return simple(c, f, 3);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "history.h"
 #include "log.h"
 #include "monitor.h"
 
@@ -115,6 +116,26 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	p->ops->reply(p, rc < 0 ? "err" : "ok", rc < 0 ? strerror(-rc) : NULL);
 }
 
+/* events [N [text|json]]: the last N events of the history (0 or none: all). */
+static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int64_t n = 0;
+	if (m->n > 3 || (m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
+	    (m->n > 2 && strcmp(m->f[2], "text") != 0 && strcmp(m->f[2], "json") != 0)) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "events takes [N [text|json]]");
+		return;
+	}
+	if (!ctl->d->history) {
+		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
+		return;
+	}
+	khistory_render(ctl->d->history, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0, &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
@@ -135,6 +156,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_status(ctl, p, m);
 	} else if (strcmp(cmd, "reload") == 0) {
 		do_reload(ctl, p);
+	} else if (strcmp(cmd, "events") == 0) {
+		do_events(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
 		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,

@@ -9,6 +9,7 @@
 #include <malloc.h>
 #include <string.h>
 
+#include "history.h"
 #include "log.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
@@ -156,6 +157,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	struct collect c = {.d = d};
 	enum kevent_source src = ev->source;
 	d->stats.received[src]++;
+	d->serial++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
@@ -197,6 +199,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		kevent_free(ev);
 		return rc;
 	}
+	job->serial = d->serial;
 	rc = ksched_submit(d->sched, job);
 	if (rc < 0) {
 		d->stats.failures++;
@@ -282,6 +285,9 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
 		.clients = clients,
+		.history_len = khistory_len(d->history),
+		.history_capacity = khistory_capacity(d->history),
+		.history_bytes = khistory_bytes(d->history),
 	};
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
@@ -314,6 +320,9 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 	struct krule_counters none = {0};
 	if (!rc)
 		rc = &none;
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].report)
+			d->observers[i].report(d->observers[i].userdata, rep);
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		s->runs++;
@@ -363,9 +372,34 @@ static void on_job_done(void *userdata, struct kjob *job)
 		d->stats.ratelimited++;
 	else
 		d->stats.handled++;
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].done)
+			d->observers[i].done(d->observers[i].userdata, job);
 	ksched_done(d->sched, job);
 	update_flow(d, src);
 	kdaemon_maybe_exit(d);
+}
+
+/* The history, an observer of every event and of what its runs became. */
+
+static void history_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+			  size_t n)
+{
+	struct kdaemon *d = userdata;
+	if (khistory_add(d->history, d->serial, ev, rules, n, d->stopping) < 0)
+		d->stats.history_lost++;
+}
+
+static void history_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon *d = userdata;
+	khistory_report(d->history, rep->job->serial, rep);
+}
+
+static void history_done(void *userdata, const struct kjob *job)
+{
+	struct kdaemon *d = userdata;
+	khistory_done(d->history, job->serial);
 }
 
 static int spawn_handler(void *userdata, const struct kplan *plan, const struct krule *r,
@@ -415,6 +449,16 @@ int kdaemon_init(struct kdaemon *d)
 	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
+	if (d->cfg.history) {
+		rc = khistory_new(d->cfg.history, &d->history);
+		if (rc == 0)
+			rc = kdaemon_observe(d, &(struct kobserver){.event = history_event,
+								    .report = history_report,
+								    .done = history_done,
+								    .userdata = d});
+		if (rc < 0)
+			return rc;
+	}
 	rc = kdaemon_reload(d, NULL);
 	if (rc < 0)
 		return rc;
@@ -429,5 +473,6 @@ void kdaemon_release(struct kdaemon *d)
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
 	kratelimit_free(TAKE_PTR(d->rl));
+	khistory_free(TAKE_PTR(d->history));
 	kstats_release(&d->stats);
 }

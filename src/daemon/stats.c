@@ -186,6 +186,15 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_CONTROL, ", monitor drops #", "monitor_dropped", "monitor_dropped_total", "counter",
 	 STAT(monitor_dropped), "Events not shown to a monitor too slow to read them."},
 
+	{KSTATS_HISTORY, "# of", "entries", "history_entries", "gauge", EXTRA(history_len),
+	 "Events in the history (keventctl events) now."},
+	{KSTATS_HISTORY, " # events", "capacity", "history_capacity", "gauge",
+	 EXTRA(history_capacity), "Events the history keeps at most (--history)."},
+	{KSTATS_HISTORY, ", # bytes", "bytes", "history_bytes", "gauge", EXTRA(history_bytes),
+	 "Memory the history holds, in bytes."},
+	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
+	 STAT(history_lost), "Events the history could not keep for lack of memory."},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -212,16 +221,21 @@ static const struct {
 	const char *text; /* starts its line; NULL: sources and rules have their own */
 	const char *json; /* its key; NULL: its rows are at the top level */
 } sections[KSTATS_NSECTIONS] = {
-	[KSTATS_UPTIME] = {"uptime: ", NULL},	   [KSTATS_SOURCES] = {NULL, "sources"},
-	[KSTATS_EVENTS] = {"events: ", "events"},  [KSTATS_RUNS] = {"runs: ", "runs"},
-	[KSTATS_QUEUE] = {"queue: ", "queue"},	   [KSTATS_CONTROL] = {"control: ", "control"},
-	[KSTATS_RULESET] = {"rules: ", "ruleset"}, [KSTATS_RULES] = {NULL, "rules"},
+	[KSTATS_UPTIME] = {"uptime: ", NULL},
+	[KSTATS_SOURCES] = {NULL, "sources"},
+	[KSTATS_EVENTS] = {"events: ", "events"},
+	[KSTATS_RUNS] = {"runs: ", "runs"},
+	[KSTATS_QUEUE] = {"queue: ", "queue"},
+	[KSTATS_CONTROL] = {"control: ", "control"},
+	[KSTATS_HISTORY] = {"history: ", "history"},
+	[KSTATS_RULESET] = {"rules: ", "ruleset"},
+	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES,
-	KSTATS_EVENTS, KSTATS_RUNS,    KSTATS_CONTROL, KSTATS_RULES,
+	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
+	KSTATS_RUNS,   KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_RULES,
 };
 
 /* What a rendering reads. */

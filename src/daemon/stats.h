@@ -36,6 +36,8 @@ struct kstats {
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
+	/* the event history */
+	uint64_t history_lost; /* events it could not keep for lack of memory */
 	/* rules */
 	uint64_t reloads, reload_errors;
 	uint64_t started_ns;
@@ -56,6 +58,8 @@ struct kstatus_extra {
 	size_t source_pending[KEVENT_SOURCE_MAX];
 	size_t source_share[KEVENT_SOURCE_MAX];
 	bool source_paused[KEVENT_SOURCE_MAX];
+	/* the event history: entries held, kept at most (--history), bytes */
+	size_t history_len, history_capacity, history_bytes;
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -67,6 +71,7 @@ enum kstats_section {
 	KSTATS_RUNS,
 	KSTATS_QUEUE,
 	KSTATS_CONTROL,
+	KSTATS_HISTORY,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

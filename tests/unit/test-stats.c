@@ -60,6 +60,10 @@ static const struct counter_case counters[] = {
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
 	{"over limit", S(ctl_over_limit), 233, "over limit 233", "\"over_limit\":233", "keventd_control_over_limit_total 233\n"},
 	{"monitor drops", S(monitor_dropped), 234, "monitor drops 234", "\"monitor_dropped\":234", "keventd_monitor_dropped_total 234\n"},
+	{"history entries", X(history_len), 306, "history: 306 of", "\"entries\":306", "keventd_history_entries 306\n"},
+	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
+	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
+	{"history not kept", S(history_lost), 235, "not kept 235", "\"not_kept\":235", "keventd_history_not_kept_total 235\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -444,6 +448,7 @@ static const struct {
 	[KSTATS_RUNS] = {"runs: ", "\"runs\":{"},
 	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
 	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
+	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -558,6 +563,7 @@ static void test_golden(void **state)
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
+		"history: 306 of 307 events, 308 bytes, not kept 235\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
@@ -577,6 +583,7 @@ static void test_golden(void **state)
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
+		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":235},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405},"
@@ -717,6 +724,18 @@ static void test_golden(void **state)
 		"# HELP keventd_monitor_dropped_total Events not shown to a monitor too slow to read them.\n"
 		"# TYPE keventd_monitor_dropped_total counter\n"
 		"keventd_monitor_dropped_total 234\n"
+		"# HELP keventd_history_entries Events in the history (keventctl events) now.\n"
+		"# TYPE keventd_history_entries gauge\n"
+		"keventd_history_entries 306\n"
+		"# HELP keventd_history_capacity Events the history keeps at most (--history).\n"
+		"# TYPE keventd_history_capacity gauge\n"
+		"keventd_history_capacity 307\n"
+		"# HELP keventd_history_bytes Memory the history holds, in bytes.\n"
+		"# TYPE keventd_history_bytes gauge\n"
+		"keventd_history_bytes 308\n"
+		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
+		"# TYPE keventd_history_not_kept_total counter\n"
+		"keventd_history_not_kept_total 235\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The event history (history.h). */
+#include "history.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum hstate {
+	H_MATCHED, /* the rule runs nothing */
+	H_QUEUED,
+	H_RUNNING,
+	H_EXITED,
+	H_KILLED,
+	H_START_FAILED,
+	H_DRY_RUN,
+	H_RATELIMITED,
+	H_NOT_RUN, /* keventd was stopping */
+	H_DROPPED, /* the event came in while keventd was stopping */
+};
+
+/* clang-format off */
+static const char *const state_names[] = {
+	[H_MATCHED] = "matched",
+	[H_QUEUED] = "queued",
+	[H_RUNNING] = "running",
+	[H_EXITED] = "exited",
+	[H_KILLED] = "killed",
+	[H_START_FAILED] = "start-failed",
+	[H_DRY_RUN] = "dry-run",
+	[H_RATELIMITED] = "rate-limited",
+	[H_NOT_RUN] = "not-run",
+	[H_DROPPED] = "dropped",
+};
+/* clang-format on */
+
+struct hrule {
+	const void *rule; /* which rule, for the reports of its run; never read */
+	uint32_t name;	  /* offset of its name in the entry's text */
+	uint8_t state;
+	bool timed_out;
+	int32_t status; /* exit status, the signal, or -errno */
+	int32_t pid;
+	uint32_t duration_ms;
+};
+
+struct entry {
+	uint64_t serial; /* 0: never used */
+	uint64_t seqnum, timestamp;
+	uint8_t source, type;
+	uint16_t n_rules;    /* named in rules[] */
+	uint32_t n_matched;  /* every rule matched */
+	uint32_t signal;     /* offset in text; the object is at 0 */
+	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
+	char *text;
+	size_t cap; /* bytes of the buffer */
+};
+
+struct khistory {
+	struct entry *ring;
+	size_t cap, len;
+	size_t bytes;  /* of the buffers */
+	uint64_t last; /* the newest serial */
+};
+
+int khistory_new(size_t cap, struct khistory **out)
+{
+	struct khistory *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->cap = cap;
+	if (cap && !(h->ring = calloc(cap, sizeof(*h->ring)))) {
+		free(h);
+		return -ENOMEM;
+	}
+	*out = h;
+	return 0;
+}
+
+void khistory_free(struct khistory *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->cap; i++)
+		free(h->ring[i].rules);
+	free(h->ring);
+	free(h);
+}
+
+static struct entry *find(const struct khistory *h, uint64_t serial)
+{
+	if (!h || !h->cap || !serial)
+		return NULL;
+	struct entry *e = &h->ring[serial % h->cap];
+	return e->serial == serial ? e : NULL;
+}
+
+int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
+		 const struct krule *const *rules, size_t n, bool dropped)
+{
+	if (!h->cap)
+		return 0;
+	struct entry *e = &h->ring[serial % h->cap];
+	size_t named = n < KHISTORY_RULES_MAX ? n : KHISTORY_RULES_MAX;
+	size_t olen = strlen(ev->object) + 1, slen = strlen(ev->signal) + 1;
+	size_t need = named * sizeof(struct hrule) + olen + slen;
+	for (size_t i = 0; i < named; i++)
+		need += strlen(rules[i]->name) + 1;
+	if (e->serial)
+		h->len--;
+	e->serial = 0;
+	if (need > e->cap) {
+		/* grown, never shrunk: a slot's buffer is as big as its biggest event */
+		size_t cap = need < 128 ? 128 : need;
+		void *buf = realloc(e->rules, cap);
+		if (!buf)
+			return -ENOMEM;
+		h->bytes += cap - e->cap;
+		e->rules = buf;
+		e->cap = cap;
+	}
+	e->text = (char *)(e->rules + named);
+	memcpy(e->text, ev->object, olen);
+	memcpy(e->text + olen, ev->signal, slen);
+	size_t off = olen + slen;
+	for (size_t i = 0; i < named; i++) {
+		size_t len = strlen(rules[i]->name) + 1;
+		memcpy(e->text + off, rules[i]->name, len);
+		e->rules[i] = (struct hrule){
+			.rule = rules[i],
+			.name = (uint32_t)off,
+			.state = !krule_runs_something(rules[i]) ? H_MATCHED
+				 : dropped			 ? H_DROPPED
+								 : H_QUEUED,
+		};
+		off += len;
+	}
+	e->serial = serial;
+	e->seqnum = ev->seqnum;
+	e->timestamp = ev->timestamp;
+	e->source = (uint8_t)ev->source;
+	e->type = (uint8_t)ev->type;
+	e->n_rules = (uint16_t)named;
+	e->n_matched = (uint32_t)n;
+	e->signal = (uint32_t)olen;
+	h->len++;
+	h->last = serial;
+	return 0;
+}
+
+void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
+{
+	struct entry *e = find(h, serial);
+	if (!e)
+		return;
+	struct hrule *r = NULL;
+	for (size_t i = 0; i < e->n_rules && !r; i++)
+		if (e->rules[i].rule == rep->rule)
+			r = &e->rules[i];
+	if (!r)
+		return;
+	switch (rep->outcome) {
+	case KRUN_STARTED:
+		r->state = H_RUNNING;
+		r->pid = (int32_t)rep->pid;
+		return;
+	case KRUN_EXITED:
+	case KRUN_KILLED:
+		r->state = rep->outcome == KRUN_EXITED ? H_EXITED : H_KILLED;
+		r->status = rep->status;
+		r->timed_out = rep->timed_out;
+		r->duration_ms =
+			rep->duration_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)rep->duration_ms;
+		return;
+	case KRUN_START_FAILED:
+		r->state = H_START_FAILED;
+		r->status = rep->error;
+		return;
+	case KRUN_DRY_RUN:
+		r->state = H_DRY_RUN;
+		return;
+	case KRUN_RATELIMITED:
+		r->state = H_RATELIMITED;
+		return;
+	}
+}
+
+void khistory_done(struct khistory *h, uint64_t serial)
+{
+	struct entry *e = find(h, serial);
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		if (e->rules[i].state == H_QUEUED)
+			e->rules[i].state = H_NOT_RUN;
+		e->rules[i].rule = NULL; /* its file may go now */
+	}
+}
+
+size_t khistory_capacity(const struct khistory *h)
+{
+	return h ? h->cap : 0;
+}
+
+size_t khistory_len(const struct khistory *h)
+{
+	return h ? h->len : 0;
+}
+
+size_t khistory_bytes(const struct khistory *h)
+{
+	return h ? sizeof(*h) + h->cap * sizeof(*h->ring) + h->bytes : 0;
+}
+
+/* "2026-12-03T15:20:01.123Z" */
+static void put_time(struct strbuf *out, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char buf[32];
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		strcpy(buf, "?");
+	strbuf_printf(out, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
+}
+
+static void put_outcome_text(struct strbuf *out, const struct hrule *r)
+{
+	switch ((enum hstate)r->state) {
+	case H_MATCHED:
+		strbuf_puts(out, "matched (runs nothing)");
+		break;
+	case H_QUEUED:
+		strbuf_puts(out, "queued");
+		break;
+	case H_RUNNING:
+		strbuf_printf(out, "running (pid %d)", (int)r->pid);
+		break;
+	case H_EXITED:
+		strbuf_printf(out, "exited %d after %" PRIu32 " ms", (int)r->status,
+			      r->duration_ms);
+		break;
+	case H_KILLED: {
+		const char *sig = sigabbrev_np(r->status);
+		if (sig)
+			strbuf_printf(out, "killed by SIG%s", sig);
+		else
+			strbuf_printf(out, "killed by signal %d", (int)r->status);
+		strbuf_printf(out, " after %" PRIu32 " ms", r->duration_ms);
+		break;
+	}
+	case H_START_FAILED:
+		strbuf_printf(out, "failed to start: %s", strerror(-r->status));
+		break;
+	case H_DRY_RUN:
+		strbuf_puts(out, "dry-run (not run)");
+		break;
+	case H_RATELIMITED:
+		strbuf_puts(out, "rate-limited (not run)");
+		break;
+	case H_NOT_RUN:
+		strbuf_puts(out, "not run (keventd was stopping)");
+		break;
+	case H_DROPPED:
+		strbuf_puts(out, "dropped (keventd was stopping)");
+		break;
+	}
+	if (r->timed_out)
+		strbuf_puts(out, ", timed out");
+}
+
+static void render_text(const struct entry *e, struct strbuf *out)
+{
+	put_time(out, e->timestamp);
+	strbuf_printf(out, " %s seq=%" PRIu64 " %s ", kevent_source_name(e->source), e->seqnum,
+		      kevent_type_name(e->type));
+	strbuf_put_escaped(out, e->text);
+	strbuf_putc(out, ' ');
+	strbuf_put_escaped(out, e->text + e->signal);
+	strbuf_puts(out, e->n_matched ? "\n" : "\n  (no rule matched)\n");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		strbuf_puts(out, "  ");
+		strbuf_put_escaped(out, e->text + e->rules[i].name);
+		strbuf_puts(out, ": ");
+		put_outcome_text(out, &e->rules[i]);
+		strbuf_putc(out, '\n');
+	}
+	if (e->n_matched > e->n_rules)
+		strbuf_printf(out, "  (and %" PRIu32 " more rules)\n", e->n_matched - e->n_rules);
+}
+
+static void render_json(const struct entry *e, struct strbuf *out)
+{
+	strbuf_printf(out,
+		      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
+		      "\"type\":\"%s\",\"object\":",
+		      e->seqnum, e->timestamp, kevent_source_name(e->source),
+		      kevent_type_name(e->type));
+	strbuf_json(out, e->text);
+	strbuf_puts(out, ",\"signal\":");
+	strbuf_json(out, e->text + e->signal);
+	strbuf_puts(out, ",\"rules\":[");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct hrule *r = &e->rules[i];
+		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
+		strbuf_json(out, e->text + r->name);
+		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
+		if (r->state == H_RUNNING)
+			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
+		if (r->state == H_EXITED)
+			strbuf_printf(out, ",\"status\":%d", (int)r->status);
+		if (r->state == H_KILLED)
+			strbuf_printf(out, ",\"signal\":%d", (int)r->status);
+		if (r->state == H_EXITED || r->state == H_KILLED)
+			strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s",
+				      r->duration_ms, r->timed_out ? "true" : "false");
+		if (r->state == H_START_FAILED) {
+			strbuf_puts(out, ",\"error\":");
+			strbuf_json(out, strerror(-r->status));
+		}
+		strbuf_putc(out, '}');
+	}
+	strbuf_printf(out, "],\"matched\":%" PRIu32 "}\n", e->n_matched);
+}
+
+void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out)
+{
+	if (!h || !h->len)
+		return;
+	if (!n || n > h->len)
+		n = h->len;
+	/* the ring holds serials up to last, each at serial % cap, with a
+	 * hole where an entry could not be kept: the first of the last n */
+	uint64_t first = h->last, oldest = h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (size_t found = 0; first >= oldest; first--)
+		if (find(h, first) && ++found == n)
+			break;
+	for (uint64_t s = first < oldest ? oldest : first; s <= h->last; s++) {
+		const struct entry *e = find(h, s);
+		if (!e)
+			continue;
+		if (json)
+			render_json(e, out);
+		else
+			render_text(e, out);
+	}
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The event history: a ring of the last N events the daemon handled, each
+ * with what became of every rule it matched (queued, running, its exit
+ * status or signal and run time, rate-limited, dry-run...), for
+ * `keventctl events` (keventctl(8)).  Its memory is bounded: N entries of
+ * fixed size, each with one buffer for its text (object, signal, rule
+ * names; at most KHISTORY_RULES_MAX rules named), reused when the ring
+ * comes round.  Pure: the daemon feeds it (daemon.c) and logs.
+ */
+#ifndef KEVENT_HISTORY_H
+#define KEVENT_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "rules.h"
+#include "runner.h"
+#include "util.h"
+
+#define KHISTORY_DEFAULT   1024
+#define KHISTORY_MAX	   1048576
+#define KHISTORY_RULES_MAX 32 /* rules named per event; the rest are counted */
+
+struct khistory;
+
+/* cap entries; 0 is a history that keeps nothing.  0 or -ENOMEM. */
+int khistory_new(size_t cap, struct khistory **out);
+void khistory_free(struct khistory *h);
+static inline void khistory_freep(struct khistory **h)
+{
+	khistory_free(*h);
+}
+
+/* Records event number serial (the daemon's count, 1 for its first) and
+ * the rules it matched, in order: those that run something are "queued"
+ * (or "dropped" when dropped is set: keventd was stopping), the others
+ * "matched".  The oldest entry makes room.  0 or -ENOMEM (nothing kept). */
+int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
+		 const struct krule *const *rules, size_t n, bool dropped);
+/* A step of a rule's run for event serial (runner.h); nothing when that
+ * event has left the ring. */
+void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep);
+/* Event serial's job is over: a rule still queued was not run (stopping). */
+void khistory_done(struct khistory *h, uint64_t serial);
+
+size_t khistory_capacity(const struct khistory *h);
+size_t khistory_len(const struct khistory *h);	 /* entries held */
+size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
+
+/* The last n entries (0: all), oldest first: as text, a line per event and
+ * an indented line per rule, or as one JSON object a line. */
+void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out);
+
+#endif
