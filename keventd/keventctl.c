@@ -19,7 +19,7 @@ static const struct {
 } commands[] = {
 	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
-	{"events", ctl_events},
+	{"events", ctl_events}, {"explain", ctl_explain},
 };
 
 static void usage(FILE *f)
@@ -34,6 +34,8 @@ static void usage(FILE *f)
 		"  status [--json|--prometheus]           print keventd's counters\n"
 		"  events [--json] [-n N]                 the last events keventd handled, and\n"
 		"                                         what became of each rule they matched\n"
+		"  explain SEQ|last [--source SRC] [--json]\n"
+		"                                         why a past event matched what it did\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"

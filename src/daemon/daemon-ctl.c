@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "explain.h"
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
@@ -136,6 +137,82 @@ static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct
 	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
 }
 
+/* "seq 12 (socket) is not in the history: it holds N events, from seq 3
+ * (kernel) at TIME" */
+static void reply_not_kept(struct kdaemon_ctl *ctl, struct kctl_peer *p, const char *what)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const struct khistory_entry *e = khistory_oldest(ctl->d->history);
+	strbuf_printf(&sb, "%s is not in the history: ", what);
+	if (!e) {
+		strbuf_puts(&sb, "it holds no events yet");
+	} else {
+		enum kevent_source src;
+		uint64_t seq, ts;
+		khistory_entry_where(e, &src, &seq, &ts);
+		size_t n = khistory_len(ctl->d->history);
+		strbuf_printf(
+			&sb,
+			"it holds the last %zu event%s (--history %zu), the oldest seq %" PRIu64
+			" (%s) at ",
+			n, n == 1 ? "" : "s", khistory_capacity(ctl->d->history), seq,
+			kevent_source_name(src));
+		khistory_put_time(&sb, ts);
+	}
+	p->ops->reply(p, "err", sb.oom ? "not in the history" : strbuf_str(&sb));
+}
+
+/* explain SEQ|last [SOURCE|"" [text|json]]: a past event against the rules
+ * of then and of today. */
+static void do_explain(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	struct kdaemon *d = ctl->d;
+	int64_t seq = 0;
+	bool last = m->n > 1 && strcmp(m->f[1], "last") == 0;
+	int source = m->n > 2 && *m->f[2] ? kevent_source_from_name(m->f[2]) : -1;
+	if (m->n < 2 || m->n > 4 || (!last && (parse_int64(m->f[1], &seq) < 0 || seq < 0)) ||
+	    (m->n > 2 && *m->f[2] && source < 0) ||
+	    (m->n > 3 && strcmp(m->f[3], "text") != 0 && strcmp(m->f[3], "json") != 0)) {
+		d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "explain takes SEQ|last [SOURCE [text|json]]");
+		return;
+	}
+	if (!d->history) {
+		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
+		return;
+	}
+	const struct khistory_entry *e = khistory_find(d->history, source, (uint64_t)seq, last);
+	if (!e) {
+		char what[64];
+		if (last)
+			snprintf(what, sizeof(what), "the last event%s%s",
+				 source >= 0 ? " of " : "",
+				 source >= 0 ? kevent_source_name(source) : "");
+		else
+			snprintf(what, sizeof(what), "seq %" PRId64 "%s%s%s", seq,
+				 source >= 0 ? " (" : "",
+				 source >= 0 ? kevent_source_name(source) : "",
+				 source >= 0 ? ")" : "");
+		reply_not_kept(ctl, p, what);
+		return;
+	}
+	_cleanup_(kevent_freep) struct kevent *ev = NULL;
+	_cleanup_(kruleset_freep) struct kruleset *then = NULL;
+	size_t n_files;
+	struct kfile *const *files = khistory_entry_files(e, &n_files);
+	int rc = khistory_entry_event(e, &ev);
+	if (rc == 0 && files)
+		rc = kruleset_from_files(files, n_files, &then);
+	if (rc < 0) {
+		p->ops->reply(p, "err", strerror(-rc));
+		return;
+	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	kexplain_render(ev, then, d->rules, m->n > 3 && strcmp(m->f[3], "json") == 0, &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
@@ -158,6 +235,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_reload(ctl, p);
 	} else if (strcmp(cmd, "events") == 0) {
 		do_events(ctl, p, m);
+	} else if (strcmp(cmd, "explain") == 0) {
+		do_explain(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
 		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,

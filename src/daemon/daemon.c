@@ -266,6 +266,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	/* queued jobs hold references to their files, so the old set can go now */
 	kruleset_free(d->rules);
 	d->rules = rs;
+	d->generation++;
 	kstats_prune(&d->stats, rs);
 	kdiags_free(&diags);
 	kchanges_free(&changes);
@@ -386,7 +387,8 @@ static void history_event(void *userdata, const struct kevent *ev, const struct 
 			  size_t n)
 {
 	struct kdaemon *d = userdata;
-	if (khistory_add(d->history, d->serial, ev, rules, n, d->stopping) < 0)
+	if (khistory_add(d->history, d->serial, ev, rules, n, d->stopping, d->rules,
+			 d->generation) < 0)
 		d->stats.history_lost++;
 }
 

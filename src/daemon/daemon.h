@@ -79,6 +79,7 @@ struct kdaemon {
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
 	uint64_t serial;	  /* events taken so far: the number of the last one */
+	uint64_t generation;	  /* rule sets loaded so far: the number of d->rules */
 	struct khistory *history; /* the last cfg.history events (history.h) */
 	struct kdaemon_ctl *ctl;  /* the control socket's requests (daemon-ctl.c) */
 	struct kdbus *dbus;	  /* NULL unless --dbus and connected */

@@ -46,6 +46,14 @@ struct hrule {
 	uint32_t duration_ms;
 };
 
+/* The rule files in force when an entry's event was handled. */
+struct hgen {
+	uint64_t id; /* the daemon's number for its rule set */
+	struct kfile **files;
+	size_t n_files;
+	size_t refs; /* entries that point here */
+};
+
 struct entry {
 	uint64_t serial; /* 0: never used */
 	uint64_t seqnum, timestamp;
@@ -53,6 +61,8 @@ struct entry {
 	uint16_t n_rules;    /* named in rules[] */
 	uint32_t n_matched;  /* every rule matched */
 	uint32_t signal;     /* offset in text; the object is at 0 */
+	uint32_t payload;    /* offset in text, after the rule names */
+	struct hgen *gen;    /* NULL: its rules are no longer kept */
 	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
 	char *text;
 	size_t cap; /* bytes of the buffer */
@@ -61,9 +71,66 @@ struct entry {
 struct khistory {
 	struct entry *ring;
 	size_t cap, len;
-	size_t bytes;  /* of the buffers */
-	uint64_t last; /* the newest serial */
+	size_t bytes;				 /* of the buffers */
+	uint64_t last;				 /* the newest serial */
+	struct hgen *gens[KHISTORY_GENERATIONS]; /* oldest first */
+	size_t n_gens;
 };
+
+static void gen_free(struct hgen *g)
+{
+	for (size_t i = 0; g && i < g->n_files; i++)
+		kfile_unref(g->files[i]);
+	if (g)
+		free(g->files);
+	free(g);
+}
+
+/* Drops generation i of the table; entries that pointed to it lose it. */
+static void gen_drop(struct khistory *h, size_t i)
+{
+	struct hgen *g = h->gens[i];
+	for (size_t k = 0; g->refs && k < h->cap; k++)
+		if (h->ring[k].gen == g) {
+			h->ring[k].gen = NULL;
+			g->refs--;
+		}
+	memmove(h->gens + i, h->gens + i + 1, (h->n_gens - i - 1) * sizeof(*h->gens));
+	h->n_gens--;
+	gen_free(g);
+}
+
+/* The generation of rs (number id), made when it is new: NULL on ENOMEM. */
+static struct hgen *gen_of(struct khistory *h, const struct kruleset *rs, uint64_t id)
+{
+	if (h->n_gens && h->gens[h->n_gens - 1]->id == id)
+		return h->gens[h->n_gens - 1];
+	/* those no entry uses any more go first, then the oldest */
+	for (size_t i = h->n_gens; i-- > 0;)
+		if (!h->gens[i]->refs)
+			gen_drop(h, i);
+	if (h->n_gens == KHISTORY_GENERATIONS)
+		gen_drop(h, 0);
+	struct hgen *g = calloc(1, sizeof(*g));
+	if (!g || (rs->n_files && !(g->files = calloc(rs->n_files, sizeof(*g->files))))) {
+		free(g);
+		return NULL;
+	}
+	g->id = id;
+	for (size_t i = 0; i < rs->n_files; i++)
+		g->files[g->n_files++] = kfile_ref(rs->files[i]);
+	h->gens[h->n_gens++] = g;
+	return g;
+}
+
+static void entry_set_gen(struct entry *e, struct hgen *g)
+{
+	if (e->gen)
+		e->gen->refs--;
+	e->gen = g;
+	if (g)
+		g->refs++;
+}
 
 int khistory_new(size_t cap, struct khistory **out)
 {
@@ -85,6 +152,8 @@ void khistory_free(struct khistory *h)
 		return;
 	for (size_t i = 0; i < h->cap; i++)
 		free(h->ring[i].rules);
+	for (size_t i = 0; i < h->n_gens; i++)
+		gen_free(h->gens[i]);
 	free(h->ring);
 	free(h);
 }
@@ -98,19 +167,22 @@ static struct entry *find(const struct khistory *h, uint64_t serial)
 }
 
 int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
-		 const struct krule *const *rules, size_t n, bool dropped)
+		 const struct krule *const *rules, size_t n, bool dropped,
+		 const struct kruleset *rs, uint64_t generation)
 {
 	if (!h->cap)
 		return 0;
 	struct entry *e = &h->ring[serial % h->cap];
 	size_t named = n < KHISTORY_RULES_MAX ? n : KHISTORY_RULES_MAX;
 	size_t olen = strlen(ev->object) + 1, slen = strlen(ev->signal) + 1;
-	size_t need = named * sizeof(struct hrule) + olen + slen;
+	size_t plen = strlen(ev->payload) + 1;
+	size_t need = named * sizeof(struct hrule) + olen + slen + plen;
 	for (size_t i = 0; i < named; i++)
 		need += strlen(rules[i]->name) + 1;
 	if (e->serial)
 		h->len--;
 	e->serial = 0;
+	entry_set_gen(e, NULL);
 	if (need > e->cap) {
 		/* grown, never shrunk: a slot's buffer is as big as its biggest event */
 		size_t cap = need < 128 ? 128 : need;
@@ -137,6 +209,9 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 		};
 		off += len;
 	}
+	memcpy(e->text + off, ev->payload, plen);
+	e->payload = (uint32_t)off;
+	entry_set_gen(e, rs ? gen_of(h, rs, generation) : NULL);
 	e->serial = serial;
 	e->seqnum = ev->seqnum;
 	e->timestamp = ev->timestamp;
@@ -199,6 +274,58 @@ void khistory_done(struct khistory *h, uint64_t serial)
 	}
 }
 
+const struct khistory_entry *khistory_find(const struct khistory *h, int source, uint64_t seqnum,
+					   bool last)
+{
+	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (uint64_t s = h ? h->last : 0; s >= oldest && s; s--) {
+		const struct entry *e = find(h, s);
+		if (!e || (source >= 0 && e->source != source) || (!last && e->seqnum != seqnum))
+			continue;
+		return (const struct khistory_entry *)e;
+	}
+	return NULL;
+}
+
+const struct khistory_entry *khistory_oldest(const struct khistory *h)
+{
+	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (uint64_t s = oldest; h && s <= h->last; s++)
+		if (find(h, s))
+			return (const struct khistory_entry *)find(h, s);
+	return NULL;
+}
+
+int khistory_entry_event(const struct khistory_entry *he, struct kevent **out)
+{
+	const struct entry *e = (const struct entry *)he;
+	const char *why;
+	return kevent_new(e->type, e->text, e->text + e->signal, e->text + e->payload,
+			  (enum kevent_source)e->source, e->seqnum, e->timestamp, NULL, 0, out,
+			  &why);
+}
+
+void khistory_entry_where(const struct khistory_entry *he, enum kevent_source *source,
+			  uint64_t *seqnum, uint64_t *timestamp)
+{
+	const struct entry *e = (const struct entry *)he;
+	*source = (enum kevent_source)e->source;
+	*seqnum = e->seqnum;
+	*timestamp = e->timestamp;
+}
+
+struct kfile *const *khistory_entry_files(const struct khistory_entry *he, size_t *n)
+{
+	const struct entry *e = (const struct entry *)he;
+	*n = e->gen ? e->gen->n_files : 0;
+	return e->gen ? e->gen->files : NULL;
+}
+
+size_t khistory_generations(const struct khistory *h)
+{
+	return h ? h->n_gens : 0;
+}
+
 size_t khistory_capacity(const struct khistory *h)
 {
 	return h ? h->cap : 0;
@@ -215,7 +342,7 @@ size_t khistory_bytes(const struct khistory *h)
 }
 
 /* "2026-12-03T15:20:01.123Z" */
-static void put_time(struct strbuf *out, uint64_t ns)
+void khistory_put_time(struct strbuf *out, uint64_t ns)
 {
 	time_t t = (time_t)(ns / 1000000000ull);
 	struct tm tm;
@@ -272,7 +399,7 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r)
 
 static void render_text(const struct entry *e, struct strbuf *out)
 {
-	put_time(out, e->timestamp);
+	khistory_put_time(out, e->timestamp);
 	strbuf_printf(out, " %s seq=%" PRIu64 " %s ", kevent_source_name(e->source), e->seqnum,
 		      kevent_type_name(e->type));
 	strbuf_put_escaped(out, e->text);

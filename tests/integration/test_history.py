@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""keventctl events (keventctl(8)): the last events keventd handled, and
-what became of each rule they matched, as the handlers really ended."""
+"""keventctl events and explain (keventctl(8)): the last events keventd
+handled, what became of each rule they matched, as the handlers really
+ended, and why, against the rules of then and of today."""
 import json
+import os
+import re
 import signal
 
 import kdtest
@@ -117,6 +120,92 @@ class History(DaemonTest):
         self.assertIn("takes no arguments", d.ctl("events", "x", check=2).stderr)
         r = d.ctl("--help", check=0)
         self.assertIn("events [--json] [-n N]", r.stdout)
+        d.stop_ok(self)
+
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+TIME = re.compile(r"^time: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", re.M)
+
+HOT = ("rules:\n  - name: hot\n    match:\n      type: power\n      signal: high\n"
+       "      payload: {Temperature: \">= %d\"}\n    run: [/bin/true]\n"
+       "  - name: stop\n    match: {signal: high}\n    last: true\n"
+       "  - name: after\n    match: {signal: high}\n")
+
+
+class Explain(DaemonTest):
+    def golden(self, name, text):
+        with open(os.path.join(GOLDEN, name + ".expected")) as f:
+            want = f.read().replace("@RULES@", self.s.rules)
+        self.assertRegex(text, TIME)
+        self.assertEqual(TIME.sub("time: @TIME@", text), want)
+
+    def test_after_a_reload_both_answers(self):
+        s = self.s
+        s.write_rule("10-a.yaml", HOT % 90000)
+        d = self.start()
+        d.send("power", "/org/kernel/cpu", "high", 'Temperature: 95000\nZone: "x"')
+        d.send("power", "/org/kernel/cpu", "low")
+        d.wait_idle(2)
+        self.golden("explain-same", d.ctl("explain", "last", check=0).stdout)
+        self.assertIn("today's rules decide the same\n", d.ctl("explain", "1", check=0).stdout)
+        s.write_rule("10-a.yaml", HOT % 99000)
+        self.assertIn("10-a.yaml: changed", d.ctl("reload", check=0).stdout)
+        self.golden("explain-reload", d.ctl("explain", "1", "--source", "socket", check=0).stdout)
+        j = json.loads(d.ctl("explain", "--json", "1", check=0).stdout)
+        self.assertEqual(j["event"]["payload"], 'Temperature: 95000\nZone: "x"')
+        self.assertEqual((j["then"]["matched"], j["today"]["matched"], j["differs"]), (2, 1, True))
+        self.assertEqual([r["result"] for r in j["then"]["rules"]],
+                         ["matched", "matched", "not tried"])
+        self.assertEqual(j["today"]["rules"][0]["why"],
+                         "payload property Temperature=95000 is not >= 99000")
+        # the history said what ran, then: the rule as it was
+        (e,) = [e for e in self.events(d) if e["seqnum"] == 1]
+        self.assertEqual([(r["name"], r["outcome"]) for r in e["rules"]],
+                         [("hot", "exited"), ("stop", "matched")])
+        d.stop_ok(self)
+
+    def events(self, d):
+        return [json.loads(l) for l in d.ctl("events", "--json", check=0).stdout.splitlines()]
+
+    def test_an_event_gone_from_the_history(self):
+        d = self.start("--history", "2")
+        for i in range(4):
+            d.send("general", OBJ, "s%d" % i)
+        d.wait_idle(4)
+        r = d.ctl("explain", "1", check=1)
+        self.assertRegex(r.stderr, r"^keventctl: keventd: seq 1 is not in the history: it holds "
+                         r"the last 2 events \(--history 2\), the oldest seq 3 \(socket\) at "
+                         r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$")
+        r = d.ctl("explain", "3", "--source", "kernel", check=1)
+        self.assertIn("seq 3 (kernel) is not in the history", r.stderr)
+        self.assertIn("seqnum=3 ", d.ctl("explain", "3", check=0).stdout)
+        d.stop_ok(self)
+
+    def test_the_rule_sets_kept_are_bounded(self):
+        s = self.s
+        rule = "rules:\n  - name: g\n    match: {signal: g%d}\n"
+        s.write_rule("10-g.yaml", rule % 0)
+        d = self.start()
+        # an event under each of 9 rule sets: the first set is dropped
+        for i in range(9):
+            if i:
+                s.write_rule("10-g.yaml", rule % i)
+                self.assertIn("changed", d.ctl("reload", check=0).stdout)
+            d.send("general", "/org/kernel/g", "g%d" % i)
+        d.wait_idle(9)
+        self.golden("explain-gone", d.ctl("explain", "1", check=0).stdout)
+        out = d.ctl("explain", "2", check=0).stdout
+        self.assertIn("rules in force then: 1 in 1 file\n\nrule g (%s/10-g.yaml:2:5): matched, runs nothing\n"
+                      % s.rules, out)
+        self.assertIn("today's rules decide differently", out)
+        d.stop_ok(self)
+
+    def test_bad_usage(self):
+        d = self.start()
+        self.assertIn("needs SEQ or last", d.ctl("explain", check=2).stderr)
+        self.assertIn("not 'x'", d.ctl("explain", "x", check=2).stderr)
+        self.assertIn("unknown source", d.ctl("explain", "1", "--source", "nope", check=2).stderr)
+        self.assertIn("holds no events yet", d.ctl("explain", "last", check=1).stderr)
         d.stop_ok(self)
 
 

@@ -35,7 +35,7 @@ static void add(struct khistory *h, uint64_t serial, const char *signal,
 	struct kevent *ev = tu_event(0, "/o", signal, "");
 	ev->seqnum = serial * 10;
 	ev->timestamp = 1000000000ull * 86400 + 5000000; /* 1970-01-02T00:00:00.005Z */
-	assert_int_equal(khistory_add(h, serial, ev, r, n, false), 0);
+	assert_int_equal(khistory_add(h, serial, ev, r, n, false, NULL, 0), 0);
 	kevent_free(ev);
 }
 
