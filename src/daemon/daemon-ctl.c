@@ -95,6 +95,7 @@ static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 			p->ops->subscribe(p);
 	}
 	p->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
+	p->record = m->n > 1 && strcmp(m->f[1], "record") == 0;
 	p->ops->reply(p, "ok", NULL);
 }
 
@@ -284,6 +285,7 @@ static void on_event(void *userdata, const struct kevent *ev, const struct krule
 	struct kdaemon_ctl *ctl = userdata;
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf record = STRBUF_INIT;
 	for (struct kctl_peer *p = ctl->monitors, *next; p; p = next) {
 		next = p->next;
 		if (p->ops->full(p)) {
@@ -299,8 +301,10 @@ static void on_event(void *userdata, const struct kevent *ev, const struct krule
 			p->ops->reply(p, "data", note);
 			p->dropped = 0;
 		}
-		struct strbuf *sb = p->json ? &json : &text;
-		if (!sb->len)
+		struct strbuf *sb = p->record ? &record : p->json ? &json : &text;
+		if (!sb->len && p->record)
+			kmonitor_record(sb, ev);
+		else if (!sb->len)
 			kmonitor_line(sb, ev, rules, n, p->json);
 		if (!sb->oom)
 			p->ops->reply(p, "data", sb->buf);
