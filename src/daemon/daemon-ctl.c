@@ -13,13 +13,32 @@
 #include "log.h"
 #include "monitor.h"
 
+/* A send --wait client, until the job of its event is done. */
+struct waiter {
+	struct waiter *next;
+	struct kctl_peer *p;
+	uint64_t serial; /* the event's number in the daemon */
+	unsigned failed;
+};
+
 struct kdaemon_ctl {
 	struct kdaemon *d;
 	struct kctl_server *srv; /* NULL without a socket */
 	struct ksource src;
 	uint64_t seqnum; /* of the last socket event */
 	struct kctl_peer *monitors;
+	struct waiter *waiters;
+	/* the waiter of the send --wait whose event is being submitted (its
+	 * number is set when the observers see it, and its job may be done
+	 * before kdaemon_submit() returns), and how many of the event's rules
+	 * run something */
+	struct waiter *arming;
+	size_t armed_runs;
 };
+
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc);
+static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p);
 
 /* The error reply to a send, or to the client's post number p->posts
  * ("post N: ..."): a post is answered only when it fails, so the text says
@@ -33,9 +52,10 @@ static void reply_send_error(struct kctl_peer *p, bool post, const char *what, c
 	p->ops->reply(p, "err", sb.oom ? what : strbuf_str(&sb));
 }
 
-/* send (answered "ok SEQNUM") and post (answered only on failure). */
+/* send (answered "ok SEQNUM"), post (answered only on failure) and, with
+ * wait, send-wait (answered when its handlers are done: start_wait()). */
 static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
-		    bool post)
+		    bool post, bool wait)
 {
 	struct kdaemon *d = ctl->d;
 	const char *why = NULL;
@@ -68,7 +88,16 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	ctl->seqnum++;
 	uint64_t v = ev->seqnum; /* the event is kdaemon_submit()'s from here */
+	if (wait && !arm_wait(ctl, p, v)) {
+		kevent_free(ev);
+		reply_send_error(p, false, "out of memory", NULL);
+		return;
+	}
 	rc = kdaemon_submit(d, TAKE_PTR(ev));
+	if (wait) {
+		end_wait(ctl, p, rc);
+		return;
+	}
 	if (rc < 0 || post) {
 		if (rc < 0)
 			reply_send_error(p, post, strerror(-rc), NULL);
@@ -218,11 +247,11 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 			bool may_park)
 {
 	const char *cmd = m->f[0];
-	bool post = strcmp(cmd, "post") == 0;
-	if (post || strcmp(cmd, "send") == 0) {
+	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	if (post || wait || strcmp(cmd, "send") == 0) {
 		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
 			return -EAGAIN;
-		do_send(ctl, p, m, post);
+		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in */
 		char n[24];
@@ -266,6 +295,7 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 
 void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 {
+	forget_waits(ctl, p);
 	if (!p->monitor)
 		return;
 	if (p->prev)
@@ -278,11 +308,123 @@ void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	p->monitor = false;
 }
 
+/* send --wait: what became of its event's rules, told as each is over. */
+
+/* Before the event goes in: its waiter, and the first line of the reply. */
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	*w = (struct waiter){.next = ctl->waiters, .p = p};
+	ctl->waiters = w;
+	ctl->arming = w;
+	ctl->armed_runs = 0;
+	char text[64];
+	snprintf(text, sizeof(text), "event seqnum %" PRIu64, seqnum);
+	p->ops->reply(p, "data", text);
+	return w;
+}
+
+/* After kdaemon_submit() returned rc: unless its job is done already, or
+ * will be, the answer. */
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+{
+	struct waiter *w = ctl->arming;
+	ctl->arming = NULL;
+	if (!w)
+		return; /* its job was over before kdaemon_submit() returned: answered */
+	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
+		p->ops->flush(p);
+		return; /* on_done() answers */
+	}
+	for (struct waiter **pw = &ctl->waiters; *pw; pw = &(*pw)->next)
+		if (*pw == w) {
+			*pw = w->next;
+			break;
+		}
+	free(w);
+	if (rc < 0)
+		p->ops->reply(p, "err", strerror(-rc));
+	else if (ctl->d->stopping)
+		p->ops->reply(p, "err", "keventd is stopping: the event is not handled");
+	else {
+		p->ops->reply(p, "data", "no rule runs anything for it");
+		p->ops->reply(p, "ok", "0");
+	}
+}
+
+static struct waiter **find_wait(struct kdaemon_ctl *ctl, uint64_t serial)
+{
+	struct waiter **w = &ctl->waiters;
+	while (*w && (*w)->serial != serial)
+		w = &(*w)->next;
+	return *w ? w : NULL;
+}
+
+static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	for (struct waiter **w = &ctl->waiters; *w;) {
+		if ((*w)->p != p) {
+			w = &(*w)->next;
+			continue;
+		}
+		struct waiter *gone = *w;
+		*w = gone->next;
+		free(gone);
+	}
+}
+
+static void on_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct waiter **w = find_wait(ctl, rep->job->serial);
+	if (!w || rep->outcome == KRUN_STARTED)
+		return;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_put_escaped(&sb, rep->rule->name);
+	strbuf_puts(&sb, ": ");
+	khistory_put_report(&sb, rep);
+	if (rep->outcome == KRUN_START_FAILED || rep->outcome == KRUN_KILLED ||
+	    (rep->outcome == KRUN_EXITED && rep->status != 0))
+		(*w)->failed++;
+	if (!sb.oom)
+		(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+	(*w)->p->ops->flush((*w)->p);
+}
+
+static void on_done(void *userdata, const struct kjob *job)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct waiter **w = find_wait(ctl, job->serial), *done = w ? *w : NULL;
+	if (!done)
+		return;
+	char text[80];
+	if (job->not_run) {
+		snprintf(text, sizeof(text), "%zu rule(s) not run: keventd is stopping",
+			 job->not_run);
+		done->p->ops->reply(done->p, "data", text);
+		done->failed += (unsigned)job->not_run;
+	}
+	snprintf(text, sizeof(text), "%u", done->failed);
+	done->p->ops->reply(done->p, "ok", text);
+	done->p->ops->flush(done->p);
+	*w = done->next;
+	if (ctl->arming == done)
+		ctl->arming = NULL;
+	free(done);
+}
+
 /* Sends one event line (and the rules it matched) to every monitor. */
 static void on_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
 		     size_t n)
 {
 	struct kdaemon_ctl *ctl = userdata;
+	if (ctl->arming) {
+		ctl->arming->serial = ctl->d->serial;
+		for (size_t i = 0; i < n; i++)
+			ctl->armed_runs += krule_runs_something(rules[i]);
+	}
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf record = STRBUF_INIT;
@@ -447,7 +589,10 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 				    .free = src_free};
 	int rc = path ? kctl_server_new(d->loop, path, gid, &srv_ops, ctl, &ctl->srv) : 0;
 	if (rc == 0)
-		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event, .userdata = ctl});
+		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event,
+							    .report = on_report,
+							    .done = on_done,
+							    .userdata = ctl});
 	if (rc < 0) {
 		kdaemon_ctl_free(ctl);
 		return rc;
@@ -466,6 +611,11 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	while (ctl->waiters) {
+		struct waiter *w = ctl->waiters;
+		ctl->waiters = w->next;
+		free(w);
+	}
 	kctl_server_free(ctl->srv);
 	free(ctl);
 }

@@ -225,17 +225,8 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 	return 0;
 }
 
-void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
+static void apply(struct hrule *r, const struct krun_report *rep)
 {
-	struct entry *e = find(h, serial);
-	if (!e)
-		return;
-	struct hrule *r = NULL;
-	for (size_t i = 0; i < e->n_rules && !r; i++)
-		if (e->rules[i].rule == rep->rule)
-			r = &e->rules[i];
-	if (!r)
-		return;
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		r->state = H_RUNNING;
@@ -260,6 +251,18 @@ void khistory_report(struct khistory *h, uint64_t serial, const struct krun_repo
 		r->state = H_RATELIMITED;
 		return;
 	}
+}
+
+void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
+{
+	struct entry *e = find(h, serial);
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->rules[i].rule == rep->rule) {
+			apply(&e->rules[i], rep);
+			return;
+		}
 }
 
 void khistory_done(struct khistory *h, uint64_t serial)
@@ -395,6 +398,13 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r)
 	}
 	if (r->timed_out)
 		strbuf_puts(out, ", timed out");
+}
+
+void khistory_put_report(struct strbuf *out, const struct krun_report *rep)
+{
+	struct hrule r = {0};
+	apply(&r, rep);
+	put_outcome_text(out, &r);
 }
 
 static void render_text(const struct entry *e, struct strbuf *out)

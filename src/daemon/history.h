@@ -79,6 +79,8 @@ size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
  * an indented line per rule, or as one JSON object a line. */
 void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out);
 
+/* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
+void khistory_put_report(struct strbuf *out, const struct krun_report *rep);
 /* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
 void khistory_put_time(struct strbuf *out, uint64_t ns);
 
