@@ -42,7 +42,15 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	}
 	if (r->rl_period_ms) {
 		duration_format(r->rl_period_ms, t, sizeof(t));
-		printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
+		if (r->key == KRULE_KEY_RULE)
+			printf("  ratelimit: %" PRIu32 "/%s for the whole rule (key: rule)\n",
+			       r->rl_count, t);
+		else if (r->key == KRULE_KEY_PAYLOAD)
+			ctl_print(stdout,
+				  "  ratelimit: %" PRIu32 "/%s per value of %s (key: payload.%s)",
+				  r->rl_count, t, r->key_prop, r->key_prop);
+		else
+			printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
 	}
 	for (size_t i = 0; i < plan.n_env; i++) {
 		const char *e = plan.envp[i];
