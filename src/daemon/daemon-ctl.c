@@ -423,7 +423,7 @@ static void on_event(void *userdata, const struct kevent *ev, const struct krule
 	if (ctl->arming) {
 		ctl->arming->serial = ctl->d->serial;
 		for (size_t i = 0; i < n; i++)
-			ctl->armed_runs += krule_runs_something(rules[i]);
+			ctl->armed_runs += krule_runs_something(rules[i]) && !rules[i]->debounce_ms;
 	}
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;

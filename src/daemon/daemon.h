@@ -63,6 +63,7 @@ struct kobserver {
 
 struct kdaemon_ctl;
 struct kdbus;
+struct kdebounce;
 struct khistory;
 struct kwatch;
 
@@ -78,11 +79,12 @@ struct kdaemon {
 	size_t n_sources;
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
-	uint64_t serial;	  /* events taken so far: the number of the last one */
-	uint64_t generation;	  /* rule sets loaded so far: the number of d->rules */
-	struct khistory *history; /* the last cfg.history events (history.h) */
-	struct kdaemon_ctl *ctl;  /* the control socket's requests (daemon-ctl.c) */
-	struct kdbus *dbus;	  /* NULL unless --dbus and connected */
+	uint64_t serial;	    /* events taken so far: the number of the last one */
+	uint64_t generation;	    /* rule sets loaded so far: the number of d->rules */
+	struct khistory *history;   /* the last cfg.history events (history.h) */
+	struct kdebounce *debounce; /* runs waiting for their rule's quiet time */
+	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
+	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;

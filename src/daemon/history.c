@@ -17,8 +17,9 @@ enum hstate {
 	H_START_FAILED,
 	H_DRY_RUN,
 	H_RATELIMITED,
-	H_NOT_RUN, /* keventd was stopping */
-	H_DROPPED, /* the event came in while keventd was stopping */
+	H_NOT_RUN,   /* keventd was stopping */
+	H_DROPPED,   /* the event came in while keventd was stopping */
+	H_DEBOUNCED, /* waiting for the rule's quiet time, or replaced by a later event */
 };
 
 /* clang-format off */
@@ -33,6 +34,7 @@ static const char *const state_names[] = {
 	[H_RATELIMITED] = "rate-limited",
 	[H_NOT_RUN] = "not-run",
 	[H_DROPPED] = "dropped",
+	[H_DEBOUNCED] = "debounced",
 };
 /* clang-format on */
 
@@ -205,6 +207,7 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 			.name = (uint32_t)off,
 			.state = !krule_runs_something(rules[i]) ? H_MATCHED
 				 : dropped			 ? H_DROPPED
+				 : rules[i]->debounce_ms	 ? H_DEBOUNCED
 								 : H_QUEUED,
 		};
 		off += len;
@@ -273,7 +276,10 @@ void khistory_done(struct khistory *h, uint64_t serial)
 	for (size_t i = 0; i < e->n_rules; i++) {
 		if (e->rules[i].state == H_QUEUED)
 			e->rules[i].state = H_NOT_RUN;
-		e->rules[i].rule = NULL; /* its file may go now */
+		/* its file may go now, unless its run waits for quiet: that
+		 * one holds the file, and its own job reports as this event */
+		if (e->rules[i].state != H_DEBOUNCED)
+			e->rules[i].rule = NULL;
 	}
 }
 
@@ -394,6 +400,9 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r)
 		break;
 	case H_DROPPED:
 		strbuf_puts(out, "dropped (keventd was stopping)");
+		break;
+	case H_DEBOUNCED:
+		strbuf_puts(out, "debounced (waiting for quiet, or replaced by a later event)");
 		break;
 	}
 	if (r->timed_out)

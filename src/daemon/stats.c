@@ -153,6 +153,8 @@ const struct kstats_row kstats_rows[] = {
 	 STAT(runs_ratelimited), "Handler runs suppressed by a rule's rate limit."},
 	{KSTATS_RUNS, ", dry-run #", "dry_run", "handler_dry_runs_total", "counter", STAT(dry_runs),
 	 "Handler runs only logged (--dry-run)."},
+	{KSTATS_RUNS, ", debounced #", "debounced", "handler_debounced_total", "counter",
+	 STAT(debounced), "Handler runs replaced by a later event within the rule's debounce."},
 	{KSTATS_RUNS, NULL, "output_dropped_bytes", "handler_output_dropped_bytes_total", "counter",
 	 STAT(output_dropped_bytes), "Bytes of handler output over the logging limit, not logged."},
 	{KSTATS_RUNS, NULL, "ratelimit_full", "handler_ratelimit_full_total", "counter",
@@ -213,6 +215,8 @@ const struct kstats_row kstats_rows[] = {
 	 "Handler runs of the rule killed on its timeout."},
 	{KSTATS_RULES, ", rate-limited #", "ratelimited", "rule_ratelimited_total", "counter",
 	 RULE(ratelimited), "Handler runs of the rule suppressed by its rate limit."},
+	{KSTATS_RULES, ", debounced #", "debounced", "rule_debounced_total", "counter",
+	 RULE(debounced), "Handler runs of the rule replaced by a later event (debounce)."},
 };
 const size_t kstats_n_rows = ARRAY_SIZE(kstats_rows);
 

@@ -12,7 +12,7 @@
 #include "util.h"
 
 struct krule_counters {
-	uint64_t matched, runs, failures, timeouts, ratelimited;
+	uint64_t matched, runs, failures, timeouts, ratelimited, debounced;
 };
 
 struct kstats {
@@ -29,6 +29,7 @@ struct kstats {
 	uint64_t matched;     /* events that matched at least one rule */
 	/* handler runs */
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
+	uint64_t debounced;	      /* runs replaced by a later event (debounce:) */
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
 	/* intake */

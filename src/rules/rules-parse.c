@@ -427,13 +427,13 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 }
 
 /* The keys of the second edition that are about when a rule runs:
- * enabled, key.  Returns whether k is one of them (handled, or reported
+ * enabled, key, debounce.  Returns whether k is one of them (handled, or reported
  * when given twice). */
-enum { KX_ENABLED, KX_KEY, KX_MAX };
+enum { KX_ENABLED, KX_KEY, KX_DEBOUNCE, KX_MAX };
 static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const struct ynode *v,
 				 struct krule *r, const struct ynode *seen[KX_MAX])
 {
-	static const char *const names[KX_MAX] = {"enabled", "key"};
+	static const char *const names[KX_MAX] = {"enabled", "key", "debounce"};
 	size_t which = KX_MAX;
 	for (size_t j = 0; j < KX_MAX && k->kind == YNODE_SCALAR; j++)
 		if (strcmp(k->value, names[j]) == 0)
@@ -449,7 +449,11 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 	bool on;
 	if (!s)
 		return true;
-	if (which == KX_ENABLED) {
+	if (which == KX_DEBOUNCE) {
+		const char *why = NULL;
+		if (duration_parse(s, &r->debounce_ms, &why) < 0)
+			err(p, v, "bad debounce \"%s\": %s", s, why);
+	} else if (which == KX_ENABLED) {
 		if (parse_bool(s, &on) < 0)
 			err(p, v, "'enabled' must be true or false, not \"%s\"", s);
 		else
@@ -497,7 +501,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
-			    "user, ratelimit, key, enabled, last, no_new_privs or limits)",
+			    "user, ratelimit, debounce, key, enabled, last, no_new_privs or "
+			    "limits)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}

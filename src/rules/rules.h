@@ -59,7 +59,8 @@ struct krule {
 	 * off (enabled: false: kept, listed, never matched) */
 	enum krule_key { KRULE_KEY_OBJECT, KRULE_KEY_RULE, KRULE_KEY_PAYLOAD } key;
 	bool disabled;
-	char *key_prop; /* KRULE_KEY_PAYLOAD: the property's name */
+	char *key_prop;	      /* KRULE_KEY_PAYLOAD: the property's name */
+	uint64_t debounce_ms; /* 0: none; else runs once per quiet DURATION (debounce.h) */
 };
 
 /* One parsed rule file.  Shared, reference-counted, between rulesets so

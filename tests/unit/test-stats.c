@@ -47,6 +47,7 @@ static const struct counter_case counters[] = {
 	{"timeouts", S(timeouts), 213, "timeouts 213", "\"timeouts\":213", "keventd_handler_timeouts_total 213\n"},
 	{"runs rate-limited", S(runs_ratelimited), 214, "rate-limited 214", "\"ratelimited\":214", "keventd_handler_ratelimited_total 214\n"},
 	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
+	{"debounced", S(debounced), 218, "debounced 218", "\"debounced\":218", "keventd_handler_debounced_total 218\n"},
 	{"output dropped", S(output_dropped_bytes), 216, NULL, "\"output_dropped_bytes\":216", "keventd_handler_output_dropped_bytes_total 216\n"},
 	{"rate-limit table full", S(runs_ratelimit_full), 217, NULL, "\"ratelimit_full\":217", "keventd_handler_ratelimit_full_total 217\n"},
 	{"pending (queue)", X(pending), 301, "301 pending", "{\"pending\":301,", NULL},
@@ -112,6 +113,7 @@ static const struct rule_case per_rule[] = {
 	{offsetof(struct krule_counters, failures), 3, "failures", "failures", "rule_failures_total"},
 	{offsetof(struct krule_counters, timeouts), 4, "timeouts", "timeouts", "rule_timeouts_total"},
 	{offsetof(struct krule_counters, ratelimited), 5, "rate-limited", "ratelimited", "rule_ratelimited_total"},
+	{offsetof(struct krule_counters, debounced), 6, "debounced", "debounced", "rule_debounced_total"},
 };
 /* clang-format on */
 
@@ -561,12 +563,12 @@ static void test_golden(void **state)
 		"socket              114          124          134          144          154          164          174          yes\n"
 		"acpi                115          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
-		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215\n"
+		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 218\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234\n"
 		"history: 306 of 307 events, 308 bytes, not kept 235\n"
-		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
-		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0\n"
-		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
+		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
+		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
+		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
 		"{\"uptime_seconds\":42,"
 		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
@@ -580,17 +582,17 @@ static void test_golden(void **state)
 		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
 		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
-		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":218,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":235},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
-		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405},"
+		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,"
-		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0},"
+		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
 		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,"
-		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415}]}\n");
+		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
 	assert_string_equal(strbuf_str(&fx->prom),
 		"# HELP keventd_build_info Always 1; the version label is keventd's.\n"
 		"# TYPE keventd_build_info gauge\n"
@@ -688,6 +690,9 @@ static void test_golden(void **state)
 		"# HELP keventd_handler_dry_runs_total Handler runs only logged (--dry-run).\n"
 		"# TYPE keventd_handler_dry_runs_total counter\n"
 		"keventd_handler_dry_runs_total 215\n"
+		"# HELP keventd_handler_debounced_total Handler runs replaced by a later event within the rule's debounce.\n"
+		"# TYPE keventd_handler_debounced_total counter\n"
+		"keventd_handler_debounced_total 218\n"
 		"# HELP keventd_handler_output_dropped_bytes_total Bytes of handler output over the logging limit, not logged.\n"
 		"# TYPE keventd_handler_output_dropped_bytes_total counter\n"
 		"keventd_handler_output_dropped_bytes_total 216\n"
@@ -772,7 +777,12 @@ static void test_golden(void **state)
 		"# TYPE keventd_rule_ratelimited_total counter\n"
 		"keventd_rule_ratelimited_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 405\n"
 		"keventd_rule_ratelimited_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
-		"keventd_rule_ratelimited_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 415\n");
+		"keventd_rule_ratelimited_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 415\n"
+		"# HELP keventd_rule_debounced_total Handler runs of the rule replaced by a later event (debounce).\n"
+		"# TYPE keventd_rule_debounced_total counter\n"
+		"keventd_rule_debounced_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 406\n"
+		"keventd_rule_debounced_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_debounced_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 416\n");
 	/* clang-format on */
 }
 
