@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* keventctl reload and status. */
+/* keventctl reload, status, events and explain. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ctl.h"
+#include "event.h"
+#include "util.h"
 
 static void print_text(const char *text, void *ud)
 {
@@ -65,4 +67,77 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("status takes no arguments");
 	const char *f[] = {"status", format};
 	return simple(c, f, 2);
+}
+
+int ctl_events(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *format = "text", *n = "0";
+	int o;
+	while ((o = getopt_long(argc, argv, "hjn:", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl events [--json] [-n N]\n"
+			       "Prints the last N events keventd handled (default: all it keeps,\n"
+			       "keventd --history), oldest first, and what became of each rule\n"
+			       "they matched.\n");
+			return 0;
+		}
+		if (o == 'j') {
+			format = "json";
+		} else if (o == 'n') {
+			int64_t v;
+			if (parse_int64(optarg, &v) < 0 || v < 1)
+				return ctl_usage_error("-n wants a number of events, not '%s'",
+						       optarg);
+			n = optarg;
+		} else {
+			return ctl_option_error("events");
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("events takes no arguments");
+	const char *f[] = {"events", n, format};
+	return simple(c, f, 3);
+}
+
+int ctl_explain(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"source", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *format = "text", *source = "";
+	int o;
+	while ((o = getopt_long(argc, argv, "hjs:", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl explain SEQ|last [--source SRC] [--json]\n"
+			       "Shows, for an event of keventd's history, every rule in order:\n"
+			       "matched or not and why not, against the rules in force when it\n"
+			       "was handled, and whether today's rules decide differently.\n");
+			return 0;
+		}
+		if (o == 'j') {
+			format = "json";
+		} else if (o == 's') {
+			if (kevent_source_from_name(optarg) < 0)
+				return ctl_usage_error("unknown source '%s'", optarg);
+			source = optarg;
+		} else {
+			return ctl_option_error("explain");
+		}
+	}
+	if (argc - optind != 1)
+		return ctl_usage_error("explain needs SEQ or last");
+	int64_t v;
+	if (strcmp(argv[optind], "last") != 0 && (parse_int64(argv[optind], &v) < 0 || v < 0))
+		return ctl_usage_error("explain wants a sequence number or 'last', not '%s'",
+				       argv[optind]);
+	const char *f[] = {"explain", argv[optind], source, format};
+	return simple(c, f, 4);
 }

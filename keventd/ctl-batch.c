@@ -24,13 +24,14 @@
 #define LINE_MAX_BYTES 16384 /* far above the largest valid event */
 
 struct batch {
+	const struct ctl_post_source *src; /* NULL: --batch lines */
 	const char *path;
 	FILE *in;
 	unsigned long line;
 	unsigned long *post_line; /* post number - 1 -> line number */
 	size_t n_posts, cap_posts;
 	unsigned long failed;
-	bool eof, synced;
+	bool eof, synced, stop;
 	struct strbuf msg; /* the request waiting to go out */
 	bool pending;
 	char *buf; /* getline()'s */
@@ -68,6 +69,8 @@ static void line_error(struct batch *b, const char *what)
 {
 	fprintf(stderr, "%s:%lu: error: %s\n", b->path, b->line, what);
 	b->failed++;
+	if (b->src && b->src->strict)
+		b->stop = true; /* the posts so far still get their sync */
 }
 
 /* Splits a line into f[1..] (f[0] is the command), undoing the escapes.
@@ -100,7 +103,7 @@ static size_t split_fields(char *line, const char *f[5], const char **why)
  * Returns 1 with b->pending set, 0 at the end of the file, -1 on a read error. */
 static int next_event(struct batch *b)
 {
-	for (;;) {
+	while (!b->stop) {
 		errno = 0;
 		ssize_t len = getline(&b->buf, &b->cap, b->in);
 		char *buf = b->buf;
@@ -115,9 +118,9 @@ static int next_event(struct batch *b)
 		b->line++;
 		if (len > 0 && buf[len - 1] == '\n')
 			buf[--len] = '\0';
-		if (len == 0 || buf[0] == '#')
+		if (len == 0 || (!b->src && buf[0] == '#'))
 			continue;
-		if (len > LINE_MAX_BYTES) {
+		if ((size_t)len > (b->src ? b->src->line_max : LINE_MAX_BYTES)) {
 			line_error(b, "line too long");
 			continue;
 		}
@@ -126,7 +129,8 @@ static int next_event(struct batch *b)
 			continue;
 		}
 		const char *f[5] = {"post"}, *why = NULL;
-		size_t n = split_fields(buf, f, &why);
+		size_t n = b->src ? b->src->parse(b->src->userdata, buf, (size_t)len, f, &why)
+				  : split_fields(buf, f, &why);
 		if (!n) {
 			line_error(b, why);
 			continue;
@@ -149,6 +153,7 @@ static int next_event(struct batch *b)
 		b->pending = true;
 		return 1;
 	}
+	return 0;
 }
 
 /* One reply: an error about a post, or the answer to the sync.
@@ -225,9 +230,10 @@ static int run(struct batch *b, int fd)
 	return 0;
 }
 
-int ctl_send_batch(struct ctl *c, const char *path, bool verbose)
+int ctl_post_events(struct ctl *c, const char *path, const struct ctl_post_source *src,
+		    bool verbose)
 {
-	struct batch b = {.path = path, .msg = STRBUF_INIT};
+	struct batch b = {.src = src, .path = path, .msg = STRBUF_INIT};
 	bool is_stdin = strcmp(path, "-") == 0;
 	if (is_stdin) {
 		b.in = stdin;
@@ -253,4 +259,9 @@ int ctl_send_batch(struct ctl *c, const char *path, bool verbose)
 	free(b.buf);
 	strbuf_release(&b.msg);
 	return status;
+}
+
+int ctl_send_batch(struct ctl *c, const char *path, bool verbose)
+{
+	return ctl_post_events(c, path, NULL, verbose);
 }

@@ -3,44 +3,116 @@
  * (--batch FILE: many, see ctl-batch.c). */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctl.h"
+#include "duration.h"
 #include "event.h"
+#include "proto.h"
 #include "util.h"
+
+/* send --wait: each rule's outcome as keventd tells it, until the last.
+ * timeout_ms 0: no bound. */
+static int wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
+{
+	char buf[KCTL_MSG_MAX + 1];
+	uint64_t deadline = now_monotonic_ns() + timeout_ms * 1000000ull;
+	for (;;) {
+		int ms = -1;
+		if (timeout_ms) {
+			uint64_t now = now_monotonic_ns();
+			ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		}
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int rc = poll(&p, 1, ms);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0) {
+			fprintf(stderr,
+				"keventctl: timed out after %s waiting for the handlers of the "
+				"event\n",
+				timeout_text);
+			return 1;
+		}
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			fprintf(stderr, "keventctl: keventd closed the connection\n");
+			return 1;
+		}
+		struct kctl_msg m;
+		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
+			fprintf(stderr, "keventctl: malformed reply from keventd\n");
+			return 1;
+		}
+		const char *text = m.n > 1 ? m.f[1] : "";
+		if (strcmp(m.f[0], "data") == 0) {
+			ctl_print(stdout, "%s", text);
+			fflush(stdout);
+		} else if (strcmp(m.f[0], "ok") == 0) {
+			return strcmp(text, "0") == 0 ? 0 : 1;
+		} else if (strcmp(m.f[0], "err") == 0) {
+			ctl_print(stderr, "keventctl: keventd: %s", text);
+			return 1;
+		}
+	}
+}
 
 int ctl_send(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"batch", required_argument, NULL, 'b'},
-		{0},
+		{"help", no_argument, NULL, 'h'},	   {"verbose", no_argument, NULL, 'v'},
+		{"batch", required_argument, NULL, 'b'},   {"wait", no_argument, NULL, 'w'},
+		{"timeout", required_argument, NULL, 't'}, {0},
 	};
-	bool verbose = false;
-	const char *batch = NULL;
+	bool verbose = false, wait = false;
+	const char *batch = NULL, *timeout = NULL;
+	uint64_t timeout_ms = 0;
 	int o;
 	while ((o = getopt_long(argc, argv, "+hvb:", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl send [-v] TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
+			printf("Usage: keventctl send [-v] [--wait [--timeout DURATION]] TYPE "
+			       "OBJECT "
+			       "SIGNAL [PAYLOAD|-]\n"
 			       "       keventctl send [-v] --batch FILE|-\n"
 			       "Queues an event in keventd; '-' reads the payload from stdin.\n"
+			       "--wait waits until every handler of the event has finished and\n"
+			       "prints each rule's outcome: exit 0 if all exited 0, else 1.\n"
 			       "--batch queues one event per line of FILE:\n"
 			       "TYPE<TAB>OBJECT<TAB>SIGNAL[<TAB>PAYLOAD], with \\n, \\t, \\\\ "
 			       "escapes.\n");
 			return 0;
 		}
-		if (o == 'b')
+		if (o == 'b') {
 			batch = optarg;
-		else if (o == 'v')
+		} else if (o == 'v') {
 			verbose = true;
-		else
+		} else if (o == 'w') {
+			wait = true;
+		} else if (o == 't') {
+			const char *why = NULL;
+			int64_t secs;
+			timeout = optarg;
+			if (parse_int64(optarg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
+				timeout_ms = (uint64_t)secs * 1000;
+			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
+				return ctl_usage_error(
+					"--timeout wants seconds or a duration such as "
+					"500ms, not '%s'",
+					optarg);
+		} else {
 			return ctl_option_error("send");
+		}
 	}
+	if (timeout && !wait)
+		return ctl_usage_error("--timeout goes with --wait");
 	if (batch) {
-		if (optind != argc)
+		if (optind != argc || wait)
 			return ctl_usage_error("send --batch takes no other arguments");
 		return ctl_send_batch(c, batch, verbose);
 	}
@@ -60,8 +132,18 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 	int fd = ctl_connect(c);
 	if (fd < 0)
 		return 1;
-	const char *f[] = {"send", argv[optind], argv[optind + 1], argv[optind + 2], payload};
+	const char *f[] = {wait ? "send-wait" : "send", argv[optind], argv[optind + 1],
+			   argv[optind + 2], payload};
 	int status = ctl_request(fd, f, 5) < 0 ? 1 : 0;
+	if (wait) {
+		if (status == 0) {
+			char t[32];
+			duration_format(timeout_ms, t, sizeof(t));
+			status = wait_replies(fd, timeout_ms, timeout ? t : "");
+		}
+		close(fd);
+		return status;
+	}
 	char *seq = NULL;
 	if (status == 0)
 		status = ctl_replies(fd, NULL, NULL, &seq);

@@ -42,7 +42,15 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	}
 	if (r->rl_period_ms) {
 		duration_format(r->rl_period_ms, t, sizeof(t));
-		printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
+		if (r->key == KRULE_KEY_RULE)
+			printf("  ratelimit: %" PRIu32 "/%s for the whole rule (key: rule)\n",
+			       r->rl_count, t);
+		else if (r->key == KRULE_KEY_PAYLOAD)
+			ctl_print(stdout,
+				  "  ratelimit: %" PRIu32 "/%s per value of %s (key: payload.%s)",
+				  r->rl_count, t, r->key_prop, r->key_prop);
+		else
+			printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
 	}
 	for (size_t i = 0; i < plan.n_env; i++) {
 		const char *e = plan.envp[i];
@@ -60,6 +68,71 @@ static int read_payload_stdin(char **out)
 	size_t len;
 	int rc = read_fd(0, KEVENT_PAYLOAD_MAX + 1, out, &len);
 	return rc == -EFBIG ? -EMSGSIZE : rc;
+}
+
+int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out)
+{
+	struct kdiags d = {0};
+	struct kruleset *rs = NULL;
+	int rc = kruleset_load(dirs, n_dirs, ctl_trust(), NULL, &rs, &d, NULL);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < d.n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&d.v[i], &sb);
+		fprintf(stderr, "%s (file skipped)\n", strbuf_str(&sb));
+	}
+	kdiags_free(&d);
+	if (rc < 0) {
+		strbuf_release(&sb);
+		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
+		return rc;
+	}
+	strbuf_release(&sb);
+	*out = rs;
+	return 0;
+}
+
+void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_quote(&sb, ev->payload);
+	printf("event: type=%s object=%s signal=%s source=%s payload=%s\n",
+	       kevent_type_name(ev->type), ev->object, ev->signal, kevent_source_name(ev->source),
+	       strbuf_str(&sb));
+	printf("rules: %zu in %zu file%s\n\n", rs->n_rules, rs->n_files,
+	       rs->n_files == 1 ? "" : "s");
+
+	const struct krule *stopper = NULL;
+	size_t matched = 0;
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		/* names, paths, patterns and property values: text from outside */
+		char at[64];
+		snprintf(at, sizeof(at), "%u:%u", r->line, r->col);
+		if (stopper) {
+			ctl_print(
+				stdout,
+				"rule %s (%s:%s): not tried: rule %s matched first with last: true",
+				r->name, r->file->path, at, stopper->name);
+			continue;
+		}
+		strbuf_reset(&sb);
+		if (!krule_match(r, ev, &sb)) {
+			ctl_print(stdout, "rule %s (%s:%s): no match: %s", r->name, r->file->path,
+				  at, strbuf_str(&sb));
+			continue;
+		}
+		matched++;
+		ctl_print(stdout, "rule %s (%s:%s): matched%s%s", r->name, r->file->path, at,
+			  krule_runs_something(r) ? "" : ", runs nothing",
+			  r->last ? "; last: later rules do not see the event" : "");
+		if (krule_runs_something(r))
+			print_plan(r, ev);
+		if (r->last)
+			stopper = r;
+	}
+	strbuf_release(&sb);
+	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
 }
 
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
@@ -156,60 +229,9 @@ static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int
 	if (rc < 0)
 		return ctl_usage_error("%s", strerror(-rc));
 
-	struct kdiags d = {0};
 	_cleanup_(kruleset_freep) struct kruleset *rs = NULL;
-	rc = kruleset_load(dirs, n_dirs, ctl_trust(), NULL, &rs, &d, NULL);
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < d.n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&d.v[i], &sb);
-		fprintf(stderr, "%s (file skipped)\n", strbuf_str(&sb));
-	}
-	kdiags_free(&d);
-	if (rc < 0) {
-		strbuf_release(&sb);
-		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
+	if (ctl_test_load(dirs, n_dirs, &rs) < 0)
 		return 1;
-	}
-
-	strbuf_reset(&sb);
-	strbuf_quote(&sb, ev->payload);
-	printf("event: type=%s object=%s signal=%s source=%s payload=%s\n",
-	       kevent_type_name(ev->type), ev->object, ev->signal, kevent_source_name(ev->source),
-	       strbuf_str(&sb));
-	printf("rules: %zu in %zu file%s\n\n", rs->n_rules, rs->n_files,
-	       rs->n_files == 1 ? "" : "s");
-
-	const struct krule *stopper = NULL;
-	size_t matched = 0;
-	for (size_t i = 0; i < rs->n_rules; i++) {
-		const struct krule *r = rs->rules[i];
-		/* names, paths, patterns and property values: text from outside */
-		char at[64];
-		snprintf(at, sizeof(at), "%u:%u", r->line, r->col);
-		if (stopper) {
-			ctl_print(
-				stdout,
-				"rule %s (%s:%s): not tried: rule %s matched first with last: true",
-				r->name, r->file->path, at, stopper->name);
-			continue;
-		}
-		strbuf_reset(&sb);
-		if (!krule_match(r, ev, &sb)) {
-			ctl_print(stdout, "rule %s (%s:%s): no match: %s", r->name, r->file->path,
-				  at, strbuf_str(&sb));
-			continue;
-		}
-		matched++;
-		ctl_print(stdout, "rule %s (%s:%s): matched%s%s", r->name, r->file->path, at,
-			  krule_runs_something(r) ? "" : ", runs nothing",
-			  r->last ? "; last: later rules do not see the event" : "");
-		if (krule_runs_something(r))
-			print_plan(r, ev);
-		if (r->last)
-			stopper = r;
-	}
-	strbuf_release(&sb);
-	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
+	ctl_test_print(rs, ev);
 	return 0;
 }

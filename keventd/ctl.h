@@ -17,11 +17,33 @@ struct ctl {
 
 int ctl_verify(struct ctl *c, int argc, char **argv);
 int ctl_test(struct ctl *c, int argc, char **argv);
+/* test's two halves, for replay --dry-run: loads the rules of dirs
+ * (absolute paths; errors in files on stderr), 0 or -errno (said); prints
+ * the event and every rule's answer for it. */
+struct kruleset;
+struct kevent;
+int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out);
+void ctl_test_print(const struct kruleset *rs, const struct kevent *ev);
 int ctl_send(struct ctl *c, int argc, char **argv);
 int ctl_send_batch(struct ctl *c, const char *path, bool verbose);
+/* What send --batch does (ctl-batch.c), for lines of another kind: parse
+ * fills f[1..4] (TYPE, OBJECT, SIGNAL, PAYLOAD; valid until the next call)
+ * and returns 5, or 0 with *why; strict stops at the first bad line. */
+struct ctl_post_source {
+	size_t (*parse)(void *userdata, char *line, size_t len, const char *f[5], const char **why);
+	void *userdata;
+	size_t line_max;
+	bool strict;
+};
+int ctl_post_events(struct ctl *c, const char *path, const struct ctl_post_source *src,
+		    bool verbose);
+int ctl_record(struct ctl *c, int argc, char **argv);
+int ctl_replay(struct ctl *c, int argc, char **argv);
 int ctl_monitor(struct ctl *c, int argc, char **argv);
 int ctl_reload(struct ctl *c, int argc, char **argv);
 int ctl_status(struct ctl *c, int argc, char **argv);
+int ctl_events(struct ctl *c, int argc, char **argv);
+int ctl_explain(struct ctl *c, int argc, char **argv);
 
 /* The control socket (ctl-client.c).  ctl_connect returns an fd or -errno
  * (and says why on stderr). */

@@ -19,6 +19,8 @@ static const struct {
 } commands[] = {
 	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
+	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
+	{"replay", ctl_replay},
 };
 
 static void usage(FILE *f)
@@ -31,6 +33,13 @@ static void usage(FILE *f)
 		"  monitor [--json]                       print events as keventd receives them\n"
 		"  reload                                 make keventd reload its rules now\n"
 		"  status [--json|--prometheus]           print keventd's counters\n"
+		"  events [--json] [-n N]                 the last events keventd handled, and\n"
+		"                                         what became of each rule they matched\n"
+		"  explain SEQ|last [--source SRC] [--json]\n"
+		"                                         why a past event matched what it did\n"
+		"  record [-o FILE]                       write every event as a JSON line\n"
+		"  replay FILE [--dry-run] [--rules-dir DIR]... [--strict]\n"
+		"                                         feed recorded events through the rules\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "dbus.h"
+#include "history.h"
 #include "log.h"
 
 #define EXIT_USAGE	 2
@@ -40,6 +41,8 @@ static void usage(FILE *f)
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
 		"  --queue-size N         events queued before the sources pause (default %d)\n"
+		"  --history N            events kept for 'keventctl events' (default %d; 0: "
+		"none)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
 		"  --log-format FORMAT    text or json (default text)\n"
 		"  --dry-run              log what would run instead of running it\n"
@@ -50,7 +53,7 @@ static void usage(FILE *f)
 		"\n"
 		"See keventd(8), keventd.rules(5) and keventctl(8).\n",
 		KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN, KEVENT_RULES_DIR_LIB,
-		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE,
+		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE, KHISTORY_DEFAULT,
 		kdbus_available() ? "" : "; not in this build");
 }
 
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		O_UDEV,
 		O_MAXCH,
 		O_QUEUE,
+		O_HISTORY,
 		O_LEVEL,
 		O_FORMAT,
 		O_DRY,
@@ -124,6 +128,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"udev-monitor", required_argument, NULL, O_UDEV},
 		{"max-children", required_argument, NULL, O_MAXCH},
 		{"queue-size", required_argument, NULL, O_QUEUE},
+		{"history", required_argument, NULL, O_HISTORY},
 		{"log-level", required_argument, NULL, O_LEVEL},
 		{"log-format", required_argument, NULL, O_FORMAT},
 		{"dry-run", no_argument, NULL, O_DRY},
@@ -140,6 +145,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		.udev_monitor = KUDEV_AUTO,
 		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
+		.history = KHISTORY_DEFAULT,
 		.trust = geteuid() == 0,
 	};
 	o->log_level = LOG_INFO;
@@ -194,6 +200,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_size(optarg, 1, QUEUE_SIZE_MAX, &o->cfg.queue_size) < 0)
 				return usage_error("--queue-size wants 1..%d, not '%s'",
 						   QUEUE_SIZE_MAX, optarg);
+			break;
+		case O_HISTORY:
+			if (parse_size(optarg, 0, KHISTORY_MAX, &o->cfg.history) < 0)
+				return usage_error("--history wants 0..%d, not '%s'", KHISTORY_MAX,
+						   optarg);
 			break;
 		case O_LEVEL:
 			o->log_level = klog_level_from_name(optarg);

@@ -131,6 +131,15 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t n = strlen(s), len; n; p += len, n -= len)
+		if (!(len = utf8_len(p, n)))
+			return false;
+	return true;
+}
+
 /* How many bytes at s (of n) are one character shown as it is; 0 when
  * s[0] is to be escaped (strbuf_add_escaped()). */
 static size_t shown_len(const unsigned char *s, size_t n)

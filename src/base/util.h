@@ -86,6 +86,9 @@ void strbuf_json(struct strbuf *sb, const char *s);
  */
 void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
 void strbuf_put_escaped(struct strbuf *sb, const char *s);
+/* Whether s is valid UTF-8 (no overlong forms, surrogates or code points
+ * past U+10FFFF). */
+bool utf8_valid(const char *s);
 /* Whether strbuf_put_escaped() would change s. */
 bool str_has_control(const char *s);
 void strbuf_reset(struct strbuf *sb);

@@ -8,8 +8,18 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "explain.h"
+#include "history.h"
 #include "log.h"
 #include "monitor.h"
+
+/* A send --wait client, until the job of its event is done. */
+struct waiter {
+	struct waiter *next;
+	struct kctl_peer *p;
+	uint64_t serial; /* the event's number in the daemon */
+	unsigned failed;
+};
 
 struct kdaemon_ctl {
 	struct kdaemon *d;
@@ -17,7 +27,18 @@ struct kdaemon_ctl {
 	struct ksource src;
 	uint64_t seqnum; /* of the last socket event */
 	struct kctl_peer *monitors;
+	struct waiter *waiters;
+	/* the waiter of the send --wait whose event is being submitted (its
+	 * number is set when the observers see it, and its job may be done
+	 * before kdaemon_submit() returns), and how many of the event's rules
+	 * run something */
+	struct waiter *arming;
+	size_t armed_runs;
 };
+
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc);
+static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p);
 
 /* The error reply to a send, or to the client's post number p->posts
  * ("post N: ..."): a post is answered only when it fails, so the text says
@@ -31,9 +52,10 @@ static void reply_send_error(struct kctl_peer *p, bool post, const char *what, c
 	p->ops->reply(p, "err", sb.oom ? what : strbuf_str(&sb));
 }
 
-/* send (answered "ok SEQNUM") and post (answered only on failure). */
+/* send (answered "ok SEQNUM"), post (answered only on failure) and, with
+ * wait, send-wait (answered when its handlers are done: start_wait()). */
 static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
-		    bool post)
+		    bool post, bool wait)
 {
 	struct kdaemon *d = ctl->d;
 	const char *why = NULL;
@@ -66,7 +88,16 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	ctl->seqnum++;
 	uint64_t v = ev->seqnum; /* the event is kdaemon_submit()'s from here */
+	if (wait && !arm_wait(ctl, p, v)) {
+		kevent_free(ev);
+		reply_send_error(p, false, "out of memory", NULL);
+		return;
+	}
 	rc = kdaemon_submit(d, TAKE_PTR(ev));
+	if (wait) {
+		end_wait(ctl, p, rc);
+		return;
+	}
 	if (rc < 0 || post) {
 		if (rc < 0)
 			reply_send_error(p, post, strerror(-rc), NULL);
@@ -93,6 +124,7 @@ static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 			p->ops->subscribe(p);
 	}
 	p->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
+	p->record = m->n > 1 && strcmp(m->f[1], "record") == 0;
 	p->ops->reply(p, "ok", NULL);
 }
 
@@ -115,15 +147,111 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	p->ops->reply(p, rc < 0 ? "err" : "ok", rc < 0 ? strerror(-rc) : NULL);
 }
 
+/* events [N [text|json]]: the last N events of the history (0 or none: all). */
+static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int64_t n = 0;
+	if (m->n > 3 || (m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
+	    (m->n > 2 && strcmp(m->f[2], "text") != 0 && strcmp(m->f[2], "json") != 0)) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "events takes [N [text|json]]");
+		return;
+	}
+	if (!ctl->d->history) {
+		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
+		return;
+	}
+	khistory_render(ctl->d->history, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0, &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+}
+
+/* "seq 12 (socket) is not in the history: it holds N events, from seq 3
+ * (kernel) at TIME" */
+static void reply_not_kept(struct kdaemon_ctl *ctl, struct kctl_peer *p, const char *what)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const struct khistory_entry *e = khistory_oldest(ctl->d->history);
+	strbuf_printf(&sb, "%s is not in the history: ", what);
+	if (!e) {
+		strbuf_puts(&sb, "it holds no events yet");
+	} else {
+		enum kevent_source src;
+		uint64_t seq, ts;
+		khistory_entry_where(e, &src, &seq, &ts);
+		size_t n = khistory_len(ctl->d->history);
+		strbuf_printf(
+			&sb,
+			"it holds the last %zu event%s (--history %zu), the oldest seq %" PRIu64
+			" (%s) at ",
+			n, n == 1 ? "" : "s", khistory_capacity(ctl->d->history), seq,
+			kevent_source_name(src));
+		khistory_put_time(&sb, ts);
+	}
+	p->ops->reply(p, "err", sb.oom ? "not in the history" : strbuf_str(&sb));
+}
+
+/* explain SEQ|last [SOURCE|"" [text|json]]: a past event against the rules
+ * of then and of today. */
+static void do_explain(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	struct kdaemon *d = ctl->d;
+	int64_t seq = 0;
+	bool last = m->n > 1 && strcmp(m->f[1], "last") == 0;
+	int source = m->n > 2 && *m->f[2] ? kevent_source_from_name(m->f[2]) : -1;
+	if (m->n < 2 || m->n > 4 || (!last && (parse_int64(m->f[1], &seq) < 0 || seq < 0)) ||
+	    (m->n > 2 && *m->f[2] && source < 0) ||
+	    (m->n > 3 && strcmp(m->f[3], "text") != 0 && strcmp(m->f[3], "json") != 0)) {
+		d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "explain takes SEQ|last [SOURCE [text|json]]");
+		return;
+	}
+	if (!d->history) {
+		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
+		return;
+	}
+	const struct khistory_entry *e = khistory_find(d->history, source, (uint64_t)seq, last);
+	if (!e) {
+		char what[64];
+		if (last)
+			snprintf(what, sizeof(what), "the last event%s%s",
+				 source >= 0 ? " of " : "",
+				 source >= 0 ? kevent_source_name(source) : "");
+		else
+			snprintf(what, sizeof(what), "seq %" PRId64 "%s%s%s", seq,
+				 source >= 0 ? " (" : "",
+				 source >= 0 ? kevent_source_name(source) : "",
+				 source >= 0 ? ")" : "");
+		reply_not_kept(ctl, p, what);
+		return;
+	}
+	_cleanup_(kevent_freep) struct kevent *ev = NULL;
+	_cleanup_(kruleset_freep) struct kruleset *then = NULL;
+	size_t n_files;
+	struct kfile *const *files = khistory_entry_files(e, &n_files);
+	int rc = khistory_entry_event(e, &ev);
+	if (rc == 0 && files)
+		rc = kruleset_from_files(files, n_files, &then);
+	if (rc < 0) {
+		p->ops->reply(p, "err", strerror(-rc));
+		return;
+	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	kexplain_render(ev, then, d->rules, m->n > 3 && strcmp(m->f[3], "json") == 0, &sb);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
 	const char *cmd = m->f[0];
-	bool post = strcmp(cmd, "post") == 0;
-	if (post || strcmp(cmd, "send") == 0) {
+	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	if (post || wait || strcmp(cmd, "send") == 0) {
 		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
 			return -EAGAIN;
-		do_send(ctl, p, m, post);
+		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in */
 		char n[24];
@@ -135,6 +263,10 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_status(ctl, p, m);
 	} else if (strcmp(cmd, "reload") == 0) {
 		do_reload(ctl, p);
+	} else if (strcmp(cmd, "events") == 0) {
+		do_events(ctl, p, m);
+	} else if (strcmp(cmd, "explain") == 0) {
+		do_explain(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
 		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,
@@ -163,6 +295,7 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 
 void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 {
+	forget_waits(ctl, p);
 	if (!p->monitor)
 		return;
 	if (p->prev)
@@ -175,13 +308,126 @@ void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	p->monitor = false;
 }
 
+/* send --wait: what became of its event's rules, told as each is over. */
+
+/* Before the event goes in: its waiter, and the first line of the reply. */
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum)
+{
+	struct waiter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	*w = (struct waiter){.next = ctl->waiters, .p = p};
+	ctl->waiters = w;
+	ctl->arming = w;
+	ctl->armed_runs = 0;
+	char text[64];
+	snprintf(text, sizeof(text), "event seqnum %" PRIu64, seqnum);
+	p->ops->reply(p, "data", text);
+	return w;
+}
+
+/* After kdaemon_submit() returned rc: unless its job is done already, or
+ * will be, the answer. */
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+{
+	struct waiter *w = ctl->arming;
+	ctl->arming = NULL;
+	if (!w)
+		return; /* its job was over before kdaemon_submit() returned: answered */
+	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
+		p->ops->flush(p);
+		return; /* on_done() answers */
+	}
+	for (struct waiter **pw = &ctl->waiters; *pw; pw = &(*pw)->next)
+		if (*pw == w) {
+			*pw = w->next;
+			break;
+		}
+	free(w);
+	if (rc < 0)
+		p->ops->reply(p, "err", strerror(-rc));
+	else if (ctl->d->stopping)
+		p->ops->reply(p, "err", "keventd is stopping: the event is not handled");
+	else {
+		p->ops->reply(p, "data", "no rule runs anything for it");
+		p->ops->reply(p, "ok", "0");
+	}
+}
+
+static struct waiter **find_wait(struct kdaemon_ctl *ctl, uint64_t serial)
+{
+	struct waiter **w = &ctl->waiters;
+	while (*w && (*w)->serial != serial)
+		w = &(*w)->next;
+	return *w ? w : NULL;
+}
+
+static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	for (struct waiter **w = &ctl->waiters; *w;) {
+		if ((*w)->p != p) {
+			w = &(*w)->next;
+			continue;
+		}
+		struct waiter *gone = *w;
+		*w = gone->next;
+		free(gone);
+	}
+}
+
+static void on_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct waiter **w = find_wait(ctl, rep->job->serial);
+	if (!w || rep->outcome == KRUN_STARTED)
+		return;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_put_escaped(&sb, rep->rule->name);
+	strbuf_puts(&sb, ": ");
+	khistory_put_report(&sb, rep);
+	if (rep->outcome == KRUN_START_FAILED || rep->outcome == KRUN_KILLED ||
+	    (rep->outcome == KRUN_EXITED && rep->status != 0))
+		(*w)->failed++;
+	if (!sb.oom)
+		(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+	(*w)->p->ops->flush((*w)->p);
+}
+
+static void on_done(void *userdata, const struct kjob *job)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct waiter **w = find_wait(ctl, job->serial), *done = w ? *w : NULL;
+	if (!done)
+		return;
+	char text[80];
+	if (job->not_run) {
+		snprintf(text, sizeof(text), "%zu rule(s) not run: keventd is stopping",
+			 job->not_run);
+		done->p->ops->reply(done->p, "data", text);
+		done->failed += (unsigned)job->not_run;
+	}
+	snprintf(text, sizeof(text), "%u", done->failed);
+	done->p->ops->reply(done->p, "ok", text);
+	done->p->ops->flush(done->p);
+	*w = done->next;
+	if (ctl->arming == done)
+		ctl->arming = NULL;
+	free(done);
+}
+
 /* Sends one event line (and the rules it matched) to every monitor. */
 static void on_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
 		     size_t n)
 {
 	struct kdaemon_ctl *ctl = userdata;
+	if (ctl->arming) {
+		ctl->arming->serial = ctl->d->serial;
+		for (size_t i = 0; i < n; i++)
+			ctl->armed_runs += krule_runs_something(rules[i]) && !rules[i]->debounce_ms;
+	}
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf record = STRBUF_INIT;
 	for (struct kctl_peer *p = ctl->monitors, *next; p; p = next) {
 		next = p->next;
 		if (p->ops->full(p)) {
@@ -197,8 +443,10 @@ static void on_event(void *userdata, const struct kevent *ev, const struct krule
 			p->ops->reply(p, "data", note);
 			p->dropped = 0;
 		}
-		struct strbuf *sb = p->json ? &json : &text;
-		if (!sb->len)
+		struct strbuf *sb = p->record ? &record : p->json ? &json : &text;
+		if (!sb->len && p->record)
+			kmonitor_record(sb, ev);
+		else if (!sb->len)
 			kmonitor_line(sb, ev, rules, n, p->json);
 		if (!sb->oom)
 			p->ops->reply(p, "data", sb->buf);
@@ -375,7 +623,10 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 				    .free = src_free};
 	int rc = path ? kctl_server_new(d->loop, path, gid, &srv_ops, ctl, &ctl->srv) : 0;
 	if (rc == 0)
-		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event, .userdata = ctl});
+		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event,
+							    .report = on_report,
+							    .done = on_done,
+							    .userdata = ctl});
 	if (rc < 0) {
 		kdaemon_ctl_free(ctl);
 		return rc;
@@ -394,6 +645,11 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	while (ctl->waiters) {
+		struct waiter *w = ctl->waiters;
+		ctl->waiters = w->next;
+		free(w);
+	}
 	kctl_server_free(ctl->srv);
 	free(ctl);
 }

@@ -40,6 +40,7 @@ struct kctl_peer {
 	uint64_t posts;	  /* post requests read, to name the one an error is about */
 	uint64_t dropped; /* monitor lines dropped since the last notice */
 	bool monitor, json;
+	bool record; /* monitor record: whole events (kmonitor_record()), no rules */
 	struct kctl_peer *prev, *next; /* in the list of monitors */
 };
 

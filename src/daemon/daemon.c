@@ -9,6 +9,8 @@
 #include <malloc.h>
 #include <string.h>
 
+#include "debounce.h"
+#include "history.h"
 #include "log.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
@@ -124,6 +126,8 @@ struct collect {
 	size_t n_all;
 	const struct krule **run;
 	size_t n_run, cap_run;
+	const struct krule *deb[64]; /* rules with debounce: (the first 64) */
+	size_t n_deb;
 	bool oom;
 };
 
@@ -137,6 +141,11 @@ static bool collect_match(const struct krule *r, void *userdata)
 		c->all[c->n_all++] = r;
 	if (!krule_runs_something(r))
 		return true;
+	if (r->debounce_ms) {
+		if (c->n_deb < ARRAY_SIZE(c->deb))
+			c->deb[c->n_deb++] = r;
+		return true;
+	}
 	if (c->n_run == c->cap_run) {
 		size_t cap = c->cap_run ? c->cap_run * 2 : 8;
 		const struct krule **v = realloc(c->run, cap * sizeof(*v));
@@ -151,11 +160,54 @@ static bool collect_match(const struct krule *r, void *userdata)
 	return true;
 }
 
+/* Holds ev for r's quiet time; the run it replaces is counted debounced. */
+static void debounce(struct kdaemon *d, const struct krule *r, const struct kevent *ev)
+{
+	int rc = kdebounce_push(d->debounce, r, ev, d->serial, now_monotonic_ns());
+	if (rc == 1) {
+		struct krule_counters *rc_ = kstats_rule(&d->stats, r);
+		d->stats.debounced++;
+		if (rc_)
+			rc_->debounced++;
+	} else if (rc < 0) {
+		log_error("out of memory debouncing rule %s for %s %s", r->name, ev->object,
+			  ev->signal);
+		d->stats.failures++;
+	}
+}
+
+/* A debounced run whose quiet time is over: a job of its own. */
+static void debounce_fire(void *userdata, const struct krule *r, struct kevent *ev, uint64_t serial)
+{
+	struct kdaemon *d = userdata;
+	struct kjob *job = NULL;
+	enum kevent_source src = ev->source;
+	if (d->stopping) {
+		d->stats.dropped[src]++;
+		kevent_free(ev);
+		return;
+	}
+	if (kjob_new(ev, &r, 1, &job) < 0) {
+		log_error("out of memory running debounced rule %s", r->name);
+		d->stats.failures++;
+		kevent_free(ev);
+		return;
+	}
+	job->serial = serial;
+	job->deferred = true;
+	if (ksched_submit(d->sched, job) < 0) {
+		d->stats.failures++;
+		return;
+	}
+	update_flow(d, src);
+}
+
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
 	struct collect c = {.d = d};
 	enum kevent_source src = ev->source;
 	d->stats.received[src]++;
+	d->serial++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
@@ -165,6 +217,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
 			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
+	for (size_t i = 0; i < c.n_deb && !d->stopping && !c.oom; i++)
+		debounce(d, c.deb[i], ev);
 	if (c.oom) {
 		/* accepted but cannot be queued: count it as handled with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);
@@ -197,6 +251,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		kevent_free(ev);
 		return rc;
 	}
+	job->serial = d->serial;
 	rc = ksched_submit(d->sched, job);
 	if (rc < 0) {
 		d->stats.failures++;
@@ -263,6 +318,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	/* queued jobs hold references to their files, so the old set can go now */
 	kruleset_free(d->rules);
 	d->rules = rs;
+	d->generation++;
 	kstats_prune(&d->stats, rs);
 	kdiags_free(&diags);
 	kchanges_free(&changes);
@@ -284,6 +340,9 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.clients = clients,
 		.cgroup = d->cgroup != NULL,
 		.process_group = d->cgroup == NULL,
+		.history_len = khistory_len(d->history),
+		.history_capacity = khistory_capacity(d->history),
+		.history_bytes = khistory_bytes(d->history),
 	};
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
@@ -316,6 +375,9 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 	struct krule_counters none = {0};
 	if (!rc)
 		rc = &none;
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].report)
+			d->observers[i].report(d->observers[i].userdata, rep);
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		s->runs++;
@@ -362,13 +424,41 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->rules[job->n_rules - job->not_run]->name,
 			   job->not_run > 1 ? " and the rules after it" : "", job->ev->seqnum,
 			   job->ev->object, job->ev->signal);
-	if (job->runs == 0 && job->suppressed > 0)
+	if (job->deferred)
+		; /* its event was counted when it came in */
+	else if (job->runs == 0 && job->suppressed > 0)
 		d->stats.ratelimited++;
 	else
 		d->stats.handled++;
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].done)
+			d->observers[i].done(d->observers[i].userdata, job);
 	ksched_done(d->sched, job);
 	update_flow(d, src);
 	kdaemon_maybe_exit(d);
+}
+
+/* The history, an observer of every event and of what its runs became. */
+
+static void history_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+			  size_t n)
+{
+	struct kdaemon *d = userdata;
+	if (khistory_add(d->history, d->serial, ev, rules, n, d->stopping, d->rules,
+			 d->generation) < 0)
+		d->stats.history_lost++;
+}
+
+static void history_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon *d = userdata;
+	khistory_report(d->history, rep->job->serial, rep);
+}
+
+static void history_done(void *userdata, const struct kjob *job)
+{
+	struct kdaemon *d = userdata;
+	khistory_done(d->history, job->serial);
 }
 
 static int spawn_handler(void *userdata, const struct kplan *plan, const struct krule *r,
@@ -418,6 +508,19 @@ int kdaemon_init(struct kdaemon *d)
 	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
+	rc = kdebounce_new(d->loop, debounce_fire, d, &d->debounce);
+	if (rc < 0)
+		return rc;
+	if (d->cfg.history) {
+		rc = khistory_new(d->cfg.history, &d->history);
+		if (rc == 0)
+			rc = kdaemon_observe(d, &(struct kobserver){.event = history_event,
+								    .report = history_report,
+								    .done = history_done,
+								    .userdata = d});
+		if (rc < 0)
+			return rc;
+	}
 	rc = kdaemon_reload(d, NULL);
 	if (rc < 0)
 		return rc;
@@ -428,9 +531,11 @@ int kdaemon_init(struct kdaemon *d)
 
 void kdaemon_release(struct kdaemon *d)
 {
+	kdebounce_free(TAKE_PTR(d->debounce));
 	ksched_free(TAKE_PTR(d->sched));
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
 	kratelimit_free(TAKE_PTR(d->rl));
+	khistory_free(TAKE_PTR(d->history));
 	kstats_release(&d->stats);
 }

@@ -42,8 +42,9 @@ struct kdaemon_config {
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
-	bool trust; /* check rule file ownership: running as root */
-	bool dbus;  /* forward every event to the system bus (--dbus) */
+	bool trust;	/* check rule file ownership: running as root */
+	bool dbus;	/* forward every event to the system bus (--dbus) */
+	size_t history; /* events kept for `keventctl events` (--history); 0: none */
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -51,15 +52,22 @@ struct kdaemon_config {
 };
 
 /* Something told of every event the daemon takes, after matching: the
- * monitor clients, the D-Bus forwarder.  rules are those it matched. */
+ * monitor clients, the D-Bus forwarder, the history.  rules are those it
+ * matched; the event is number kdaemon.serial.  Those that want to know
+ * what became of it also get, when given, each step of each rule's run
+ * (report) and the end of its job (done): the job's serial is the event's. */
 struct kobserver {
 	void (*event)(void *userdata, const struct kevent *ev, const struct krule *const *rules,
 		      size_t n);
+	void (*report)(void *userdata, const struct krun_report *rep);
+	void (*done)(void *userdata, const struct kjob *job);
 	void *userdata;
 };
 
 struct kdaemon_ctl;
 struct kdbus;
+struct kdebounce;
+struct khistory;
 struct kwatch;
 
 struct kdaemon {
@@ -75,8 +83,12 @@ struct kdaemon {
 	size_t n_sources;
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
-	struct kdaemon_ctl *ctl; /* the control socket's requests (daemon-ctl.c) */
-	struct kdbus *dbus;	 /* NULL unless --dbus and connected */
+	uint64_t serial;	    /* events taken so far: the number of the last one */
+	uint64_t generation;	    /* rule sets loaded so far: the number of d->rules */
+	struct khistory *history;   /* the last cfg.history events (history.h) */
+	struct kdebounce *debounce; /* runs waiting for their rule's quiet time */
+	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
+	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "monitor.h"
 
+#include "event-json.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -37,26 +39,8 @@ static void line_as(struct strbuf *sb, const struct kevent *ev, const char *payl
 		    const struct krule *const *rules, size_t n, bool json)
 {
 	if (json) {
-		strbuf_printf(sb,
-			      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
-			      "\"type\":\"%s\",\"object\":",
-			      ev->seqnum, ev->timestamp, kevent_source_name(ev->source),
-			      kevent_type_name(ev->type));
-		strbuf_json(sb, ev->object);
-		strbuf_puts(sb, ",\"signal\":");
-		strbuf_json(sb, ev->signal);
-		strbuf_puts(sb, ",\"payload\":");
-		strbuf_json(sb, payload);
-		if (brief)
-			strbuf_puts(sb, ",\"truncated\":true");
-		strbuf_puts(sb, ",\"properties\":{");
-		for (size_t i = 0; i < ev->n_props && !brief; i++) {
-			strbuf_puts(sb, i ? "," : "");
-			strbuf_json(sb, ev->props[i].key);
-			strbuf_putc(sb, ':');
-			strbuf_json(sb, ev->props[i].value);
-		}
-		strbuf_puts(sb, "},\"rules\":[");
+		kevent_json_open(sb, ev, payload, brief);
+		strbuf_puts(sb, ",\"rules\":[");
 		rule_names(sb, rules, n, true);
 		strbuf_putc(sb, '}');
 		return;
@@ -67,6 +51,13 @@ static void line_as(struct strbuf *sb, const struct kevent *ev, const char *payl
 	strbuf_puts(sb, brief ? "..." : "");
 	strbuf_puts(sb, n ? " rules=" : " rules=(none)");
 	rule_names(sb, rules, n, false);
+}
+
+void kmonitor_record(struct strbuf *sb, const struct kevent *ev)
+{
+	strbuf_printf(sb, "%s\x1f%" PRIu64 "\x1f%" PRIu64 "\x1f%s\x1f%s\x1f%s\x1f%s",
+		      kevent_source_name(ev->source), ev->seqnum, ev->timestamp,
+		      kevent_type_name(ev->type), ev->object, ev->signal, ev->payload);
 }
 
 void kmonitor_line(struct strbuf *sb, const struct kevent *ev, const struct krule *const *rules,

@@ -24,4 +24,10 @@
 void kmonitor_line(struct strbuf *sb, const struct kevent *ev, const struct krule *const *rules,
 		   size_t n, bool json);
 
+/* What a `keventctl record` client is sent of ev, every field whole as one
+ * message: SOURCE, SEQNUM, TIMESTAMP, TYPE, OBJECT, SIGNAL and PAYLOAD
+ * separated by 0x1f (the payload last: it may hold one), at most
+ * KEVENT_OBJECT_MAX + KEVENT_SIGNAL_MAX + KEVENT_PAYLOAD_MAX + 64 bytes. */
+void kmonitor_record(struct strbuf *sb, const struct kevent *ev);
+
 #endif

@@ -153,6 +153,8 @@ const struct kstats_row kstats_rows[] = {
 	 STAT(runs_ratelimited), "Handler runs suppressed by a rule's rate limit."},
 	{KSTATS_RUNS, ", dry-run #", "dry_run", "handler_dry_runs_total", "counter", STAT(dry_runs),
 	 "Handler runs only logged (--dry-run)."},
+	{KSTATS_RUNS, ", debounced #", "debounced", "handler_debounced_total", "counter",
+	 STAT(debounced), "Handler runs replaced by a later event within the rule's debounce."},
 	{KSTATS_RUNS, ", oom kills #", "oom_kills", "handler_oom_kills_total", "counter",
 	 STAT(oom_kills), "Handler runs in which the rule's memory_max killed a process."},
 	{KSTATS_RUNS, " (containment: cgroup)", "containment_cgroup", "handler_containment_cgroup",
@@ -201,6 +203,15 @@ const struct kstats_row kstats_rows[] = {
 	 "counter", STAT(ctl_idle_dropped),
 	 "Idle control connections closed to make room for a new one."},
 
+	{KSTATS_HISTORY, "# of", "entries", "history_entries", "gauge", EXTRA(history_len),
+	 "Events in the history (keventctl events) now."},
+	{KSTATS_HISTORY, " # events", "capacity", "history_capacity", "gauge",
+	 EXTRA(history_capacity), "Events the history keeps at most (--history)."},
+	{KSTATS_HISTORY, ", # bytes", "bytes", "history_bytes", "gauge", EXTRA(history_bytes),
+	 "Memory the history holds, in bytes."},
+	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
+	 STAT(history_lost), "Events the history could not keep for lack of memory."},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -219,6 +230,8 @@ const struct kstats_row kstats_rows[] = {
 	 "Handler runs of the rule killed on its timeout."},
 	{KSTATS_RULES, ", rate-limited #", "ratelimited", "rule_ratelimited_total", "counter",
 	 RULE(ratelimited), "Handler runs of the rule suppressed by its rate limit."},
+	{KSTATS_RULES, ", debounced #", "debounced", "rule_debounced_total", "counter",
+	 RULE(debounced), "Handler runs of the rule replaced by a later event (debounce)."},
 };
 const size_t kstats_n_rows = ARRAY_SIZE(kstats_rows);
 
@@ -227,16 +240,21 @@ static const struct {
 	const char *text; /* starts its line; NULL: sources and rules have their own */
 	const char *json; /* its key; NULL: its rows are at the top level */
 } sections[KSTATS_NSECTIONS] = {
-	[KSTATS_UPTIME] = {"uptime: ", NULL},	   [KSTATS_SOURCES] = {NULL, "sources"},
-	[KSTATS_EVENTS] = {"events: ", "events"},  [KSTATS_RUNS] = {"runs: ", "runs"},
-	[KSTATS_QUEUE] = {"queue: ", "queue"},	   [KSTATS_CONTROL] = {"control: ", "control"},
-	[KSTATS_RULESET] = {"rules: ", "ruleset"}, [KSTATS_RULES] = {NULL, "rules"},
+	[KSTATS_UPTIME] = {"uptime: ", NULL},
+	[KSTATS_SOURCES] = {NULL, "sources"},
+	[KSTATS_EVENTS] = {"events: ", "events"},
+	[KSTATS_RUNS] = {"runs: ", "runs"},
+	[KSTATS_QUEUE] = {"queue: ", "queue"},
+	[KSTATS_CONTROL] = {"control: ", "control"},
+	[KSTATS_HISTORY] = {"history: ", "history"},
+	[KSTATS_RULESET] = {"rules: ", "ruleset"},
+	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES,
-	KSTATS_EVENTS, KSTATS_RUNS,    KSTATS_CONTROL, KSTATS_RULES,
+	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
+	KSTATS_RUNS,   KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_RULES,
 };
 
 /* What a rendering reads. */

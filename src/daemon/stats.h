@@ -12,7 +12,7 @@
 #include "util.h"
 
 struct krule_counters {
-	uint64_t matched, runs, failures, timeouts, ratelimited;
+	uint64_t matched, runs, failures, timeouts, ratelimited, debounced;
 };
 
 struct kstats {
@@ -29,6 +29,7 @@ struct kstats {
 	uint64_t matched;     /* events that matched at least one rule */
 	/* handler runs */
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
+	uint64_t debounced;	      /* runs replaced by a later event (debounce:) */
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
 	uint64_t oom_kills; /* runs in which the memory limit killed a process */
@@ -40,6 +41,8 @@ struct kstats {
 	uint64_t ctl_over_user;	   /* refused: its user has the most connections */
 	uint64_t ctl_root_slot;	   /* refused: only the slot kept for root was left */
 	uint64_t ctl_idle_dropped; /* idle connections closed to make room */
+	/* the event history */
+	uint64_t history_lost; /* events it could not keep for lack of memory */
 	/* rules */
 	uint64_t reloads, reload_errors;
 	uint64_t started_ns;
@@ -62,6 +65,8 @@ struct kstatus_extra {
 	size_t source_pending[KEVENT_SOURCE_MAX];
 	size_t source_share[KEVENT_SOURCE_MAX];
 	bool source_paused[KEVENT_SOURCE_MAX];
+	/* the event history: entries held, kept at most (--history), bytes */
+	size_t history_len, history_capacity, history_bytes;
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -73,6 +78,7 @@ enum kstats_section {
 	KSTATS_RUNS,
 	KSTATS_QUEUE,
 	KSTATS_CONTROL,
+	KSTATS_HISTORY,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

@@ -442,7 +442,8 @@ static void run_next(struct krunner *r, struct kjob *job)
 		const struct krule *rule = job->rules[job->next++];
 		struct krun_report rep = {.job = job, .rule = rule};
 		enum kratelimit_verdict v =
-			r->rl ? kratelimit_check(r->rl, rule, job->ev->object, now_monotonic_ns())
+			r->rl ? kratelimit_check(r->rl, rule, krule_limit_key(rule, job->ev),
+						 now_monotonic_ns())
 			      : KRATELIMIT_RUN;
 		if (!kratelimit_runs(v)) {
 			job->suppressed++;

@@ -31,7 +31,9 @@ struct kjob {
 	unsigned runs, suppressed;
 	struct kfile **files; /* references keeping the rules alive across reloads */
 	size_t n_files;
-	uint64_t order; /* arrival, for oldest-first within a source */
+	uint64_t order;	 /* arrival, for oldest-first within a source */
+	uint64_t serial; /* the owner's number for the event (the daemon's observers) */
+	bool deferred;	 /* a debounced run, after its event was counted handled */
 	struct kjob *next_in_object;
 	struct kobjq *q;
 	void *userdata; /* the caller's, e.g. the running child */

@@ -92,6 +92,11 @@ static bool payload_check(const struct kpayload_test *t, const struct kevent *ev
 
 bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *why)
 {
+	if (r->disabled) {
+		if (why)
+			strbuf_puts(why, "the rule is switched off (enabled: false)");
+		return false;
+	}
 	if (!(r->type_mask & (1u << ev->type))) {
 		if (why) {
 			strbuf_printf(why, "type \"%s\" does not match ",

@@ -9,9 +9,21 @@ bool krule_runs_something(const struct krule *r)
 	return r->run || r->shell;
 }
 
+const char *krule_limit_key(const struct krule *r, const struct kevent *ev)
+{
+	if (r->key == KRULE_KEY_RULE)
+		return "";
+	if (r->key == KRULE_KEY_PAYLOAD) {
+		const char *v = kevent_prop(ev, r->key_prop);
+		return v ? v : "";
+	}
+	return ev->object;
+}
+
 static void krule_release(struct krule *r)
 {
 	free(r->name);
+	free(r->key_prop);
 	kpattern_list_free(&r->type);
 	kpattern_list_free(&r->object);
 	kpattern_list_free(&r->signal);

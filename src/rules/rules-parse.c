@@ -516,8 +516,54 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 		*r->cg_limits = lim;
 }
 
+/* The keys of the second edition that are about when a rule runs:
+ * enabled, key, debounce.  Returns whether k is one of them (handled, or reported
+ * when given twice). */
+enum { KX_ENABLED, KX_KEY, KX_DEBOUNCE, KX_MAX };
+static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const struct ynode *v,
+				 struct krule *r, const struct ynode *seen[KX_MAX])
+{
+	static const char *const names[KX_MAX] = {"enabled", "key", "debounce"};
+	size_t which = KX_MAX;
+	for (size_t j = 0; j < KX_MAX && k->kind == YNODE_SCALAR; j++)
+		if (strcmp(k->value, names[j]) == 0)
+			which = j;
+	if (which == KX_MAX)
+		return false;
+	if (seen[which]) {
+		err(p, k, "key '%s' given twice", names[which]);
+		return true;
+	}
+	seen[which] = v;
+	const char *s = want_scalar(p, v, names[which]);
+	bool on;
+	if (!s)
+		return true;
+	if (which == KX_DEBOUNCE) {
+		const char *why = NULL;
+		if (duration_parse(s, &r->debounce_ms, &why) < 0)
+			err(p, v, "bad debounce \"%s\": %s", s, why);
+	} else if (which == KX_ENABLED) {
+		if (parse_bool(s, &on) < 0)
+			err(p, v, "'enabled' must be true or false, not \"%s\"", s);
+		else
+			r->disabled = !on;
+	} else if (strcmp(s, "object") == 0) {
+		r->key = KRULE_KEY_OBJECT;
+	} else if (strcmp(s, "rule") == 0) {
+		r->key = KRULE_KEY_RULE;
+	} else if (strncmp(s, "payload.", 8) == 0 && kevent_prop_key_valid(s + 8)) {
+		r->key = KRULE_KEY_PAYLOAD;
+		r->key_prop = pdup(p, s + 8);
+	} else {
+		err(p, v, "'key' must be object, rule or payload.NAME, not \"%s\"", s);
+	}
+	return true;
+}
+
 static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
 {
+	const struct ynode *seen_x[KX_MAX] = {NULL};
 	const struct ynode *at[K_MAX] = {NULL};
 
 	*r = (struct krule){
@@ -536,6 +582,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i];
 		size_t which = K_MAX;
+		if (parse_run_policy_key(p, k, n->kids[i + 1], r, seen_x))
+			continue;
 		if (k->kind == YNODE_SCALAR)
 			for (size_t j = 0; j < K_MAX; j++)
 				if (strcmp(k->value, rule_keys[j]) == 0)
@@ -543,8 +591,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
-			    "user, ratelimit, last, no_new_privs, limits, memory_max, tasks_max or "
-			    "cpu_weight)",
+			    "user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, "
+			    "memory_max, tasks_max or cpu_weight)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}

@@ -77,6 +77,12 @@ struct krule {
 	struct kcg_limits *cg_limits; /* NULL when none: out of line, as limits */
 	uint32_t rl_count;
 	uint64_t rl_period_ms; /* 0: no rate limit */
+	/* what the rate limit counts by (key:), and whether it is switched
+	 * off (enabled: false: kept, listed, never matched) */
+	enum krule_key { KRULE_KEY_OBJECT, KRULE_KEY_RULE, KRULE_KEY_PAYLOAD } key;
+	bool disabled;
+	char *key_prop;	      /* KRULE_KEY_PAYLOAD: the property's name */
+	uint64_t debounce_ms; /* 0: none; else runs once per quiet DURATION (debounce.h) */
 };
 
 /* One parsed rule file.  Shared, reference-counted, between rulesets so
@@ -104,6 +110,9 @@ static inline void kfile_unrefp(struct kfile **f)
 
 /* Whether r has a handler: a 'run' or a 'shell'. */
 bool krule_runs_something(const struct krule *r);
+/* What r's rate limit counts ev by: its object, "" for the whole rule, or
+ * the value of the payload property of key: (empty when it is missing). */
+const char *krule_limit_key(const struct krule *r, const struct kevent *ev);
 
 /*
  * Parses a rule file's contents.  On success returns 0 and a new kfile with

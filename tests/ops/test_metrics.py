@@ -78,6 +78,7 @@ class Metrics(kdtest.DaemonTest):
                           "timeouts": "handler_timeouts_total",
                           "ratelimited": "handler_ratelimited_total",
                           "dry_run": "handler_dry_runs_total",
+                          "debounced": "handler_debounced_total",
                           "output_dropped_bytes": "handler_output_dropped_bytes_total",
                           "ratelimit_full": "handler_ratelimit_full_total"},
                  "events": {"handled": "events_handled_total",
@@ -92,6 +93,8 @@ class Metrics(kdtest.DaemonTest):
                              "over_user_limit": "control_over_user_limit_total",
                              "root_slot_refused": "control_root_slot_refused_total",
                              "idle_dropped": "control_idle_dropped_total"},
+                 "history": {"entries": "history_entries", "capacity": "history_capacity",
+                             "bytes": "history_bytes", "not_kept": "history_not_kept_total"},
                  "ruleset": {"rules": "rules", "files": "rule_files",
                              "reloads": "reloads_total", "reload_errors": "reload_errors_total"}}
         for group, names in pairs.items():
@@ -106,6 +109,7 @@ class Metrics(kdtest.DaemonTest):
             self.assertEqual(v("rule_failures_total", **lab), r["failures"])
             self.assertEqual(v("rule_timeouts_total", **lab), r["timeouts"])
             self.assertEqual(v("rule_ratelimited_total", **lab), r["ratelimited"])
+            self.assertEqual(v("rule_debounced_total", **lab), r["debounced"])
         self.assertEqual(v("rule_runs_total", rule=HOSTILE, file=self.file), 1)
         self.assertEqual(v("rule_failures_total", rule="fails", file=self.file), 1)
         self.assertEqual(v("rule_matched_total", rule="never", file=self.file), 0)

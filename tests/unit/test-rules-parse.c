@@ -17,7 +17,7 @@ struct err_case {
 
 #define UNKNOWN_RULE_KEY                                                                           \
 	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit, " \
-	"last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)"
+	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
@@ -49,6 +49,12 @@ static const struct err_case err_cases[] = {
 	{"tasks_max many", "rules:\n  - tasks_max: many\n", "t.yaml:2:16: error: bad tasks_max \"many\": a number of tasks, 1 or more, or infinity", false},
 	{"cpu_weight 0", "rules:\n  - cpu_weight: 0\n", "t.yaml:2:17: error: bad cpu_weight \"0\": a weight from 1 to 10000", false},
 	{"cpu_weight 10001", "rules:\n  - cpu_weight: 10001\n", "t.yaml:2:17: error: bad cpu_weight \"10001\": a weight from 1 to 10000", false},
+	{"enabled not a bool", "rules:\n  - enabled: maybe\n", "t.yaml:2:14: error: 'enabled' must be true or false, not \"maybe\"", false},
+	{"enabled twice", "rules:\n  - enabled: true\n    enabled: false\n", "t.yaml:3:5: error: key 'enabled' given twice", false},
+	{"bad debounce", "rules:\n  - debounce: soon\n", "t.yaml:2:15: error: bad debounce \"soon\": ", true},
+	{"bad key", "rules:\n  - key: device\n", "t.yaml:2:10: error: 'key' must be object, rule or payload.NAME, not \"device\"", false},
+	{"key of no property", "rules:\n  - key: payload.\n", "t.yaml:2:10: error: 'key' must be object, rule or payload.NAME, not \"payload.\"", false},
+	{"key is a list", "rules:\n  - key: [rule]\n", "t.yaml:2:10: error: 'key' must be a value, not a list", false},
 	{"unknown match key", "rules:\n  - match:\n      typo: power\n", "t.yaml:3:7: error: unknown key 'typo' in match (expected type, object, signal, payload or source)", false},
 	{"name is a list", "rules:\n  - name: [a, b]\n", "t.yaml:2:11: error: 'name' must be a value, not a list", false},
 	{"name is empty", "rules:\n  - name:\n    run: [/bin/true]\n", "t.yaml:2:10: error: 'name' must be a value, not nothing", false},
@@ -57,7 +63,7 @@ static const struct err_case err_cases[] = {
 	{"name with DEL", "rules:\n  - name: \"a\\x7fb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a C1 control (CSI)", "rules:\n  - name: \"a\\x9b2Jb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a tab", "rules:\n  - name: \"a\\tb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
-	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)", false},
+	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)", false},
 	{"echoed glob with a C1 control, escaped", "rules:\n  - match:\n      object: \"/a/[\\x9b\\r\"\n", "t.yaml:3:15: error: bad 'object' value \"/a/[\\xc2\\x9b\\x0d\": glob has '[' without a closing ']'", false},
 	{"match is a list", "rules:\n  - match: [a]\n", "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
 	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n", "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},

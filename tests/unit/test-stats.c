@@ -47,6 +47,7 @@ static const struct counter_case counters[] = {
 	{"timeouts", S(timeouts), 213, "timeouts 213", "\"timeouts\":213", "keventd_handler_timeouts_total 213\n"},
 	{"runs rate-limited", S(runs_ratelimited), 214, "rate-limited 214", "\"ratelimited\":214", "keventd_handler_ratelimited_total 214\n"},
 	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
+	{"debounced", S(debounced), 219, "debounced 219", "\"debounced\":219", "keventd_handler_debounced_total 219\n"},
 	{"oom kills", S(oom_kills), 218, "oom kills 218", "\"oom_kills\":218", "keventd_handler_oom_kills_total 218\n"},
 	{"containment: cgroup", SET_NONE, 0, 1, " (containment: cgroup)", "\"containment_cgroup\":true", "keventd_handler_containment_cgroup 1\n"},
 	{"containment: process group", SET_NONE, 0, 1, " (containment: process-group)\n", "\"containment_process_group\":true", NULL},
@@ -66,6 +67,10 @@ static const struct counter_case counters[] = {
 	{"over user limit", S(ctl_over_user), 235, "over user limit 235", "\"over_user_limit\":235", "keventd_control_over_user_limit_total 235\n"},
 	{"root slot refusals", S(ctl_root_slot), 236, "root slot refusals 236", "\"root_slot_refused\":236", "keventd_control_root_slot_refused_total 236\n"},
 	{"idle dropped", S(ctl_idle_dropped), 237, "idle dropped 237", "\"idle_dropped\":237", "keventd_control_idle_dropped_total 237\n"},
+	{"history entries", X(history_len), 306, "history: 306 of", "\"entries\":306", "keventd_history_entries 306\n"},
+	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
+	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
+	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -114,6 +119,7 @@ static const struct rule_case per_rule[] = {
 	{offsetof(struct krule_counters, failures), 3, "failures", "failures", "rule_failures_total"},
 	{offsetof(struct krule_counters, timeouts), 4, "timeouts", "timeouts", "rule_timeouts_total"},
 	{offsetof(struct krule_counters, ratelimited), 5, "rate-limited", "ratelimited", "rule_ratelimited_total"},
+	{offsetof(struct krule_counters, debounced), 6, "debounced", "debounced", "rule_debounced_total"},
 };
 /* clang-format on */
 
@@ -453,6 +459,7 @@ static const struct {
 	[KSTATS_RUNS] = {"runs: ", "\"runs\":{"},
 	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
 	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
+	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -565,12 +572,13 @@ static void test_golden(void **state)
 		"socket              114          124          134          144          154          164          174          yes\n"
 		"acpi                115          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
-		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, oom kills 218 (containment: cgroup) (containment: process-group)\n"
+		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
-		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405\n"
-		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0\n"
-		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415\n");
+		"history: 306 of 307 events, 308 bytes, not kept 238\n"
+		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
+		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
+		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
 		"{\"uptime_seconds\":42,"
 		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
@@ -584,17 +592,18 @@ static void test_golden(void **state)
 		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
 		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
-		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
+		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":235},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
-		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405},"
+		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,"
-		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0},"
+		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
 		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,"
-		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415}]}\n");
+		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
 	assert_string_equal(strbuf_str(&fx->prom),
 		"# HELP keventd_build_info Always 1; the version label is keventd's.\n"
 		"# TYPE keventd_build_info gauge\n"
@@ -692,6 +701,9 @@ static void test_golden(void **state)
 		"# HELP keventd_handler_dry_runs_total Handler runs only logged (--dry-run).\n"
 		"# TYPE keventd_handler_dry_runs_total counter\n"
 		"keventd_handler_dry_runs_total 215\n"
+		"# HELP keventd_handler_debounced_total Handler runs replaced by a later event within the rule's debounce.\n"
+		"# TYPE keventd_handler_debounced_total counter\n"
+		"keventd_handler_debounced_total 219\n"
 		"# HELP keventd_handler_oom_kills_total Handler runs in which the rule's memory_max killed a process.\n"
 		"# TYPE keventd_handler_oom_kills_total counter\n"
 		"keventd_handler_oom_kills_total 218\n"
@@ -743,6 +755,18 @@ static void test_golden(void **state)
 		"# HELP keventd_control_idle_dropped_total Idle control connections closed to make room for a new one.\n"
 		"# TYPE keventd_control_idle_dropped_total counter\n"
 		"keventd_control_idle_dropped_total 237\n"
+		"# HELP keventd_history_entries Events in the history (keventctl events) now.\n"
+		"# TYPE keventd_history_entries gauge\n"
+		"keventd_history_entries 306\n"
+		"# HELP keventd_history_capacity Events the history keeps at most (--history).\n"
+		"# TYPE keventd_history_capacity gauge\n"
+		"keventd_history_capacity 307\n"
+		"# HELP keventd_history_bytes Memory the history holds, in bytes.\n"
+		"# TYPE keventd_history_bytes gauge\n"
+		"keventd_history_bytes 308\n"
+		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
+		"# TYPE keventd_history_not_kept_total counter\n"
+		"keventd_history_not_kept_total 238\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
@@ -779,7 +803,12 @@ static void test_golden(void **state)
 		"# TYPE keventd_rule_ratelimited_total counter\n"
 		"keventd_rule_ratelimited_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 405\n"
 		"keventd_rule_ratelimited_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
-		"keventd_rule_ratelimited_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 415\n");
+		"keventd_rule_ratelimited_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 415\n"
+		"# HELP keventd_rule_debounced_total Handler runs of the rule replaced by a later event (debounce).\n"
+		"# TYPE keventd_rule_debounced_total counter\n"
+		"keventd_rule_debounced_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 406\n"
+		"keventd_rule_debounced_total{rule=\"on-low \\\"q\\\" \\\\ end\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 0\n"
+		"keventd_rule_debounced_total{rule=\"spin-down\",file=\"/etc/keventd/rules.d/20-disk.yaml\"} 416\n");
 	/* clang-format on */
 }
 

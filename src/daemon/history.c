@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The event history (history.h). */
+#include "history.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum hstate {
+	H_MATCHED, /* the rule runs nothing */
+	H_QUEUED,
+	H_RUNNING,
+	H_EXITED,
+	H_KILLED,
+	H_START_FAILED,
+	H_DRY_RUN,
+	H_RATELIMITED,
+	H_NOT_RUN,   /* keventd was stopping */
+	H_DROPPED,   /* the event came in while keventd was stopping */
+	H_DEBOUNCED, /* waiting for the rule's quiet time, or replaced by a later event */
+};
+
+/* clang-format off */
+static const char *const state_names[] = {
+	[H_MATCHED] = "matched",
+	[H_QUEUED] = "queued",
+	[H_RUNNING] = "running",
+	[H_EXITED] = "exited",
+	[H_KILLED] = "killed",
+	[H_START_FAILED] = "start-failed",
+	[H_DRY_RUN] = "dry-run",
+	[H_RATELIMITED] = "rate-limited",
+	[H_NOT_RUN] = "not-run",
+	[H_DROPPED] = "dropped",
+	[H_DEBOUNCED] = "debounced",
+};
+/* clang-format on */
+
+struct hrule {
+	const void *rule; /* which rule, for the reports of its run; never read */
+	uint32_t name;	  /* offset of its name in the entry's text */
+	uint8_t state;
+	bool timed_out;
+	int32_t status; /* exit status, the signal, or -errno */
+	int32_t pid;
+	uint32_t duration_ms;
+};
+
+/* The rule files in force when an entry's event was handled. */
+struct hgen {
+	uint64_t id; /* the daemon's number for its rule set */
+	struct kfile **files;
+	size_t n_files;
+	size_t refs; /* entries that point here */
+};
+
+struct entry {
+	uint64_t serial; /* 0: never used */
+	uint64_t seqnum, timestamp;
+	uint8_t source, type;
+	uint16_t n_rules;    /* named in rules[] */
+	uint32_t n_matched;  /* every rule matched */
+	uint32_t signal;     /* offset in text; the object is at 0 */
+	uint32_t payload;    /* offset in text, after the rule names */
+	struct hgen *gen;    /* NULL: its rules are no longer kept */
+	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
+	char *text;
+	size_t cap; /* bytes of the buffer */
+};
+
+struct khistory {
+	struct entry *ring;
+	size_t cap, len;
+	size_t bytes;				 /* of the buffers */
+	uint64_t last;				 /* the newest serial */
+	struct hgen *gens[KHISTORY_GENERATIONS]; /* oldest first */
+	size_t n_gens;
+};
+
+static void gen_free(struct hgen *g)
+{
+	for (size_t i = 0; g && i < g->n_files; i++)
+		kfile_unref(g->files[i]);
+	if (g)
+		free(g->files);
+	free(g);
+}
+
+/* Drops generation i of the table; entries that pointed to it lose it. */
+static void gen_drop(struct khistory *h, size_t i)
+{
+	struct hgen *g = h->gens[i];
+	for (size_t k = 0; g->refs && k < h->cap; k++)
+		if (h->ring[k].gen == g) {
+			h->ring[k].gen = NULL;
+			g->refs--;
+		}
+	memmove(h->gens + i, h->gens + i + 1, (h->n_gens - i - 1) * sizeof(*h->gens));
+	h->n_gens--;
+	gen_free(g);
+}
+
+/* The generation of rs (number id), made when it is new: NULL on ENOMEM. */
+static struct hgen *gen_of(struct khistory *h, const struct kruleset *rs, uint64_t id)
+{
+	if (h->n_gens && h->gens[h->n_gens - 1]->id == id)
+		return h->gens[h->n_gens - 1];
+	/* those no entry uses any more go first, then the oldest */
+	for (size_t i = h->n_gens; i-- > 0;)
+		if (!h->gens[i]->refs)
+			gen_drop(h, i);
+	if (h->n_gens == KHISTORY_GENERATIONS)
+		gen_drop(h, 0);
+	struct hgen *g = calloc(1, sizeof(*g));
+	if (!g || (rs->n_files && !(g->files = calloc(rs->n_files, sizeof(*g->files))))) {
+		free(g);
+		return NULL;
+	}
+	g->id = id;
+	for (size_t i = 0; i < rs->n_files; i++)
+		g->files[g->n_files++] = kfile_ref(rs->files[i]);
+	h->gens[h->n_gens++] = g;
+	return g;
+}
+
+static void entry_set_gen(struct entry *e, struct hgen *g)
+{
+	if (e->gen)
+		e->gen->refs--;
+	e->gen = g;
+	if (g)
+		g->refs++;
+}
+
+int khistory_new(size_t cap, struct khistory **out)
+{
+	struct khistory *h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->cap = cap;
+	if (cap && !(h->ring = calloc(cap, sizeof(*h->ring)))) {
+		free(h);
+		return -ENOMEM;
+	}
+	*out = h;
+	return 0;
+}
+
+void khistory_free(struct khistory *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->cap; i++)
+		free(h->ring[i].rules);
+	for (size_t i = 0; i < h->n_gens; i++)
+		gen_free(h->gens[i]);
+	free(h->ring);
+	free(h);
+}
+
+static struct entry *find(const struct khistory *h, uint64_t serial)
+{
+	if (!h || !h->cap || !serial)
+		return NULL;
+	struct entry *e = &h->ring[serial % h->cap];
+	return e->serial == serial ? e : NULL;
+}
+
+int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
+		 const struct krule *const *rules, size_t n, bool dropped,
+		 const struct kruleset *rs, uint64_t generation)
+{
+	if (!h->cap)
+		return 0;
+	struct entry *e = &h->ring[serial % h->cap];
+	size_t named = n < KHISTORY_RULES_MAX ? n : KHISTORY_RULES_MAX;
+	size_t olen = strlen(ev->object) + 1, slen = strlen(ev->signal) + 1;
+	size_t plen = strlen(ev->payload) + 1;
+	size_t need = named * sizeof(struct hrule) + olen + slen + plen;
+	for (size_t i = 0; i < named; i++)
+		need += strlen(rules[i]->name) + 1;
+	if (e->serial)
+		h->len--;
+	e->serial = 0;
+	entry_set_gen(e, NULL);
+	if (need > e->cap) {
+		/* grown, never shrunk: a slot's buffer is as big as its biggest event */
+		size_t cap = need < 128 ? 128 : need;
+		void *buf = realloc(e->rules, cap);
+		if (!buf)
+			return -ENOMEM;
+		h->bytes += cap - e->cap;
+		e->rules = buf;
+		e->cap = cap;
+	}
+	e->text = (char *)(e->rules + named);
+	memcpy(e->text, ev->object, olen);
+	memcpy(e->text + olen, ev->signal, slen);
+	size_t off = olen + slen;
+	for (size_t i = 0; i < named; i++) {
+		size_t len = strlen(rules[i]->name) + 1;
+		memcpy(e->text + off, rules[i]->name, len);
+		e->rules[i] = (struct hrule){
+			.rule = rules[i],
+			.name = (uint32_t)off,
+			.state = !krule_runs_something(rules[i]) ? H_MATCHED
+				 : dropped			 ? H_DROPPED
+				 : rules[i]->debounce_ms	 ? H_DEBOUNCED
+								 : H_QUEUED,
+		};
+		off += len;
+	}
+	memcpy(e->text + off, ev->payload, plen);
+	e->payload = (uint32_t)off;
+	entry_set_gen(e, rs ? gen_of(h, rs, generation) : NULL);
+	e->serial = serial;
+	e->seqnum = ev->seqnum;
+	e->timestamp = ev->timestamp;
+	e->source = (uint8_t)ev->source;
+	e->type = (uint8_t)ev->type;
+	e->n_rules = (uint16_t)named;
+	e->n_matched = (uint32_t)n;
+	e->signal = (uint32_t)olen;
+	h->len++;
+	h->last = serial;
+	return 0;
+}
+
+static void apply(struct hrule *r, const struct krun_report *rep)
+{
+	switch (rep->outcome) {
+	case KRUN_STARTED:
+		r->state = H_RUNNING;
+		r->pid = (int32_t)rep->pid;
+		return;
+	case KRUN_EXITED:
+	case KRUN_KILLED:
+		r->state = rep->outcome == KRUN_EXITED ? H_EXITED : H_KILLED;
+		r->status = rep->status;
+		r->timed_out = rep->timed_out;
+		r->duration_ms =
+			rep->duration_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)rep->duration_ms;
+		return;
+	case KRUN_START_FAILED:
+		r->state = H_START_FAILED;
+		r->status = rep->error;
+		return;
+	case KRUN_DRY_RUN:
+		r->state = H_DRY_RUN;
+		return;
+	case KRUN_RATELIMITED:
+		r->state = H_RATELIMITED;
+		return;
+	}
+}
+
+void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
+{
+	struct entry *e = find(h, serial);
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->rules[i].rule == rep->rule) {
+			apply(&e->rules[i], rep);
+			return;
+		}
+}
+
+void khistory_done(struct khistory *h, uint64_t serial)
+{
+	struct entry *e = find(h, serial);
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		if (e->rules[i].state == H_QUEUED)
+			e->rules[i].state = H_NOT_RUN;
+		/* its file may go now, unless its run waits for quiet: that
+		 * one holds the file, and its own job reports as this event */
+		if (e->rules[i].state != H_DEBOUNCED)
+			e->rules[i].rule = NULL;
+	}
+}
+
+const struct khistory_entry *khistory_find(const struct khistory *h, int source, uint64_t seqnum,
+					   bool last)
+{
+	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (uint64_t s = h ? h->last : 0; s >= oldest && s; s--) {
+		const struct entry *e = find(h, s);
+		if (!e || (source >= 0 && e->source != source) || (!last && e->seqnum != seqnum))
+			continue;
+		return (const struct khistory_entry *)e;
+	}
+	return NULL;
+}
+
+const struct khistory_entry *khistory_oldest(const struct khistory *h)
+{
+	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (uint64_t s = oldest; h && s <= h->last; s++)
+		if (find(h, s))
+			return (const struct khistory_entry *)find(h, s);
+	return NULL;
+}
+
+int khistory_entry_event(const struct khistory_entry *he, struct kevent **out)
+{
+	const struct entry *e = (const struct entry *)he;
+	const char *why;
+	return kevent_new(e->type, e->text, e->text + e->signal, e->text + e->payload,
+			  (enum kevent_source)e->source, e->seqnum, e->timestamp, NULL, 0, out,
+			  &why);
+}
+
+void khistory_entry_where(const struct khistory_entry *he, enum kevent_source *source,
+			  uint64_t *seqnum, uint64_t *timestamp)
+{
+	const struct entry *e = (const struct entry *)he;
+	*source = (enum kevent_source)e->source;
+	*seqnum = e->seqnum;
+	*timestamp = e->timestamp;
+}
+
+struct kfile *const *khistory_entry_files(const struct khistory_entry *he, size_t *n)
+{
+	const struct entry *e = (const struct entry *)he;
+	*n = e->gen ? e->gen->n_files : 0;
+	return e->gen ? e->gen->files : NULL;
+}
+
+size_t khistory_generations(const struct khistory *h)
+{
+	return h ? h->n_gens : 0;
+}
+
+size_t khistory_capacity(const struct khistory *h)
+{
+	return h ? h->cap : 0;
+}
+
+size_t khistory_len(const struct khistory *h)
+{
+	return h ? h->len : 0;
+}
+
+size_t khistory_bytes(const struct khistory *h)
+{
+	return h ? sizeof(*h) + h->cap * sizeof(*h->ring) + h->bytes : 0;
+}
+
+/* "2026-12-03T15:20:01.123Z" */
+void khistory_put_time(struct strbuf *out, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char buf[32];
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		strcpy(buf, "?");
+	strbuf_printf(out, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
+}
+
+static void put_outcome_text(struct strbuf *out, const struct hrule *r)
+{
+	switch ((enum hstate)r->state) {
+	case H_MATCHED:
+		strbuf_puts(out, "matched (runs nothing)");
+		break;
+	case H_QUEUED:
+		strbuf_puts(out, "queued");
+		break;
+	case H_RUNNING:
+		strbuf_printf(out, "running (pid %d)", (int)r->pid);
+		break;
+	case H_EXITED:
+		strbuf_printf(out, "exited %d after %" PRIu32 " ms", (int)r->status,
+			      r->duration_ms);
+		break;
+	case H_KILLED: {
+		const char *sig = sigabbrev_np(r->status);
+		if (sig)
+			strbuf_printf(out, "killed by SIG%s", sig);
+		else
+			strbuf_printf(out, "killed by signal %d", (int)r->status);
+		strbuf_printf(out, " after %" PRIu32 " ms", r->duration_ms);
+		break;
+	}
+	case H_START_FAILED:
+		strbuf_printf(out, "failed to start: %s", strerror(-r->status));
+		break;
+	case H_DRY_RUN:
+		strbuf_puts(out, "dry-run (not run)");
+		break;
+	case H_RATELIMITED:
+		strbuf_puts(out, "rate-limited (not run)");
+		break;
+	case H_NOT_RUN:
+		strbuf_puts(out, "not run (keventd was stopping)");
+		break;
+	case H_DROPPED:
+		strbuf_puts(out, "dropped (keventd was stopping)");
+		break;
+	case H_DEBOUNCED:
+		strbuf_puts(out, "debounced (waiting for quiet, or replaced by a later event)");
+		break;
+	}
+	if (r->timed_out)
+		strbuf_puts(out, ", timed out");
+}
+
+void khistory_put_report(struct strbuf *out, const struct krun_report *rep)
+{
+	struct hrule r = {0};
+	apply(&r, rep);
+	put_outcome_text(out, &r);
+}
+
+static void render_text(const struct entry *e, struct strbuf *out)
+{
+	khistory_put_time(out, e->timestamp);
+	strbuf_printf(out, " %s seq=%" PRIu64 " %s ", kevent_source_name(e->source), e->seqnum,
+		      kevent_type_name(e->type));
+	strbuf_put_escaped(out, e->text);
+	strbuf_putc(out, ' ');
+	strbuf_put_escaped(out, e->text + e->signal);
+	strbuf_puts(out, e->n_matched ? "\n" : "\n  (no rule matched)\n");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		strbuf_puts(out, "  ");
+		strbuf_put_escaped(out, e->text + e->rules[i].name);
+		strbuf_puts(out, ": ");
+		put_outcome_text(out, &e->rules[i]);
+		strbuf_putc(out, '\n');
+	}
+	if (e->n_matched > e->n_rules)
+		strbuf_printf(out, "  (and %" PRIu32 " more rules)\n", e->n_matched - e->n_rules);
+}
+
+static void render_json(const struct entry *e, struct strbuf *out)
+{
+	strbuf_printf(out,
+		      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
+		      "\"type\":\"%s\",\"object\":",
+		      e->seqnum, e->timestamp, kevent_source_name(e->source),
+		      kevent_type_name(e->type));
+	strbuf_json(out, e->text);
+	strbuf_puts(out, ",\"signal\":");
+	strbuf_json(out, e->text + e->signal);
+	strbuf_puts(out, ",\"rules\":[");
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct hrule *r = &e->rules[i];
+		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
+		strbuf_json(out, e->text + r->name);
+		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
+		if (r->state == H_RUNNING)
+			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
+		if (r->state == H_EXITED)
+			strbuf_printf(out, ",\"status\":%d", (int)r->status);
+		if (r->state == H_KILLED)
+			strbuf_printf(out, ",\"signal\":%d", (int)r->status);
+		if (r->state == H_EXITED || r->state == H_KILLED)
+			strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s",
+				      r->duration_ms, r->timed_out ? "true" : "false");
+		if (r->state == H_START_FAILED) {
+			strbuf_puts(out, ",\"error\":");
+			strbuf_json(out, strerror(-r->status));
+		}
+		strbuf_putc(out, '}');
+	}
+	strbuf_printf(out, "],\"matched\":%" PRIu32 "}\n", e->n_matched);
+}
+
+void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out)
+{
+	if (!h || !h->len)
+		return;
+	if (!n || n > h->len)
+		n = h->len;
+	/* the ring holds serials up to last, each at serial % cap, with a
+	 * hole where an entry could not be kept: the first of the last n */
+	uint64_t first = h->last, oldest = h->last > h->cap ? h->last - h->cap + 1 : 1;
+	for (size_t found = 0; first >= oldest; first--)
+		if (find(h, first) && ++found == n)
+			break;
+	for (uint64_t s = first < oldest ? oldest : first; s <= h->last; s++) {
+		const struct entry *e = find(h, s);
+		if (!e)
+			continue;
+		if (json)
+			render_json(e, out);
+		else
+			render_text(e, out);
+	}
+}

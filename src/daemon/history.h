@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The event history: a ring of the last N events the daemon handled, each
+ * with what became of every rule it matched (queued, running, its exit
+ * status or signal and run time, rate-limited, dry-run...), for
+ * `keventctl events` and `keventctl explain` (keventctl(8)).  Its memory
+ * is bounded: N entries of fixed size, each with one buffer for its text
+ * (object, signal, rule names, at most KHISTORY_RULES_MAX of them, and
+ * payload), reused when the ring comes round; and references on the rule
+ * files in force when each event was handled, for at most
+ * KHISTORY_GENERATIONS rule sets (when a reload makes one more, the
+ * entries of the oldest lose theirs).  Pure: the daemon feeds it
+ * (daemon.c) and logs.
+ */
+#ifndef KEVENT_HISTORY_H
+#define KEVENT_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "rules.h"
+#include "ruleset.h"
+#include "runner.h"
+#include "util.h"
+
+#define KHISTORY_DEFAULT     1024
+#define KHISTORY_MAX	     1048576
+#define KHISTORY_RULES_MAX   32 /* rules named per event; the rest are counted */
+#define KHISTORY_GENERATIONS 8	/* rule sets kept for the entries that were handled by them */
+
+struct khistory;
+
+/* cap entries; 0 is a history that keeps nothing.  0 or -ENOMEM. */
+int khistory_new(size_t cap, struct khistory **out);
+void khistory_free(struct khistory *h);
+static inline void khistory_freep(struct khistory **h)
+{
+	khistory_free(*h);
+}
+
+/* Records event number serial (the daemon's count, 1 for its first) and
+ * the rules it matched, in order: those that run something are "queued"
+ * (or "dropped" when dropped is set: keventd was stopping), the others
+ * "matched".  rs (may be NULL) is the rule set it was matched against,
+ * number generation: a new number keeps references on rs's files.  The
+ * oldest entry makes room.  0 or -ENOMEM (nothing kept). */
+int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
+		 const struct krule *const *rules, size_t n, bool dropped,
+		 const struct kruleset *rs, uint64_t generation);
+/* A step of a rule's run for event serial (runner.h); nothing when that
+ * event has left the ring. */
+void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep);
+/* Event serial's job is over: a rule still queued was not run (stopping). */
+void khistory_done(struct khistory *h, uint64_t serial);
+
+/* An entry, valid until the next khistory_add(). */
+struct khistory_entry;
+/* The newest entry of seqnum (of source, unless it is -1); with last, the
+ * newest entry (of source).  NULL when there is none. */
+const struct khistory_entry *khistory_find(const struct khistory *h, int source, uint64_t seqnum,
+					   bool last);
+const struct khistory_entry *khistory_oldest(const struct khistory *h); /* NULL: empty */
+/* The entry's event, made again (no uevent variables).  0 or -errno. */
+int khistory_entry_event(const struct khistory_entry *e, struct kevent **out);
+void khistory_entry_where(const struct khistory_entry *e, enum kevent_source *source,
+			  uint64_t *seqnum, uint64_t *timestamp);
+/* The rule files in force when it was handled, in order; NULL (with *n 0)
+ * when they are no longer kept. */
+struct kfile *const *khistory_entry_files(const struct khistory_entry *e, size_t *n);
+size_t khistory_generations(const struct khistory *h); /* rule sets kept */
+
+size_t khistory_capacity(const struct khistory *h);
+size_t khistory_len(const struct khistory *h);	 /* entries held */
+size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
+
+/* The last n entries (0: all), oldest first: as text, a line per event and
+ * an indented line per rule, or as one JSON object a line. */
+void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out);
+
+/* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
+void khistory_put_report(struct strbuf *out, const struct krun_report *rep);
+/* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
+void khistory_put_time(struct strbuf *out, uint64_t ns);
+
+#endif

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The event history: a bounded ring, oldest first, each rule's outcome as
+ * the runner reported it, and reports for events gone from the ring
+ * ignored. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "testutil.h"
+#include "util.h"
+
+static struct kfile *rules(void)
+{
+	return tu_parse("rules:\n"
+			"  - name: a\n    run: [/bin/true]\n"
+			"  - name: b\n    run: [/bin/true]\n"
+			"  - name: quiet\n",
+			"/etc/keventd/rules.d/10-h.yaml");
+}
+
+static char *render(const struct khistory *h, size_t n, bool json)
+{
+	struct strbuf sb = STRBUF_INIT;
+	khistory_render(h, n, json, &sb);
+	assert_false(sb.oom);
+	return sb.buf ? sb.buf : strdup("");
+}
+
+static void add(struct khistory *h, uint64_t serial, const char *signal,
+		const struct krule *const *r, size_t n)
+{
+	struct kevent *ev = tu_event(0, "/o", signal, "");
+	ev->seqnum = serial * 10;
+	ev->timestamp = 1000000000ull * 86400 + 5000000; /* 1970-01-02T00:00:00.005Z */
+	assert_int_equal(khistory_add(h, serial, ev, r, n, false, NULL, 0), 0);
+	kevent_free(ev);
+}
+
+/* Only the last cap events are kept, oldest first; -n takes the newest. */
+static void test_ring(void **state)
+{
+	(void)state;
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(3, &h), 0);
+	char *s = render(h, 0, false);
+	assert_string_equal(s, "");
+	free(s);
+	for (uint64_t i = 1; i <= 5; i++)
+		add(h, i, "s", NULL, 0);
+	assert_int_equal(khistory_len(h), 3);
+	assert_int_equal(khistory_capacity(h), 3);
+	s = render(h, 0, false);
+	assert_string_equal(s, "1970-01-02T00:00:00.005Z socket seq=30 general /o s\n"
+			       "  (no rule matched)\n"
+			       "1970-01-02T00:00:00.005Z socket seq=40 general /o s\n"
+			       "  (no rule matched)\n"
+			       "1970-01-02T00:00:00.005Z socket seq=50 general /o s\n"
+			       "  (no rule matched)\n");
+	free(s);
+	s = render(h, 1, true);
+	assert_string_equal(s, "{\"seqnum\":50,\"timestamp\":86400005000000,\"source\":\"socket\","
+			       "\"type\":\"general\",\"object\":\"/o\",\"signal\":\"s\","
+			       "\"rules\":[],\"matched\":0}\n");
+	free(s);
+	khistory_free(h);
+}
+
+/* Each report moves its rule on; a report for an event that left the ring
+ * changes nothing, and the job's end leaves no rule queued. */
+static void test_outcomes(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1], &f->rules[2]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(2, &h), 0);
+	add(h, 1, "x", r, 3);
+	char *s = render(h, 0, false);
+	assert_non_null(strstr(s, "  a: queued\n  b: queued\n  quiet: matched (runs nothing)\n"));
+	free(s);
+	khistory_report(h, 1,
+			&(struct krun_report){.rule = r[0], .outcome = KRUN_STARTED, .pid = 42});
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"running\",\"pid\":42}"));
+	free(s);
+	khistory_report(h, 1,
+			&(struct krun_report){.rule = r[0],
+					      .outcome = KRUN_KILLED,
+					      .status = SIGTERM,
+					      .timed_out = true,
+					      .duration_ms = 1500});
+	khistory_done(h, 1);
+	s = render(h, 0, false);
+	assert_non_null(strstr(s, "  a: killed by SIGTERM after 1500 ms, timed out\n"
+				  "  b: not run (keventd was stopping)\n"));
+	free(s);
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"killed\",\"signal\":15,"
+				  "\"duration_ms\":1500,\"timed_out\":true},"
+				  "{\"name\":\"b\",\"outcome\":\"not-run\"},"
+				  "{\"name\":\"quiet\",\"outcome\":\"matched\"}],\"matched\":3}"));
+	free(s);
+	add(h, 2, "y", r, 2);
+	khistory_report(
+		h, 2,
+		&(struct krun_report){
+			.rule = r[0], .outcome = KRUN_EXITED, .status = 3, .duration_ms = 7});
+	khistory_report(h, 2, &(struct krun_report){.rule = r[1], .outcome = KRUN_RATELIMITED});
+	add(h, 3, "z", r, 2); /* event 1 leaves the ring */
+	khistory_report(h, 1, &(struct krun_report){.rule = r[1], .outcome = KRUN_DRY_RUN});
+	khistory_report(h, 3,
+			&(struct krun_report){
+				.rule = r[0], .outcome = KRUN_START_FAILED, .error = -ENOENT});
+	khistory_report(h, 3, &(struct krun_report){.rule = r[1], .outcome = KRUN_DRY_RUN});
+	s = render(h, 0, false);
+	assert_string_equal(s, "1970-01-02T00:00:00.005Z socket seq=20 general /o y\n"
+			       "  a: exited 3 after 7 ms\n"
+			       "  b: rate-limited (not run)\n"
+			       "1970-01-02T00:00:00.005Z socket seq=30 general /o z\n"
+			       "  a: failed to start: No such file or directory\n"
+			       "  b: dry-run (not run)\n");
+	free(s);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
+/* At most KHISTORY_RULES_MAX rules are named; the rest are counted, and
+ * the memory held is that of the ring and its reused buffers. */
+static void test_bounded(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[KHISTORY_RULES_MAX + 5];
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
+		r[i] = &f->rules[i % 3];
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(4, &h), 0);
+	add(h, 1, "many", r, ARRAY_SIZE(r));
+	char *s = render(h, 0, false);
+	assert_non_null(strstr(s, "\n  (and 5 more rules)\n"));
+	free(s);
+	khistory_free(h);
+	assert_int_equal(khistory_new(4, &h), 0);
+	size_t empty = khistory_bytes(h);
+	add(h, 1, "many", r, ARRAY_SIZE(r));
+	size_t one = khistory_bytes(h) - empty;
+	for (uint64_t i = 2; i <= 40; i++)
+		add(h, i, "many", r, ARRAY_SIZE(r));
+	assert_int_equal(khistory_bytes(h), empty + 4 * one);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
+/* A history of no entries keeps nothing. */
+static void test_empty(void **state)
+{
+	(void)state;
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(0, &h), 0);
+	add(h, 1, "x", NULL, 0);
+	khistory_report(h, 1, &(struct krun_report){.outcome = KRUN_DRY_RUN});
+	khistory_done(h, 1);
+	assert_int_equal(khistory_len(h), 0);
+	char *s = render(h, 0, false);
+	assert_string_equal(s, "");
+	free(s);
+	khistory_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring),
+		cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_empty),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
