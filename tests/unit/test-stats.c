@@ -596,7 +596,7 @@ static void test_golden(void **state)
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
-		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":235},"
+		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
