@@ -285,6 +285,13 @@ static int kevent_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "errors: %llu\n", c.errors);
 	seq_printf(m, "atomic_in_irq: %llu\n", c.atomic_in_irq);
 	seq_printf(m, "seqnum: %llu\n", c.seqnum);
+	seq_printf(m, "deferred: %llu\n", c.deferred);
+	seq_printf(m, "dropped_pending_full: %llu\n", c.pending_full);
+	seq_printf(m, "ring_events: %llu\n", c.ring_events);
+	seq_printf(m, "ring_bytes: %llu\n", c.ring_bytes);
+	seq_printf(m, "ring_limit: %llu\n", c.ring_limit);
+	seq_printf(m, "ring_evicted: %llu\n", c.evicted);
+	seq_printf(m, "instance: %llu\n", c.instance);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kevent_stats);

@@ -5,8 +5,9 @@
 # initramfs and run a guest script in it.
 #
 #   run-guest.sh --kernel 6.1|6.12|KVER --script GUEST_SCRIPT
-#                [--module PATH]... [--bin FILE]... [--file SRC:DEST]...
-#                [--env NAME=VALUE]... [--qemu-arg ARG]... [--append ARGS]
+#                [--module PATH]... [--kmod NAME]... [--bin FILE]...
+#                [--file SRC:DEST]... [--env NAME=VALUE]...
+#                [--qemu-arg ARG]... [--append ARGS]
 #                [--cache DIR] [--workdir DIR] [--timeout SECONDS] [--smp N]
 #
 #   --kernel    6.1 (linux-headers-amd64), 6.12 (newest 6.12.*+deb12) or an
@@ -16,6 +17,9 @@
 #               with KBUILD_EXTRA_SYMBOLS and KTEST_MODULE_DIRS naming the
 #               modules built before it (in argument order).
 #               The guest finds the modules in /ktest/modules/NAME.ko.
+#   --kmod      a module of the kernel's own image package, e.g. nlmon:
+#               copied (decompressed) to /ktest/modules/NAME.ko; its
+#               dependencies are not
 #   --bin       a program: copied to /bin/ with the shared libraries and
 #               the dynamic loader that ldd lists for it
 #   --file      a file or directory copied to DEST in the guest
@@ -47,6 +51,7 @@ TIMEOUT=240
 SMP=1
 APPEND=
 MODULES=()
+KMODS=()
 BINS=()
 FILES=()
 ENVS=()
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--kernel) KERNEL=$2 ;;
 	--script) SCRIPT=$2 ;;
 	--module) MODULES+=("$2") ;;
+	--kmod) KMODS+=("$2") ;;
 	--bin) BINS+=("$2") ;;
 	--file) FILES+=("$2") ;;
 	--env) ENVS+=("$2") ;;
@@ -144,6 +150,24 @@ for m in "${MODULES[@]}"; do
 	else
 		die "no such module: $m"
 	fi
+done
+
+# The kernel's own modules, from its image package; cached per kernel.
+for k in "${KMODS[@]}"; do
+	[ -n "${IMAGE_DEB:-}" ] || die "no image package for $KVER: cannot take --kmod $k"
+	K=$CACHE/kernels/$KVER/kmod/$k.ko
+	if [ ! -s "$K" ]; then
+		mkdir -p "$(dirname "$K")"
+		f=$(dpkg-deb -c "$IMAGE_DEB" | grep -o "\./lib/modules/.*/$k\.ko\(\.xz\)\?$" |
+			head -n 1)
+		[ -n "$f" ] || die "no module $k in $IMAGE_DEB"
+		dpkg-deb --fsys-tarfile "$IMAGE_DEB" | tar -x -O "$f" >"$K.tmp"
+		case $f in
+		*.xz) xz -d <"$K.tmp" >"$K.tmp2" && mv "$K.tmp2" "$K.tmp" ;;
+		esac
+		mv "$K.tmp" "$K"
+	fi
+	cp "$K" "$ROOT/ktest/modules/$k.ko"
 done
 
 # copy_libs FILE: the shared libraries and the loader FILE needs.
