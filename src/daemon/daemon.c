@@ -156,6 +156,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	struct collect c = {.d = d};
 	enum kevent_source src = ev->source;
 	d->stats.received[src]++;
+	if (ev->recovered)
+		d->stats.recovered[src]++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
