@@ -8,8 +8,17 @@
  * was sent.  No message is built when no one listens.
  *
  * The sequence number starts at 1 when the module is loaded and grows by
- * one for every event that is multicast to a group with listeners, so a
- * listener subscribed to every group sees a gap only when it lost events.
+ * one for every event, whether or not anyone listens, so a listener
+ * subscribed to every group sees a gap only when it lost events.  The
+ * most recent events stay in a ring bounded in bytes (ring_kb), from
+ * which KEVENT_CMD_GET dumps the events after a number: a listener that
+ * overran or restarted fetches what it missed.
+ *
+ * send_kevent() multicasts the event itself.  send_kevent_atomic() only
+ * stores it and queues a worker that multicasts the stored events in
+ * sequence order: netlink's paths (a tap such as nlmon) must not run with
+ * interrupts off.  While atomic events wait for the worker, process
+ * context events queue behind them, so order is kept.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,10 +27,15 @@
 #include <linux/hardirq.h>
 #include <linux/kernel.h>
 #include <linux/kevent.h>
+#include <linux/list.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 
@@ -39,8 +53,8 @@ static const struct genl_multicast_group kevent_genl_mcgrps[] = {
 static_assert(ARRAY_SIZE(kevent_genl_mcgrps) == __KEVENT_TYPE_MAX);
 
 /*
- * What the kernel sends.  The family takes no command from user space;
- * the policy documents the attributes and their limits for listeners.
+ * What the kernel sends, and KEVENT_A_SEQNUM of KEVENT_CMD_GET, the one
+ * command the family takes from user space.
  */
 static const struct nla_policy kevent_genl_policy[KEVENT_A_MAX + 1] = {
 	[KEVENT_A_TYPE]		= { .type = NLA_U32 },
@@ -52,6 +66,20 @@ static const struct nla_policy kevent_genl_policy[KEVENT_A_MAX + 1] = {
 				    .len = KEVENT_PAYLOAD_MAX },
 	[KEVENT_A_SEQNUM]	= { .type = NLA_U64 },
 	[KEVENT_A_TIMESTAMP]	= { .type = NLA_U64 },
+	[KEVENT_A_INSTANCE]	= { .type = NLA_U64 },
+	[KEVENT_A_LOST]		= { .type = NLA_U64 },
+};
+
+static int kevent_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+static int kevent_get_start(struct netlink_callback *cb);
+
+static const struct genl_ops kevent_genl_ops[] = {
+	{
+		.cmd	= KEVENT_CMD_GET,
+		.flags	= GENL_ADMIN_PERM,
+		.start	= kevent_get_start,
+		.dumpit	= kevent_get_dumpit,
+	},
 };
 
 static struct genl_family kevent_genl_family __ro_after_init = {
@@ -60,11 +88,74 @@ static struct genl_family kevent_genl_family __ro_after_init = {
 	.version	= KEVENT_GENL_VERSION,
 	.maxattr	= KEVENT_A_MAX,
 	.policy		= kevent_genl_policy,
+	.ops		= kevent_genl_ops,
+	.n_ops		= ARRAY_SIZE(kevent_genl_ops),
 	.mcgrps		= kevent_genl_mcgrps,
 	.n_mcgrps	= ARRAY_SIZE(kevent_genl_mcgrps),
 };
 
-static atomic64_t kevent_seqnum = ATOMIC64_INIT(0);
+static unsigned int ring_kb = 1024;
+module_param(ring_kb, uint, 0444);
+MODULE_PARM_DESC(ring_kb, "size of the ring of recent events in KiB (default 1024, 0: off)");
+
+/* At most this much waits for the worker, ring or no ring. */
+#define KEVENT_PENDING_MAX	(4U << 20)
+#define KEVENT_RING_KB_MAX	(1024U * 1024)	/* 1 GiB */
+
+/**
+ * struct kevent_rec - one event, as stored in the ring
+ * @ring: in kevent_ring.events, oldest first, while @in_ring
+ * @pending: in kevent_ring.pending, while @is_pending
+ * @seqnum: its sequence number
+ * @timestamp: when it was sent, nanoseconds since the epoch
+ * @size: what it counts against the ring's bound, in bytes
+ * @type: enum kevent_type
+ * @signal: offset of the signal in @data
+ * @payload: offset of the payload in @data
+ * @in_ring: kept in the ring
+ * @is_pending: waiting for the worker to multicast it
+ * @data: the object, the signal and the payload, each NUL-terminated
+ *
+ * A record is freed once it is neither in the ring nor pending.
+ */
+struct kevent_rec {
+	struct list_head ring;
+	struct list_head pending;
+	u64 seqnum;
+	u64 timestamp;
+	size_t size;
+	u32 type;
+	u16 signal;
+	u16 payload;
+	bool in_ring;
+	bool is_pending;
+	char data[];
+};
+
+/*
+ * The ring, the worker's queue and the sequence number, under one lock
+ * that is taken with interrupts saved: send_kevent_atomic() takes it in
+ * any context.
+ */
+static struct {
+	spinlock_t lock;		/* protects everything below */
+	struct list_head events;	/* oldest first */
+	struct list_head pending;	/* oldest first */
+	size_t bytes;			/* of the records in events */
+	size_t pending_bytes;		/* of the records in pending */
+	size_t limit;			/* ring_kb in bytes */
+	u64 nr_events;			/* in events */
+	u64 seqnum;			/* the last number given */
+} kevent_ring = {
+	.lock		= __SPIN_LOCK_UNLOCKED(kevent_ring.lock),
+	.events		= LIST_HEAD_INIT(kevent_ring.events),
+	.pending	= LIST_HEAD_INIT(kevent_ring.pending),
+};
+
+static u64 kevent_instance;
+
+static void kevent_work_fn(struct work_struct *work);
+static DECLARE_WORK(kevent_work, kevent_work_fn);
 
 /*
  * Whether the family is registered.  Built into the kernel, kevent
@@ -80,6 +171,9 @@ static struct {
 	atomic64_t overrun;
 	atomic64_t errors;
 	atomic64_t atomic_in_irq;
+	atomic64_t deferred;
+	atomic64_t evicted;
+	atomic64_t pending_full;
 } kevent_stats;
 
 const char *kevent_type_name(unsigned int type)
@@ -140,73 +234,163 @@ const char *kevent_check_args(unsigned int type, const char *object,
 
 void kevent_read_counters(struct kevent_counters *c)
 {
+	unsigned long flags;
+
 	c->sent = atomic64_read(&kevent_stats.sent);
 	c->no_listener = atomic64_read(&kevent_stats.no_listener);
 	c->overrun = atomic64_read(&kevent_stats.overrun);
 	c->errors = atomic64_read(&kevent_stats.errors);
 	c->atomic_in_irq = atomic64_read(&kevent_stats.atomic_in_irq);
-	c->seqnum = atomic64_read(&kevent_seqnum);
+	c->deferred = atomic64_read(&kevent_stats.deferred);
+	c->evicted = atomic64_read(&kevent_stats.evicted);
+	c->pending_full = atomic64_read(&kevent_stats.pending_full);
+	c->instance = kevent_instance;
+	spin_lock_irqsave(&kevent_ring.lock, flags);
+	c->seqnum = kevent_ring.seqnum;
+	c->ring_events = kevent_ring.nr_events;
+	c->ring_bytes = kevent_ring.bytes;
+	c->ring_limit = kevent_ring.limit;
+	spin_unlock_irqrestore(&kevent_ring.lock, flags);
 }
 
-static int kevent_send(enum kevent_type type, const char *object,
-		       const char *signal, const char *payload, gfp_t gfp)
+static inline const char *kevent_rec_object(const struct kevent_rec *rec)
+{
+	return rec->data;
+}
+
+static inline const char *kevent_rec_signal(const struct kevent_rec *rec)
+{
+	return rec->data + rec->signal;
+}
+
+static inline const char *kevent_rec_payload(const struct kevent_rec *rec)
+{
+	return rec->data + rec->payload;
+}
+
+/* Frees rec unless the ring or the worker still holds it.  Lock held. */
+static void kevent_rec_release(struct kevent_rec *rec)
+{
+	if (!rec->in_ring && !rec->is_pending)
+		kfree(rec);
+}
+
+/*
+ * Numbers rec and keeps it in the ring, evicting the oldest events to stay
+ * within ring_kb; queues it for the worker if @defer.  An event larger
+ * than the whole ring is numbered but not kept.  Lock held.
+ */
+static void kevent_ring_add(struct kevent_rec *rec, bool defer)
+{
+	struct kevent_rec *old, *tmp;
+
+	rec->seqnum = ++kevent_ring.seqnum;
+	if (rec->size <= kevent_ring.limit) {
+		list_for_each_entry_safe(old, tmp, &kevent_ring.events, ring) {
+			if (kevent_ring.bytes + rec->size <= kevent_ring.limit)
+				break;
+			list_del(&old->ring);
+			old->in_ring = false;
+			kevent_ring.bytes -= old->size;
+			kevent_ring.nr_events--;
+			atomic64_inc(&kevent_stats.evicted);
+			kevent_rec_release(old);
+		}
+		list_add_tail(&rec->ring, &kevent_ring.events);
+		rec->in_ring = true;
+		kevent_ring.bytes += rec->size;
+		kevent_ring.nr_events++;
+	}
+	if (defer) {
+		if (kevent_ring.pending_bytes + rec->size > KEVENT_PENDING_MAX) {
+			/* Not multicast; still in the ring, if it fits. */
+			atomic64_inc(&kevent_stats.pending_full);
+			return;
+		}
+		list_add_tail(&rec->pending, &kevent_ring.pending);
+		rec->is_pending = true;
+		kevent_ring.pending_bytes += rec->size;
+	}
+}
+
+/* Puts rec's attributes into msg; the sequence number at *seqnum_attr. */
+static int kevent_put_event(struct sk_buff *msg, const struct kevent_rec *rec,
+			    u32 portid, u32 seq, int flags,
+			    struct nlattr **seqnum_attr)
+{
+	struct nlattr *attr;
+	void *hdr;
+
+	hdr = genlmsg_put(msg, portid, seq, &kevent_genl_family, flags,
+			  KEVENT_CMD_EVENT);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(msg, KEVENT_A_TYPE, rec->type) ||
+	    nla_put_string(msg, KEVENT_A_OBJECT, kevent_rec_object(rec)) ||
+	    nla_put_string(msg, KEVENT_A_SIGNAL, kevent_rec_signal(rec)) ||
+	    nla_put_string(msg, KEVENT_A_PAYLOAD, kevent_rec_payload(rec)))
+		goto cancel;
+	attr = nla_reserve_64bit(msg, KEVENT_A_SEQNUM, sizeof(u64),
+				 KEVENT_A_PAD);
+	if (!attr)
+		goto cancel;
+	memcpy(nla_data(attr), &rec->seqnum, sizeof(rec->seqnum));
+	if (nla_put_u64_64bit(msg, KEVENT_A_TIMESTAMP, rec->timestamp,
+			      KEVENT_A_PAD) ||
+	    nla_put_u64_64bit(msg, KEVENT_A_INSTANCE, kevent_instance,
+			      KEVENT_A_PAD))
+		goto cancel;
+	genlmsg_end(msg, hdr);
+	if (seqnum_attr)
+		*seqnum_attr = attr;
+	return 0;
+
+cancel:
+	genlmsg_cancel(msg, hdr);
+	return -EMSGSIZE;
+}
+
+/* A multicast message for rec, or NULL without memory. */
+static struct sk_buff *kevent_build_msg(const struct kevent_rec *rec,
+					struct nlattr **seqnum_attr)
 {
 	struct sk_buff *msg;
-	u64 timestamp;
 	size_t size;
-	void *hdr;
+
+	size = nla_total_size(sizeof(u32)) +
+	       nla_total_size(strlen(kevent_rec_object(rec)) + 1) +
+	       nla_total_size(strlen(kevent_rec_signal(rec)) + 1) +
+	       nla_total_size(strlen(kevent_rec_payload(rec)) + 1) +
+	       3 * nla_total_size_64bit(sizeof(u64));
+
+	msg = genlmsg_new(size, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+	if (kevent_put_event(msg, rec, 0, 0, 0, seqnum_attr)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Multicasts msg (consumed) to the group of type; counts the outcome. */
+static void kevent_multicast(struct sk_buff *msg, u32 type)
+{
 	int ret;
 
-	if (!genl_has_listeners(&kevent_genl_family, &init_net, type)) {
-		atomic64_inc(&kevent_stats.no_listener);
-		return 0;
-	}
-
-	timestamp = ktime_get_real_ns();
-	size = nla_total_size(sizeof(u32)) +
-	       nla_total_size(strlen(object) + 1) +
-	       nla_total_size(strlen(signal) + 1) +
-	       nla_total_size(strlen(payload) + 1) +
-	       2 * nla_total_size_64bit(sizeof(u64));
-
-	msg = genlmsg_new(size, gfp);
-	if (!msg)
-		return -ENOMEM;
-
-	hdr = genlmsg_put(msg, 0, 0, &kevent_genl_family, 0, KEVENT_CMD_EVENT);
-	if (!hdr) {
-		ret = -ENOMEM;
-		goto out_free_msg;
-	}
-
-	if (nla_put_u32(msg, KEVENT_A_TYPE, type) ||
-	    nla_put_string(msg, KEVENT_A_OBJECT, object) ||
-	    nla_put_string(msg, KEVENT_A_SIGNAL, signal) ||
-	    nla_put_string(msg, KEVENT_A_PAYLOAD, payload) ||
-	    nla_put_u64_64bit(msg, KEVENT_A_SEQNUM,
-			      atomic64_inc_return(&kevent_seqnum),
-			      KEVENT_A_PAD) ||
-	    nla_put_u64_64bit(msg, KEVENT_A_TIMESTAMP, timestamp,
-			      KEVENT_A_PAD)) {
-		ret = -ENOMEM;
-		goto out_cancel_msg;
-	}
-
-	genlmsg_end(msg, hdr);
-
 	/* Consumes msg on every path. */
-	ret = genlmsg_multicast(&kevent_genl_family, msg, 0, type, gfp);
+	ret = genlmsg_multicast(&kevent_genl_family, msg, 0, type, GFP_KERNEL);
 	switch (ret) {
 	case 0:
 		atomic64_inc(&kevent_stats.sent);
-		return 0;
+		break;
 	case -ESRCH:
 		/*
 		 * There were listeners a moment ago, but the message reached
 		 * none: their receive buffers were full (or they just left).
 		 */
 		atomic64_inc(&kevent_stats.overrun);
-		return 0;
+		break;
 	case -ENOBUFS:
 		/*
 		 * A listener that set NETLINK_BROADCAST_ERROR overran (others
@@ -214,40 +398,110 @@ static int kevent_send(enum kevent_type type, const char *object,
 		 * caller's error.
 		 */
 		atomic64_inc(&kevent_stats.overrun);
-		return 0;
+		break;
 	default:
-		return -ENOMEM;
+		atomic64_inc(&kevent_stats.errors);
+		break;
 	}
-
-out_cancel_msg:
-	genlmsg_cancel(msg, hdr);
-out_free_msg:
-	nlmsg_free(msg);
-	return ret;
 }
 
-static __printf(5, 0)
-int kevent_vsend(enum kevent_type type, const char *object,
-		 const char *signal, gfp_t gfp, const char *fmt,
-		 va_list args)
+/*
+ * The worker: multicasts the pending events, oldest first.  A record
+ * stays on the pending list until it has been multicast, so that process
+ * context senders queue behind it meanwhile.
+ */
+static void kevent_work_fn(struct work_struct *work)
 {
-	char *payload = NULL;
-	va_list aq;
-	int len = 0, ret;
+	struct kevent_rec *rec;
+	unsigned long flags;
+	struct sk_buff *msg;
 
-	if (kevent_check_args(type, object, signal)) {
-		ret = -EINVAL;
-		goto out_count_error;
+	for (;;) {
+		spin_lock_irqsave(&kevent_ring.lock, flags);
+		rec = list_first_entry_or_null(&kevent_ring.pending,
+					       struct kevent_rec, pending);
+		spin_unlock_irqrestore(&kevent_ring.lock, flags);
+		if (!rec)
+			return;
+
+		/* Only this worker takes records off the pending list. */
+		if (genl_has_listeners(&kevent_genl_family, &init_net,
+				       rec->type)) {
+			msg = kevent_build_msg(rec, NULL);
+			if (msg)
+				kevent_multicast(msg, rec->type);
+			else
+				atomic64_inc(&kevent_stats.errors);
+		} else {
+			atomic64_inc(&kevent_stats.no_listener);
+		}
+
+		spin_lock_irqsave(&kevent_ring.lock, flags);
+		list_del(&rec->pending);
+		rec->is_pending = false;
+		kevent_ring.pending_bytes -= rec->size;
+		kevent_rec_release(rec);
+		spin_unlock_irqrestore(&kevent_ring.lock, flags);
+		cond_resched();
 	}
+}
+
+/* A record for the event, its payload formatted from fmt and args. */
+static __printf(5, 0)
+struct kevent_rec *kevent_rec_new(enum kevent_type type, const char *object,
+				  const char *signal, gfp_t gfp,
+				  const char *fmt, va_list args)
+{
+	size_t olen = strlen(object), slen = strlen(signal);
+	struct kevent_rec *rec;
+	va_list aq;
+	int len = 0;
 
 	if (fmt) {
 		va_copy(aq, args);
 		len = vsnprintf(NULL, 0, fmt, aq);
 		va_end(aq);
-		if (len > KEVENT_PAYLOAD_MAX) {
-			ret = -EINVAL;
-			goto out_count_error;
-		}
+		if (len > KEVENT_PAYLOAD_MAX)
+			return ERR_PTR(-EINVAL);
+	}
+
+	rec = kmalloc(struct_size(rec, data, olen + slen + len + 3), gfp);
+	if (!rec)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&rec->ring);
+	INIT_LIST_HEAD(&rec->pending);
+	rec->size = struct_size(rec, data, olen + slen + len + 3);
+	rec->type = type;
+	rec->seqnum = 0;
+	rec->in_ring = false;
+	rec->is_pending = false;
+	rec->signal = olen + 1;
+	rec->payload = olen + slen + 2;
+	memcpy(rec->data, object, olen + 1);
+	memcpy(rec->data + rec->signal, signal, slen + 1);
+	if (fmt)
+		vsnprintf(rec->data + rec->payload, len + 1, fmt, args);
+	else
+		rec->data[rec->payload] = '\0';
+	rec->timestamp = ktime_get_real_ns();
+	return rec;
+}
+
+static __printf(5, 0)
+int kevent_vsend(enum kevent_type type, const char *object,
+		 const char *signal, bool atomic, const char *fmt,
+		 va_list args)
+{
+	struct nlattr *seqnum_attr = NULL;
+	struct sk_buff *msg = NULL;
+	struct kevent_rec *rec;
+	unsigned long flags;
+	bool listeners, defer;
+	int ret;
+
+	if (kevent_check_args(type, object, signal)) {
+		ret = -EINVAL;
+		goto out_count_error;
 	}
 
 	/*
@@ -256,23 +510,50 @@ int kevent_vsend(enum kevent_type type, const char *object,
 	 * flag also sees the family as genl_register_family() left it.
 	 */
 	if (!smp_load_acquire(&kevent_registered)) {
+		if (fmt && vsnprintf(NULL, 0, fmt, args) > KEVENT_PAYLOAD_MAX) {
+			ret = -EINVAL;
+			goto out_count_error;
+		}
 		atomic64_inc(&kevent_stats.no_listener);
 		return 0;
 	}
 
-	if (fmt) {
-		payload = kmalloc(len + 1, gfp);
-		if (!payload) {
+	rec = kevent_rec_new(type, object, signal,
+			     atomic ? GFP_ATOMIC : GFP_KERNEL, fmt, args);
+	if (IS_ERR(rec)) {
+		ret = PTR_ERR(rec);
+		goto out_count_error;
+	}
+
+	listeners = genl_has_listeners(&kevent_genl_family, &init_net, type);
+	if (!listeners)
+		atomic64_inc(&kevent_stats.no_listener);
+	if (listeners && !atomic) {
+		/* Built before the lock; the number is filled in under it. */
+		msg = kevent_build_msg(rec, &seqnum_attr);
+		if (!msg) {
+			kfree(rec);
 			ret = -ENOMEM;
 			goto out_count_error;
 		}
-		vsnprintf(payload, len + 1, fmt, args);
 	}
 
-	ret = kevent_send(type, object, signal, payload ? payload : "", gfp);
-	kfree(payload);
-	if (ret)
-		goto out_count_error;
+	spin_lock_irqsave(&kevent_ring.lock, flags);
+	/* Behind the events that wait for the worker, to keep the order. */
+	defer = listeners && (atomic || !list_empty(&kevent_ring.pending));
+	kevent_ring_add(rec, defer);
+	if (msg)
+		memcpy(nla_data(seqnum_attr), &rec->seqnum, sizeof(rec->seqnum));
+	kevent_rec_release(rec);
+	spin_unlock_irqrestore(&kevent_ring.lock, flags);
+
+	if (defer) {
+		atomic64_inc(&kevent_stats.deferred);
+		nlmsg_free(msg);
+		queue_work(system_wq, &kevent_work);
+	} else if (msg) {
+		kevent_multicast(msg, type);
+	}
 	return 0;
 
 out_count_error:
@@ -289,7 +570,7 @@ int send_kevent(enum kevent_type type, const char *object,
 	might_sleep();
 
 	va_start(args, fmt);
-	ret = kevent_vsend(type, object, signal, GFP_KERNEL, fmt, args);
+	ret = kevent_vsend(type, object, signal, false, fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -305,15 +586,137 @@ int send_kevent_atomic(enum kevent_type type, const char *object,
 		atomic64_inc(&kevent_stats.atomic_in_irq);
 
 	va_start(args, fmt);
-	ret = kevent_vsend(type, object, signal, GFP_ATOMIC, fmt, args);
+	ret = kevent_vsend(type, object, signal, true, fmt, args);
 	va_end(args);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(send_kevent_atomic);
 
+/* The dump's position, in netlink_callback.args. */
+enum {
+	KEVENT_DUMP_NEXT,	/* the next number to send */
+	KEVENT_DUMP_LOST,	/* numbers skipped: no longer in the ring */
+	KEVENT_DUMP_DONE,	/* the final message is out */
+};
+
+static int kevent_get_start(struct netlink_callback *cb)
+{
+	const struct nlattr *attr;
+	u64 after = 0;
+
+	attr = nlmsg_find_attr(cb->nlh, GENL_HDRLEN, KEVENT_A_SEQNUM);
+	if (attr) {
+		if (nla_len(attr) != sizeof(u64))
+			return -EINVAL;
+		after = nla_get_u64(attr);
+	}
+	cb->args[KEVENT_DUMP_NEXT] = after == U64_MAX ? after : after + 1;
+	cb->args[KEVENT_DUMP_LOST] = 0;
+	cb->args[KEVENT_DUMP_DONE] = 0;
+	return 0;
+}
+
+/* The ring's oldest event numbered at least next, or NULL.  Lock held. */
+static struct kevent_rec *kevent_ring_find(u64 next)
+{
+	struct kevent_rec *rec, *first;
+
+	first = list_first_entry_or_null(&kevent_ring.events,
+					 struct kevent_rec, ring);
+	if (!first || next <= first->seqnum)
+		return first;
+	if (next > kevent_ring.seqnum)
+		return NULL;
+	/* Numbers are nearly contiguous: walk from the nearer end. */
+	if (next - first->seqnum < kevent_ring.nr_events / 2) {
+		list_for_each_entry(rec, &kevent_ring.events, ring)
+			if (rec->seqnum >= next)
+				return rec;
+		return NULL;
+	}
+	first = NULL;
+	list_for_each_entry_reverse(rec, &kevent_ring.events, ring) {
+		if (rec->seqnum < next)
+			break;
+		first = rec;
+	}
+	return first;
+}
+
+/*
+ * KEVENT_CMD_GET: the ring's events after the number asked for, as many
+ * per call as fit, then the final message with the current number and
+ * how many numbers were skipped because the ring no longer had them.
+ */
+static int kevent_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid;
+	u32 seq = cb->nlh->nlmsg_seq;
+	u64 next = cb->args[KEVENT_DUMP_NEXT];
+	u64 lost = cb->args[KEVENT_DUMP_LOST];
+	struct kevent_rec *rec;
+	unsigned long flags;
+	u64 current_seqnum;
+	int count = 0;
+	bool more;
+	void *hdr;
+
+	if (cb->args[KEVENT_DUMP_DONE])
+		return 0;
+
+	spin_lock_irqsave(&kevent_ring.lock, flags);
+	current_seqnum = kevent_ring.seqnum;
+	rec = kevent_ring_find(next);
+	for (; rec && !list_entry_is_head(rec, &kevent_ring.events, ring);
+	     rec = list_next_entry(rec, ring)) {
+		if (kevent_put_event(skb, rec, portid, seq, NLM_F_MULTI, NULL))
+			break;
+		if (rec->seqnum > next)
+			lost += rec->seqnum - next;
+		next = rec->seqnum + 1;
+		count++;
+	}
+	more = rec && !list_entry_is_head(rec, &kevent_ring.events, ring);
+	if (!more && next <= current_seqnum) {
+		/* The newest numbers were not kept (too large for the ring). */
+		lost += current_seqnum - next + 1;
+		next = current_seqnum + 1;
+	}
+	spin_unlock_irqrestore(&kevent_ring.lock, flags);
+
+	cb->args[KEVENT_DUMP_NEXT] = next;
+	cb->args[KEVENT_DUMP_LOST] = lost;
+	if (more)
+		/* The message is full: the rest in the next one. */
+		return count ? skb->len : -EMSGSIZE;
+
+	hdr = genlmsg_put(skb, portid, seq, &kevent_genl_family, NLM_F_MULTI,
+			  KEVENT_CMD_GET);
+	if (!hdr)
+		return skb->len;
+	/* At or past the current number, "after" was a status query. */
+	if (nla_put_u64_64bit(skb, KEVENT_A_SEQNUM,
+			      min(next - 1, current_seqnum), KEVENT_A_PAD) ||
+	    nla_put_u64_64bit(skb, KEVENT_A_LOST, lost, KEVENT_A_PAD) ||
+	    nla_put_u64_64bit(skb, KEVENT_A_INSTANCE, kevent_instance,
+			      KEVENT_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return skb->len;
+	}
+	genlmsg_end(skb, hdr);
+	cb->args[KEVENT_DUMP_DONE] = 1;
+	return skb->len;
+}
+
 static int __init kevent_init(void)
 {
 	int ret;
+
+	kevent_ring.limit = (size_t)min(ring_kb, KEVENT_RING_KB_MAX) * 1024;
+	/* Never 0: a listener's position of 0 means "none". */
+	do {
+		kevent_instance = get_random_u64();
+	} while (!kevent_instance);
 
 	ret = genl_register_family(&kevent_genl_family);
 	if (ret) {
@@ -337,6 +740,23 @@ out_unregister:
 	return ret;
 }
 
+/* At unload: every record, the ring's and the worker's. */
+static void kevent_ring_free(void)
+{
+	struct kevent_rec *rec, *tmp;
+
+	list_for_each_entry_safe(rec, tmp, &kevent_ring.pending, pending) {
+		list_del(&rec->pending);
+		rec->is_pending = false;
+		kevent_rec_release(rec);
+	}
+	list_for_each_entry_safe(rec, tmp, &kevent_ring.events, ring) {
+		list_del(&rec->ring);
+		rec->in_ring = false;
+		kevent_rec_release(rec);
+	}
+}
+
 static void __exit kevent_exit(void)
 {
 	/* No notifier calls in after this: every bridge is torn down. */
@@ -349,7 +769,10 @@ static void __exit kevent_exit(void)
 	 * a late caller off the family.
 	 */
 	WRITE_ONCE(kevent_registered, false);
+	/* The events still pending go out before the family goes. */
+	flush_work(&kevent_work);
 	genl_unregister_family(&kevent_genl_family);
+	kevent_ring_free();
 }
 
 module_init(kevent_init);

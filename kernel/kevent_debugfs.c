@@ -7,7 +7,7 @@
  * /sys/kernel/debug/kevent/emit_atomic  (write) the same, sent with
  *     send_kevent_atomic() from an irq_work, that is from hard interrupt
  *     context on architectures with an irq_work interrupt (x86 has one).
- * /sys/kernel/debug/kevent/bench        (write) COUNT [TYPE]
+ * /sys/kernel/debug/kevent/bench        (write) COUNT [TYPE [stamp]]
  * /sys/kernel/debug/kevent/stats        (read)  counters
  *
  * One write() is one line.  TYPE is a type name or its number (0-4);
@@ -22,6 +22,7 @@
 #include <linux/irq_work.h>
 #include <linux/kernel.h>
 #include <linux/kevent.h>
+#include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
@@ -230,6 +231,7 @@ static ssize_t kevent_bench_write(struct file *file, const char __user *ubuf,
 	unsigned int n, i, errors = 0;
 	char *buf, *p, *word;
 	u64 start, elapsed;
+	bool stamp = false;
 	int ret = 0;
 
 	if (count > 64)
@@ -252,12 +254,26 @@ static ssize_t kevent_bench_write(struct file *file, const char __user *ubuf,
 		ret = -EINVAL;
 		goto out_free_buf;
 	}
+	word = kevent_next_word(&p);
+	if (word && strcmp(word, "stamp")) {
+		pr_warn_ratelimited("bench: expected COUNT [TYPE [stamp]]\n");
+		ret = -EINVAL;
+		goto out_free_buf;
+	}
+	stamp = word;
 
 	start = ktime_get_ns();
 	for (i = 0; i < n; i++) {
-		if (send_kevent(type, "/org/kernel/kevent/bench", "bench",
-				"N: %u\n", i))
+		/* stamp: one event every 20 ms, sent at T (CLOCK_MONOTONIC) */
+		if (stamp) {
+			if (send_kevent(type, "/org/kernel/kevent/bench", "stamp",
+					"T: %llu\nN: %u\n", ktime_get_ns(), i))
+				errors++;
+			msleep(20);
+		} else if (send_kevent(type, "/org/kernel/kevent/bench",
+				       "bench", "N: %u\n", i)) {
 			errors++;
+		}
 		if (fatal_signal_pending(current))
 			break;
 		cond_resched();
@@ -285,6 +301,13 @@ static int kevent_stats_show(struct seq_file *m, void *unused)
 	seq_printf(m, "errors: %llu\n", c.errors);
 	seq_printf(m, "atomic_in_irq: %llu\n", c.atomic_in_irq);
 	seq_printf(m, "seqnum: %llu\n", c.seqnum);
+	seq_printf(m, "deferred: %llu\n", c.deferred);
+	seq_printf(m, "dropped_pending_full: %llu\n", c.pending_full);
+	seq_printf(m, "ring_events: %llu\n", c.ring_events);
+	seq_printf(m, "ring_bytes: %llu\n", c.ring_bytes);
+	seq_printf(m, "ring_limit: %llu\n", c.ring_limit);
+	seq_printf(m, "ring_evicted: %llu\n", c.evicted);
+	seq_printf(m, "instance: %llu\n", c.instance);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kevent_stats);

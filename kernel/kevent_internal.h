@@ -15,7 +15,14 @@ struct kevent_counters {
 	u64 overrun;		/* dropped: every listener's buffer was full */
 	u64 errors;		/* -EINVAL or -ENOMEM returned */
 	u64 atomic_in_irq;	/* send_kevent_atomic() calls in hard irq */
+	u64 deferred;		/* left to the worker to multicast */
+	u64 evicted;		/* pushed out of the ring by newer events */
+	u64 pending_full;	/* not multicast: the worker's queue was full */
 	u64 seqnum;		/* last sequence number given */
+	u64 instance;		/* this load's KEVENT_A_INSTANCE */
+	u64 ring_events;	/* events in the ring */
+	u64 ring_bytes;		/* bytes they take */
+	u64 ring_limit;		/* ring_kb, in bytes */
 };
 
 const char *kevent_type_name(unsigned int type);

@@ -208,6 +208,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	enum kevent_source src = ev->source;
 	d->stats.received[src]++;
 	d->serial++;
+	if (ev->recovered)
+		d->stats.recovered[src]++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;

@@ -112,6 +112,10 @@ const struct kstats_row kstats_rows[] = {
 
 	{KSTATS_SOURCES, "received", "received", "events_received_total", "counter",
 	 SOURCES(received), "Events accepted into keventd, per source."},
+	{KSTATS_SOURCES, "recovered", "recovered", "events_recovered_total", "counter",
+	 SOURCES(recovered),
+	 "Of the events received, those fetched from the kernel's ring after they were missed, "
+	 "per source."},
 	{KSTATS_SOURCES, "rejected", "rejected", "events_rejected_total", "counter",
 	 SOURCES(rejected), "Invalid input rejected at the edge, never handled, per source."},
 	{KSTATS_SOURCES, "overruns", "overruns", "receive_overruns_total", "counter",

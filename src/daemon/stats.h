@@ -18,6 +18,7 @@ struct krule_counters {
 struct kstats {
 	/* per source, at the edge */
 	uint64_t received[KEVENT_SOURCE_MAX];  /* events accepted into the daemon */
+	uint64_t recovered[KEVENT_SOURCE_MAX]; /* of those: fetched after they were missed */
 	uint64_t rejected[KEVENT_SOURCE_MAX];  /* invalid input, never handled */
 	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */

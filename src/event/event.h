@@ -44,6 +44,9 @@ struct kevent {
 	 * filtered of names a handler must never receive. */
 	char *const *uevent_env;
 	size_t n_uevent_env;
+	/* kernel events only: fetched from kevent.ko's ring after it was
+	 * missed, not received as it happened (KEVENT_RECOVERED=1). */
+	bool recovered;
 };
 
 const char *kevent_type_name(enum kevent_type t);

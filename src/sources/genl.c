@@ -6,6 +6,7 @@
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -14,9 +15,43 @@
 static void raise_rcvbuf(int fd)
 {
 	int size = RCVBUF_BYTES;
+	/* for tests: a small buffer, to make overruns on purpose (keventd(8)) */
+	const char *force = getenv("KEVENTD_GENL_RCVBUF");
+	if (force && atoi(force) > 0)
+		size = atoi(force);
 	/* SO_RCVBUFFORCE needs CAP_NET_ADMIN; without it, take what the limit allows */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
+int kgenl_dump_open(const char *family, uint8_t cmd, uint16_t attr, uint64_t value,
+		    struct nl_sock **out, int *family_id)
+{
+	struct nl_sock *s = nl_socket_alloc();
+	if (!s)
+		return -ENOMEM;
+	nl_socket_disable_seq_check(s);
+	int rc = genl_connect(s);
+	int id = rc < 0 ? rc : genl_ctrl_resolve(s, family);
+	if (id < 0) {
+		nl_socket_free(s);
+		return rc < 0 ? -EIO : -ENOENT;
+	}
+	struct nl_msg *m = nlmsg_alloc();
+	rc = -ENOMEM;
+	if (m && genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, id, 0, NLM_F_DUMP, cmd, 1) &&
+	    nla_put_u64(m, attr, value) == 0)
+		rc = nl_send_auto(s, m) < 0 ? -EIO : 0;
+	nlmsg_free(m);
+	if (rc == 0 && nl_socket_set_nonblocking(s) < 0)
+		rc = -EIO;
+	if (rc < 0) {
+		nl_socket_free(s);
+		return rc;
+	}
+	*out = s;
+	*family_id = id;
+	return 0;
 }
 
 int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,

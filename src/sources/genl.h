@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct nl_sock;
@@ -18,6 +19,13 @@ struct nl_sock;
  * large receive buffer.  Returns 0 and *family_id, -ENOENT when the family
  * (or a group) is not registered, or another -errno. */
 int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
+		    struct nl_sock **out, int *family_id);
+
+/* A non-blocking socket of its own on which a dump request of family
+ * (command cmd, one u64 attribute attr = value) was sent; the answer is
+ * read from it with kgenl_recv().  0 and *family_id, -ENOENT when the
+ * family is not registered, or another -errno. */
+int kgenl_dump_open(const char *family, uint8_t cmd, uint16_t attr, uint64_t value,
 		    struct nl_sock **out, int *family_id);
 
 /* A non-blocking socket on the controller's "notify" group. */

@@ -56,21 +56,48 @@ static int u64_attr(const struct kgenl_attr *a, uint64_t *out)
 int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **out,
 		   const char **why)
 {
+	struct kkernel_meta meta;
+	int rc = kkernel_decode_meta(buf, len, family_id, out, &meta, why);
+	if (rc == 0 && meta.end) {
+		*why = "unknown kevent command";
+		return -EINVAL;
+	}
+	return rc;
+}
+
+int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
+			struct kkernel_meta *meta, const char **why)
+{
 	struct kgenl_attr at[KEVENT_A_MAX + 1];
 	const char *attrs;
 	size_t attrs_len;
 	uint8_t cmd;
 
+	*meta = (struct kkernel_meta){0};
+	*out = NULL;
 	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
 	if (rc < 0)
 		return rc;
-	if (cmd != KEVENT_CMD_EVENT) {
+	if (cmd != KEVENT_CMD_EVENT && cmd != KEVENT_CMD_GET) {
 		*why = "unknown kevent command";
 		return -EINVAL;
 	}
 	rc = kgenl_attrs(attrs, attrs_len, at, KEVENT_A_MAX, KEVENT_A_PAD, why);
 	if (rc < 0)
 		return rc;
+	if (at[KEVENT_A_INSTANCE].seen && u64_attr(&at[KEVENT_A_INSTANCE], &meta->instance) < 0) {
+		*why = "malformed instance attribute";
+		return -EINVAL;
+	}
+	if (cmd == KEVENT_CMD_GET) {
+		if (u64_attr(&at[KEVENT_A_SEQNUM], &meta->current) < 0 ||
+		    u64_attr(&at[KEVENT_A_LOST], &meta->gone) < 0) {
+			*why = "malformed end of a kevent dump";
+			return -EINVAL;
+		}
+		meta->end = true;
+		return 0;
+	}
 
 	uint32_t type;
 	if (!at[KEVENT_A_TYPE].seen || at[KEVENT_A_TYPE].len != sizeof(type)) {

@@ -7,7 +7,9 @@
 #define KEVENT_KERNEL_MSG_H
 
 #include <linux/netlink.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "event.h"
 
@@ -20,5 +22,19 @@
  */
 int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **out,
 		   const char **why);
+
+/* What else a message of the family says, besides an event. */
+struct kkernel_meta {
+	uint64_t instance; /* KEVENT_A_INSTANCE; 0 from a module without one */
+	/* the final message of a KEVENT_CMD_GET dump (then no event): */
+	bool end;
+	uint64_t current; /* the current sequence number */
+	uint64_t gone;	  /* numbers after the one asked for, no longer in the ring */
+};
+
+/* kkernel_decode(), and the instance; a dump's final message is taken
+ * too (0, *out NULL, meta->end). */
+int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
+			struct kkernel_meta *meta, const char **why);
 
 #endif

@@ -64,3 +64,108 @@ uint64_t kseqwin_settle(struct kseqwin *w)
 	}
 	return lost;
 }
+
+void kseqsync_init(struct kseqsync *s, uint64_t instance, uint64_t last)
+{
+	*s = (struct kseqsync){.instance = instance, .next = instance ? last + 1 : 0};
+}
+
+uint64_t kseqsync_fetch(struct kseqsync *s)
+{
+	s->fetching = true;
+	s->again = false;
+	s->restart = false;
+	s->dropped = 0;
+	s->after = s->next ? s->next - 1 : UINT64_MAX;
+	return s->after;
+}
+
+/* Another instance: numbers start afresh, and everything of it is wanted. */
+static void new_instance(struct kseqsync *s, uint64_t instance)
+{
+	s->instance = instance;
+	s->next = 1;
+}
+
+enum kseqsync_verdict kseqsync_live(struct kseqsync *s, uint64_t instance, uint64_t seq)
+{
+	if (s->fetching) {
+		if (s->instance && instance != s->instance)
+			s->again = true;
+		else if (seq > s->dropped)
+			s->dropped = seq;
+		return KSEQSYNC_DROP;
+	}
+	if (instance != s->instance || !s->next) {
+		if (instance != s->instance)
+			new_instance(s, instance);
+		return KSEQSYNC_FETCH;
+	}
+	if (seq < s->next)
+		return KSEQSYNC_DROP;
+	if (seq > s->next)
+		return KSEQSYNC_FETCH;
+	s->next++;
+	return KSEQSYNC_HANDLE;
+}
+
+enum kseqsync_verdict kseqsync_fetched(struct kseqsync *s, uint64_t instance, uint64_t seq)
+{
+	if (!s->fetching || s->restart)
+		return KSEQSYNC_DROP;
+	if (instance != s->instance) {
+		if (s->instance || s->next) {
+			/* asked with another instance's number: ask again from 0 */
+			new_instance(s, instance);
+			s->restart = true;
+			return KSEQSYNC_DROP;
+		}
+		s->instance = instance;
+	}
+	if (!s->next || seq < s->next)
+		return KSEQSYNC_DROP;
+	s->next = seq + 1;
+	return KSEQSYNC_HANDLE;
+}
+
+bool kseqsync_end(struct kseqsync *s, uint64_t instance, uint64_t current, uint64_t gone,
+		  uint64_t *lost)
+{
+	*lost = 0;
+	if (!s->fetching)
+		return false;
+	s->fetching = false;
+	if (!s->restart && instance != s->instance) {
+		if (s->instance || s->next) {
+			new_instance(s, instance);
+			return true;
+		}
+		s->instance = instance;
+	}
+	if (s->restart)
+		return true;
+	if (s->after == UINT64_MAX) {
+		/* a query of the current number: from here on */
+		s->next = current + 1;
+	} else {
+		*lost = gone;
+		if (current + 1 > s->next)
+			s->next = current + 1;
+	}
+	return s->again || s->dropped >= s->next;
+}
+
+void kseqsync_abort(struct kseqsync *s)
+{
+	s->fetching = false;
+	s->restart = false;
+}
+
+bool kseqsync_overrun(struct kseqsync *s)
+{
+	if (s->fetching) {
+		s->again = true;
+		return false;
+	}
+	return true;
+}

@@ -44,4 +44,68 @@ uint64_t kseqwin_settle(struct kseqwin *w);
 /* How many numbers are missing now, still in the window. */
 uint64_t kseqwin_pending(const struct kseqwin *w);
 
+/*
+ * Following a numbered stream that can be asked for what it missed: the
+ * events after a number, then the current number and how many after it
+ * are gone (kevent.ko's ring, KEVENT_CMD_GET in send_kevent(9)).  Events
+ * are handed on strictly in sequence order, each number once: a live
+ * event above the next number expected is a gap, so it is dropped and
+ * the caller fetches everything after the last number handled, which
+ * includes it.  While a fetch is under way, live events are dropped;
+ * when it ends, another one follows if a live event it did not cover was
+ * dropped meanwhile.  The stream's instance tells a restart (a reloaded
+ * module counts from 1 again) from a gap.  Pure: no I/O.
+ */
+struct kseqsync {
+	uint64_t instance; /* 0: not known yet */
+	uint64_t next;	   /* the lowest number not handled; 0: not known yet */
+	uint64_t after;	   /* what the fetch under way asked for */
+	uint64_t dropped;  /* the highest live number dropped during the fetch */
+	bool fetching;
+	bool again;   /* fetch again when this one ends */
+	bool restart; /* the answer is of another instance: the rest is ignored */
+};
+
+enum kseqsync_verdict {
+	KSEQSYNC_HANDLE, /* the next number: hand it on */
+	KSEQSYNC_DROP,	 /* a duplicate, a repeat, or the fetch will bring it */
+	KSEQSYNC_FETCH,	 /* dropped; fetch (kseqsync_fetch()) to get it and what it skipped */
+};
+
+/* Starts from a saved position: the last number handled of instance
+ * (0, 0: none; the first fetch then only asks for the current number). */
+void kseqsync_init(struct kseqsync *s, uint64_t instance, uint64_t last);
+
+/* Begins a fetch; returns the number to ask for the events after
+ * (UINT64_MAX: no position, a query of the current number only). */
+uint64_t kseqsync_fetch(struct kseqsync *s);
+
+/* A live event. */
+enum kseqsync_verdict kseqsync_live(struct kseqsync *s, uint64_t instance, uint64_t seq);
+
+/* An event of the fetch's answer: KSEQSYNC_HANDLE (recovered) or
+ * KSEQSYNC_DROP. */
+enum kseqsync_verdict kseqsync_fetched(struct kseqsync *s, uint64_t instance, uint64_t seq);
+
+/* The fetch's final answer: the current number, how many numbers after
+ * the one asked for are gone.  *lost: how many of those count as lost
+ * (all of them, unless the answer was of another instance).  Returns
+ * whether to fetch again (kseqsync_fetch()) at once. */
+bool kseqsync_end(struct kseqsync *s, uint64_t instance, uint64_t current, uint64_t gone,
+		  uint64_t *lost);
+
+/* The fetch failed, or its answer never ended: no fetch is under way. */
+void kseqsync_abort(struct kseqsync *s);
+
+/* The receive buffer overran: the tail of the stream may be gone with no
+ * gap to show it.  Returns whether to fetch now (false: one is under
+ * way, and another follows it). */
+bool kseqsync_overrun(struct kseqsync *s);
+
+/* The last number handled (0: none), for the saved position. */
+static inline uint64_t kseqsync_last(const struct kseqsync *s)
+{
+	return s->next ? s->next - 1 : 0;
+}
+
 #endif

@@ -64,6 +64,10 @@ static void handle_datagram(struct kgenl_source *g, const void *buf, size_t n)
 			continue;
 		if (desc->track)
 			desc->track(g->state, &g->sink, ev);
+		if (desc->accept && !desc->accept(g->state, &g->sink, ev)) {
+			kevent_free(ev);
+			continue;
+		}
 		(void)ksink_submit(&g->sink, ev); /* counted and freed even on -ENOMEM */
 	}
 	if (left)
@@ -82,6 +86,8 @@ bool ksource_genl_handle(struct ksource *s, enum kgenl_recv r, const void *buf, 
 		return false;
 	case KGENL_OVERRUN:
 		ksink_overrun(&g->sink, desc->kind);
+		if (desc->overrun)
+			desc->overrun(g->state, &g->sink);
 		return true;
 	case KGENL_FORGED:
 		ksink_reject(&g->sink, desc->kind,
@@ -108,10 +114,12 @@ static void on_events(struct kio *io, int fd, uint32_t events, void *userdata)
 		int err = 0;
 		enum kgenl_recv r = kgenl_recv(fd, g->buf, g->desc->recv_buf, &n, &err);
 		if (!ksource_genl_handle(&g->src, r, g->buf, n, err))
-			return;
+			break;
 		if (r == KGENL_DATAGRAM)
 			i++;
 	}
+	if (g->desc->batch)
+		g->desc->batch(g->state, &g->sink);
 }
 
 /* Subscribes a fresh socket to the family's groups.  -ENOENT: no family. */
@@ -178,6 +186,8 @@ static void genl_pause(struct ksource *s, bool pause)
 {
 	struct kgenl_source *g = of(s);
 	g->paused = pause;
+	if (g->desc->pause)
+		g->desc->pause(g->state, pause);
 	/* while paused the kernel's buffer fills; an overrun is counted, not hidden */
 	if (g->ev_io)
 		(void)kio_set_events(g->ev_io, pause ? 0 : EPOLLIN);

@@ -41,6 +41,15 @@ struct ksource_genl_desc {
 	/* An event decoded, before it is submitted (a sequence-number gap is
 	 * reported with ksink_lost()). */
 	void (*track)(void *state, const struct ksink *sink, const struct kevent *ev);
+	/* Instead of track: whether to submit the event (false: it is freed,
+	 * a duplicate or one that the source fetches otherwise). */
+	bool (*accept)(void *state, const struct ksink *sink, const struct kevent *ev);
+	/* A receive buffer overrun, after it was counted. */
+	void (*overrun)(void *state, const struct ksink *sink);
+	/* The datagrams of one wakeup are handled. */
+	void (*batch)(void *state, const struct ksink *sink);
+	/* The source is paused (true) or resumed. */
+	void (*pause)(void *state, bool pause);
 	/* The family is in view afresh: once at start-up, subscribed or not,
 	 * and after each subscription to it coming back.  May submit. */
 	void (*resync)(void *state, const struct ksink *sink);

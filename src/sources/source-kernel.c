@@ -1,49 +1,336 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The "kernel" source: events of the kevent Generic Netlink family
- * (kevent.ko), a Generic Netlink source (source-genl.h).  Besides what
- * every such source does, it counts the events' sequence numbers that
- * never arrive as lost events (seqwin.h: a number late by less than the
- * window is no loss), and a (re)loaded module counts from its own start.
+ * (kevent.ko), a Generic Netlink source (source-genl.h).  kevent.ko keeps
+ * its recent events in a ring and answers KEVENT_CMD_GET with the events
+ * after a number (send_kevent(9)), so this source misses nothing it can
+ * fetch: on a gap in the sequence numbers, after an overrun (ENOBUFS),
+ * and at start-up from the position saved in the position file (the
+ * instance of the module and the last number handled), it asks for what
+ * it missed on a socket of its own, read from the loop like any other,
+ * and hands those events on flagged as recovered, in sequence order,
+ * each number once (seqwin.h: kseqsync).  What the ring no longer has
+ * is counted lost with the number the module reports.  A module that
+ * cannot answer (an older kevent.ko) is followed as before: numbers that
+ * never arrive are counted lost when they fall out of the window.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/netlink.h>
+#include <netlink/netlink.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kernel-msg.h"
 #include "log.h"
+#include "loop.h"
 #include "seqwin.h"
 #include "source-genl.h"
+#include "util.h"
+
+#define KERNEL_POS_PATH	      "/run/keventd/kernel.pos"
+#define DUMP_BUF	      (64 * 1024)
+#define DUMP_READS_PER_WAKEUP 64
 
 static const char *const group_names[KEVENT_NTYPES] = {
 	KEVENT_MCGRP_GENERAL, KEVENT_MCGRP_STORAGE, KEVENT_MCGRP_POWER,
 	KEVENT_MCGRP_FS,      KEVENT_MCGRP_HOTPLUG,
 };
 
+struct kernel_state {
+	struct kseqwin win; /* without fetches: an older module, or tests */
+	struct kseqsync sync;
+	bool fetch; /* fetch what was missed (false: the window only) */
+	bool paused;
+	uint64_t instance;	  /* of the message being decoded */
+	const struct ksink *sink; /* &sink_copy, for a source that fetches */
+	struct ksink sink_copy;
+	char *pos_path;
+	uint64_t saved_instance, saved_last;
+	struct nl_sock *dump; /* the fetch under way */
+	struct kio *dump_io;
+	int dump_family;
+	uint64_t dump_after, dump_events;
+	char *buf;
+};
+
+/* ---- the position file: "INSTANCE LAST\n", written then renamed ---- */
+
+static void pos_load(struct kernel_state *st)
+{
+	FILE *f = fopen(st->pos_path, "re");
+	uint64_t instance = 0, last = 0;
+	if (!f) {
+		if (errno != ENOENT)
+			log_warning("kernel: cannot read %s: %s", st->pos_path, strerror(errno));
+		return;
+	}
+	if (fscanf(f, "%" SCNu64 " %" SCNu64, &instance, &last) != 2 || !instance) {
+		log_warning("kernel: %s is not a position; starting from the current event",
+			    st->pos_path);
+		instance = last = 0;
+	}
+	fclose(f);
+	kseqsync_init(&st->sync, instance, last);
+	st->saved_instance = instance;
+	st->saved_last = last;
+}
+
+static void pos_save(struct kernel_state *st)
+{
+	uint64_t last = kseqsync_last(&st->sync);
+	if (!st->fetch || !st->sync.instance || st->sync.fetching ||
+	    (st->sync.instance == st->saved_instance && last == st->saved_last))
+		return;
+	size_t n = strlen(st->pos_path);
+	char tmp[n + 8];
+	snprintf(tmp, sizeof(tmp), "%s.new", st->pos_path);
+	char line[48];
+	int len =
+		snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 "\n", st->sync.instance, last);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		/* the directory, once (/run is a tmpfs) */
+		char dir[n + 1];
+		memcpy(dir, st->pos_path, n + 1);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			(void)mkdir(dir, 0755);
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
+	bool ok = fd >= 0 && write(fd, line, (size_t)len) == len;
+	if (fd >= 0 && close(fd) < 0)
+		ok = false;
+	if (ok && rename(tmp, st->pos_path) == 0) {
+		st->saved_instance = st->sync.instance;
+		st->saved_last = last;
+		return;
+	}
+	static struct klog_throttle pos_log = {.name = "kernel",
+					       .what = "lines about the position"};
+	klog_throttled(&pos_log, LOG_WARNING, "kernel: cannot write %s: %s", st->pos_path,
+		       strerror(errno));
+	(void)unlink(tmp);
+}
+
+/* ---- fetching what was missed ---- */
+
+static struct klog_throttle lost_log = {
+	.name = "kernel", .what = "lines about lost events", .counted = true};
+
+static void dump_close(struct kernel_state *st)
+{
+	kio_free(st->dump_io);
+	st->dump_io = NULL;
+	nl_socket_free(st->dump);
+	st->dump = NULL;
+}
+
+/* The module cannot answer: follow it with the window alone from here. */
+static void give_up_fetching(struct kernel_state *st, const char *why)
+{
+	dump_close(st);
+	kseqsync_abort(&st->sync);
+	if (st->fetch)
+		log_notice("kernel: cannot fetch missed events from kevent.ko (%s); events that "
+			   "never arrive are counted lost",
+			   why);
+	st->fetch = false;
+	st->win = (struct kseqwin){0};
+	if (st->sync.next)
+		(void)kseqwin_see(&st->win, st->sync.next - 1, &(uint64_t){0});
+}
+
+static void on_dump(struct kio *io, int fd, uint32_t events, void *userdata);
+
+static void start_fetch(struct kernel_state *st)
+{
+	if (!st->fetch || st->sync.fetching)
+		return;
+	uint64_t after = kseqsync_fetch(&st->sync);
+	int rc = kgenl_dump_open(KEVENT_GENL_NAME, KEVENT_CMD_GET, KEVENT_A_SEQNUM, after,
+				 &st->dump, &st->dump_family);
+	if (rc == 0)
+		rc = kloop_add_io(st->sink->loop, nl_socket_get_fd(st->dump),
+				  st->paused ? 0 : EPOLLIN, on_dump, st, &st->dump_io);
+	if (rc < 0) {
+		dump_close(st);
+		kseqsync_abort(&st->sync);
+		if (rc != -ENOENT) /* no family: fetched again when it appears */
+			log_warning("kernel: cannot ask kevent.ko for missed events: %s",
+				    strerror(-rc));
+		return;
+	}
+	st->dump_after = after;
+	st->dump_events = 0;
+}
+
+static void end_fetch(struct kernel_state *st, const struct kkernel_meta *m)
+{
+	uint64_t lost;
+	uint64_t after = st->dump_after;
+	dump_close(st);
+	bool again = kseqsync_end(&st->sync, m->instance, m->current, m->gone, &lost);
+	if (st->dump_events)
+		log_info("kernel: recovered %" PRIu64 " missed events from kevent.ko's ring "
+			 "(after sequence number %" PRIu64 ", up to %" PRIu64 ")",
+			 st->dump_events, after, m->current);
+	if (lost) {
+		ksink_lost(st->sink, KEVENT_SOURCE_KERNEL, lost);
+		klog_throttled(&lost_log, LOG_WARNING,
+			       "kernel: %" PRIu64 " events lost: no longer in kevent.ko's ring "
+			       "(after sequence number %" PRIu64 ", up to %" PRIu64 ")",
+			       lost, after, m->current);
+	}
+	pos_save(st);
+	if (again)
+		start_fetch(st);
+}
+
+/* One datagram of the answer; false: the fetch is over. */
+static bool dump_datagram(struct kernel_state *st, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	size_t left = len;
+	for (; NLMSG_OK(nlh, left); nlh = NLMSG_NEXT(nlh, left)) {
+		if (nlh->nlmsg_type == NLMSG_NOOP)
+			continue;
+		if (nlh->nlmsg_type == NLMSG_DONE) {
+			/* the end without the final message */
+			dump_close(st);
+			kseqsync_abort(&st->sync);
+			return false;
+		}
+		if (nlh->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(nlh);
+			if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+				continue;
+			if (e->error == -EOPNOTSUPP || e->error == -EINVAL)
+				give_up_fetching(st, "an older kevent.ko");
+			else if (e->error == -EPERM)
+				give_up_fetching(st, "not allowed: CAP_NET_ADMIN is needed");
+			else if (e->error) {
+				log_warning("kernel: kevent.ko refused the fetch: %s",
+					    strerror(-e->error));
+				dump_close(st);
+				kseqsync_abort(&st->sync);
+			}
+			return !e->error && st->dump;
+		}
+		struct kkernel_meta m;
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		if (kkernel_decode_meta(nlh, left, st->dump_family, &ev, &m, &why) < 0) {
+			ksink_reject(st->sink, KEVENT_SOURCE_KERNEL, why);
+			continue;
+		}
+		if (m.end) {
+			end_fetch(st, &m);
+			return false;
+		}
+		if (kseqsync_fetched(&st->sync, m.instance, ev->seqnum) != KSEQSYNC_HANDLE) {
+			kevent_free(ev);
+			continue;
+		}
+		ev->recovered = true;
+		st->dump_events++;
+		(void)ksink_submit(st->sink, ev);
+	}
+	return true;
+}
+
+static void on_dump(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kernel_state *st = userdata;
+	(void)io;
+	(void)events;
+	for (int i = 0; i < DUMP_READS_PER_WAKEUP && !st->paused && st->dump; i++) {
+		size_t n = 0;
+		int err = 0;
+		switch (kgenl_recv(fd, st->buf, DUMP_BUF, &n, &err)) {
+		case KGENL_DATAGRAM:
+			if (!dump_datagram(st, st->buf, n))
+				goto out;
+			break;
+		case KGENL_AGAIN:
+			goto out;
+		case KGENL_FORGED:
+			ksink_reject(st->sink, KEVENT_SOURCE_KERNEL,
+				     "netlink message not from the kernel (sender port id != 0)");
+			break;
+		case KGENL_OVERRUN:
+		case KGENL_TRUNC:
+		case KGENL_ERROR:
+			/* the answer is broken: ask again */
+			log_warning("kernel: the fetch of missed events failed; asking again");
+			dump_close(st);
+			kseqsync_abort(&st->sync);
+			start_fetch(st);
+			return;
+		}
+	}
+out:
+	pos_save(st);
+}
+
+/* ---- the source's hooks ---- */
+
 static int kernel_init(const void *arg, void **state)
 {
-	(void)arg;
-	*state = calloc(1, sizeof(struct kseqwin));
-	return *state ? 0 : -ENOMEM;
+	struct kernel_state *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	/* arg: the sink, for a source that fetches; NULL in tests */
+	if (arg) {
+		const char *path = getenv("KEVENTD_KERNEL_POS");
+		st->sink_copy = *(const struct ksink *)arg;
+		st->sink = &st->sink_copy;
+		st->fetch = true;
+		st->pos_path = strdup(path && *path ? path : KERNEL_POS_PATH);
+		st->buf = malloc(DUMP_BUF);
+		if (!st->pos_path || !st->buf) {
+			free(st->pos_path);
+			free(st->buf);
+			free(st);
+			return -ENOMEM;
+		}
+		pos_load(st);
+	}
+	*state = st;
+	return 0;
 }
 
 static void kernel_fini(void *state)
 {
-	free(state);
+	struct kernel_state *st = state;
+	dump_close(st);
+	free(st->pos_path);
+	free(st->buf);
+	free(st);
 }
 
 static int kernel_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
 			 struct kevent **ev, const char **why)
 {
-	(void)state;
+	struct kernel_state *st = state;
+	struct kkernel_meta m;
 	if (nlh->nlmsg_type == NLMSG_NOOP || nlh->nlmsg_type == NLMSG_DONE)
 		return 0;
-	return kkernel_decode(nlh, left, family_id, ev, why);
+	int rc = kkernel_decode_meta(nlh, left, family_id, ev, &m, why);
+	if (rc == 0 && m.end) {
+		*why = "unknown kevent command";
+		return -EINVAL;
+	}
+	st->instance = m.instance;
+	return rc;
 }
-
-static struct klog_throttle lost_log = {
-	.name = "kernel", .what = "lines about lost events", .counted = true};
 
 /* lost numbers, every one below next, never arrived */
 static void report_lost(const struct ksink *sink, uint64_t lost, uint64_t next)
@@ -57,27 +344,81 @@ static void report_lost(const struct ksink *sink, uint64_t lost, uint64_t next)
 		       lost, next);
 }
 
-static void kernel_track(void *state, const struct ksink *sink, const struct kevent *ev)
+static bool kernel_accept(void *state, const struct ksink *sink, const struct kevent *ev)
 {
-	struct kseqwin *w = state;
-	uint64_t lost;
-	(void)kseqwin_see(w, ev->seqnum, &lost);
-	report_lost(sink, lost, w->next);
+	struct kernel_state *st = state;
+	if (!st->fetch) {
+		uint64_t lost;
+		(void)kseqwin_see(&st->win, ev->seqnum, &lost);
+		report_lost(sink, lost, st->win.next);
+		return true;
+	}
+	switch (kseqsync_live(&st->sync, st->instance, ev->seqnum)) {
+	case KSEQSYNC_HANDLE:
+		return true;
+	case KSEQSYNC_DROP:
+		return false;
+	case KSEQSYNC_FETCH:
+		start_fetch(st);
+		return false;
+	}
+	return false;
+}
+
+static void kernel_overrun(void *state, const struct ksink *sink)
+{
+	struct kernel_state *st = state;
+	(void)sink;
+	/* the tail of a burst may be gone with no gap to show it: ask */
+	if (st->fetch && kseqsync_overrun(&st->sync))
+		start_fetch(st);
+}
+
+static void kernel_batch(void *state, const struct ksink *sink)
+{
+	(void)sink;
+	pos_save(state);
+}
+
+static void kernel_pause(void *state, bool pause)
+{
+	struct kernel_state *st = state;
+	st->paused = pause;
+	if (st->dump_io)
+		(void)kio_set_events(st->dump_io, pause ? 0 : EPOLLIN);
 }
 
 /* Reading ends, or starts afresh: what is still missing will not come now. */
 static void kernel_settle(void *state, const struct ksink *sink)
 {
-	struct kseqwin *w = state;
-	uint64_t lost = kseqwin_settle(w);
-	report_lost(sink, lost, w->next);
+	struct kernel_state *st = state;
+	if (st->fetch) {
+		/* the position says what is missing; the next start fetches it */
+		dump_close(st);
+		kseqsync_abort(&st->sync);
+		pos_save(st);
+		return;
+	}
+	uint64_t lost = kseqwin_settle(&st->win);
+	report_lost(sink, lost, st->win.next);
 }
 
 static void kernel_resync(void *state, const struct ksink *sink)
 {
+	struct kernel_state *st = state;
+	if (st->sink) {
+		/* (re)subscribed: a (re)loaded module may be able to answer */
+		if (!st->fetch)
+			st->sync.next = st->win.started ? st->win.next : 0;
+		st->fetch = true;
+		dump_close(st);
+		kseqsync_abort(&st->sync);
+		start_fetch(st);
+		return;
+	}
 	kernel_settle(state, sink);
 	/* a (re)loaded module counts from its own start */
-	*(struct kseqwin *)state = (struct kseqwin){0};
+	st->win = (struct kseqwin){0};
 }
 
 const struct ksource_genl_desc ksource_kernel_desc = {
@@ -90,7 +431,10 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 	.decode = kernel_decode,
 	.init = kernel_init,
 	.fini = kernel_fini,
-	.track = kernel_track,
+	.accept = kernel_accept,
+	.overrun = kernel_overrun,
+	.batch = kernel_batch,
+	.pause = kernel_pause,
 	.resync = kernel_resync,
 	.stop = kernel_settle,
 	.say_absent = "the kevent module is not loaded; subscribing when it appears",
@@ -102,5 +446,6 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 
 int ksource_kernel_new(const struct ksink *sink, struct ksource **out)
 {
-	return ksource_genl_new(&ksource_kernel_desc, sink, NULL, out);
+	/* the state keeps a copy of the sink: it fetches on its own */
+	return ksource_genl_new(&ksource_kernel_desc, sink, sink, out);
 }

@@ -135,6 +135,33 @@ check "emit with no listener succeeds" test -z "$out"
 check "stats: dropped_no_listener 1" test "$(stat_of dropped_no_listener)" = 1
 cat "$D/stats"
 
+# --- 3b. KEVENT_CMD_GET: the ring's events after a number ----------------
+INST=$(stat_of instance)
+check "instance is a number other than 0 ($INST)" test "${INST:-0}" != 0
+check "events carry the instance" grep -q "^SUMMARY .* instance=$INST\$" /tmp/l1.out
+# dump AFTER: kevent-listen -g AFTER into /tmp/g$AFTER.out; prints the
+# sequence numbers it got into $GOT_SEQS.
+dump() {
+	kevent-listen -g "$1" -t 30 >"/tmp/g$1.out" 2>&1
+	rc=$?
+	GOT_SEQS=$(sed -n 's/^EVENT .* seqnum=\([0-9]*\) .*/\1/p' "/tmp/g$1.out" | tr '\n' ' ')
+	return $rc
+}
+check "dump after 5" dump 5
+check "dump after 5: events 6..13 ($GOT_SEQS)" test "$GOT_SEQS" = "6 7 8 9 10 11 12 13 "
+check "dump after 5: END seqnum=13 lost=0" \
+	grep -q "^END seqnum=13 lost=0 instance=$INST\$" /tmp/g5.out
+check "dump after 0" dump 0
+grep '^EVENT' /tmp/g0.out | sed 's/ seqnum=[0-9]*//' | head -n 12 >/tmp/g0.events
+check "dump after 0: the 12 events as they were multicast" cmp -s /tmp/l1.expected /tmp/g0.events
+check "dump after 0: and the one nobody heard" \
+	grep -q '^EVENT type=general object=/org/kernel/test/nobody signal=none seqnum=13 ' /tmp/g0.out
+check "dump after 13 (the current number): a status query" dump 13
+check "status query: no events" test -z "$GOT_SEQS"
+check "status query: END seqnum=13 lost=0" grep -q "^END seqnum=13 lost=0 instance=$INST\$" /tmp/g13.out
+check "dump after 99 (past the current number)" dump 99
+check "past the current number: END seqnum=13" grep -q "^END seqnum=13 lost=0 " /tmp/g99.out
+
 # --- 4. unload and load again ---------------------------------------------
 check "rmmod kevent" rmmod kevent
 check "debugfs dir gone" test ! -e "$D"
@@ -171,6 +198,45 @@ check "64-byte signal delivered" grep -q " signal=$sig64 seqnum=" /tmp/l4.out
 check "4000-byte payloads delivered" test "$(grep -c -E 'payload= {3999}7$' /tmp/l4.out)" = 2
 check "rmmod kevent_selftest" rmmod kevent_selftest
 
+# --- 5b. atomic sends from hard irq with a netlink tap (nlmon) up ---------
+# send_kevent_atomic() leaves the multicast to a worker: netlink's tap
+# path must not run with interrupts off.
+check "insmod nlmon" insmod /ktest/modules/nlmon.ko
+check "ip link add nlmon0 type nlmon" ip link add nlmon0 type nlmon
+check "nlmon0 up" ip link set nlmon0 up
+BURST=500
+dmesg_before=$(dmesg | wc -l)
+check "listener 5 subscribed" listen /tmp/l5.out -q -n $BURST -t 60 -b 8388608
+L5=$LPID
+# a second listener that prints the events, for their order (both with
+# a buffer for the whole burst: a slow reader overruns otherwise)
+check "listener 6 subscribed" listen /tmp/l6.out -n $BURST -t 60 -b 8388608
+L6=$LPID
+check "insmod kevent_selftest.ko irq_burst=$BURST" \
+	insmod /ktest/modules/kevent_selftest.ko irq_burst=$BURST
+check "irq burst: every call returned 0, in hard irq" \
+	sh -c "dmesg | grep -q 'kevent_selftest: PASS: irq burst of $BURST'"
+wait_pid "$L5" 60
+check "listener 5 got the $BURST events" test $? -eq 0
+wait_pid "$L6" 60
+check "listener 6 got the $BURST events" test $? -eq 0
+sed -n 's/^EVENT .*signal=burst seqnum=[0-9]* payload=N: \([0-9]*\)\\n$/\1/p' /tmp/l6.out >/tmp/l6.n
+check "irq burst: payloads 0..$((BURST - 1)) in order" \
+	test "$(tr '\n' ' ' </tmp/l6.n)" = "$(seq 0 $((BURST - 1)) | tr '\n' ' ')"
+first=$(sed -n 's/^EVENT .* seqnum=\([0-9]*\) .*/\1/p' /tmp/l6.out | head -n 1)
+check "irq burst: sequence numbers in order, no gap" \
+	test "$(sed -n 's/^EVENT .* seqnum=\([0-9]*\) .*/\1/p' /tmp/l6.out | tr '\n' ' ')" = \
+	"$(seq "$first" $((first + BURST - 1)) | tr '\n' ' ')"
+check "irq burst: the tap saw the multicasts" \
+	test "$(cat /sys/class/net/nlmon0/statistics/rx_packets)" -ge $BURST
+if dmesg | tail -n +$((dmesg_before + 1)) | grep -E 'BUG:|WARNING:|Call Trace|sleeping function'; then
+	fail "irq burst with nlmon up: kernel warnings in dmesg"
+else
+	ok "irq burst with nlmon up: no kernel warning in dmesg"
+fi
+check "rmmod kevent_selftest (irq burst)" rmmod kevent_selftest
+check "nlmon0 deleted" ip link del nlmon0
+
 # --- 6. bench: a kernel loop of send_kevent(), one listener ----------------
 bench() {	# bench NAME LISTENER-OPTIONS...
 	name=$1
@@ -195,6 +261,40 @@ check "bench, 8 MiB receive buffer" bench rcvbuf-8M -b 8388608
 emit bench "$BENCH_COUNT general" >/dev/null
 echo "KTEST-BENCH $KTEST_KVER no-listener: kernel:" \
 	"$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')"
+
+check "rmmod kevent after the bench" rmmod kevent
+
+# --- 7. a small ring: evicted events are counted lost, exactly -------------
+check "insmod kevent.ko ring_kb=4" insmod "$M" ring_kb=4
+check "ring_limit 4096" test "$(stat_of ring_limit)" = 4096
+emit bench "1000 general" >/dev/null
+check "dump after 0 with 1000 events sent" dump 0
+n=$(grep -c '^EVENT' /tmp/g0.out)
+lost=$(sed -n 's/^END seqnum=1000 lost=\([0-9]*\) .*/\1/p' /tmp/g0.out)
+echo "ring_kb=4: $n events in the ring, lost=$lost, $(stat_of ring_events) by stats"
+check "some events kept ($n), some lost ($lost)" test "$n" -gt 0 -a "${lost:-0}" -gt 0
+check "kept + lost = 1000" test $((n + ${lost:-0})) = 1000
+check "lost = evicted ($(stat_of ring_evicted))" test "$lost" = "$(stat_of ring_evicted)"
+check "kept = the newest: $((lost + 1))..1000" \
+	test "$GOT_SEQS" = "$(seq $((lost + 1)) 1000 | tr '\n' ' ')"
+check "dump after 990: 991..1000, lost 0" dump 990
+check "dump after 990: END lost=0" grep -q '^END seqnum=1000 lost=0 ' /tmp/g990.out
+check "dump after 990: ten events" test "$GOT_SEQS" = "$(seq 991 1000 | tr '\n' ' ')"
+check "rmmod kevent (small ring)" rmmod kevent
+
+# --- 8. no ring: numbered, not kept ----------------------------------------
+check "insmod kevent.ko ring_kb=0" insmod "$M" ring_kb=0
+emit bench "100 general" >/dev/null
+check "dump after 0, no ring" dump 0
+check "no ring: no events, END seqnum=100 lost=100" \
+	sh -c "test -z '$GOT_SEQS' && grep -q '^END seqnum=100 lost=100 ' /tmp/g0.out"
+check "listener 7 subscribed (no ring)" listen /tmp/l7.out -n 2 -t 30
+L7=$LPID
+emit emit 'general /org/kernel/test/noring add' >/dev/null
+emit emit_atomic 'general /org/kernel/test/noring change' >/dev/null
+wait_pid "$L7" 30
+check "no ring: events still multicast, 101 and 102" \
+	test "$(sed -n 's/^EVENT .* seqnum=\([0-9]*\) .*/\1/p' /tmp/l7.out | tr '\n' ' ')" = "101 102 "
 
 check "rmmod kevent at the end" rmmod kevent
 if dmesg | grep -E 'BUG:|WARNING:|Call Trace|sleeping function'; then

@@ -36,11 +36,24 @@ settled_received() {
 }
 # kernel_num KEY: the first "KEY":N after "kernel": in status --json
 kernel_num() { status_json | sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+stat_of() { sed -n "s/^$1: //p" "$D/stats"; }
+# start_keventd LOG [ENV=VALUE...]: keventd in the background, its log in
+# LOG (then $LOG), its pid in $KPID; waits until it runs.
+export KEVENTD_KERNEL_POS=/run/keventd-test/kernel.pos
+start_keventd() {
+	LOG=$1
+	shift
+	env "$@" keventd --rules-dir /ktest/keventd/rules --control "$C" --sources kernel,socket \
+		--log-level debug >"$LOG" 2>&1 &
+	KPID=$!
+	wait_for "$LOG" "running:" 20
+}
+stop_keventd() {
+	kill -TERM "$KPID"
+	wait_pid "$KPID" 20
+}
 
-keventd --rules-dir /ktest/keventd/rules --control "$C" --sources kernel,socket \
-	--log-level debug >"$LOG" 2>&1 &
-KPID=$!
-check "keventd started" wait_for "$LOG" "running:" 20
+check "keventd started" start_keventd "$LOG"
 check "keventd waits for the module" grep -q "kevent module is not loaded" "$LOG"
 
 check "insmod kevent.ko" insmod /ktest/modules/kevent.ko
@@ -80,12 +93,87 @@ check "the forgery ran no handler" test ! -e /tmp/out/forged-forged
 # --- unload and load again: keventd follows ----------------------------------
 check "rmmod kevent" rmmod kevent
 check "keventd saw the family go" wait_for "$LOG" "family went away" 10
-check "insmod kevent.ko again" insmod /ktest/modules/kevent.ko
+lost_before_reload=$(kernel_num lost)
+check "insmod kevent.ko again, a 16 MiB ring" insmod /ktest/modules/kevent.ko ring_kb=16384
 wait_until 10 subscribed_at_least 2
 check "keventd subscribed again" test "$(count 'subscribed to the kevent family')" -eq 2
 emit emit "power /org/kernel/test/reloaded again Cpu: 3"
 check "an event after the reload ran its handler" wait_for /tmp/out/reloaded-again \
 	"KEVENT_CPU=3" 10
+check "the reload: nothing counted lost" test "$(kernel_num lost)" = "$lost_before_reload"
+check "the reload: the event was live, not recovered" \
+	sh -c '! grep -q KEVENT_RECOVERED /tmp/out/reloaded-again'
+
+# --- keventd stopped, 10000 events sent, keventd started: all recovered -----
+check "keventd stopped" stop_keventd
+INST=$(stat_of instance)
+check "the position file names this instance ($(cat $KEVENTD_KERNEL_POS))" \
+	grep -q "^$INST [0-9]*\$" "$KEVENTD_KERNEL_POS"
+emit emit "general /org/kernel/test/away sent Cpu: 4"
+emit emit_atomic "power /org/kernel/test/away atomic Cpu: 5"
+emit bench "9998 general"
+check "keventd started again" start_keventd /tmp/keventd2.log
+check "the missed events were fetched" wait_for "$LOG" "recovered 10000 missed events" 60
+settled_received >/dev/null
+check "received 10000 ($(kernel_num received))" test "$(kernel_num received)" = 10000
+check "recovered 10000 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 10000
+check "lost 0" test "$(kernel_num lost)" = 0
+check "a recovered event ran its handler" wait_for /tmp/out/away-sent "KEVENT_CPU=4" 20
+check "its handler got KEVENT_RECOVERED=1" grep -qx "KEVENT_RECOVERED=1" /tmp/out/away-sent
+check "the atomic one too" wait_for /tmp/out/away-atomic "KEVENT_RECOVERED=1" 20
+check "position: $(stat_of seqnum) handled" \
+	wait_until 10 grep -q "^$INST $(stat_of seqnum)\$" "$KEVENTD_KERNEL_POS"
+
+# --- more than the ring holds, and the module reloaded while keventd was away
+check "keventd stopped" stop_keventd
+check "rmmod kevent" rmmod kevent
+check "insmod kevent.ko ring_kb=64" insmod /ktest/modules/kevent.ko ring_kb=64
+emit bench "2000 general"
+kept=$(stat_of ring_events)
+check "keventd started again" start_keventd /tmp/keventd3.log
+check "the ring's events were fetched" wait_for "$LOG" "recovered $kept missed events" 60
+settled_received >/dev/null
+check "new instance: recovered $kept, all the ring has ($(kernel_num recovered))" \
+	test "$(kernel_num recovered)" = "$kept"
+check "lost $((2000 - kept)), as the module says ($(kernel_num lost))" \
+	test "$(kernel_num lost)" = $((2000 - kept))
+check "lost = the module's evicted ($(stat_of ring_evicted))" \
+	test "$(kernel_num lost)" = "$(stat_of ring_evicted)"
+check "sent = received + lost" test $(($(kernel_num received) + $(kernel_num lost))) = 2000
+check "one log line about the loss" \
+	test "$(grep -c 'events lost: no longer in kevent.ko' "$LOG")" = 1
+check "nothing of the old instance counted lost" \
+	grep -q "recovered $kept missed events .*after sequence number 0," "$LOG"
+
+# --- reloaded while keventd runs: the new instance is noticed --------------
+lost_before=$(kernel_num lost)
+check "rmmod kevent" rmmod kevent
+check "insmod kevent.ko, a 64 MiB ring" insmod /ktest/modules/kevent.ko ring_kb=65536
+wait_until 10 subscribed_at_least 2
+emit emit "power /org/kernel/test/third again Cpu: 6"
+check "an event of the new instance ran its handler" wait_for /tmp/out/third-again \
+	"KEVENT_CPU=6" 10
+check "the reload counted nothing lost" test "$(kernel_num lost)" = "$lost_before"
+check "the position follows the new instance" \
+	wait_until 10 grep -q "^$(stat_of instance) 1\$" "$KEVENTD_KERNEL_POS"
+
+# --- 200000 events with a small receive buffer: nothing lost ---------------
+check "keventd stopped" stop_keventd
+check "keventd started, 32 KiB receive buffer" \
+	start_keventd /tmp/keventd4.log KEVENTD_GENL_RCVBUF=32768
+wait_until 20 subscribed_at_least 1
+BURST=${BURST_COUNT:-200000}
+emit bench "$BURST general"
+k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
+received=$(settled_received)
+echo "KTEST-BENCH: keventd, 32 KiB rcvbuf: $k; received $received," \
+	"recovered $(kernel_num recovered), lost $(kernel_num lost), overruns $(kernel_num overruns)"
+check "burst: overruns happened ($(kernel_num overruns))" test "$(kernel_num overruns)" -ge 1
+check "burst: every one received once ($received of $BURST)" test "$received" = "$BURST"
+check "burst: some recovered ($(kernel_num recovered))" test "$(kernel_num recovered)" -ge 1
+check "burst: 0 lost" test "$(kernel_num lost)" = 0
+check "burst: handled = received" \
+	test "$(status_json | sed -n 's/.*"events":{[^}]*"handled":\([0-9]*\).*/\1/p')" = "$BURST"
 
 # --- bench: a kernel loop of send_kevent() through keventd ------------------
 before=$(kernel_num received)

@@ -14,6 +14,14 @@
  * is more than five minutes away from the listener's clock (badtime) and
  * the events lost according to gaps in the sequence numbers (lost).
  *
+ * With -g AFTER it subscribes to nothing: it asks for the events after
+ * AFTER with KEVENT_CMD_GET, prints them as EVENT lines, then the dump's
+ * final message as
+ *
+ *   END seqnum=40 lost=3 instance=1234
+ *
+ * and exits (0 once END arrived, 1 on an error reply or a timeout).
+ *
  * Exit status: 0 when COUNT events arrived (or COUNT is 0), 1 on timeout
  * before that, 2 on a setup error.
  */
@@ -53,11 +61,15 @@ static struct nla_policy policy[KEVENT_A_MAX + 1] = {
 	[KEVENT_A_PAYLOAD] = {.type = NLA_STRING, .maxlen = KEVENT_PAYLOAD_MAX + 1},
 	[KEVENT_A_SEQNUM] = {.type = NLA_U64},
 	[KEVENT_A_TIMESTAMP] = {.type = NLA_U64},
+	[KEVENT_A_INSTANCE] = {.type = NLA_U64},
+	[KEVENT_A_LOST] = {.type = NLA_U64},
 };
 
 static struct {
 	unsigned long events, rejected, enobufs, lost, badtime;
-	uint64_t last_seqnum;
+	uint64_t last_seqnum, instance;
+	bool end;
+	int error;
 } st;
 
 static bool quiet;
@@ -105,6 +117,18 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 	uint64_t seq;
 	int err;
 
+	if (hdr->nlmsg_type == NLMSG_DONE) {
+		return;
+	}
+	if (hdr->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr *e = nlmsg_data(hdr);
+
+		if (e->error) {
+			printf("ERROR reply %d (%s)\n", e->error, strerror(-e->error));
+			st.error = e->error;
+		}
+		return;
+	}
 	if (hdr->nlmsg_type != family) {
 		printf("REJECTED reason=foreign-type nlmsg_type=%u\n", hdr->nlmsg_type);
 		st.rejected++;
@@ -112,6 +136,14 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 	}
 	g = nlmsg_data(hdr);
 	err = genlmsg_parse(hdr, 0, a, KEVENT_A_MAX, policy);
+	if (err >= 0 && g->cmd == KEVENT_CMD_GET && a[KEVENT_A_SEQNUM] && a[KEVENT_A_LOST] &&
+	    a[KEVENT_A_INSTANCE]) {
+		printf("END seqnum=%" PRIu64 " lost=%" PRIu64 " instance=%" PRIu64 "\n",
+		       nla_get_u64(a[KEVENT_A_SEQNUM]), nla_get_u64(a[KEVENT_A_LOST]),
+		       nla_get_u64(a[KEVENT_A_INSTANCE]));
+		st.end = true;
+		return;
+	}
 	if (err < 0 || g->cmd != KEVENT_CMD_EVENT || !a[KEVENT_A_TYPE] || !a[KEVENT_A_OBJECT] ||
 	    !a[KEVENT_A_SIGNAL] || !a[KEVENT_A_PAYLOAD] || !a[KEVENT_A_SEQNUM] ||
 	    !a[KEVENT_A_TIMESTAMP]) {
@@ -125,6 +157,8 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 		st.rejected++;
 		return;
 	}
+	if (a[KEVENT_A_INSTANCE])
+		st.instance = nla_get_u64(a[KEVENT_A_INSTANCE]);
 	seq = nla_get_u64(a[KEVENT_A_SEQNUM]);
 	if (st.last_seqnum && seq > st.last_seqnum + 1)
 		st.lost += seq - st.last_seqnum - 1;
@@ -142,12 +176,14 @@ static void handle_msg(struct nlmsghdr *hdr, int family)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: kevent-listen [-n COUNT] [-t TIMEOUT] [-i IDLE] [-b RCVBUF] [-q]\n"
+	fprintf(f, "usage: kevent-listen [-n COUNT] [-t TIMEOUT] [-i IDLE] [-b RCVBUF] [-q] [-g "
+		   "AFTER]\n"
 		   "  -n COUNT    exit after COUNT events (default 0: until timeout)\n"
 		   "  -t TIMEOUT  give up after TIMEOUT seconds (default 30)\n"
 		   "  -i IDLE     stop after IDLE seconds without a message\n"
 		   "  -b RCVBUF   receive buffer size in bytes (SO_RCVBUFFORCE)\n"
-		   "  -q          do not print EVENT lines, only the SUMMARY\n");
+		   "  -q          do not print EVENT lines, only the SUMMARY\n"
+		   "  -g AFTER    dump the kernel's events after AFTER (KEVENT_CMD_GET)\n");
 }
 
 int main(int argc, char **argv)
@@ -156,9 +192,11 @@ int main(int argc, char **argv)
 	unsigned long count = 0;
 	double timeout = 30, idle = 0, deadline, last;
 	int rcvbuf = 0, family, fd, opt, i;
+	bool get = false;
+	uint64_t after = 0;
 	struct nl_sock *sk;
 
-	while ((opt = getopt(argc, argv, "n:t:i:b:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:t:i:b:qg:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			count = strtoul(optarg, NULL, 10);
@@ -174,6 +212,10 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'g':
+			get = true;
+			after = strtoull(optarg, NULL, 10);
 			break;
 		case 'h':
 			usage(stdout);
@@ -196,6 +238,19 @@ int main(int argc, char **argv)
 		printf("ERROR family %s not found: %s\n", KEVENT_GENL_NAME, nl_geterror(family));
 		return 2;
 	}
+	if (get) {
+		struct nl_msg *req = nlmsg_alloc();
+
+		if (!req ||
+		    !genlmsg_put(req, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_DUMP,
+				 KEVENT_CMD_GET, KEVENT_GENL_VERSION) ||
+		    nla_put_u64(req, KEVENT_A_SEQNUM, after) < 0 || nl_send_auto(sk, req) < 0) {
+			printf("ERROR cannot send KEVENT_CMD_GET\n");
+			return 2;
+		}
+		nlmsg_free(req);
+		goto receive;
+	}
 	printf("READY family=%d groups=", family);
 	for (i = 0; i <= KEVENT_TYPE_MAX; i++) {
 		int grp = genl_ctrl_resolve_grp(sk, KEVENT_GENL_NAME, group_names[i]);
@@ -213,9 +268,11 @@ int main(int argc, char **argv)
 		printf(" (cannot set rcvbuf: %s)", strerror(errno));
 	putchar('\n');
 
+receive:
+	fd = nl_socket_get_fd(sk);
 	last = now();
 	deadline = last + timeout;
-	while (!count || st.events < count) {
+	while ((!count || st.events < count) && !st.end && !st.error) {
 		struct sockaddr_nl from;
 		struct iovec iov = {buf, sizeof(buf)};
 		struct msghdr msg = {
@@ -276,8 +333,11 @@ int main(int argc, char **argv)
 			handle_msg(hdr, family);
 	}
 	printf("SUMMARY events=%lu rejected=%lu enobufs=%lu lost=%lu badtime=%lu "
-	       "last_seqnum=%" PRIu64 "\n",
-	       st.events, st.rejected, st.enobufs, st.lost, st.badtime, st.last_seqnum);
+	       "last_seqnum=%" PRIu64 " instance=%" PRIu64 "\n",
+	       st.events, st.rejected, st.enobufs, st.lost, st.badtime, st.last_seqnum,
+	       st.instance);
 	nl_socket_free(sk);
+	if (get)
+		return st.end && !st.error ? 0 : 1;
 	return (!count || st.events >= count) ? 0 : 1;
 }

@@ -5,20 +5,21 @@
 # initramfs and run a guest script in it.
 #
 #   run-guest.sh --kernel 6.1|6.12|KVER --script GUEST_SCRIPT
-#                [--module PATH]... [--bin FILE]... [--file SRC:DEST]...
-#                [--env NAME=VALUE]... [--qemu-arg ARG]... [--append ARGS]
+#                [--module PATH]... [--kmod NAME]... [--bin FILE]...
+#                [--file SRC:DEST]... [--env NAME=VALUE]...
+#                [--qemu-arg ARG]... [--append ARGS]
 #                [--cache DIR] [--workdir DIR] [--timeout SECONDS] [--smp N]
 #
 #   --kernel    6.1 (linux-headers-amd64), 6.12 (newest 6.12.*+deb12) or an
 #               exact Debian kernel release; see prepare-kernel.sh
-#   --stock-module NAME
-#               the kernel package's own NAME.ko (dummy, mce-inject...),
-#               decompressed, in /ktest/modules/NAME.ko
 #   --module    a .ko built for that kernel, or a directory with a Kbuild
 #               file: it is copied and built against the kernel's headers,
 #               with KBUILD_EXTRA_SYMBOLS and KTEST_MODULE_DIRS naming the
 #               modules built before it (in argument order).
 #               The guest finds the modules in /ktest/modules/NAME.ko.
+#   --kmod      a module of the kernel's own image package, e.g. nlmon:
+#               copied (decompressed) to /ktest/modules/NAME.ko; its
+#               dependencies are not
 #   --bin       a program: copied to /bin/ with the shared libraries and
 #               the dynamic loader that ldd lists for it
 #   --file      a file or directory copied to DEST in the guest
@@ -55,7 +56,7 @@ TIMEOUT=240
 SMP=1
 APPEND=
 MODULES=()
-STOCK=()
+KMODS=()
 BINS=()
 FILES=()
 ENVS=()
@@ -68,7 +69,7 @@ while [ $# -gt 0 ]; do
 	--kernel) KERNEL=$2 ;;
 	--script) SCRIPT=$2 ;;
 	--module) MODULES+=("$2") ;;
-	--stock-module) STOCK+=("$2") ;;
+	--kmod) KMODS+=("$2") ;;
 	--bin) BINS+=("$2") ;;
 	--file) FILES+=("$2") ;;
 	--env) ENVS+=("$2") ;;
@@ -156,20 +157,22 @@ for m in "${MODULES[@]}"; do
 	fi
 done
 
-# Modules of the kernel's own package, from the image package cached by
-# prepare-kernel.sh.
-for s in "${STOCK[@]}"; do
-	deb=$(find "$CACHE/kernels/$KVER" -maxdepth 1 -name 'linux-image-*.deb' | head -n 1)
-	[ -n "$deb" ] || die "no image package of $KVER in $CACHE/kernels/$KVER"
-	path=$(dpkg-deb -c "$deb" | grep -oE "\./lib/modules/[^ ]*/$s\.ko(\.xz)?$" | head -n 1)
-	[ -n "$path" ] || die "no module $s in $deb"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$path" >"$ROOT/ktest/modules/$s.ko.part"
-	case "$path" in
-	*.xz) xz -dc "$ROOT/ktest/modules/$s.ko.part" >"$ROOT/ktest/modules/$s.ko" ;;
-	*) cp "$ROOT/ktest/modules/$s.ko.part" "$ROOT/ktest/modules/$s.ko" ;;
-	esac
-	rm -f "$ROOT/ktest/modules/$s.ko.part"
-	echo "run-guest: stock module $s for $KVER"
+# The kernel's own modules, from its image package; cached per kernel.
+for k in "${KMODS[@]}"; do
+	[ -n "${IMAGE_DEB:-}" ] || die "no image package for $KVER: cannot take --kmod $k"
+	K=$CACHE/kernels/$KVER/kmod/$k.ko
+	if [ ! -s "$K" ]; then
+		mkdir -p "$(dirname "$K")"
+		f=$(dpkg-deb -c "$IMAGE_DEB" | grep -o "\./lib/modules/.*/$k\.ko\(\.xz\)\?$" |
+			head -n 1)
+		[ -n "$f" ] || die "no module $k in $IMAGE_DEB"
+		dpkg-deb --fsys-tarfile "$IMAGE_DEB" | tar -x -O "$f" >"$K.tmp"
+		case $f in
+		*.xz) xz -d <"$K.tmp" >"$K.tmp2" && mv "$K.tmp2" "$K.tmp" ;;
+		esac
+		mv "$K.tmp" "$K"
+	fi
+	cp "$K" "$ROOT/ktest/modules/$k.ko"
 done
 
 # copy_libs FILE: the shared libraries and the loader FILE needs.

@@ -91,6 +91,50 @@ static void test_env(void **state)
 	kfile_unref(f);
 }
 
+/* A kernel event fetched after it was missed: KEVENT_RECOVERED=1, which a
+ * payload property of the same name cannot override. */
+static void test_recovered_env(void **state)
+{
+	(void)state;
+	struct kfile *f = file_with("    run: [/bin/true]\n");
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kevent_new(KEVENT_POWER, OBJ, "high", "Recovered: 0\nCpu: 1\n",
+				    KEVENT_SOURCE_KERNEL, 9, 1700000000000000000ull, NULL, 0, &ev,
+				    &why),
+			 0);
+	ev->recovered = true;
+	const char *const want[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"KEVENT_TYPE=power",
+		"KEVENT_OBJECT=" OBJ,
+		"KEVENT_SIGNAL=high",
+		"KEVENT_PAYLOAD=Recovered: 0\nCpu: 1\n",
+		"KEVENT_SEQNUM=9",
+		"KEVENT_TIMESTAMP=1700000000000000000",
+		"KEVENT_SOURCE=kernel",
+		"KEVENT_RULE=cpu",
+		("KEVENT_RULE_FILE=" RULE_PATH),
+		"KEVENT_RECOVERED=1",
+		"KEVENT_CPU=1",
+	};
+	char **env = NULL;
+	size_t n = 0;
+	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+	check_env(env, n, want, ARRAY_SIZE(want));
+	strv_free(env);
+	/* live: no such variable, and the property is the payload's */
+	ev->recovered = false;
+	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+	bool prop = false;
+	for (size_t i = 0; i < n; i++)
+		prop |= strcmp(env[i], "KEVENT_RECOVERED=0") == 0;
+	assert_true(prop);
+	strv_free(env);
+	kevent_free(ev);
+	kfile_unref(f);
+}
+
 static void test_udev_env(void **state)
 {
 	(void)state;
@@ -403,6 +447,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_recovered_env),
 		cmocka_unit_test(test_udev_env),
 		cmocka_unit_test(test_payload_never_sets_dangerous),
 		cmocka_unit_test(test_expand),

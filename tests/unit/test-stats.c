@@ -91,18 +91,19 @@ struct source_case {
 /* clang-format off */
 static const struct source_case per_source[] = {
 	{S(received), 111, 0, "received", "events_received_total"},
-	{S(rejected), 121, 1, "rejected", "events_rejected_total"},
-	{S(overruns), 131, 2, "overruns", "receive_overruns_total"},
-	{S(lost), 141, 3, "lost", "events_lost_total"},
-	{S(truncated), 151, 4, "truncated", "events_truncated_total"},
-	{X(source_pending), 161, 5, "pending", "queue_source_pending"},
-	{X(source_share), 171, 6, "share", "queue_source_share"},
+	{S(recovered), 191, 1, "recovered", "events_recovered_total"},
+	{S(rejected), 121, 2, "rejected", "events_rejected_total"},
+	{S(overruns), 131, 3, "overruns", "receive_overruns_total"},
+	{S(lost), 141, 4, "lost", "events_lost_total"},
+	{S(truncated), 151, 5, "truncated", "events_truncated_total"},
+	{X(source_pending), 161, 6, "pending", "queue_source_pending"},
+	{X(source_share), 171, 7, "share", "queue_source_share"},
 	{S(paused), 181, -1, "paused_times", "queue_source_pauses_total"},
 };
 /* clang-format on */
 
 /* The column of the per-source flag "paused", and the source that has it set. */
-#define PAUSED_COLUMN 7
+#define PAUSED_COLUMN 8
 #define PAUSED_SOURCE KEVENT_SOURCE_SOCKET
 
 /* Per rule: rule i of the fixture holds base[i] + k, 0 for none. */
@@ -565,12 +566,12 @@ static void test_golden(void **state)
 		"uptime: 42s\n"
 		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
 		"queue: 301 pending, 302 running, max 303 children, size 304 (a source is paused: its share is full)\n"
-		"source         received     rejected     overruns         lost    truncated      pending        share       paused\n"
-		"kernel              111          121          131          141          151          161          171           no\n"
-		"udev                112          122          132          142          152          162          172           no\n"
-		"thermal             113          123          133          143          153          163          173           no\n"
-		"socket              114          124          134          144          154          164          174          yes\n"
-		"acpi                115          125          135          145          155          165          175           no\n"
+		"source         received    recovered     rejected     overruns         lost    truncated      pending        share       paused\n"
+		"kernel              111          191          121          131          141          151          161          171           no\n"
+		"udev                112          192          122          132          142          152          162          172           no\n"
+		"thermal             113          193          123          133          143          153          163          173           no\n"
+		"socket              114          194          124          134          144          154          164          174          yes\n"
+		"acpi                115          195          125          135          145          155          165          175           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
@@ -581,15 +582,15 @@ static void test_golden(void **state)
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
 		"{\"uptime_seconds\":42,"
-		"\"sources\":{\"kernel\":{\"received\":111,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
+		"\"sources\":{\"kernel\":{\"received\":111,\"recovered\":191,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
 		"\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181},"
-		"\"udev\":{\"received\":112,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,"
+		"\"udev\":{\"received\":112,\"recovered\":192,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,"
 		"\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182},"
-		"\"thermal\":{\"received\":113,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,"
+		"\"thermal\":{\"received\":113,\"recovered\":193,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,"
 		"\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183},"
-		"\"socket\":{\"received\":114,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,"
+		"\"socket\":{\"received\":114,\"recovered\":194,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,"
 		"\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
-		"\"acpi\":{\"received\":115,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
+		"\"acpi\":{\"received\":115,\"recovered\":195,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
 		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
 		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
@@ -618,6 +619,13 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"thermal\"} 113\n"
 		"keventd_events_received_total{source=\"socket\"} 114\n"
 		"keventd_events_received_total{source=\"acpi\"} 115\n"
+		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
+		"# TYPE keventd_events_recovered_total counter\n"
+		"keventd_events_recovered_total{source=\"kernel\"} 191\n"
+		"keventd_events_recovered_total{source=\"udev\"} 192\n"
+		"keventd_events_recovered_total{source=\"thermal\"} 193\n"
+		"keventd_events_recovered_total{source=\"socket\"} 194\n"
+		"keventd_events_recovered_total{source=\"acpi\"} 195\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"

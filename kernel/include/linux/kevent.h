@@ -22,7 +22,14 @@
  * @signal: what happened, e.g. "add"; [A-Za-z0-9_.:-], 1 to 64 bytes
  * @fmt: printf-style format of the payload, or NULL for an empty payload
  *
- * May sleep.  Returns 0 on success and when no one listens, -EINVAL for
+ * Numbers the event, keeps it in the ring of recent events (module
+ * parameter ring_kb) whether or not anyone listens, and multicasts it to
+ * the group of @type, or queues it behind the events that wait for the
+ * worker of send_kevent_atomic(), to keep their order.
+ *
+ * May sleep.
+ *
+ * Return: 0 on success and when no one listens, -EINVAL for
  * bad arguments, -ENOMEM when memory runs out.  Before the family is
  * registered (kevent built in, called from an earlier initcall) and after
  * it is unregistered, sends nothing and returns 0.
@@ -38,9 +45,15 @@ int send_kevent(enum kevent_type type, const char *object,
  * @signal: what happened
  * @fmt: printf-style format of the payload, or NULL for an empty payload
  *
- * Like send_kevent(), but never sleeps: every allocation uses GFP_ATOMIC.
- * May be called with spinlocks held, with interrupts disabled and from
- * hard or soft interrupt context (not from NMI context).
+ * Like send_kevent(), but never sleeps: the event's record is allocated
+ * with GFP_ATOMIC.  It never multicasts either: it numbers the event,
+ * keeps it in the ring and queues it for a worker that multicasts the
+ * queued events in sequence order from process context.  May be called
+ * with spinlocks held, with interrupts disabled and from hard or soft
+ * interrupt context (not from NMI context).
+ *
+ * Return: 0 on success and when no one listens, -EINVAL for bad
+ * arguments, -ENOMEM when memory runs out.
  */
 __printf(4, 5)
 int send_kevent_atomic(enum kevent_type type, const char *object,

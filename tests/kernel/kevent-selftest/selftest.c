@@ -6,9 +6,16 @@
  * Seven of its calls send an event (see SELFTEST_EVENTS); with a listener,
  * the test sees them arrive, the longest object, signal and payload among
  * them.
+ *
+ * With irq_burst=N it only sends N events with send_kevent_atomic() from
+ * one irq_work, that is in hard interrupt context, payloads "N: 0" to
+ * "N: N-1", and logs "kevent_selftest: PASS: irq burst of N" when every
+ * call returned 0.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hardirq.h>
+#include <linux/irq_work.h>
 #include <linux/kevent.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -21,6 +28,41 @@
 
 static int checks, failures;
 static DEFINE_SPINLOCK(selftest_lock);
+
+static unsigned int irq_burst;
+module_param(irq_burst, uint, 0444);
+MODULE_PARM_DESC(irq_burst, "only send this many atomic events from hard irq");
+
+static unsigned int burst_failed, burst_in_irq;
+
+static void selftest_burst(struct irq_work *work)
+{
+	unsigned int i;
+
+	burst_in_irq = in_hardirq();
+	for (i = 0; i < irq_burst; i++)
+		if (send_kevent_atomic(KEVENT_GENERAL, SELFTEST_OBJ "/irq",
+				       "burst", "N: %u\n", i))
+			burst_failed++;
+}
+
+static int selftest_irq_burst(void)
+{
+	struct irq_work work;
+
+	init_irq_work(&work, selftest_burst);
+	if (!irq_work_queue(&work)) {
+		pr_err("FAIL: irq_work_queue\n");
+		return 0;
+	}
+	irq_work_sync(&work);
+	if (burst_failed || !burst_in_irq)
+		pr_err("FAIL: irq burst: %u of %u calls failed, in hard irq: %u\n",
+		       burst_failed, irq_burst, burst_in_irq);
+	else
+		pr_info("PASS: irq burst of %u\n", irq_burst);
+	return 0;
+}
 
 static void expect(const char *what, int got, int want)
 {
@@ -52,6 +94,14 @@ static int __init kevent_selftest_init(void)
 	char *sig_max = filled(KEVENT_SIGNAL_MAX, false);
 	char *sig_long = filled(KEVENT_SIGNAL_MAX + 1, false);
 	unsigned long flags;
+
+	if (irq_burst) {
+		kfree(obj_max);
+		kfree(obj_long);
+		kfree(sig_max);
+		kfree(sig_long);
+		return selftest_irq_burst();
+	}
 
 	if (!obj_max || !obj_long || !sig_max || !sig_long) {
 		pr_err("FAIL: out of memory\n");

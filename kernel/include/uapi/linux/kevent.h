@@ -5,6 +5,14 @@
  * Events are multicast over the Generic Netlink family KEVENT_GENL_NAME,
  * one multicast group per event type.  This header is the only one that
  * the kernel module and user-space listeners share.
+ *
+ * The module keeps the most recent events in a ring.  KEVENT_CMD_GET
+ * with KEVENT_A_SEQNUM = after (root only) is answered with a dump: the
+ * events in the ring numbered after "after", in order, each a
+ * KEVENT_CMD_EVENT message, then one KEVENT_CMD_GET message carrying
+ * KEVENT_A_SEQNUM (the last number the dump covers: the current one) and
+ * KEVENT_A_LOST (how many numbers after "after" are no longer in the
+ * ring).  Every message carries KEVENT_A_INSTANCE.
  */
 #ifndef _UAPI_LINUX_KEVENT_H
 #define _UAPI_LINUX_KEVENT_H
@@ -38,6 +46,7 @@ enum kevent_type {
 enum kevent_cmd {
 	KEVENT_CMD_UNSPEC,
 	KEVENT_CMD_EVENT,	/* kernel -> user: one event */
+	KEVENT_CMD_GET,		/* user -> kernel: the events after a number */
 	__KEVENT_CMD_MAX,
 };
 
@@ -49,9 +58,11 @@ enum kevent_attr {
 	KEVENT_A_OBJECT,	/* NUL-terminated string */
 	KEVENT_A_SIGNAL,	/* NUL-terminated string */
 	KEVENT_A_PAYLOAD,	/* NUL-terminated string, may be empty */
-	KEVENT_A_SEQNUM,	/* u64: per-boot sequence number */
+	KEVENT_A_SEQNUM,	/* u64: sequence number, from 1 per load */
 	KEVENT_A_TIMESTAMP,	/* u64: nanoseconds since the epoch */
 	KEVENT_A_PAD,
+	KEVENT_A_INSTANCE,	/* u64: random, fixed for one module load */
+	KEVENT_A_LOST,		/* u64: events no longer in the ring */
 	__KEVENT_A_MAX,
 };
 

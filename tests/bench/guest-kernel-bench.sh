@@ -1,0 +1,100 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Guest script of run-kernel-bench.sh (prints figures, asserts nothing but
+# that each step ran): kevent.ko's sender rate with the ring off and on,
+# keventd's live / recovered / lost counts after a burst, and the latency
+# from send_kevent() to a handler's first instruction beside a raw spawn
+# of the same handler.  BENCH_COUNT (env) sets the burst, LAT_COUNT the
+# latency samples.
+. /ktest/lib.sh
+
+D=/sys/kernel/debug/kevent
+M=/ktest/modules/kevent.ko
+N=${BENCH_COUNT:-200000}
+L=${LAT_COUNT:-200}
+C=/tmp/keventd.ctl
+export KEVENTD_KERNEL_POS=/tmp/kernel.pos
+
+rate() { dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*(\([0-9]*\) events\/s).*/\1/'; }
+kernel_num() {
+	keventctl --control "$C" status --json |
+		sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"
+}
+# settled: waits (at most 120 s) until keventd's received count stops moving
+settled() {
+	i=0
+	last=-1
+	while [ $i -lt 600 ]; do
+		now=$(kernel_num received)
+		[ "$now" = "$last" ] && break
+		last=$now
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "$last"
+}
+# pct FILE P: the P-th percentile of the numbers in FILE, in microseconds
+pct() {
+	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
+		i = int((NR * p + 99) / 100); if (i < 1) i = 1; printf "%d", v[i] / 1000 }'
+}
+
+# --- the sender's rate, ring off and on, with no listener and with one ---
+for ring in 0 1024; do
+	check "insmod ring_kb=$ring" insmod "$M" ring_kb=$ring
+	echo "$N general" >"$D/bench"
+	none=$(rate)
+	rm -f /tmp/l.out
+	kevent-listen -q -b 67108864 -i 3 -t 300 >/tmp/l.out 2>&1 &
+	lp=$!
+	wait_for /tmp/l.out '^READY' 15
+	echo "$N general" >"$D/bench"
+	one=$(rate)
+	wait_pid "$lp" 310
+	got=$(sed -n 's/^SUMMARY events=\([0-9]*\).*/\1/p' /tmp/l.out)
+	echo "KBENCH $KTEST_KVER ring_kb=$ring: no listener $none ev/s; one listener $one ev/s (it got $got of $N)"
+	check "rmmod (ring_kb=$ring)" rmmod kevent
+done
+
+# --- keventd after a burst: live, recovered, lost ---------------------------
+check "insmod (default ring)" insmod "$M"
+mkdir -p /tmp/rules
+cat >/tmp/rules/10-bench.yaml <<'RULES'
+rules:
+  - name: bench
+    match:
+      source: kernel
+      signal: bench
+  - name: stamp
+    match:
+      source: kernel
+      signal: stamp
+    run: [/bin/bench-stamp, /tmp/lat, "${KEVENT_T}"]
+RULES
+keventd --rules-dir /tmp/rules --control "$C" --sources kernel >/tmp/keventd.log 2>&1 &
+KPID=$!
+check "keventd runs" wait_for /tmp/keventd.log "running:" 20
+wait_for /tmp/keventd.log "subscribed to the kevent family" 10
+echo "$N general" >"$D/bench"
+k=$(rate)
+received=$(settled)
+recovered=$(kernel_num recovered)
+echo "KBENCH $KTEST_KVER keventd: sender $k ev/s; received $received of $N:" \
+	"live $((received - recovered)), recovered $recovered, lost $(kernel_num lost)," \
+	"overruns $(kernel_num overruns)"
+
+# --- latency: send_kevent() -> the handler's first instruction ------------
+rm -f /tmp/lat
+echo "$L general stamp" >"$D/bench"
+wait_until 60 sh -c "[ \$(wc -l </tmp/lat) -ge $L ]"
+echo "KBENCH $KTEST_KVER latency send_kevent()->handler: p50 $(pct /tmp/lat 50) us," \
+	"p99 $(pct /tmp/lat 99) us ($(wc -l </tmp/lat) samples)"
+kill -TERM "$KPID"
+wait_pid "$KPID" 20
+# the floor: the same handler spawned at the same pace (50/s), no keventd
+rm -f /tmp/raw
+lat=$(bench-latency --raw /bin/bench-stamp 50 "$L" /tmp/raw)
+echo "KBENCH $KTEST_KVER latency raw spawn: p50 ${lat% *} us, p99 ${lat#* } us"
+check "rmmod at the end" rmmod kevent
+finish
