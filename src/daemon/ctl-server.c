@@ -391,6 +391,14 @@ static bool read_requests(struct kctl_client *c)
 			continue;
 		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
+		if (got < 0 && errno == ECONNRESET) {
+			/* it hung up with our replies unread: the kernel says so
+			 * once, ahead of what it sent, which is still to be read */
+			c->gone = true;
+			drop_replies(c);
+			i++;
+			continue;
+		}
 		if (got <= 0) {
 			c->eof = c->gone = true; /* a reset connection */
 			break;

@@ -295,6 +295,29 @@ class Control(DaemonTest):
         self.assertEqual(st["control"]["bad_requests"], 1)
         d.stop_ok(self)
 
+    def test_hang_up_with_unread_replies_loses_no_post(self):
+        # A client that hangs up without reading its replies makes the
+        # kernel report ECONNRESET on keventd's side before the requests
+        # still queued there: they are taken all the same.  keventd is
+        # stopped while the client sends, so they are sure to be queued.
+        self.s.write_rule("10-f.yaml", "rules:\n  - name: f\n    match: {signal: f}\n")
+        d = self.start()
+        g = self.raw()
+        g.send_raw(b"")  # an error reply that the client never reads
+        select.select([g.sock], [], [], TIMEOUT)
+        self.assertTrue(g.sock.recv(16384, socket.MSG_PEEK))
+        d.proc.send_signal(signal.SIGSTOP)
+        os.waitpid(d.proc.pid, os.WUNTRACED)
+        for i in range(10):
+            g.send_raw(g.encode("post", "general", "/u%d" % i, "f", ""))
+        g.close()
+        d.proc.send_signal(signal.SIGCONT)
+        st = d.wait_status(lambda st: st["events"]["received"] == 10 and
+                           st["control"]["clients"] == 1, "the 10 posts in, the client gone")
+        self.assertEqual(st["events"]["matched"], 10)
+        self.assertEqual(st["control"]["bad_requests"], 1)
+        d.stop_ok(self)
+
     def test_posts_are_numbered_even_when_unreadable(self):
         d = self.start()
         g = self.raw()
