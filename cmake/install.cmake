@@ -11,6 +11,7 @@
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
 #   <datadir>/dbus-1/system.d/org.kernel.Event1.conf   only root owns the name
+#   <datadir>/pkgconfig/keventd.pc             where rule packs install
 # With KEVENT_DEB also the Debian layout: gzipped man pages, the copyright
 # file and changelog in <datadir>/doc/keventd, and the module's source for
 # DKMS in /usr/src/kevent-<version>/.
@@ -30,7 +31,23 @@ if(NOT DEFINED KEVENT_SYSTEMD_UNITDIR)
   endif()
   set(KEVENT_SYSTEMD_UNITDIR "${unitdir}")
 endif()
-set(KEVENT_ADMIN_RULES_DIR /etc/keventd/rules.d) # fixed, whatever the prefix
+set(KEVENT_CONF_DIR /etc/keventd) # fixed, whatever the prefix
+set(KEVENT_ADMIN_RULES_DIR ${KEVENT_CONF_DIR}/rules.d)
+
+# The version of the .deb and of the module's DKMS source: the project's,
+# unless a test build of an upgrade asks for another (the system tests
+# build a second package this way, see tests/system/README.md).
+set(KEVENT_PACKAGE_VERSION "${PROJECT_VERSION}" CACHE STRING
+    "Version of the .deb and of the DKMS module (default: the project's)")
+if(KEVENT_PACKAGE_VERSION STREQUAL "")
+  set(KEVENT_PACKAGE_VERSION "${PROJECT_VERSION}")
+endif()
+
+# keventd.pc: for packagers of rule packs, as udev.pc is for udev rules:
+#   pkg-config --variable=rulesdir keventd   the vendor rule directory
+#   pkg-config --variable=confdir keventd    the admin's configuration
+configure_file(${CMAKE_SOURCE_DIR}/packaging/keventd.pc.in ${CMAKE_BINARY_DIR}/keventd.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/keventd.pc DESTINATION ${CMAKE_INSTALL_DATADIR}/pkgconfig)
 
 configure_file(${CMAKE_SOURCE_DIR}/keventd/keventd.service.in
                ${CMAKE_BINARY_DIR}/keventd.service @ONLY)
@@ -91,15 +108,22 @@ if(KEVENT_DEB)
     install(CODE "execute_process(COMMAND ${KEVENT_OBJCOPY} --remove-section=.comment
                                           \"\$ENV{DESTDIR}${prog}\" COMMAND_ERROR_IS_FATAL ANY)")
   endforeach()
-  # The module's source for DKMS (kernel/dkms.conf names PACKAGE_NAME kevent).
-  set(dkms_dir /usr/src/kevent-${PROJECT_VERSION})
+  # The module's source for DKMS (kernel/dkms.conf names PACKAGE_NAME kevent),
+  # its PACKAGE_VERSION the package's.
+  set(dkms_dir /usr/src/kevent-${KEVENT_PACKAGE_VERSION})
+  file(READ ${CMAKE_SOURCE_DIR}/kernel/dkms.conf dkms_conf)
+  string(REGEX REPLACE "PACKAGE_VERSION=\"[^\"]*\"" "PACKAGE_VERSION=\"${KEVENT_PACKAGE_VERSION}\""
+         dkms_conf "${dkms_conf}")
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/packaging/dkms.conf CONTENT "${dkms_conf}" @ONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernel/dkms.conf)
   install(FILES ${CMAKE_SOURCE_DIR}/kernel/Kbuild ${CMAKE_SOURCE_DIR}/kernel/Kconfig
-                ${CMAKE_SOURCE_DIR}/kernel/Makefile ${CMAKE_SOURCE_DIR}/kernel/dkms.conf
+                ${CMAKE_SOURCE_DIR}/kernel/Makefile ${CMAKE_BINARY_DIR}/packaging/dkms.conf
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_bridges.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_core.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_debugfs.c
                 ${CMAKE_SOURCE_DIR}/kernel/kevent_internal.h
           DESTINATION ${dkms_dir})
+  install(PROGRAMS ${CMAKE_SOURCE_DIR}/kernel/dkms-post-build.sh DESTINATION ${dkms_dir})
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/kernel/include DESTINATION ${dkms_dir}
           FILES_MATCHING PATTERN "*.h")
 endif()
@@ -141,6 +165,6 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
 set(CPACK_STRIP_FILES ON)
 set(CPACK_SET_DESTDIR ON) # /etc and /lib/systemd are absolute destinations
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${KEVENT_PACKAGE_VERSION})
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 include(CPack)

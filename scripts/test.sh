@@ -29,6 +29,11 @@ for k in 6.1 6.12; do
 		>/dev/null || echo "test.sh: kernel $k not prepared; its QEMU tests will say why"
 done
 
+# The system tests' Debian 12 root file system (mmdebstrap, about 300 MB of
+# packages the first time), built once here and then kept under build/.
+bash tests/system/base-image.sh --cache build/system-tests/cache >/dev/null ||
+	echo "test.sh: the system tests' base image is not built; their tests will say why"
+
 status=0
 echo "== tests: sanitizer build (ASan + UBSan) =="
 (cd build-asan && ctest --output-on-failure -j"$jobs" "$@") || status=1

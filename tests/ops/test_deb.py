@@ -139,6 +139,8 @@ class Inspect(unittest.TestCase):
                   "kevent_debugfs.c", "kevent_internal.h", "include/linux/kevent.h",
                   "include/uapi/linux/kevent.h"):
             self.entry(dkms + f, reg)
+        self.entry(dkms + "dkms-post-build.sh", exe)  # dkms.conf's POST_BUILD
+        self.entry("usr/share/pkgconfig/keventd.pc", reg)
         # nothing from the build tree or the tests
         for p in self.entries:
             self.assertFalse(re.search(r"(^|/)(tests?|CMakeFiles|\.git)(/|$)", p), p)
@@ -202,18 +204,28 @@ class Inspect(unittest.TestCase):
         self.assertIn("dkms is not installed", r.stderr)
         self.assertIn("deb-systemd-helper enable keventd.service", self.calls(log))
         r = run(["sh", os.path.join(d, "prerm"), "remove"], env=env)
-        # with dkms: add (once), then build and install only with headers
+        # with dkms: add (once), then install for every kernel whose headers
+        # are installed (not only the running one: a chroot runs the host's)
         env, log = self.stubs(with_dkms=True)
         run(["sh", os.path.join(d, "postinst"), "configure"], env=env)
         calls = self.calls(log)
         self.assertIn("dkms add -m kevent -v %s" % VERSION, calls)
-        headers = os.path.exists("/lib/modules/%s/build" % os.uname().release)
-        self.assertEqual("dkms install -m kevent -v %s" % VERSION in calls, headers, calls)
+        kernels = [k for k in sorted(glob.glob("/lib/modules/*"))
+                   if os.path.exists(os.path.join(k, "build", "Makefile"))]
+        self.assertEqual(sorted(c for c in calls if c.startswith("dkms install")),
+                         sorted("dkms install -m kevent -v %s -k %s" % (VERSION, os.path.basename(k))
+                                for k in kernels), calls)
         # already added (an upgrade): no second add
         env, log = self.stubs(with_dkms=True, dkms_status="kevent/%s: added" % VERSION)
         run(["sh", os.path.join(d, "postinst"), "configure", "0.0.9-1"], env=env)
         self.assertFalse([c for c in self.calls(log) if c.startswith("dkms add")])
         run(["sh", os.path.join(d, "prerm"), "remove"], env=env)
+        self.assertIn("dkms remove -m kevent -v %s --all" % VERSION, self.calls(log))
+        # an upgrade to a new revision keeps the module; to a new version, not
+        env, log = self.stubs(with_dkms=True, dkms_status="kevent/%s: added" % VERSION)
+        run(["sh", os.path.join(d, "prerm"), "upgrade", "1:%s-9" % VERSION], env=env)
+        self.assertFalse([c for c in self.calls(log) if c.startswith("dkms remove")])
+        run(["sh", os.path.join(d, "prerm"), "upgrade", "%s.1-1" % VERSION], env=env)
         self.assertIn("dkms remove -m kevent -v %s --all" % VERSION, self.calls(log))
 
     def test_lintian(self):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """`cmake --install` into a scratch DESTDIR, and the tree it makes.
 
-Every file of issue 7's list, its mode, the unit's ExecStart, the bash
+Every file of issue 7's list (and keventd.pc), its mode, the unit's ExecStart, the bash
 completion, and that the installed keventd's compiled-in vendor directory is
 where the default rules went (keventd --help prints the directories).
 
@@ -130,6 +130,23 @@ class InstallTree(unittest.TestCase):
                         if "keventd.service" in l]
             self.assertEqual(problems, [], r.stdout + r.stderr)
 
+    def test_pkgconfig(self):
+        """keventd.pc names the vendor rule directory (the one keventd reads)
+        and the configuration directory, for packagers of rule packs."""
+        pc = E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc"
+        self.assertMode(pc, 0o644)
+        if not shutil.which("pkg-config"):
+            self.skipTest("no pkg-config")
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(self.p(pc)), PKG_CONFIG_LIBDIR="")
+
+        def var(name):
+            r = subprocess.run(["pkg-config", "--variable=" + name, "keventd"], env=env,
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout.strip()
+        self.assertEqual(var("rulesdir"), E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd/rules.d")
+        self.assertEqual(var("confdir"), "/etc/keventd")
+
     def test_dbus_interface(self):
         self.assertMode(E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml", 0o644)
 
@@ -179,6 +196,7 @@ complete_for keventctl --control /x send po
                    E["KEVENT_UNITDIR"], E["KEVENT_DATADIR"] + "/bash-completion",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",
                    E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf",
+                   E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc",
                    E["KEVENT_DATADIR"] + "/doc/keventd", "/usr/src/kevent-"]
         for f in self.manifest.split():
             self.assertTrue(any(f.startswith(self.dest + a) or f.startswith(a) for a in allowed),
