@@ -21,19 +21,6 @@ kernel_num() {
 	keventctl --control "$C" status --json |
 		sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"
 }
-# settled: waits (at most 120 s) until keventd's received count stops moving
-settled() {
-	i=0
-	last=-1
-	while [ $i -lt 600 ]; do
-		now=$(kernel_num received)
-		[ "$now" = "$last" ] && break
-		last=$now
-		sleep 0.2
-		i=$((i + 1))
-	done
-	echo "$last"
-}
 # pct FILE P: the P-th percentile of the numbers in FILE, in microseconds
 pct() {
 	sort -n "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
@@ -78,7 +65,8 @@ check "keventd runs" wait_for /tmp/keventd.log "running:" 20
 wait_for /tmp/keventd.log "subscribed to the kevent family" 10
 echo "$N general" >"$D/bench"
 k=$(rate)
-received=$(settled)
+wait_until 120 kernel_caught_up "$KEVENTD_KERNEL_POS"
+received=$(kernel_num received)
 recovered=$(kernel_num recovered)
 echo "KBENCH $KTEST_KVER keventd: sender $k ev/s; received $received of $N:" \
 	"live $((received - recovered)), recovered $recovered, lost $(kernel_num lost)," \

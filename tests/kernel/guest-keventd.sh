@@ -20,20 +20,9 @@ count() { grep -c "$1" "$LOG"; }
 outputs_at_least() { [ "$(ls /tmp/out | wc -l)" -ge "$1" ]; }
 subscribed_at_least() { [ "$(count 'subscribed to the kevent family')" -ge "$1" ]; }
 status_json() { keventctl --control "$C" status --json; }
-# settled_received: waits (at most 60 s) until keventd has taken all the
-# kernel events it will get, i.e. "received" stops moving; prints it.
-settled_received() {
-	i=0
-	last=-1
-	while [ $i -lt 300 ]; do
-		now=$(kernel_num received)
-		[ "$now" = "$last" ] && break
-		last=$now
-		sleep 0.2
-		i=$((i + 1))
-	done
-	echo "$last"
-}
+# caught_up: waits (at most 120 s) until keventd has handled every event
+# kevent.ko sent so far (its position names the module's last number)
+caught_up() { wait_until 120 kernel_caught_up "$KEVENTD_KERNEL_POS"; }
 # kernel_num KEY: the first "KEY":N after "kernel": in status --json
 kernel_num() { status_json | sed -n "s/.*\"kernel\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
 stat_of() { sed -n "s/^$1: //p" "$D/stats"; }
@@ -114,7 +103,7 @@ emit emit_atomic "power /org/kernel/test/away atomic Cpu: 5"
 emit bench "9998 general"
 check "keventd started again" start_keventd /tmp/keventd2.log
 check "the missed events were fetched" wait_for "$LOG" "recovered 10000 missed events" 60
-settled_received >/dev/null
+check "keventd caught up" caught_up
 check "received 10000 ($(kernel_num received))" test "$(kernel_num received)" = 10000
 check "recovered 10000 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 10000
 check "lost 0" test "$(kernel_num lost)" = 0
@@ -132,7 +121,7 @@ emit bench "2000 general"
 kept=$(stat_of ring_events)
 check "keventd started again" start_keventd /tmp/keventd3.log
 check "the ring's events were fetched" wait_for "$LOG" "recovered $kept missed events" 60
-settled_received >/dev/null
+check "keventd caught up" caught_up
 check "new instance: recovered $kept, all the ring has ($(kernel_num recovered))" \
 	test "$(kernel_num recovered)" = "$kept"
 check "lost $((2000 - kept)), as the module says ($(kernel_num lost))" \
@@ -165,12 +154,14 @@ wait_until 20 subscribed_at_least 1
 BURST=${BURST_COUNT:-200000}
 emit bench "$BURST general"
 k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
-received=$(settled_received)
+check "burst: keventd caught up" caught_up
+received=$(kernel_num received)
 echo "KTEST-BENCH: keventd, 32 KiB rcvbuf: $k; received $received," \
 	"recovered $(kernel_num recovered), lost $(kernel_num lost), overruns $(kernel_num overruns)"
-check "burst: overruns happened ($(kernel_num overruns))" test "$(kernel_num overruns)" -ge 1
+# Whether this burst overruns the buffer depends on how fast this kernel's
+# loop is beside keventd (on 6.12 under TCG keventd may keep up); the stop
+# below makes the overrun certain.  Either way nothing may be lost.
 check "burst: every one received once ($received of $BURST)" test "$received" = "$BURST"
-check "burst: some recovered ($(kernel_num recovered))" test "$(kernel_num recovered)" -ge 1
 check "burst: 0 lost" test "$(kernel_num lost)" = 0
 check "burst: handled = received" \
 	test "$(status_json | sed -n 's/.*"events":{[^}]*"handled":\([0-9]*\).*/\1/p')" = "$BURST"
@@ -179,8 +170,8 @@ check "burst: handled = received" \
 before=$(kernel_num received)
 emit bench "$BENCH_COUNT general"
 k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
-last=$(settled_received)
-got=$((last - before))
+check "bench: keventd caught up" caught_up
+got=$(($(kernel_num received) - before))
 overruns=$(kernel_num overruns)
 lost=$(kernel_num lost)
 echo "KTEST-BENCH: keventd: kernel loop of $BENCH_COUNT send_kevent(): $k; keventd received $got, overruns $overruns, lost (seqnum gaps) $lost"
@@ -190,18 +181,27 @@ if [ "$got" -lt "$BENCH_COUNT" ]; then
 fi
 grep -q "receive buffer overrun" "$LOG" && echo "KTEST-BENCH: overruns were logged"
 
-# --- an overrun is counted and logged, never silent --------------------------
-# keventd stopped (SIGSTOP) while the kernel loop runs: its receive buffer
-# must overflow, and once it runs again it must say so.
+# --- an overrun is counted, logged and recovered, never silent ------------
+# keventd stopped (SIGSTOP) while the kernel loop runs: its 32 KiB receive
+# buffer must overflow; once it runs again it must say so, and fetch from
+# the ring what the buffer could not hold.
 before=$(kernel_num overruns)
+received_before=$(kernel_num received)
+recovered_before=$(kernel_num recovered)
 kill -STOP "$KPID"
 emit bench "60000 general"
 kill -CONT "$KPID"
-settled_received >/dev/null
+check "keventd caught up after SIGCONT" caught_up
 after=$(kernel_num overruns)
-echo "KTEST-BENCH: keventd stopped during 60000 sends: overruns $before -> $after, lost $(kernel_num lost)"
+echo "KTEST-BENCH: keventd stopped during 60000 sends: overruns $before -> $after," \
+	"recovered $recovered_before -> $(kernel_num recovered), lost $(kernel_num lost)"
 check "the overrun was counted" test "$after" -gt "$before"
 check "the overrun was logged" grep -q "receive buffer overrun (ENOBUFS)" "$LOG"
+check "the overrun: events recovered from the ring" \
+	test "$(kernel_num recovered)" -gt "$recovered_before"
+check "the overrun: all 60000 received once" \
+	test $(($(kernel_num received) - received_before)) = 60000
+check "the overrun: 0 lost" test "$(kernel_num lost)" = 0
 
 kill -TERM "$KPID"
 wait_pid "$KPID" 20

@@ -30,6 +30,15 @@ wait_until() {
 	return 1
 }
 
+# kernel_caught_up POSFILE: whether keventd's kernel position (the file it
+# writes after each batch it handled, $KEVENTD_KERNEL_POS) names kevent.ko's
+# current instance and last sequence number: every event sent so far has
+# been handled, received or counted lost.  A condition, not a guess from a
+# count that stopped moving.
+kernel_caught_up() {
+	grep -qx "$(sed -n 's/^instance: //p' /sys/kernel/debug/kevent/stats) $(sed -n 's/^seqnum: //p' /sys/kernel/debug/kevent/stats)" "$1" 2>/dev/null
+}
+
 # wait_for FILE PATTERN SECONDS: wait until grep -q PATTERN FILE, bounded.
 wait_for() { wait_until "$3" grep -q -- "$2" "$1" 2>/dev/null; }
 
