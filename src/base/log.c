@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "log.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include "config.h"
+#if KEVENT_DBUS
+#include <systemd/sd-journal.h>
+#endif
 
 static int max_level = LOG_INFO;
 static bool to_journal;
@@ -92,6 +99,74 @@ static void put_fields(struct strbuf *line, const struct klog_field *f, size_t n
 	}
 }
 
+#if KEVENT_DBUS
+/* A field's name in the journal: KEVENT_ and the key in capitals, but for
+ * the two whose plain names would say something else there (keventd(8)). */
+static void journal_name(struct strbuf *o, const char *key)
+{
+	if (strcmp(key, "seq") == 0)
+		key = "seqnum";
+	else if (strcmp(key, "signal") == 0)
+		key = "exit_signal";
+	strbuf_puts(o, "KEVENT_");
+	for (const char *p = key; *p; p++)
+		strbuf_putc(o, *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p);
+}
+
+/* One record through the journal's native protocol: MESSAGE, PRIORITY,
+ * SYSLOG_IDENTIFIER and a KEVENT_* field for each of the record's, so that
+ * "journalctl KEVENT_RULE=cpu-overheat" finds its runs.  0, or a negative
+ * errno when the journal cannot be reached (the caller writes the line). */
+static int journal_send(int level, const struct klog_field *f, size_t n, const struct strbuf *msg)
+{
+	struct strbuf all = STRBUF_INIT;
+	size_t off[n + 3], len[n + 3];
+	size_t k = 0;
+	off[k] = all.len;
+	strbuf_puts(&all, "MESSAGE=");
+	strbuf_add_escaped(&all, strbuf_str(msg), msg->len);
+	len[k] = all.len - off[k];
+	k++;
+	off[k] = all.len;
+	strbuf_printf(&all, "PRIORITY=%d", level & 7);
+	len[k] = all.len - off[k];
+	k++;
+	off[k] = all.len;
+	strbuf_puts(&all, "SYSLOG_IDENTIFIER=keventd");
+	len[k] = all.len - off[k];
+	k++;
+	for (size_t i = 0; i < n; i++, k++) {
+		off[k] = all.len;
+		journal_name(&all, f[i].key);
+		strbuf_putc(&all, '=');
+		switch (f[i].type) {
+		case KLOG_F_STR:
+			strbuf_puts(&all, f[i].s ? f[i].s : "");
+			break;
+		case KLOG_F_INT:
+			strbuf_printf(&all, "%" PRId64, f[i].i);
+			break;
+		case KLOG_F_UINT:
+			strbuf_printf(&all, "%" PRIu64, f[i].u);
+			break;
+		case KLOG_F_BOOL:
+			strbuf_puts(&all, f[i].b ? "true" : "false");
+			break;
+		}
+		len[k] = all.len - off[k];
+	}
+	int r = -ENOMEM;
+	if (!all.oom) {
+		struct iovec iov[n + 3];
+		for (size_t i = 0; i < k; i++)
+			iov[i] = (struct iovec){.iov_base = all.buf + off[i], .iov_len = len[i]};
+		r = sd_journal_sendv(iov, (int)k);
+	}
+	strbuf_release(&all);
+	return r;
+}
+#endif
+
 static void emit(int level, const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
 	_printf_(4, 0);
 static void emit(int level, const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
@@ -104,6 +179,14 @@ static void emit(int level, const struct klog_field *fields, size_t n, const cha
 		put_fields(&line, fields, n, true);
 		strbuf_puts(&line, "}\n");
 	} else {
+#if KEVENT_DBUS
+		/* a record with fields: through the native protocol, whose
+		 * fields journalctl can match */
+		if (to_journal && n && journal_send(level, fields, n, &msg) == 0) {
+			strbuf_release(&msg);
+			return;
+		}
+#endif
 		if (to_journal)
 			strbuf_printf(&line, "<%d>", level & 7);
 		else
