@@ -46,7 +46,7 @@ def run(vm):
     for k, v in (("KEVENT_TYPE", "storage"), ("KEVENT_SIGNAL", "add"), ("KEVENT_SOURCE", "udev"),
                  ("KEVENT_ID_SERIAL", SERIAL), ("KEVENT_DEVTYPE", "disk"),
                  ("ACTION", "add"), ("SUBSYSTEM", "block"), ("DEVTYPE", "disk"),
-                 ("ID_SERIAL", SERIAL), ("DEVNAME", dev)):
+                 ("ID_SERIAL", SERIAL), ("DEVNAME", name)):  # the kernel's, as /sbin/hotplug had it
         expect(env, k, v, "systest-disk-add")
     if not env.get("KEVENT_OBJECT", "").endswith("/block/" + name) or \
             not env["KEVENT_OBJECT"].startswith("/org/kernel/devices/"):
