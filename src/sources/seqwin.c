@@ -158,7 +158,16 @@ static void new_instance(struct kseqsync *s, uint64_t instance)
 {
 	s->instance = instance;
 	s->next = 1;
+	redo_tidy(s);
+	s->forsaken += s->n_redo;
 	redo_clear(s);
+}
+
+uint64_t kseqsync_forsaken(struct kseqsync *s)
+{
+	uint64_t n = s->forsaken;
+	s->forsaken = 0;
+	return n;
 }
 
 /* A fetched number below next: whether it is to redo (then it is no longer). */

@@ -77,6 +77,7 @@ struct kseqsync {
 	size_t n_redo, cap_redo, redo_at;
 	bool redo_untidy;      /* appended to since the last sort */
 	uint64_t redo_changes; /* counts changes to the list, for saving it */
+	uint64_t forsaken;     /* numbers to redo of an instance gone since */
 };
 
 enum kseqsync_verdict {
@@ -102,6 +103,11 @@ int kseqsync_unhandled(struct kseqsync *s, uint64_t seq);
 /* The numbers to redo, ascending, no duplicates (*n of them), for the
  * saved position; valid until s changes.  Not during a fetch. */
 const uint64_t *kseqsync_redo(struct kseqsync *s, size_t *n);
+
+/* How many numbers to redo were given up on since the last call, because
+ * the stream turned out to be another instance (their events are gone
+ * with the old one): lost, to count. */
+uint64_t kseqsync_forsaken(struct kseqsync *s);
 
 /* Begins a fetch; returns the number to ask for the events after: the
  * oldest number to redo less one, else the last number handled

@@ -161,6 +161,20 @@ static void pos_save(struct kernel_state *st)
 static struct klog_throttle lost_log = {
 	.name = "kernel", .what = "lines about lost events", .counted = true};
 
+/* The events a stop listed to redo are gone with the instance that had
+ * them: lost, and known to be. */
+static void report_forsaken(struct kernel_state *st)
+{
+	uint64_t n = kseqsync_forsaken(&st->sync);
+	if (!n)
+		return;
+	ksink_lost(st->sink, KEVENT_SOURCE_KERNEL, n);
+	klog_throttled(&lost_log, LOG_WARNING,
+		       "kernel: %" PRIu64 " events dropped by the last stop are lost: kevent.ko "
+		       "was loaded again since",
+		       n);
+}
+
 static void dump_close(struct kernel_state *st)
 {
 	kio_free(st->dump_io);
@@ -214,6 +228,7 @@ static void end_fetch(struct kernel_state *st, const struct kkernel_meta *m)
 	uint64_t after = st->dump_after;
 	dump_close(st);
 	bool again = kseqsync_end(&st->sync, m->instance, m->current, m->gone, &lost);
+	report_forsaken(st);
 	if (st->dump_events)
 		log_info("kernel: recovered %" PRIu64 " missed events from kevent.ko's ring "
 			 "(after sequence number %" PRIu64 ", up to %" PRIu64 ")",
@@ -272,6 +287,7 @@ static bool dump_datagram(struct kernel_state *st, const void *buf, size_t len)
 			return false;
 		}
 		if (kseqsync_fetched(&st->sync, m.instance, ev->seqnum) != KSEQSYNC_HANDLE) {
+			report_forsaken(st);
 			kevent_free(ev);
 			continue;
 		}
@@ -396,6 +412,7 @@ static bool kernel_accept(void *state, const struct ksink *sink, const struct ke
 	case KSEQSYNC_DROP:
 		return false;
 	case KSEQSYNC_FETCH:
+		report_forsaken(st);
 		start_fetch(st);
 		return false;
 	}

@@ -356,7 +356,8 @@ static void test_redo_list(void **state)
 }
 
 /* The module was reloaded meanwhile: the numbers to redo were the old
- * instance's; the new one's events all come, from 1, each once. */
+ * instance's, gone with it (forsaken, to count lost); the new one's
+ * events all come, from 1, each once. */
 static void test_redo_reloaded(void **state)
 {
 	(void)state;
@@ -370,6 +371,8 @@ static void test_redo_reloaded(void **state)
 	fetched(&s, &o, I2, 3, KSEQSYNC_DROP);
 	assert_true(kseqsync_end(&s, I2, 3, 2, &lost));
 	assert_int_equal(lost, 0);
+	assert_int_equal(kseqsync_forsaken(&s), 1); /* 3, gone with I1 */
+	assert_int_equal(kseqsync_forsaken(&s), 0);
 	(void)kseqsync_redo(&s, &n);
 	assert_int_equal(n, 0);
 	assert_int_equal(kseqsync_fetch(&s), 0);
@@ -377,6 +380,17 @@ static void test_redo_reloaded(void **state)
 		fetched(&s, &o, I2, i, KSEQSYNC_HANDLE);
 	assert_false(kseqsync_end(&s, I2, 3, 0, &lost));
 	expect(&o, (uint64_t[]){1, 2, 3}, 3);
+	assert_int_equal(kseqsync_forsaken(&s), 0);
+	kseqsync_release(&s);
+
+	/* noticed by a live event, with the list handed back twice over */
+	kseqsync_init(&s, I1, 10);
+	assert_int_equal(kseqsync_unhandled(&s, 5), 0);
+	assert_int_equal(kseqsync_unhandled(&s, 3), 0);
+	assert_int_equal(kseqsync_unhandled(&s, 5), 0);
+	assert_int_equal(kseqsync_live(&s, I2, 1), KSEQSYNC_FETCH);
+	assert_int_equal(kseqsync_forsaken(&s), 2);
+	assert_int_equal(kseqsync_fetch(&s), 0);
 	kseqsync_release(&s);
 }
 
