@@ -47,8 +47,8 @@ struct dropped_log {
 	size_t n;
 	struct {
 		uint64_t order;
-		bool again; /* handed back: the next start fetches it again */
-		char line[256];
+		bool again;		  /* handed back: the next start fetches it again */
+		char line[1536];	  /* an object of 1024 bytes and the rest */
 	} oldest[KDAEMON_STOP_LOG_NAMED]; /* by order, oldest first */
 };
 
