@@ -47,15 +47,31 @@ struct dropped_log {
 	size_t n;
 	struct {
 		uint64_t order;
-		char line[256];
+		bool again;		  /* handed back: the next start fetches it again */
+		char line[1536];	  /* an object of 1024 bytes and the rest */
 	} oldest[KDAEMON_STOP_LOG_NAMED]; /* by order, oldest first */
 };
+
+/* Hands a dropped event back to its source: whether the source's next
+ * start handles it.  Not a debounced run: its event was handled, and its
+ * other rules may have run. */
+static bool refetch(struct kdaemon *d, const struct kjob *job)
+{
+	if (job->deferred)
+		return false;
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->kind == job->ev->source && d->sources[i]->unhandled)
+			return d->sources[i]->unhandled(d->sources[i], job->ev) == 0;
+	return false;
+}
 
 static void on_dropped(const struct kjob *job, void *userdata)
 {
 	struct dropped_log *l = userdata;
 	const struct kevent *ev = job->ev;
+	bool again = refetch(l->d, job);
 	l->d->stats.dropped[ev->source]++;
+	l->d->refetch[ev->source] += again;
 	size_t i = l->n;
 	if (i == ARRAY_SIZE(l->oldest)) {
 		if (job->order > l->oldest[i - 1].order)
@@ -67,10 +83,26 @@ static void on_dropped(const struct kjob *job, void *userdata)
 	for (; i > 0 && l->oldest[i - 1].order > job->order; i--)
 		l->oldest[i] = l->oldest[i - 1];
 	l->oldest[i].order = job->order;
+	l->oldest[i].again = again;
 	snprintf(l->oldest[i].line, sizeof(l->oldest[i].line),
-		 "%s seq %" PRIu64 ": %s %s %s (rule %s%s)", kevent_source_name(ev->source),
+		 "%s seq %" PRIu64 ": %s %s %s (rule %s%s)%s", kevent_source_name(ev->source),
 		 ev->seqnum, kevent_type_name(ev->type), ev->object, ev->signal,
-		 job->rules[0]->name, job->n_rules > 1 ? " and the rules after it" : "");
+		 job->rules[0]->name, job->n_rules > 1 ? " and the rules after it" : "",
+		 again ? "; the next start fetches it again" : "");
+}
+
+/* "kernel 3": the dropped events that the next start fetches again. */
+static uint64_t format_refetch(const struct kdaemon *d, struct strbuf *sb)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		if (!d->refetch[i])
+			continue;
+		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
+			      kevent_source_name((enum kevent_source)i), d->refetch[i]);
+		total += d->refetch[i];
+	}
+	return total;
 }
 
 /* "socket 4199, kernel 3": the events dropped at the stop, per source. */
@@ -101,24 +133,39 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 	ksched_hold(d->sched, true);
 	krunner_stop(d->runner);
 	kwatch_free(TAKE_PTR(d->watch));
+	/* the queue first, each event handed back to its source, so that the
+	 * source's stop saves what its next start fetches again */
+	struct dropped_log l = {.d = d};
+	size_t dropped = ksched_drop_queued(d->sched, on_dropped, &l);
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->stop)
 			d->sources[i]->stop(d->sources[i]);
 	kdaemon_ctl_stop(d->ctl);
 
-	struct dropped_log l = {.d = d};
-	size_t dropped = ksched_drop_queued(d->sched, on_dropped, &l);
-	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT;
 	(void)format_dropped(d, &per_source);
-	if (dropped)
+	uint64_t refetched = format_refetch(d, &again);
+	if (dropped && refetched)
+		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
+			   "dropped: %zu (%s); the next start fetches again: %" PRIu64 " (%s)",
+			   why, krunner_children(d->runner), dropped, strbuf_str(&per_source),
+			   refetched, strbuf_str(&again));
+	else if (dropped)
 		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
 			   "dropped: %zu (%s)",
 			   why, krunner_children(d->runner), dropped, strbuf_str(&per_source));
 	else
 		log_notice("%s: stopping; handlers running: %zu", why, krunner_children(d->runner));
-	for (size_t i = 0; i < l.n; i++)
+	uint64_t unnamed_again = refetched;
+	for (size_t i = 0; i < l.n; i++) {
 		log_notice("not run: %s", l.oldest[i].line);
-	if (dropped > l.n)
+		unnamed_again -= l.oldest[i].again;
+	}
+	if (dropped > l.n && unnamed_again)
+		log_notice("not run: %zu more, not named; the next start fetches %" PRIu64
+			   " of them again",
+			   dropped - l.n, unnamed_again);
+	else if (dropped > l.n)
 		log_notice("not run: %zu more, not named", dropped - l.n);
 	kdaemon_maybe_exit(d);
 }
@@ -276,10 +323,15 @@ int kdaemon_run(struct kdaemon *d)
 		 d->cfg.dry_run ? ", dry run" : "");
 	notify_service_manager("READY=1");
 	int rc = kloop_run(d->loop);
-	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT;
 	uint64_t dropped = format_dropped(d, &per_source);
+	uint64_t refetched = format_refetch(d, &again);
 	if (rc < 0)
 		log_error("event loop failed: %s", strerror(-rc));
+	else if (dropped && refetched)
+		log_info("stopped; events dropped, not run: %" PRIu64 " (%s); the next start "
+			 "fetches again: %" PRIu64 " (%s)",
+			 dropped, strbuf_str(&per_source), refetched, strbuf_str(&again));
 	else if (dropped)
 		log_info("stopped; events dropped, not run: %" PRIu64 " (%s)", dropped,
 			 strbuf_str(&per_source));

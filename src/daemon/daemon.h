@@ -94,6 +94,9 @@ struct kdaemon {
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
 	bool stopping;
+	/* per source, of the events dropped at the stop, those handed back to
+	 * their source, whose next start fetches them again (source.h) */
+	uint64_t refetch[KEVENT_SOURCE_MAX];
 	/* per source, the log of rejected input and of overruns (log.h) */
 	struct klog_throttle reject_log[KEVENT_SOURCE_MAX];
 	struct klog_throttle overrun_log[KEVENT_SOURCE_MAX];
@@ -114,7 +117,9 @@ int kdaemon_run(struct kdaemon *d);
 /* Stops: reads no more, starts no more handlers, and exits once the
  * running ones are done (each within its timeout).  Queued events that
  * have not started are dropped: counted per source in stats.dropped and
- * logged, the oldest KDAEMON_STOP_LOG_NAMED by name.  sig names the reason
+ * logged, the oldest KDAEMON_STOP_LOG_NAMED by name; each is handed back
+ * to its source first (unhandled()), and one that a source can fetch
+ * again at its next start is logged so (refetch).  sig names the reason
  * in the log (0 for none); a second call only says it is still stopping. */
 #define KDAEMON_STOP_LOG_NAMED 10
 void kdaemon_exit(struct kdaemon *d, int sig);

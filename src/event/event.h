@@ -47,6 +47,9 @@ struct kevent {
 	/* kernel events only: fetched from kevent.ko's ring after it was
 	 * missed, not received as it happened (KEVENT_RECOVERED=1). */
 	bool recovered;
+	/* kernel events only: the instance of kevent.ko that numbered it
+	 * (0: a module without one). */
+	uint64_t instance;
 };
 
 const char *kevent_type_name(enum kevent_type t);

@@ -122,6 +122,9 @@ int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct keven
 		*why = "unknown event type";
 		return -EINVAL;
 	}
-	return kevent_new((int)type, object, signal, payload, KEVENT_SOURCE_KERNEL, seqnum,
-			  timestamp, NULL, 0, out, why);
+	rc = kevent_new((int)type, object, signal, payload, KEVENT_SOURCE_KERNEL, seqnum, timestamp,
+			NULL, 0, out, why);
+	if (rc == 0)
+		(*out)->instance = meta->instance;
+	return rc;
 }

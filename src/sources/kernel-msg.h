@@ -32,8 +32,8 @@ struct kkernel_meta {
 	uint64_t gone;	  /* numbers after the one asked for, no longer in the ring */
 };
 
-/* kkernel_decode(), and the instance; a dump's final message is taken
- * too (0, *out NULL, meta->end). */
+/* kkernel_decode(), and the instance (also in the event's instance); a
+ * dump's final message is taken too (0, *out NULL, meta->end). */
 int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
 			struct kkernel_meta *meta, const char **why);
 

@@ -204,6 +204,14 @@ static void genl_stop(struct ksource *s)
 	g->ctrl_io = NULL;
 }
 
+static int genl_unhandled(struct ksource *s, const struct kevent *ev)
+{
+	struct kgenl_source *g = of(s);
+	if (g->stopped)
+		return -ESHUTDOWN; /* its position is saved already */
+	return g->desc->unhandled(g->state, ev);
+}
+
 static void genl_free(struct ksource *s)
 {
 	struct kgenl_source *g = of(s);
@@ -228,6 +236,7 @@ static int make(const struct ksource_genl_desc *desc, const struct ksink *sink, 
 				  .kind = desc->kind,
 				  .pause = genl_pause,
 				  .stop = genl_stop,
+				  .unhandled = desc->unhandled ? genl_unhandled : NULL,
 				  .free = genl_free};
 	int rc = desc->init ? desc->init(arg, &g->state) : 0;
 	if (rc < 0) {

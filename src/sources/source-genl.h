@@ -56,6 +56,8 @@ struct ksource_genl_desc {
 	/* Reading has stopped for good (shutdown, or the source freed): once,
 	 * before fini.  May report to the sink, not submit. */
 	void (*stop)(void *state, const struct ksink *sink);
+	/* The source's unhandled() (source.h), before stop. */
+	int (*unhandled)(void *state, const struct kevent *ev);
 
 	/* What the source logs, after "NAME: "; NULL logs nothing (but see say_subscribed). */
 	const char *say_subscribed;	  /* info; NULL: the family's name, id and groups */

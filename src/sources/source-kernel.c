@@ -10,9 +10,12 @@
  * it missed on a socket of its own, read from the loop like any other,
  * and hands those events on flagged as recovered, in sequence order,
  * each number once (seqwin.h: kseqsync).  What the ring no longer has
- * is counted lost with the number the module reports.  A module that
- * cannot answer (an older kevent.ko) is followed as before: numbers that
- * never arrive are counted lost when they fall out of the window.
+ * is counted lost with the number the module reports.  Events it handed
+ * on that a stop dropped from the queue are handed back (unhandled()):
+ * the position lists them, and the next start fetches them again.  A
+ * module that cannot answer (an older kevent.ko) is followed as before:
+ * numbers that never arrive are counted lost when they fall out of the
+ * window.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "kernel-msg.h"
+#include "kernel-pos.h"
 #include "log.h"
 #include "loop.h"
 #include "seqwin.h"
@@ -34,6 +38,7 @@
 #include "util.h"
 
 #define KERNEL_POS_PATH	      "/run/keventd/kernel.pos"
+#define KERNEL_POS_MAX	      (256 * 1024 * 1024) /* bytes: a redo list of millions */
 #define DUMP_BUF	      (64 * 1024)
 #define DUMP_READS_PER_WAKEUP 64
 
@@ -51,7 +56,7 @@ struct kernel_state {
 	const struct ksink *sink; /* &sink_copy, for a source that fetches */
 	struct ksink sink_copy;
 	char *pos_path;
-	uint64_t saved_instance, saved_last;
+	uint64_t saved_instance, saved_last, saved_redo_changes;
 	struct nl_sock *dump; /* the fetch under way */
 	struct kio *dump_io;
 	int dump_family;
@@ -59,41 +64,63 @@ struct kernel_state {
 	char *buf;
 };
 
-/* ---- the position file: "INSTANCE LAST\n", written then renamed ---- */
+/* ---- the position file (kernel-pos.h), written then renamed ---- */
 
 static void pos_load(struct kernel_state *st)
 {
-	FILE *f = fopen(st->pos_path, "re");
-	uint64_t instance = 0, last = 0;
-	if (!f) {
-		if (errno != ENOENT)
-			log_warning("kernel: cannot read %s: %s", st->pos_path, strerror(errno));
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	struct kkernel_pos pos = {0};
+	int rc = read_file(st->pos_path, KERNEL_POS_MAX, &text, &len);
+	if (rc < 0) {
+		if (rc != -ENOENT)
+			log_warning("kernel: cannot read %s: %s", st->pos_path, strerror(-rc));
 		return;
 	}
-	if (fscanf(f, "%" SCNu64 " %" SCNu64, &instance, &last) != 2 || !instance) {
+	rc = kkernel_pos_parse(text, len, &pos);
+	if (rc == -ENOMEM) {
+		log_warning("kernel: cannot read %s: %s", st->pos_path, strerror(-rc));
+		return;
+	}
+	if (rc < 0) {
 		log_warning("kernel: %s is not a position; starting from the current event",
 			    st->pos_path);
-		instance = last = 0;
+		return;
 	}
-	fclose(f);
-	kseqsync_init(&st->sync, instance, last);
-	st->saved_instance = instance;
-	st->saved_last = last;
+	kseqsync_init(&st->sync, pos.instance, pos.last);
+	size_t kept = 0;
+	for (size_t i = 0; i < pos.n_redo; i++)
+		kept += kseqsync_unhandled(&st->sync, pos.redo[i]) == 0;
+	if (kept < pos.n_redo)
+		log_warning("kernel: out of memory: %zu events of %s not fetched again",
+			    pos.n_redo - kept, st->pos_path);
+	else if (kept)
+		log_info("kernel: %zu events dropped by the last stop are fetched again", kept);
+	kkernel_pos_release(&pos);
+	st->saved_instance = st->sync.instance;
+	st->saved_last = kseqsync_last(&st->sync);
+	st->saved_redo_changes = st->sync.redo_changes;
 }
 
 static void pos_save(struct kernel_state *st)
 {
 	uint64_t last = kseqsync_last(&st->sync);
 	if (!st->fetch || !st->sync.instance || st->sync.fetching ||
-	    (st->sync.instance == st->saved_instance && last == st->saved_last))
+	    (st->sync.instance == st->saved_instance && last == st->saved_last &&
+	     st->sync.redo_changes == st->saved_redo_changes))
 		return;
+	struct kkernel_pos pos = {.instance = st->sync.instance, .last = last};
+	pos.redo = (uint64_t *)kseqsync_redo(&st->sync, &pos.n_redo);
+	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
+	kkernel_pos_format(&pos, &text);
 	size_t n = strlen(st->pos_path);
 	char tmp[n + 8];
 	snprintf(tmp, sizeof(tmp), "%s.new", st->pos_path);
-	char line[48];
-	int len =
-		snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 "\n", st->sync.instance, last);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = -1;
+	if (text.oom)
+		errno = ENOMEM;
+	else
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT) {
 		/* the directory, once (/run is a tmpfs) */
 		char dir[n + 1];
@@ -105,25 +132,48 @@ static void pos_save(struct kernel_state *st)
 		}
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	}
-	bool ok = fd >= 0 && write(fd, line, (size_t)len) == len;
+	bool ok = fd >= 0;
+	for (size_t off = 0; ok && off < text.len;) {
+		ssize_t w = write(fd, text.buf + off, text.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		off += ok ? (size_t)w : 0;
+	}
 	if (fd >= 0 && close(fd) < 0)
 		ok = false;
 	if (ok && rename(tmp, st->pos_path) == 0) {
 		st->saved_instance = st->sync.instance;
 		st->saved_last = last;
+		st->saved_redo_changes = st->sync.redo_changes;
 		return;
 	}
 	static struct klog_throttle pos_log = {.name = "kernel",
 					       .what = "lines about the position"};
 	klog_throttled(&pos_log, LOG_WARNING, "kernel: cannot write %s: %s", st->pos_path,
 		       strerror(errno));
-	(void)unlink(tmp);
+	if (fd >= 0)
+		(void)unlink(tmp);
 }
 
 /* ---- fetching what was missed ---- */
 
 static struct klog_throttle lost_log = {
 	.name = "kernel", .what = "lines about lost events", .counted = true};
+
+/* The events a stop listed to redo are gone with the instance that had
+ * them: lost, and known to be. */
+static void report_forsaken(struct kernel_state *st)
+{
+	uint64_t n = kseqsync_forsaken(&st->sync);
+	if (!n)
+		return;
+	ksink_lost(st->sink, KEVENT_SOURCE_KERNEL, n);
+	klog_throttled(&lost_log, LOG_WARNING,
+		       "kernel: %" PRIu64 " events dropped by the last stop are lost: kevent.ko "
+		       "was loaded again since",
+		       n);
+}
 
 static void dump_close(struct kernel_state *st)
 {
@@ -178,6 +228,7 @@ static void end_fetch(struct kernel_state *st, const struct kkernel_meta *m)
 	uint64_t after = st->dump_after;
 	dump_close(st);
 	bool again = kseqsync_end(&st->sync, m->instance, m->current, m->gone, &lost);
+	report_forsaken(st);
 	if (st->dump_events)
 		log_info("kernel: recovered %" PRIu64 " missed events from kevent.ko's ring "
 			 "(after sequence number %" PRIu64 ", up to %" PRIu64 ")",
@@ -236,6 +287,7 @@ static bool dump_datagram(struct kernel_state *st, const void *buf, size_t len)
 			return false;
 		}
 		if (kseqsync_fetched(&st->sync, m.instance, ev->seqnum) != KSEQSYNC_HANDLE) {
+			report_forsaken(st);
 			kevent_free(ev);
 			continue;
 		}
@@ -311,6 +363,7 @@ static void kernel_fini(void *state)
 {
 	struct kernel_state *st = state;
 	dump_close(st);
+	kseqsync_release(&st->sync);
 	free(st->pos_path);
 	free(st->buf);
 	free(st);
@@ -359,6 +412,7 @@ static bool kernel_accept(void *state, const struct ksink *sink, const struct ke
 	case KSEQSYNC_DROP:
 		return false;
 	case KSEQSYNC_FETCH:
+		report_forsaken(st);
 		start_fetch(st);
 		return false;
 	}
@@ -403,6 +457,23 @@ static void kernel_settle(void *state, const struct ksink *sink)
 	report_lost(sink, lost, st->win.next);
 }
 
+/* Dropped at a stop: the position lists it, the next start fetches it.
+ * Not an event of the instance followed now: its number means nothing. */
+static int kernel_unhandled(void *state, const struct kevent *ev)
+{
+	struct kernel_state *st = state;
+	if (!st->fetch)
+		return -EOPNOTSUPP;
+	if (ev->instance != st->sync.instance)
+		return -ESTALE;
+	if (st->sync.fetching) {
+		/* nothing more is read: the position is saved without it */
+		dump_close(st);
+		kseqsync_abort(&st->sync);
+	}
+	return kseqsync_unhandled(&st->sync, ev->seqnum);
+}
+
 static void kernel_resync(void *state, const struct ksink *sink)
 {
 	struct kernel_state *st = state;
@@ -437,6 +508,7 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 	.pause = kernel_pause,
 	.resync = kernel_resync,
 	.stop = kernel_settle,
+	.unhandled = kernel_unhandled,
 	.say_absent = "the kevent module is not loaded; subscribing when it appears",
 	.say_appeared = "the kevent family appeared",
 	.say_gone = "the kevent family went away (module unloaded); waiting for it",

@@ -80,6 +80,12 @@ struct ksource {
 	void (*pause)(struct ksource *s, bool pause);
 	/* Stop reading for good (shutdown); the source stays allocated. */
 	void (*stop)(struct ksource *s);
+	/* May be NULL.  At a stop, before stop(): ev, which this source
+	 * submitted, will not be handled after all (it was dropped from the
+	 * queue).  A source that can fetch its events again keeps it for
+	 * its next start (the kernel source: in its position file, saved
+	 * by stop()).  0: the next start handles it; -errno: it is gone. */
+	int (*unhandled)(struct ksource *s, const struct kevent *ev);
 	void (*free)(struct ksource *s);
 };
 

@@ -113,6 +113,88 @@ check "the atomic one too" wait_for /tmp/out/away-atomic "KEVENT_RECOVERED=1" 20
 check "position: $(stat_of seqnum) handled" \
 	wait_until 10 grep -q "^$INST $(stat_of seqnum)\$" "$KEVENTD_KERNEL_POS"
 
+# --- a stop drops queued kernel events; the next start runs each once ----
+# The first event of .../gate holds its object (once.sh waits for
+# /tmp/once-open), so the five after it queue behind it.  SIGTERM drops
+# them; the position lists them; the next start runs exactly those, each
+# once, recovered, and not the events of another object that ran before.
+mkdir -p /tmp/once
+once_runs() { [ "$(ls /tmp/once | grep -c '^[0-9]*$')" -ge "$1" ]; }
+gate_held() { grep -qx "KEVENT_OBJECT=/org/kernel/restart/gate" /tmp/once/* 2>/dev/null; }
+events_num() { status_json | sed -n "s/.*\"events\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
+pending_is() { [ "$(kernel_num pending)" = "$1" ]; }
+handled_is() { [ "$(events_num handled)" = "$1" ]; }
+pos_is() { [ "$(cat "$KEVENTD_KERNEL_POS")" = "$1" ]; }
+emit emit "general /org/kernel/restart/other first"
+emit emit "general /org/kernel/restart/other second"
+check "the other object's two events ran" wait_until 20 once_runs 2
+emit emit "general /org/kernel/restart/gate held"
+check "the gate's first event holds its object" wait_until 20 gate_held
+for i in 1 2 3 4 5; do
+	emit emit "general /org/kernel/restart/gate queued"
+done
+S=$(stat_of seqnum)
+queued="$((S - 4)) $((S - 3)) $((S - 2)) $((S - 1)) $S"
+check "keventd read them all" caught_up
+check "five queued behind the one running" wait_until 10 pending_is 6
+kill -TERM "$KPID"
+check "the stop dropped the five, to be fetched again" \
+	wait_for "$LOG" "dropped: 5 (kernel 5); the next start fetches again: 5 (kernel 5)" 10
+check "each one logged as fetched again" test "$(grep -c \
+	'not run: kernel seq [0-9]*: general /org/kernel/restart/gate queued (rule kernel-once); the next start fetches it again' \
+	"$LOG")" = 5
+: >/tmp/once-open
+wait_pid "$KPID" 20
+check "keventd exited 0 once the held handler was done" test $? -eq 0
+check "the position lists the five to redo ($(tail -n 1 "$KEVENTD_KERNEL_POS"))" \
+	pos_is "$INST $S
+redo $queued"
+check "keventd started again" start_keventd /tmp/keventd2b.log
+check "the start says it fetches the five again" \
+	wait_for "$LOG" "5 events dropped by the last stop are fetched again" 10
+check "the five ran" wait_until 30 handled_is 5
+check "received 5, no more ($(kernel_num received))" test "$(kernel_num received)" = 5
+check "recovered 5 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 5
+check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
+ran=$(ls /tmp/once | grep '^[0-9]*$' | sort -n | tr '\n' ' ')
+check "exactly the events sent ran ($ran)" test "$ran" = "$((S - 7)) $((S - 6)) $((S - 5)) $queued "
+check "none of them twice" sh -c '! ls /tmp/once | grep -q twice'
+for n in $queued; do
+	check "seq $n: KEVENT_RECOVERED=1" grep -qx KEVENT_RECOVERED=1 "/tmp/once/$n"
+done
+for n in $((S - 7)) $((S - 6)) $((S - 5)); do
+	check "seq $n ran live, before the stop" grep -qx KEVENT_RECOVERED=0 "/tmp/once/$n"
+done
+check "the position has nothing left to redo" wait_until 10 pos_is "$INST $S"
+
+# --- dropped at a stop, then the module loaded again: counted lost --------
+# The listed events are gone with the old load: the next start counts
+# them lost, exactly, in one line, and runs none of them.
+rm -f /tmp/once-open
+runs=$(ls /tmp/once | grep -c '^[0-9]*$')
+emit emit "general /org/kernel/restart/gate held"
+check "the gate holds its object again" wait_until 20 once_runs $((runs + 1))
+for i in 1 2 3; do
+	emit emit "general /org/kernel/restart/gate queued"
+done
+check "keventd read them all" caught_up
+check "three queued behind the one running" wait_until 10 pending_is 4
+kill -TERM "$KPID"
+check "the stop listed the three" \
+	wait_for "$LOG" "the next start fetches again: 3 (kernel 3)" 10
+: >/tmp/once-open
+wait_pid "$KPID" 20
+check "keventd exited 0" test $? -eq 0
+check "rmmod kevent" rmmod kevent
+check "insmod kevent.ko again, a 16 MiB ring" insmod /ktest/modules/kevent.ko ring_kb=16384
+check "keventd started again" start_keventd /tmp/keventd2c.log
+check "the three are counted lost, in one line" wait_for "$LOG" \
+	"kernel: 3 events dropped by the last stop are lost: kevent.ko was loaded again since" 20
+check "lost 3 ($(kernel_num lost))" test "$(kernel_num lost)" = 3
+check "the position follows the new instance" \
+	wait_until 10 pos_is "$(stat_of instance) 0"
+check "none of the three ran" test "$(ls /tmp/once | grep -c '^[0-9]*$')" = $((runs + 1))
+
 # --- more than the ring holds, and the module reloaded while keventd was away
 check "keventd stopped" stop_keventd
 check "rmmod kevent" rmmod kevent

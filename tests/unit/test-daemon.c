@@ -538,6 +538,68 @@ static void test_stop(void **state)
 	setup_free(&t);
 }
 
+/* A source that can fetch its events again: what it was handed back. */
+struct refetch_source {
+	struct ksource src;
+	uint64_t back[8];
+	size_t n_back;
+	bool stopped, late; /* late: handed back after its stop */
+};
+
+static int refetch_unhandled(struct ksource *s, const struct kevent *ev)
+{
+	struct refetch_source *r = container_of(s, struct refetch_source, src);
+	assert_int_equal(ev->source, KEVENT_SOURCE_KERNEL);
+	r->late |= r->stopped;
+	if (r->n_back < ARRAY_SIZE(r->back))
+		r->back[r->n_back++] = ev->seqnum;
+	return ev->seqnum == 4 ? -ESTALE : 0; /* 4: not of the stream it follows */
+}
+
+static void refetch_stop(struct ksource *s)
+{
+	container_of(s, struct refetch_source, src)->stopped = true;
+}
+
+static void refetch_free(struct ksource *s)
+{
+	(void)s;
+}
+
+/* A stop hands the dropped events back to their source before stopping
+ * it; those it takes are counted to fetch again, the others not. */
+static void test_stop_refetch(void **state)
+{
+	(void)state;
+	struct setup t;
+	struct refetch_source r = {.src = {.name = "kernel",
+					   .kind = KEVENT_SOURCE_KERNEL,
+					   .stop = refetch_stop,
+					   .unhandled = refetch_unhandled,
+					   .free = refetch_free}};
+	setup_make(&t, "50-cpu.yaml", cpu_rules);
+	t.d->sources[t.d->n_sources++] = &r.src;
+	for (int i = 1; i <= 4; i++)
+		submit(&t, "power " CPU " high");
+	submit_from(&t, KEVENT_SOURCE_SOCKET, "power " CPU " high");
+	assert_int_equal(t.fake.n, 1); /* seq 1 runs; 2, 3, 4 and the socket's 5 wait */
+	kdaemon_exit(t.d, 0);
+	assert_true(r.stopped);
+	assert_false(r.late);
+	assert_int_equal(r.n_back, 3); /* the kernel's, not the socket's */
+	uint64_t seen = 0;
+	for (size_t i = 0; i < r.n_back; i++)
+		seen |= 1ull << r.back[i];
+	assert_int_equal(seen, (1u << 2) | (1u << 3) | (1u << 4));
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_KERNEL], 3);
+	assert_int_equal(t.d->stats.dropped[KEVENT_SOURCE_SOCKET], 1);
+	assert_int_equal(t.d->refetch[KEVENT_SOURCE_KERNEL], 2);
+	assert_int_equal(t.d->refetch[KEVENT_SOURCE_SOCKET], 0);
+	run_to_exit(&t, NULL);
+	assert_int_equal(t.fake.n, 1);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_ratelimit_table_full),
 		cmocka_unit_test(test_share_per_source),
 		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_stop_refetch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
