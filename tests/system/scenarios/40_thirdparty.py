@@ -36,4 +36,5 @@ def run(vm):
         if bad:
             raise Fail("expected kevent's symbols versioned in kevent_thirdparty.ko: %r" % bad)
     finally:
-        vm.run("modprobe -r kevent_thirdparty")
+        # rmmod, not modprobe -r, which would take the unused kevent.ko too
+        vm.run("rmmod kevent_thirdparty")
