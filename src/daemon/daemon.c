@@ -12,6 +12,7 @@
 #include "debounce.h"
 #include "history.h"
 #include "log.h"
+#include "mqtt.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -345,7 +346,21 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.history_len = khistory_len(d->history),
 		.history_capacity = khistory_capacity(d->history),
 		.history_bytes = khistory_bytes(d->history),
+		.mqtt_off = !d->mqtt,
+		.mqtt_enabled = d->mqtt != NULL,
 	};
+	if (d->mqtt) {
+		struct kmqtt_counters c;
+		kmqtt_counters(d->mqtt, &c);
+		x.mqtt_connected = c.connected;
+		x.mqtt_disconnected = !c.connected;
+		x.mqtt_published = c.published;
+		x.mqtt_acked = c.acked;
+		x.mqtt_spooled = c.spooled;
+		x.mqtt_dropped = c.dropped;
+		x.mqtt_received = c.received;
+		x.mqtt_attempts = c.attempts;
+	}
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
 		x.source_share[i] = ksched_share(d->sched);

@@ -397,4 +397,5 @@ void koptions_finish(struct koptions *o)
 			o->dirs[o->n_dirs++] = kevent_default_rule_dirs[i];
 	o->cfg.rule_dirs = o->dirs;
 	o->cfg.n_rule_dirs = o->n_dirs;
+	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
 }

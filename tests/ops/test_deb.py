@@ -150,7 +150,8 @@ class Inspect(unittest.TestCase):
         self.assertEqual(f["Package"], "keventd")
         self.assertEqual(f["Version"], VERSION + "-1")
         self.assertEqual(f["Section"], "admin")
-        for lib in ("libnl-3-200", "libnl-genl-3-200", "libyaml-0-2", "libudev1", "libc6"):
+        for lib in ("libnl-3-200", "libnl-genl-3-200", "libyaml-0-2", "libudev1", "libmosquitto1",
+                    "libc6"):
             self.assertIn(lib, f["Depends"])
         self.assertIn("dkms", f["Suggests"])
 

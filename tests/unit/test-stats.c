@@ -71,6 +71,16 @@ static const struct counter_case counters[] = {
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
 	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
+	{"mqtt off", SET_NONE, 0, 1, "mqtt: off", NULL, NULL},
+	{"mqtt enabled", SET_NONE, 0, 1, NULL, "{\"enabled\":true,", "keventd_mqtt_enabled 1\n"},
+	{"mqtt connected", SET_NONE, 0, 1, "offconnected", "\"connected\":true,", "keventd_mqtt_connected 1\n"},
+	{"mqtt disconnected", SET_NONE, 0, 1, "connecteddisconnected (", NULL, NULL},
+	{"mqtt published", X(mqtt_published), 251, "(published 251", "\"published\":251", "keventd_mqtt_published_total 251\n"},
+	{"mqtt acknowledged", X(mqtt_acked), 252, "acknowledged 252", "\"acknowledged\":252", "keventd_mqtt_acknowledged_total 252\n"},
+	{"mqtt spooled", X(mqtt_spooled), 309, "spooled 309", "\"spooled\":309", "keventd_mqtt_spooled 309\n"},
+	{"mqtt dropped", X(mqtt_dropped), 253, "dropped 253", "\"dropped\":253", "keventd_mqtt_dropped_total 253\n"},
+	{"mqtt received", X(mqtt_received), 254, "received 254", "\"received\":254", "keventd_mqtt_received_total 254\n"},
+	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255}", "keventd_mqtt_connection_attempts_total 255\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -184,6 +194,8 @@ static int setup(void **state)
 	fx->x.paused = true;
 	fx->x.cgroup = true; /* both, so that every row shows */
 	fx->x.process_group = true;
+	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
+	fx->x.mqtt_connected = fx->x.mqtt_disconnected = true;
 	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
@@ -432,7 +444,7 @@ static void test_per_rule(void **state)
  * any other row missing from a rendering is a counter forgotten there. */
 static const struct gap {
 	enum kstats_section section;
-	const char *row;     /* its JSON key, or else its Prometheus name */
+	const char *row;     /* its JSON key, or else its Prometheus name, or its text */
 	const char *missing; /* the renderings without it */
 } gaps[] = {
 	{KSTATS_SOURCES, "paused_times", "text"},
@@ -446,7 +458,10 @@ static const struct gap {
 	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
-	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
+	{KSTATS_QUEUE, "paused", "prom"},  /* keventd_queue_paused */
+	{KSTATS_MQTT, "off", "json prom"}, /* the text's words for enabled false */
+	{KSTATS_MQTT, "enabled", "text"},
+	{KSTATS_MQTT, "disconnected", "json prom"}, /* connected false */
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -461,6 +476,7 @@ static const struct {
 	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
 	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
 	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
+	[KSTATS_MQTT] = {"mqtt: ", "\"mqtt\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -493,7 +509,7 @@ static void test_every_row_rendered(void **state)
 	bool used[ARRAY_SIZE(gaps)] = {0};
 	for (size_t k = 0; k < kstats_n_rows; k++) {
 		const struct kstats_row *r = &kstats_rows[k];
-		const char *id = r->json ? r->json : r->prom;
+		const char *id = r->json ? r->json : r->prom ? r->prom : r->text;
 		char *missing = tu_printf("%s%s%s", r->text ? "" : " text", r->json ? "" : " json",
 					  r->prom ? "" : " prom");
 		assert_non_null(id);
@@ -577,6 +593,7 @@ static void test_golden(void **state)
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
+		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, received 254, connection attempts 255)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -598,6 +615,7 @@ static void test_golden(void **state)
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
+		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"received\":254,\"connection_attempts\":255},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
@@ -775,6 +793,30 @@ static void test_golden(void **state)
 		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
 		"# TYPE keventd_history_not_kept_total counter\n"
 		"keventd_history_not_kept_total 238\n"
+		"# HELP keventd_mqtt_enabled 1 when keventd.yaml names a broker.\n"
+		"# TYPE keventd_mqtt_enabled gauge\n"
+		"keventd_mqtt_enabled 1\n"
+		"# HELP keventd_mqtt_connected 1 while connected to the broker.\n"
+		"# TYPE keventd_mqtt_connected gauge\n"
+		"keventd_mqtt_connected 1\n"
+		"# HELP keventd_mqtt_published_total Messages sent to the broker, each once.\n"
+		"# TYPE keventd_mqtt_published_total counter\n"
+		"keventd_mqtt_published_total 251\n"
+		"# HELP keventd_mqtt_acknowledged_total QoS 1 messages the broker acknowledged.\n"
+		"# TYPE keventd_mqtt_acknowledged_total counter\n"
+		"keventd_mqtt_acknowledged_total 252\n"
+		"# HELP keventd_mqtt_spooled Messages waiting for the broker or its acknowledgement now.\n"
+		"# TYPE keventd_mqtt_spooled gauge\n"
+		"keventd_mqtt_spooled 309\n"
+		"# HELP keventd_mqtt_dropped_total Messages never sent: the spool was full, or QoS 0 while offline.\n"
+		"# TYPE keventd_mqtt_dropped_total counter\n"
+		"keventd_mqtt_dropped_total 253\n"
+		"# HELP keventd_mqtt_received_total Messages taken from the broker's subscriptions.\n"
+		"# TYPE keventd_mqtt_received_total counter\n"
+		"keventd_mqtt_received_total 254\n"
+		"# HELP keventd_mqtt_connection_attempts_total Attempts to connect to the broker.\n"
+		"# TYPE keventd_mqtt_connection_attempts_total counter\n"
+		"keventd_mqtt_connection_attempts_total 255\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mqtt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <mosquitto.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "event-json.h"
+#include "log.h"
+
+/* A message waiting for the broker, or sent and not yet acknowledged. */
+struct msg {
+	char *topic;
+	char *payload;
+	size_t len;
+	int mid;   /* libmosquitto's message id, once sent */
+	bool sent; /* in libmosquitto's hands */
+	bool acked;
+};
+
+enum state { DISCONNECTED, CONNECTING, CONNECTED };
+
+struct kmqtt {
+	struct kloop *loop;
+	struct mosquitto *mosq;
+	enum state state;
+	bool started; /* mosquitto_connect_async() was called once */
+	struct kio *io;
+	struct ktimer *misc, *retry;
+	uint64_t connecting_since_ns;
+	unsigned backoff_ms;
+	bool outage_logged; /* the current outage was logged */
+	char *last_error;   /* what the last attempt said, logged when it changes */
+
+	/* the settings */
+	char *host, *hostname, *client_id, *prefix, *status_topic;
+	unsigned port;
+	int qos;
+	enum kmqtt_publish publish;
+
+	/* in libmosquitto's hands, oldest first; then those waiting, in a
+	 * ring q[head..head+len) */
+	struct msg flight[KMQTT_WINDOW];
+	size_t n_flight;
+	struct msg *q;
+	size_t cap, head, len;
+	int status_mid;	     /* of the last "online" */
+	size_t qos0_pending; /* QoS 0 messages libmosquitto has not written yet */
+	struct kmqtt_counters c;
+};
+
+static void on_io(struct kio *io, int fd, uint32_t events, void *userdata);
+static void on_misc(struct ktimer *t, void *userdata);
+static void on_retry(struct ktimer *t, void *userdata);
+static void feed(struct kmqtt *m);
+
+static void put_encoded(struct strbuf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '+' || *p == '#' || *p == '%' || *p < 0x20 || *p >= 0x7f) {
+			strbuf_putc(out, '%');
+			strbuf_putc(out, hex[*p >> 4]);
+			strbuf_putc(out, hex[*p & 15]);
+		} else {
+			strbuf_putc(out, (char)*p);
+		}
+	}
+}
+
+void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out)
+{
+	strbuf_puts(out, prefix);
+	strbuf_putc(out, '/');
+	strbuf_puts(out, kevent_type_name(ev->type));
+	strbuf_putc(out, '/');
+	put_encoded(out, ev->signal);
+	put_encoded(out, ev->object);
+}
+
+void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out)
+{
+	size_t start = out->len;
+	kevent_json_record(out, ev);
+	if (out->oom || out->len < start + 2)
+		return;
+	out->len -= 2; /* "}\n" */
+	out->buf[out->len] = '\0';
+	strbuf_puts(out, ",\"host\":");
+	strbuf_json(out, host);
+	strbuf_putc(out, '}');
+}
+
+/* ---- the queue ---- */
+
+static void msg_clear(struct msg *g)
+{
+	free(g->topic);
+	free(g->payload);
+	*g = (struct msg){0};
+}
+
+static struct msg *waiting(struct kmqtt *m, size_t i)
+{
+	return &m->q[(m->head + i) % m->cap];
+}
+
+/* Takes the oldest waiting message out of the ring into *g. */
+static void pop_waiting(struct kmqtt *m, struct msg *g)
+{
+	*g = *waiting(m, 0);
+	*waiting(m, 0) = (struct msg){0};
+	m->head = (m->head + 1) % m->cap;
+	m->len--;
+}
+
+/* Forgets the acknowledged messages at the front of the window. */
+static void trim(struct kmqtt *m)
+{
+	size_t n = 0;
+	while (n < m->n_flight && m->flight[n].acked)
+		msg_clear(&m->flight[n++]);
+	if (!n)
+		return;
+	memmove(m->flight, m->flight + n, (m->n_flight - n) * sizeof(*m->flight));
+	m->n_flight -= n;
+	memset(m->flight + m->n_flight, 0, n * sizeof(*m->flight));
+}
+
+/* ---- the connection ---- */
+
+static void drop_io(struct kmqtt *m)
+{
+	kio_free(m->io);
+	m->io = NULL;
+}
+
+/* Watches libmosquitto's socket for what it wants now. */
+static void sync_io(struct kmqtt *m)
+{
+	int fd = mosquitto_socket(m->mosq);
+	if (fd < 0) {
+		drop_io(m);
+		return;
+	}
+	uint32_t want = EPOLLIN | (mosquitto_want_write(m->mosq) ? EPOLLOUT : 0);
+	if (!m->io) {
+		int rc = kloop_add_io(m->loop, fd, want, on_io, m, &m->io);
+		if (rc < 0)
+			log_error("mqtt: cannot watch the connection: %s", strerror(-rc));
+	} else if (kio_events(m->io) != want) {
+		(void)kio_set_events(m->io, want);
+	}
+}
+
+static void schedule_retry(struct kmqtt *m)
+{
+	if (m->retry)
+		return;
+	uint64_t at_ns = now_monotonic_ns() + (uint64_t)m->backoff_ms * 1000000ull;
+	if (kloop_add_timer(m->loop, at_ns, on_retry, m, &m->retry) < 0)
+		m->retry = NULL;
+	m->backoff_ms =
+		m->backoff_ms * 2 > KMQTT_BACKOFF_MAX_MS ? KMQTT_BACKOFF_MAX_MS : m->backoff_ms * 2;
+}
+
+/* The connection is gone (or never came): say why once per outage, and
+ * try again later.  The messages in libmosquitto's hands stay there: it
+ * sends them again, with their ids, once connected. */
+static void lost(struct kmqtt *m, const char *reason)
+{
+	/* libmosquitto's texts end with a '.', which a log line does not */
+	char why[256];
+	snprintf(why, sizeof(why), "%s", reason);
+	size_t n = strlen(why);
+	if (n && why[n - 1] == '.')
+		why[n - 1] = '\0';
+	bool was_connected = m->state == CONNECTED;
+	m->state = DISCONNECTED;
+	m->c.connected = false;
+	drop_io(m);
+	m->qos0_pending = 0;
+	if (was_connected || !m->outage_logged || !m->last_error ||
+	    strcmp(m->last_error, why) != 0) {
+		log_warning("mqtt: %s %s:%u: %s; trying again in %u ms%s",
+			    was_connected ? "lost the connection to" : "cannot connect to", m->host,
+			    m->port, why, m->backoff_ms,
+			    m->outage_logged && !was_connected ? " (and on, with a backoff)" : "");
+		m->outage_logged = true;
+		free(m->last_error);
+		m->last_error = strdup(why);
+	}
+	schedule_retry(m);
+}
+
+static const char *errno_text(int rc)
+{
+	return rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(rc);
+}
+
+static void attempt(struct kmqtt *m)
+{
+	drop_io(m); /* reconnecting closes the old socket: its number may come back */
+	m->c.attempts++;
+	m->state = CONNECTING;
+	m->connecting_since_ns = now_monotonic_ns();
+	int rc;
+	if (!m->started) {
+		rc = mosquitto_connect_async(m->mosq, m->host, (int)m->port, KMQTT_KEEPALIVE_S);
+		m->started = rc == MOSQ_ERR_SUCCESS;
+	} else {
+		rc = mosquitto_reconnect_async(m->mosq);
+	}
+	if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_CONN_PENDING) {
+		lost(m, errno_text(rc));
+		return;
+	}
+	sync_io(m);
+}
+
+static void on_retry(struct ktimer *t, void *userdata)
+{
+	struct kmqtt *m = userdata;
+	(void)t;
+	m->retry = NULL;
+	if (m->state == DISCONNECTED)
+		attempt(m);
+}
+
+static void on_misc(struct ktimer *t, void *userdata)
+{
+	struct kmqtt *m = userdata;
+	(void)t;
+	m->misc = NULL;
+	if (m->state == CONNECTING &&
+	    now_monotonic_ns() - m->connecting_since_ns > KMQTT_CONNECT_TIMEOUT_MS * 1000000ull)
+		lost(m, "no answer in time");
+	else if (m->state != DISCONNECTED)
+		(void)mosquitto_loop_misc(m->mosq); /* keepalive; on_disconnect when it fails */
+	if (m->state != DISCONNECTED)
+		sync_io(m);
+	(void)kloop_add_timer(m->loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
+}
+
+static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct kmqtt *m = userdata;
+	(void)io;
+	(void)fd;
+	/* Reading also drives a TLS handshake, which may wait to write: read
+	 * on either. */
+	int rc = mosquitto_loop_read(m->mosq, 64);
+	if (rc == MOSQ_ERR_SUCCESS && m->state != DISCONNECTED && (events & EPOLLOUT))
+		rc = mosquitto_loop_write(m->mosq, 64);
+	if (rc != MOSQ_ERR_SUCCESS && m->state != DISCONNECTED)
+		lost(m, errno_text(rc));
+	if (m->state != DISCONNECTED)
+		sync_io(m);
+}
+
+static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
+{
+	struct kmqtt *m = userdata;
+	if (rc != 0) {
+		/* the broker said no: it closes, and on_disconnect follows */
+		lost(m, mosquitto_connack_string(rc));
+		return;
+	}
+	m->state = CONNECTED;
+	m->c.connected = true;
+	m->backoff_ms = KMQTT_BACKOFF_MIN_MS;
+	if (m->outage_logged || !m->last_error)
+		log_info("mqtt: connected to %s:%u as %s", m->host, m->port, m->client_id);
+	m->outage_logged = false;
+	free(m->last_error);
+	m->last_error = NULL;
+	(void)mosquitto_publish(mosq, &m->status_mid, m->status_topic, 6, "online", 1, true);
+	feed(m);
+}
+
+static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
+{
+	struct kmqtt *m = userdata;
+	(void)mosq;
+	if (m->state != DISCONNECTED)
+		lost(m, rc == MOSQ_ERR_ERRNO	   ? strerror(errno)
+			: rc == MOSQ_ERR_CONN_LOST ? "connection lost"
+						   : mosquitto_strerror(rc));
+}
+
+static void on_publish(struct mosquitto *mosq, void *userdata, int mid)
+{
+	struct kmqtt *m = userdata;
+	(void)mosq;
+	if (mid == m->status_mid)
+		return;
+	for (size_t i = 0; i < m->n_flight; i++) {
+		struct msg *g = &m->flight[i];
+		if (g->mid == mid && !g->acked) {
+			g->acked = true;
+			m->c.acked++;
+			trim(m);
+			feed(m);
+			return;
+		}
+	}
+	if (m->qos == 0 && m->qos0_pending)
+		m->qos0_pending--;
+}
+
+/* Hands libmosquitto what its window has room for. */
+static void feed(struct kmqtt *m)
+{
+	if (m->state != CONNECTED)
+		return;
+	while (m->len && m->n_flight < KMQTT_WINDOW) {
+		struct msg *g = waiting(m, 0);
+		int mid = 0;
+		int rc = mosquitto_publish(m->mosq, &mid, g->topic, (int)g->len, g->payload, 1,
+					   false);
+		if (rc != MOSQ_ERR_SUCCESS)
+			break; /* a lost connection: sent again from here once back */
+		struct msg *f = &m->flight[m->n_flight++];
+		pop_waiting(m, f);
+		f->mid = mid;
+		f->sent = true;
+		m->c.published++;
+	}
+	sync_io(m);
+}
+
+void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
+{
+	if (m->publish == KMQTT_PUBLISH_NONE || (m->publish == KMQTT_PUBLISH_MATCHED && !matched))
+		return;
+	_cleanup_strbuf_ struct strbuf topic = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+	kmqtt_topic(m->prefix, ev, &topic);
+	kmqtt_message(ev, m->hostname, &msg);
+	if (topic.oom || msg.oom || topic.len > KMQTT_TOPIC_MAX) {
+		m->c.dropped++;
+		return;
+	}
+	if (m->qos == 0) {
+		if (m->state != CONNECTED || m->qos0_pending >= KMQTT_QUEUE_MAX) {
+			m->c.dropped++;
+			return;
+		}
+		int rc = mosquitto_publish(m->mosq, NULL, topic.buf, (int)msg.len, msg.buf, 0,
+					   false);
+		if (rc != MOSQ_ERR_SUCCESS) {
+			m->c.dropped++;
+			return;
+		}
+		m->qos0_pending++;
+		m->c.published++;
+		sync_io(m);
+		return;
+	}
+	if (m->len == m->cap) { /* the oldest waiting goes, to make room */
+		struct msg old;
+		pop_waiting(m, &old);
+		msg_clear(&old);
+		m->c.dropped++;
+	}
+	struct msg *g = waiting(m, m->len);
+	*g = (struct msg){.topic = strbuf_steal(&topic), .payload = strbuf_steal(&msg)};
+	if (!g->topic || !g->payload) {
+		msg_clear(g);
+		m->c.dropped++;
+		return;
+	}
+	g->len = strlen(g->payload);
+	m->len++;
+	feed(m);
+}
+
+void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out)
+{
+	*out = m->c;
+	out->spooled = m->len + m->n_flight;
+}
+
+/* The password: the first line of a file no one else may read. */
+static int read_password(const char *path, char **out, const char **why)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		*why = "cannot open the password file";
+		return -errno;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		*why = "the password file may be read by group or others (chmod 600 it)";
+		return -EACCES;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_fd(fd, 4096, &buf, &len);
+	if (rc < 0) {
+		*why = "cannot read the password file";
+		return rc;
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	*out = buf;
+	return 0;
+}
+
+/* s, or else a, '/' or '-' and b. */
+static char *dup_or(const char *s, const char *a, char sep, const char *b)
+{
+	char *r = NULL;
+	if (s)
+		return strdup(s);
+	if (asprintf(&r, "%s%c%s", a, sep, b) < 0)
+		return NULL;
+	return r;
+}
+
+int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt **out,
+	      const char **why)
+{
+	char host[256] = "";
+	*why = NULL;
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		strcpy(host, "localhost");
+	struct kmqtt *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	mosquitto_lib_init();
+	m->loop = loop;
+	m->port = cfg->port;
+	m->qos = cfg->qos;
+	m->publish = cfg->publish;
+	m->backoff_ms = KMQTT_BACKOFF_MIN_MS;
+	m->cap = KMQTT_QUEUE_MAX;
+	m->q = calloc(m->cap, sizeof(*m->q));
+	m->host = strdup(cfg->host);
+	m->hostname = strdup(host);
+	m->client_id = dup_or(cfg->client_id, "keventd", '-', host);
+	m->prefix = dup_or(cfg->topic_prefix, "keventd", '/', host);
+	m->status_topic = m->prefix ? dup_or(NULL, m->prefix, '/', "status") : NULL;
+	int rc = -ENOMEM;
+	if (!m->q || !m->host || !m->hostname || !m->client_id || !m->prefix || !m->status_topic)
+		goto fail;
+	m->mosq = mosquitto_new(m->client_id, true, m);
+	if (!m->mosq)
+		goto fail;
+	mosquitto_connect_callback_set(m->mosq, on_connect);
+	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
+	mosquitto_publish_callback_set(m->mosq, on_publish);
+	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
+	rc = -EINVAL;
+	if (mosquitto_will_set(m->mosq, m->status_topic, 7, "offline", 1, true) !=
+	    MOSQ_ERR_SUCCESS) {
+		*why = "libmosquitto refuses the status topic";
+		goto fail;
+	}
+	if (cfg->username) {
+		_cleanup_free_ char *password = NULL;
+		if (cfg->password_file) {
+			rc = read_password(cfg->password_file, &password, why);
+			if (rc < 0)
+				goto fail;
+		}
+		rc = -EINVAL;
+		if (mosquitto_username_pw_set(m->mosq, cfg->username, password) !=
+		    MOSQ_ERR_SUCCESS) {
+			*why = "libmosquitto refuses the username or password";
+			goto fail;
+		}
+		if (password)
+			explicit_bzero(password, strlen(password));
+	}
+	if (cfg->tls) {
+		/* no ca_file: the system's store */
+		const char *capath = cfg->ca_file ? NULL : "/etc/ssl/certs";
+		int trc = mosquitto_tls_set(m->mosq, cfg->ca_file, capath, cfg->cert_file,
+					    cfg->key_file, NULL);
+		if (trc != MOSQ_ERR_SUCCESS) {
+			*why = trc == MOSQ_ERR_INVAL ? "cannot read the TLS files (ca_file, "
+						       "cert_file, key_file)"
+						     : mosquitto_strerror(trc);
+			goto fail;
+		}
+	}
+	attempt(m);
+	rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
+	if (rc < 0)
+		goto fail;
+	*out = m;
+	return 0;
+fail:
+	kmqtt_free(m);
+	return rc;
+}
+
+/* On a clean stop: "offline" on the status topic (the will is only for a
+ * connection that breaks), then DISCONNECT, written within a second. */
+static void say_goodbye(struct kmqtt *m)
+{
+	if (m->state != CONNECTED)
+		return;
+	(void)mosquitto_publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true);
+	(void)mosquitto_disconnect(m->mosq);
+	m->state = DISCONNECTED; /* what follows is no outage */
+	uint64_t deadline = now_monotonic_ns() + 1000000000ull;
+	while (mosquitto_want_write(m->mosq) && mosquitto_socket(m->mosq) >= 0) {
+		uint64_t now = now_monotonic_ns();
+		if (now >= deadline)
+			break;
+		struct pollfd p = {.fd = mosquitto_socket(m->mosq), .events = POLLOUT};
+		if (poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1) <= 0)
+			break;
+		if (mosquitto_loop_write(m->mosq, 8) != MOSQ_ERR_SUCCESS)
+			break;
+	}
+}
+
+void kmqtt_free(struct kmqtt *m)
+{
+	if (!m)
+		return;
+	if (m->mosq) {
+		say_goodbye(m);
+		m->state = DISCONNECTED; /* no more callbacks of ours */
+		mosquitto_destroy(m->mosq);
+	}
+	mosquitto_lib_cleanup();
+	drop_io(m);
+	ktimer_cancel(m->misc);
+	ktimer_cancel(m->retry);
+	for (size_t i = 0; m->q && i < m->len; i++)
+		msg_clear(waiting(m, i));
+	for (size_t i = 0; i < m->n_flight; i++)
+		msg_clear(&m->flight[i]);
+	free(m->q);
+	free(m->last_error);
+	free(m->host);
+	free(m->hostname);
+	free(m->client_id);
+	free(m->prefix);
+	free(m->status_topic);
+	free(m);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The MQTT publisher: an observer of the events keventd handles, each
+ * published as the JSON object of `keventctl record` plus "host" to
+ * <topic_prefix>/<type>/<signal><object> on the broker of the section
+ * mqtt of keventd.yaml(5).  libmosquitto is driven from keventd's own
+ * loop: a non-blocking connect, its socket in epoll, mosquitto_loop_read()
+ * and _write() when it is ready, a timer for mosquitto_loop_misc() and
+ * for reconnecting with a backoff.  At most KMQTT_WINDOW QoS 1 messages
+ * are in libmosquitto's hands at once (its own queue has no bound); the
+ * rest wait in keventd's queue, bounded, the oldest dropped and counted.
+ */
+#ifndef KEVENT_MQTT_H
+#define KEVENT_MQTT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "loop.h"
+#include "mqtt-config.h"
+#include "util.h"
+
+#define KMQTT_WINDOW		 64    /* QoS 1 messages sent and not yet acknowledged */
+#define KMQTT_QUEUE_MAX		 65536 /* messages waiting, at most */
+#define KMQTT_KEEPALIVE_S	 30
+#define KMQTT_BACKOFF_MIN_MS	 500
+#define KMQTT_BACKOFF_MAX_MS	 30000
+#define KMQTT_CONNECT_TIMEOUT_MS 10000
+
+struct kmqtt;
+
+struct kmqtt_counters {
+	bool connected;
+	uint64_t published; /* messages handed to the broker (QoS 1: once each) */
+	uint64_t acked;	    /* QoS 1 messages the broker acknowledged (PUBACK) */
+	uint64_t dropped;   /* messages never sent: the queue was full, or QoS 0 offline */
+	uint64_t received;  /* messages taken from the broker */
+	uint64_t attempts;  /* connection attempts */
+	size_t spooled;	    /* messages waiting or in flight, not yet acknowledged */
+};
+
+/*
+ * Sets up the client of cfg (copied) and starts connecting, without
+ * waiting.  0, or -errno: -EACCES for a password file others may read
+ * (*why says so), -EINVAL for settings libmosquitto refuses.
+ */
+int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt **out,
+	      const char **why);
+/* Publishes ev (matched: it matched some rule), as cfg.publish says.
+ * Never blocks. */
+void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched);
+void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out);
+/* Says "offline" on the status topic, disconnects (within a bounded
+ * time) and frees everything.  NULL is fine. */
+void kmqtt_free(struct kmqtt *m);
+
+/* The topic of ev under prefix: "<prefix>/<type>/<signal><object>", every
+ * byte MQTT forbids or reserves in a topic name ('+', '#', control
+ * characters, bytes outside ASCII) and '%' itself as "%XX". */
+void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out);
+/* The message of ev: the JSON object of a record, plus "host". */
+void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out);
+
+#endif

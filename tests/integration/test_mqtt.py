@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Publishing to an MQTT broker (keventd.yaml(5), docs/fleet.md), against a real
+mosquitto the test starts on 127.0.0.1: the topic and the JSON of each event,
+the retained status "online" and the will "offline", a broker outage with
+1,000 events queued and every one delivered in order, the backoff while the
+broker is away, publish: matched and QoS 0."""
+import json
+import os
+import signal
+import time
+
+import kdtest
+import mqttbroker
+from kdtest import DaemonTest, TIMEOUT
+from mqttbroker import Broker
+
+HOST = os.uname().nodename
+
+
+class Mqtt(DaemonTest):
+    def setUp(self):
+        super().setUp()
+        if not mqttbroker.available():
+            self.skipTest("mosquitto and mosquitto-clients are not installed "
+                          "(scripts/deps.sh test)")
+        self.brokers = []
+
+    def tearDown(self):
+        for d in self.daemons:  # before the brokers: no reconnection noise
+            d.kill()
+        for b in self.brokers:
+            b.kill()
+        super().tearDown()
+
+    def broker(self, **kw):
+        b = Broker(self.s, name="broker%d" % len(self.brokers), **kw)
+        self.brokers.append(b)
+        return b
+
+    def config(self, broker, extra="", name="keventd.yaml", prefix="fleet/h1"):
+        path = self.s.path(name)
+        with open(path, "w") as f:
+            f.write("mqtt:\n  url: %s\n  topic_prefix: %s\n  client_id: %s\n%s"
+                    % (broker.url(), prefix, "kd-" + name, extra))
+        os.chmod(path, 0o644)
+        return path
+
+    def mqtt(self, d):
+        return d.status()["mqtt"]
+
+    def wait_mqtt(self, d, pred, what):
+        return d.wait_status(lambda st: pred(st["mqtt"]), what)
+
+    def batch(self, n, obj="/fleet/e"):
+        path = self.s.path("batch-%d" % n)
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write("general\t%s\tn%d\tI: %d\n" % (obj, i, i))
+        return path
+
+    def test_publish_topic_and_json(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/#")
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d as kd-keventd.yaml" % b.port)
+        d.send("power", "/org/kernel/cpu/t+x#1", "high", "Cpu: 1\nWhy: 100%")
+        got = b.collect("watcher", "fleet/#", 2)
+        self.assertEqual(got[0], ("fleet/h1/status", "online"))
+        topic, payload = got[1]
+        # the object's leading '/' separates the levels; '+', '#' and '%' encoded
+        self.assertEqual(topic, "fleet/h1/power/high/org/kernel/cpu/t%2Bx%231")
+        ev = json.loads(payload)
+        self.assertEqual(ev["host"], HOST)
+        self.assertEqual((ev["type"], ev["object"], ev["signal"], ev["source"]),
+                         ("power", "/org/kernel/cpu/t+x#1", "high", "socket"))
+        self.assertEqual(ev["payload"], "Cpu: 1\nWhy: 100%")
+        self.assertEqual(ev["properties"], {"Cpu": "1", "Why": "100%"})
+        self.assertEqual(ev["seqnum"], 1)
+        # the same object as keventctl record writes, plus host
+        self.assertEqual(set(ev), {"seqnum", "timestamp", "source", "type", "object", "signal",
+                                   "payload", "properties", "host"})
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged")
+        self.assertEqual(st["mqtt"], {"enabled": True, "connected": True, "published": 1,
+                                      "acknowledged": 1, "spooled": 0, "dropped": 0,
+                                      "received": 0, "connection_attempts": 1})
+        self.assertEqual(b.retained("fleet/h1/status"), "online")
+        text = d.ctl("status", check=0).stdout
+        self.assertIn("mqtt: connected (published 1, acknowledged 1, spooled 0, dropped 0, "
+                      "received 0, connection attempts 1)\n", text)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("keventd_mqtt_connected 1\n", prom)
+        self.assertIn("keventd_mqtt_acknowledged_total 1\n", prom)
+        d.stop_ok(self)
+        # a clean stop says so itself: the will is for a connection that breaks
+        self.assertEqual(b.retained("fleet/h1/status"), "offline")
+
+    def test_will_when_killed(self):
+        b = self.broker().start()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected")
+        self.assertEqual(b.retained("fleet/h1/status"), "online")
+        b.session("watcher", "fleet/h1/status")
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(TIMEOUT)
+        # the broker publishes the will as soon as it sees the socket close
+        self.assertEqual(b.collect("watcher", "fleet/h1/status", 1),
+                         [("fleet/h1/status", "offline")])
+        self.assertEqual(b.retained("fleet/h1/status"), "offline")
+
+    def test_outage_1000_in_order(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected")
+        b.stop()
+        d.wait_log("mqtt: lost the connection to 127.0.0.1:%d" % b.port)
+        d.ctl("send", "--batch", self.batch(1000), check=0)
+        d.wait_idle(1000)
+        st = self.mqtt(d)
+        self.assertEqual((st["connected"], st["spooled"], st["published"], st["dropped"]),
+                         (False, 1000, 0, 0))
+        b.start()
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1000, "1,000 acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"]), (1000, 0, 0))
+        got = b.collect("watcher", "fleet/h1/general/#", 1000)
+        # in order, and each once: the broker lost no acknowledgement here,
+        # since nothing was in flight when it stopped
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(1000)])
+        self.assertEqual([json.loads(p)["payload"] for _, p in got],
+                         ["I: %d" % i for i in range(1000)])
+        d.stop_ok(self)
+
+    def test_backoff_while_away(self):
+        b = self.broker()  # never started: nothing listens on its port
+        t0 = time.monotonic()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection refused" % b.port)
+        self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 4, "4 attempts")
+        elapsed = time.monotonic() - t0
+        # 0.5 + 1 + 2 s between the four: a backoff, not a busy loop
+        self.assertGreaterEqual(elapsed, 3.5)
+        n = self.mqtt(d)["connection_attempts"]
+        self.assertLessEqual(n, 2 + elapsed / 0.5)
+        # said once per outage, not once per attempt
+        self.assertEqual(d.logtext().count("cannot connect to"), 1, d.logtext())
+        # and it connects once the broker is there
+        b.start()
+        self.wait_mqtt(d, lambda m: m["connected"], "connected")
+        d.stop_ok(self)
+
+    def test_publish_matched_and_qos0(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/#")
+        self.s.write_rule("10-m.yaml", "rules:\n  - match: {signal: hit}\n    run: [/bin/true]\n")
+        d = self.start("--config", self.config(b, "  publish: matched\n  qos: 0\n"))
+        d.wait_log("mqtt: connected")
+        d.send("general", "/m", "miss")
+        d.send("general", "/m", "hit")
+        d.wait_idle(2)
+        got = b.collect("watcher", "fleet/#", 2)
+        self.assertEqual([t for t, _ in got], ["fleet/h1/status", "fleet/h1/general/hit/m"])
+        st = self.mqtt(d)
+        self.assertEqual((st["published"], st["acknowledged"], st["spooled"]), (1, 0, 0))
+        d.stop_ok(self)
+
+    def test_password_file_others_may_read(self):
+        b = self.broker()
+        pw = self.s.path("pw")
+        with open(pw, "w") as f:
+            f.write("secret\n")
+        os.chmod(pw, 0o640)
+        conf = self.config(b, "  username: u\n  password_file: %s\n" % pw)
+        d = kdtest.Daemon(self.s, args=["--config", conf])
+        self.daemons.append(d)
+        with self.assertRaises(AssertionError):
+            d.start()
+        self.assertEqual(d.proc.wait(TIMEOUT), 1)
+        self.assertIn("mqtt: the password file may be read by group or others (chmod 600 it)",
+                      d.logtext())
+
+
+if __name__ == "__main__":
+    kdtest.main()
