@@ -2,6 +2,7 @@
 #include "mqtt.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <mosquitto.h>
 #include <poll.h>
@@ -13,15 +14,13 @@
 #include <unistd.h>
 
 #include "event-json.h"
+#include "mqtt-spool.h"
 #include "log.h"
 
-/* A message waiting for the broker, or sent and not yet acknowledged. */
+/* A QoS 1 message in libmosquitto's hands, not yet acknowledged. */
 struct msg {
-	char *topic;
-	char *payload;
-	size_t len;
-	int mid;   /* libmosquitto's message id, once sent */
-	bool sent; /* in libmosquitto's hands */
+	uint64_t seq; /* its number in the spool */
+	int mid;      /* libmosquitto's message id */
 	bool acked;
 };
 
@@ -45,14 +44,19 @@ struct kmqtt {
 	int qos;
 	enum kmqtt_publish publish;
 
-	/* in libmosquitto's hands, oldest first; then those waiting, in a
-	 * ring q[head..head+len) */
+	/* QoS 1: in the spool, and the window of them in libmosquitto's
+	 * hands, oldest first */
+	struct kmqtt_spool *spool;
+	char *spool_dir;
+	unsigned spool_mb;
+	bool drop_logged; /* the spool overflowed in this outage, and it was said */
+	uint64_t dropped_in_outage;
 	struct msg flight[KMQTT_WINDOW];
 	size_t n_flight;
-	struct msg *q;
-	size_t cap, head, len;
-	int status_mid;	     /* of the last "online" */
-	size_t qos0_pending; /* QoS 0 messages libmosquitto has not written yet */
+	struct strbuf topic, msg; /* read from the spool */
+	int status_mid;		  /* of the last "online" */
+	size_t qos0_pending;	  /* QoS 0 messages libmosquitto has not written yet */
+	struct klog_throttle spool_log;
 	struct kmqtt_counters c;
 };
 
@@ -98,40 +102,21 @@ void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out
 	strbuf_putc(out, '}');
 }
 
-/* ---- the queue ---- */
+/* ---- the window ---- */
 
-static void msg_clear(struct msg *g)
-{
-	free(g->topic);
-	free(g->payload);
-	*g = (struct msg){0};
-}
-
-static struct msg *waiting(struct kmqtt *m, size_t i)
-{
-	return &m->q[(m->head + i) % m->cap];
-}
-
-/* Takes the oldest waiting message out of the ring into *g. */
-static void pop_waiting(struct kmqtt *m, struct msg *g)
-{
-	*g = *waiting(m, 0);
-	*waiting(m, 0) = (struct msg){0};
-	m->head = (m->head + 1) % m->cap;
-	m->len--;
-}
-
-/* Forgets the acknowledged messages at the front of the window. */
+/* Forgets the acknowledged messages at the front of the window, and tells
+ * the spool what it may forget. */
 static void trim(struct kmqtt *m)
 {
 	size_t n = 0;
 	while (n < m->n_flight && m->flight[n].acked)
-		msg_clear(&m->flight[n++]);
+		n++;
 	if (!n)
 		return;
 	memmove(m->flight, m->flight + n, (m->n_flight - n) * sizeof(*m->flight));
 	m->n_flight -= n;
-	memset(m->flight + m->n_flight, 0, n * sizeof(*m->flight));
+	kmqtt_spool_ack_below(m->spool,
+			      m->n_flight ? m->flight[0].seq : kmqtt_spool_cursor(m->spool));
 }
 
 /* ---- the connection ---- */
@@ -281,6 +266,12 @@ static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
 	m->outage_logged = false;
 	free(m->last_error);
 	m->last_error = NULL;
+	if (m->drop_logged)
+		log_warning("mqtt: %" PRIu64 " messages dropped from the full spool while the "
+			    "broker was away",
+			    m->dropped_in_outage);
+	m->drop_logged = false;
+	m->dropped_in_outage = 0;
 	(void)mosquitto_publish(mosq, &m->status_mid, m->status_topic, 6, "online", 1, true);
 	feed(m);
 }
@@ -315,25 +306,65 @@ static void on_publish(struct mosquitto *mosq, void *userdata, int mid)
 		m->qos0_pending--;
 }
 
-/* Hands libmosquitto what its window has room for. */
+/* Whether mosquitto_publish() failed before it queued the message:
+ * anything else means libmosquitto holds it and sends it once it can. */
+static bool refused(int rc)
+{
+	switch (rc) {
+	case MOSQ_ERR_INVAL:
+	case MOSQ_ERR_NOMEM:
+	case MOSQ_ERR_NOT_SUPPORTED:
+	case MOSQ_ERR_QOS_NOT_SUPPORTED:
+	case MOSQ_ERR_MALFORMED_UTF8:
+	case MOSQ_ERR_PAYLOAD_SIZE:
+	case MOSQ_ERR_OVERSIZE_PACKET:
+		return true;
+	}
+	return false;
+}
+
+/* Hands libmosquitto what its window has room for, from the spool. */
 static void feed(struct kmqtt *m)
 {
-	if (m->state != CONNECTED)
+	if (m->state != CONNECTED || !m->spool)
 		return;
-	while (m->len && m->n_flight < KMQTT_WINDOW) {
-		struct msg *g = waiting(m, 0);
+	while (m->n_flight < KMQTT_WINDOW) {
+		uint64_t seq;
+		int rc = kmqtt_spool_next(m->spool, &m->topic, &m->msg, &seq);
+		if (rc == -ENOENT)
+			break;
+		if (rc < 0) {
+			log_error("mqtt: cannot read the spool %s: %s", m->spool_dir,
+				  strerror(-rc));
+			break;
+		}
 		int mid = 0;
-		int rc = mosquitto_publish(m->mosq, &mid, g->topic, (int)g->len, g->payload, 1,
-					   false);
-		if (rc != MOSQ_ERR_SUCCESS)
-			break; /* a lost connection: sent again from here once back */
-		struct msg *f = &m->flight[m->n_flight++];
-		pop_waiting(m, f);
-		f->mid = mid;
-		f->sent = true;
+		rc = mosquitto_publish(m->mosq, &mid, m->topic.buf, (int)m->msg.len, m->msg.buf, 1,
+				       false);
+		if (refused(rc)) {
+			m->c.dropped++;
+			trim(m);
+			continue;
+		}
+		m->flight[m->n_flight++] = (struct msg){.seq = seq, .mid = mid};
 		m->c.published++;
 	}
+	if (!m->n_flight) /* nothing in flight: all sent is acknowledged */
+		kmqtt_spool_ack_below(m->spool, kmqtt_spool_cursor(m->spool));
 	sync_io(m);
+}
+
+static void count_dropped(struct kmqtt *m, uint64_t n)
+{
+	if (!n)
+		return;
+	m->c.dropped += n;
+	m->dropped_in_outage += n;
+	if (!m->drop_logged)
+		log_warning("mqtt: the spool %s is full (%u MB): dropping its oldest messages "
+			    "not yet sent",
+			    m->spool_dir, m->spool_mb);
+	m->drop_logged = true;
 }
 
 void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
@@ -364,28 +395,22 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 		sync_io(m);
 		return;
 	}
-	if (m->len == m->cap) { /* the oldest waiting goes, to make room */
-		struct msg old;
-		pop_waiting(m, &old);
-		msg_clear(&old);
+	uint64_t dropped = 0;
+	int rc = kmqtt_spool_append(m->spool, topic.buf, msg.buf, msg.len, &dropped);
+	count_dropped(m, dropped);
+	if (rc < 0) {
 		m->c.dropped++;
-	}
-	struct msg *g = waiting(m, m->len);
-	*g = (struct msg){.topic = strbuf_steal(&topic), .payload = strbuf_steal(&msg)};
-	if (!g->topic || !g->payload) {
-		msg_clear(g);
-		m->c.dropped++;
+		klog_throttled(&m->spool_log, LOG_ERR, "mqtt: cannot write the spool %s: %s",
+			       m->spool_dir, strerror(-rc));
 		return;
 	}
-	g->len = strlen(g->payload);
-	m->len++;
 	feed(m);
 }
 
 void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out)
 {
 	*out = m->c;
-	out->spooled = m->len + m->n_flight;
+	out->spooled = m->spool ? (size_t)kmqtt_spool_pending(m->spool) : 0;
 }
 
 /* The password: the first line of a file no one else may read. */
@@ -442,15 +467,18 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt *
 	m->qos = cfg->qos;
 	m->publish = cfg->publish;
 	m->backoff_ms = KMQTT_BACKOFF_MIN_MS;
-	m->cap = KMQTT_QUEUE_MAX;
-	m->q = calloc(m->cap, sizeof(*m->q));
+	m->topic = m->msg = (struct strbuf)STRBUF_INIT;
+	m->spool_log = (struct klog_throttle){.name = "mqtt", .what = "spool errors"};
+	m->spool_mb = cfg->spool_max_mb;
+	m->spool_dir = strdup(cfg->spool_dir ? cfg->spool_dir : KMQTT_DEFAULT_SPOOL_DIR);
 	m->host = strdup(cfg->host);
 	m->hostname = strdup(host);
 	m->client_id = dup_or(cfg->client_id, "keventd", '-', host);
 	m->prefix = dup_or(cfg->topic_prefix, "keventd", '/', host);
 	m->status_topic = m->prefix ? dup_or(NULL, m->prefix, '/', "status") : NULL;
 	int rc = -ENOMEM;
-	if (!m->q || !m->host || !m->hostname || !m->client_id || !m->prefix || !m->status_topic)
+	if (!m->spool_dir || !m->host || !m->hostname || !m->client_id || !m->prefix ||
+	    !m->status_topic)
 		goto fail;
 	m->mosq = mosquitto_new(m->client_id, true, m);
 	if (!m->mosq)
@@ -493,6 +521,25 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt *
 						     : mosquitto_strerror(trc);
 			goto fail;
 		}
+	}
+	if (m->qos == 1) {
+		uint64_t cut = 0;
+		rc = kmqtt_spool_open(m->spool_dir, (uint64_t)cfg->spool_max_mb << 20, &m->spool,
+				      &cut);
+		if (rc < 0) {
+			*why = rc == -EBUSY ? "the spool is another keventd's"
+					    : "cannot open the spool";
+			log_error("mqtt: spool %s: %s", m->spool_dir, strerror(-rc));
+			goto fail;
+		}
+		if (cut)
+			log_warning("mqtt: spool %s: %" PRIu64 " bytes of a torn record cut off "
+				    "(keventd stopped while writing it)",
+				    m->spool_dir, cut);
+		uint64_t held = kmqtt_spool_pending(m->spool);
+		if (held)
+			log_info("mqtt: %" PRIu64 " messages in the spool %s, sent once connected",
+				 held, m->spool_dir);
 	}
 	attempt(m);
 	rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
@@ -540,11 +587,10 @@ void kmqtt_free(struct kmqtt *m)
 	drop_io(m);
 	ktimer_cancel(m->misc);
 	ktimer_cancel(m->retry);
-	for (size_t i = 0; m->q && i < m->len; i++)
-		msg_clear(waiting(m, i));
-	for (size_t i = 0; i < m->n_flight; i++)
-		msg_clear(&m->flight[i]);
-	free(m->q);
+	kmqtt_spool_free(m->spool);
+	free(m->spool_dir);
+	strbuf_release(&m->topic);
+	strbuf_release(&m->msg);
 	free(m->last_error);
 	free(m->host);
 	free(m->hostname);

@@ -6,9 +6,10 @@
  * mqtt of keventd.yaml(5).  libmosquitto is driven from keventd's own
  * loop: a non-blocking connect, its socket in epoll, mosquitto_loop_read()
  * and _write() when it is ready, a timer for mosquitto_loop_misc() and
- * for reconnecting with a backoff.  At most KMQTT_WINDOW QoS 1 messages
- * are in libmosquitto's hands at once (its own queue has no bound); the
- * rest wait in keventd's queue, bounded, the oldest dropped and counted.
+ * for reconnecting with a backoff.  QoS 1 messages go to the spool
+ * (mqtt-spool.h) first, and from it to libmosquitto as its window has
+ * room: at most KMQTT_WINDOW sent and not yet acknowledged, since its own
+ * queue has no bound.
  */
 #ifndef KEVENT_MQTT_H
 #define KEVENT_MQTT_H
@@ -35,16 +36,17 @@ struct kmqtt_counters {
 	bool connected;
 	uint64_t published; /* messages handed to the broker (QoS 1: once each) */
 	uint64_t acked;	    /* QoS 1 messages the broker acknowledged (PUBACK) */
-	uint64_t dropped;   /* messages never sent: the queue was full, or QoS 0 offline */
+	uint64_t dropped;   /* messages never sent: the spool was full, or QoS 0 offline */
 	uint64_t received;  /* messages taken from the broker */
 	uint64_t attempts;  /* connection attempts */
-	size_t spooled;	    /* messages waiting or in flight, not yet acknowledged */
+	size_t spooled;	    /* messages in the spool, sent or not, not yet acknowledged */
 };
 
 /*
  * Sets up the client of cfg (copied) and starts connecting, without
- * waiting.  0, or -errno: -EACCES for a password file others may read
- * (*why says so), -EINVAL for settings libmosquitto refuses.
+ * waiting.  0, or -errno with *why saying what failed: -EACCES for a
+ * password file others may read, -EBUSY for a spool another keventd
+ * holds, -EINVAL for settings libmosquitto refuses.
  */
 int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt **out,
 	      const char **why);

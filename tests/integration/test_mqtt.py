@@ -38,11 +38,13 @@ class Mqtt(DaemonTest):
         self.brokers.append(b)
         return b
 
-    def config(self, broker, extra="", name="keventd.yaml", prefix="fleet/h1"):
+    def config(self, broker, extra="", name="keventd.yaml", prefix="fleet/h1", spool_mb=64):
         path = self.s.path(name)
         with open(path, "w") as f:
-            f.write("mqtt:\n  url: %s\n  topic_prefix: %s\n  client_id: %s\n%s"
-                    % (broker.url(), prefix, "kd-" + name, extra))
+            f.write("mqtt:\n  url: %s\n  topic_prefix: %s\n  client_id: %s\n"
+                    "  spool: {dir: %s, max_mb: %d}\n%s"
+                    % (broker.url(), prefix, "kd-" + name, self.s.path("spool-" + name),
+                       spool_mb, extra))
         os.chmod(path, 0o644)
         return path
 
@@ -131,6 +133,79 @@ class Mqtt(DaemonTest):
                          ["fleet/h1/general/n%d/fleet/e" % i for i in range(1000)])
         self.assertEqual([json.loads(p)["payload"] for _, p in got],
                          ["I: %d" % i for i in range(1000)])
+        d.stop_ok(self)
+
+    def test_spool_full_drops_exactly(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        b.stop()
+        d = self.start("--config", self.config(b, spool_mb=1))
+        d.wait_log("mqtt: cannot connect")
+        n = 100000
+        d.ctl("send", "--batch", self.batch(n), check=0, timeout=120)
+        d.wait_idle(n, timeout=120)
+        st = self.mqtt(d)
+        kept, dropped = st["spooled"], st["dropped"]
+        self.assertEqual(kept + dropped, n)
+        self.assertEqual(st["published"], 0)
+        # 1 MB of messages of about 200 bytes: some thousands kept, the rest not
+        self.assertGreater(kept, 2000)
+        self.assertLess(kept, 6000)
+        self.assertEqual(d.logtext().count("is full (1 MB): dropping its oldest"), 1)
+        b.start()
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == kept, "the kept acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"]), (kept, 0, dropped))
+        d.wait_log("mqtt: %d messages dropped from the full spool" % dropped)
+        got = b.collect("watcher", "fleet/h1/general/#", kept)
+        # exactly the newest, in order
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(dropped, n)])
+        d.stop_ok(self)
+
+    def test_restart_sends_the_spool(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        conf = self.config(b)
+        d = self.start("--config", conf)
+        d.wait_log("mqtt: connected")
+        d.ctl("send", "--batch", self.batch(10, "/before"), check=0)
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 10, "10 acknowledged")
+        b.stop()
+        d.wait_log("mqtt: lost the connection")
+        d.ctl("send", "--batch", self.batch(500), check=0)
+        d.wait_idle(510)
+        self.assertEqual(self.mqtt(d)["spooled"], 500)
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(TIMEOUT)
+        # a new keventd finds the 500, and not the 10 the broker acknowledged
+        d2 = self.start("--config", conf)
+        d2.wait_log("mqtt: 500 messages in the spool")
+        self.assertEqual(self.mqtt(d2)["spooled"], 500)
+        b.start()
+        self.wait_mqtt(d2, lambda m: m["acknowledged"] == 500, "500 acknowledged")
+        d2.send("general", "/after", "x")
+        self.wait_mqtt(d2, lambda m: m["acknowledged"] == 501, "501 acknowledged")
+        # one subscriber's session read once: mosquitto_sub -C hangs up with
+        # acknowledgements unsent, and the broker would send those again
+        got = b.collect("watcher", "fleet/h1/general/#", 511)
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/before" % i for i in range(10)] +
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(500)] +
+                         ["fleet/h1/general/x/after"])
+        d2.stop_ok(self)
+
+    def test_spool_is_one_keventds(self):
+        b = self.broker()
+        conf = self.config(b)
+        d = self.start("--config", conf)
+        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", self.s.path("ctl2")])
+        self.daemons.append(d2)
+        with self.assertRaises(AssertionError):
+            d2.start()
+        self.assertEqual(d2.proc.wait(TIMEOUT), 1)
+        self.assertIn("mqtt: spool %s: Device or resource busy" % self.s.path("spool-keventd.yaml"),
+                      d2.logtext())
         d.stop_ok(self)
 
     def test_backoff_while_away(self):

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* What keventd publishes to a broker: the topic of an event (its bytes that
  * MQTT forbids or reserves encoded) and its message (a record plus host). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "mqtt-spool.h"
 #include "mqtt.h"
 #include "testutil.h"
 
@@ -54,11 +60,156 @@ static void test_message(void **state)
 	kevent_free(ev);
 }
 
+static struct kmqtt_spool *spool_open(const char *dir, uint64_t max, uint64_t *cut)
+{
+	struct kmqtt_spool *s = NULL;
+	uint64_t c = 0;
+	assert_int_equal(kmqtt_spool_open(dir, max, &s, cut ? cut : &c), 0);
+	return s;
+}
+
+static void append(struct kmqtt_spool *s, unsigned i, size_t len, uint64_t *dropped)
+{
+	char topic[32], *msg = malloc(len + 1);
+	uint64_t d = 0;
+	snprintf(topic, sizeof(topic), "t/%u", i);
+	memset(msg, 'a' + i % 26, len);
+	msg[len] = '\0';
+	assert_int_equal(kmqtt_spool_append(s, topic, msg, len, &d), 0);
+	if (dropped)
+		*dropped += d;
+	else
+		assert_int_equal(d, 0);
+	free(msg);
+}
+
+/* The next message is number seq, topic "t/<i>". */
+static void expect_next(struct kmqtt_spool *s, uint64_t seq, unsigned i)
+{
+	struct strbuf t = STRBUF_INIT, m = STRBUF_INIT;
+	uint64_t got = 0;
+	char want[32];
+	snprintf(want, sizeof(want), "t/%u", i);
+	assert_int_equal(kmqtt_spool_next(s, &t, &m, &got), 0);
+	assert_int_equal(got, seq);
+	assert_string_equal(strbuf_str(&t), want);
+	assert_true(m.len > 0 && m.buf[0] == 'a' + (char)(i % 26));
+	strbuf_release(&t);
+	strbuf_release(&m);
+}
+
+static void expect_end(struct kmqtt_spool *s)
+{
+	struct strbuf t = STRBUF_INIT, m = STRBUF_INIT;
+	uint64_t got = 0;
+	assert_int_equal(kmqtt_spool_next(s, &t, &m, &got), -ENOENT);
+	strbuf_release(&t);
+	strbuf_release(&m);
+}
+
+/* In order, what was acknowledged forgotten, the rest there after a restart. */
+static void test_spool_order_and_restart(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	_cleanup_free_ char *sp = tu_printf("%s/a/spool", dir);
+	struct kmqtt_spool *s = spool_open(sp, 1 << 20, NULL);
+	for (unsigned i = 0; i < 10; i++)
+		append(s, i, 100, NULL);
+	assert_int_equal(kmqtt_spool_pending(s), 10);
+	for (unsigned i = 0; i < 7; i++)
+		expect_next(s, i + 1, i);
+	kmqtt_spool_ack_below(s, 6); /* 1..5 acknowledged; 6 and 7 in flight */
+	assert_int_equal(kmqtt_spool_pending(s), 5);
+	assert_int_equal(kmqtt_spool_cursor(s), 8);
+	/* a second keventd may not share it */
+	struct kmqtt_spool *other = NULL;
+	uint64_t cut = 0;
+	assert_int_equal(kmqtt_spool_open(sp, 1 << 20, &other, &cut), -EBUSY);
+	kmqtt_spool_free(s);
+	/* after a restart: 6 and 7 are sent again, then the rest */
+	s = spool_open(sp, 1 << 20, NULL);
+	assert_int_equal(kmqtt_spool_pending(s), 5);
+	for (unsigned i = 5; i < 10; i++)
+		expect_next(s, i + 1, i);
+	expect_end(s);
+	kmqtt_spool_ack_below(s, 11);
+	assert_int_equal(kmqtt_spool_pending(s), 0);
+	append(s, 10, 100, NULL); /* numbers go on */
+	expect_next(s, 11, 10);
+	kmqtt_spool_free(s);
+	s = spool_open(sp, 1 << 20, NULL);
+	assert_int_equal(kmqtt_spool_pending(s), 1);
+	expect_next(s, 11, 10);
+	kmqtt_spool_free(s);
+	tu_rm_rf(dir);
+}
+
+/* Past the bound, the oldest go, each one not sent counted once. */
+static void test_spool_bound(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	uint64_t max = 256 * 1024, dropped = 0;
+	struct kmqtt_spool *s = spool_open(dir, max, NULL);
+	append(s, 0, 1000, NULL);
+	expect_next(s, 1, 0); /* in flight: not counted when it goes */
+	for (unsigned i = 1; i < 2000; i++) {
+		append(s, i, 1000, &dropped);
+		assert_true(kmqtt_spool_bytes(s) <= max);
+	}
+	uint64_t kept = kmqtt_spool_pending(s);
+	assert_true(kept > 100 && kept < 260);
+	assert_int_equal(kept + dropped, 1999);
+	/* the newest, in order */
+	for (uint64_t i = 2000 - kept; i < 2000; i++)
+		expect_next(s, i + 1, (unsigned)i);
+	expect_end(s);
+	/* one larger than the whole spool is dropped at once */
+	dropped = 0;
+	_cleanup_free_ char *big = malloc(max + 1);
+	memset(big, 'x', max);
+	big[max] = '\0';
+	assert_int_equal(kmqtt_spool_append(s, "t/big", big, max, &dropped), 0);
+	assert_int_equal(dropped, 1);
+	kmqtt_spool_free(s);
+	tu_rm_rf(dir);
+}
+
+/* A record torn by a crash mid-write is cut off; what came before stays. */
+static void test_spool_torn(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kmqtt_spool *s = spool_open(dir, 1 << 20, NULL);
+	for (unsigned i = 0; i < 5; i++)
+		append(s, i, 50, NULL);
+	kmqtt_spool_free(s);
+	_cleanup_free_ char *seg = tu_printf("%s/seg-0000000000000001", dir);
+	int fd = open(seg, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "\x31\x71\x6d\x6b\x05\x00", 6), 6);
+	close(fd);
+	uint64_t cut = 0;
+	s = spool_open(dir, 1 << 20, &cut);
+	assert_int_equal(cut, 6);
+	assert_int_equal(kmqtt_spool_pending(s), 5);
+	for (unsigned i = 0; i < 5; i++)
+		expect_next(s, i + 1, i);
+	append(s, 5, 50, NULL);
+	expect_next(s, 6, 5);
+	kmqtt_spool_free(s);
+	tu_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_topic),
 		cmocka_unit_test(test_message),
+		cmocka_unit_test(test_spool_order_and_restart),
+		cmocka_unit_test(test_spool_bound),
+		cmocka_unit_test(test_spool_torn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
