@@ -257,13 +257,19 @@ int kdaemon_start(struct kdaemon *d)
 	}
 	if (d->cfg.mqtt) {
 		const char *why = NULL;
-		rc = kmqtt_new(d->loop, d->cfg.mqtt, &d->mqtt, &why);
+		rc = kmqtt_new(d->loop, d->cfg.mqtt, wants(d, KEVENT_SOURCE_MQTT) ? &sink : NULL,
+			       &d->mqtt, &why);
 		if (rc < 0) {
 			log_error("mqtt: %s%s%s", why ? why : "", why ? ": " : "", strerror(-rc));
 			return rc;
 		}
 		(void)kdaemon_observe(d,
 				      &(struct kobserver){.event = emit_mqtt, .userdata = d->mqtt});
+		if (!wants(d, KEVENT_SOURCE_MQTT) && d->cfg.mqtt->n_subscribe)
+			log_warning("mqtt: the source mqtt is not in --sources: subscribe is "
+				    "ignored");
+		else if (d->cfg.mqtt->n_subscribe && d->n_sources < ARRAY_SIZE(d->sources))
+			d->sources[d->n_sources++] = kmqtt_source(d->mqtt);
 	}
 	if (wants(d, KEVENT_SOURCE_SOCKET))
 		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);

@@ -76,6 +76,8 @@ struct ksink kdaemon_sink(struct kdaemon *d)
 size_t kdaemon_share(const struct kdaemon_config *cfg)
 {
 	unsigned on = cfg->sources & ((1u << KEVENT_SOURCE_MAX) - 1);
+	if (!cfg->mqtt || !cfg->mqtt->n_subscribe) /* no subscriptions: nothing comes */
+		on &= ~(1u << KEVENT_SOURCE_MQTT);
 	size_t n = (size_t)__builtin_popcount(on);
 	size_t share = cfg->queue_size / (n ? n : 1);
 	return share ? share : 1;

@@ -27,6 +27,11 @@ struct msg {
 enum state { DISCONNECTED, CONNECTING, CONNECTED };
 
 struct kmqtt {
+	struct ksource src; /* the source mqtt: what the subscriptions bring */
+	struct ksink sink;
+	bool subscribing, paused, stopped;
+	char **filters;
+	size_t n_filters;
 	struct kloop *loop;
 	struct mosquitto *mosq;
 	enum state state;
@@ -65,43 +70,6 @@ static void on_misc(struct ktimer *t, void *userdata);
 static void on_retry(struct ktimer *t, void *userdata);
 static void feed(struct kmqtt *m);
 
-static void put_encoded(struct strbuf *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '+' || *p == '#' || *p == '%' || *p < 0x20 || *p >= 0x7f) {
-			strbuf_putc(out, '%');
-			strbuf_putc(out, hex[*p >> 4]);
-			strbuf_putc(out, hex[*p & 15]);
-		} else {
-			strbuf_putc(out, (char)*p);
-		}
-	}
-}
-
-void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out)
-{
-	strbuf_puts(out, prefix);
-	strbuf_putc(out, '/');
-	strbuf_puts(out, kevent_type_name(ev->type));
-	strbuf_putc(out, '/');
-	put_encoded(out, ev->signal);
-	put_encoded(out, ev->object);
-}
-
-void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out)
-{
-	size_t start = out->len;
-	kevent_json_record(out, ev);
-	if (out->oom || out->len < start + 2)
-		return;
-	out->len -= 2; /* "}\n" */
-	out->buf[out->len] = '\0';
-	strbuf_puts(out, ",\"host\":");
-	strbuf_json(out, host);
-	strbuf_putc(out, '}');
-}
-
 /* ---- the window ---- */
 
 /* Forgets the acknowledged messages at the front of the window, and tells
@@ -135,7 +103,9 @@ static void sync_io(struct kmqtt *m)
 		drop_io(m);
 		return;
 	}
-	uint32_t want = EPOLLIN | (mosquitto_want_write(m->mosq) ? EPOLLOUT : 0);
+	/* while the source mqtt is paused, the broker waits (TCP's flow control) */
+	bool reading = !m->paused || m->state != CONNECTED;
+	uint32_t want = (reading ? EPOLLIN : 0) | (mosquitto_want_write(m->mosq) ? EPOLLOUT : 0);
 	if (!m->io) {
 		int rc = kloop_add_io(m->loop, fd, want, on_io, m, &m->io);
 		if (rc < 0)
@@ -240,8 +210,19 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 	(void)io;
 	(void)fd;
 	/* Reading also drives a TLS handshake, which may wait to write: read
-	 * on either. */
-	int rc = mosquitto_loop_read(m->mosq, 64);
+	 * on either.  mosquitto_loop_read() reads one packet a call (its
+	 * max_packets counts QoS 2 messages only): call it until the socket
+	 * is drained, a bounded number of times, and while the source has room. */
+	int rc = MOSQ_ERR_SUCCESS;
+	for (int i = 0; i < 256 && m->state != DISCONNECTED; i++) {
+		if (m->subscribing && m->state == CONNECTED &&
+		    (m->paused || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
+			break;
+		errno = 0;
+		rc = mosquitto_loop_read(m->mosq, 1);
+		if (rc != MOSQ_ERR_SUCCESS || errno == EAGAIN || errno == EWOULDBLOCK)
+			break;
+	}
 	if (rc == MOSQ_ERR_SUCCESS && m->state != DISCONNECTED && (events & EPOLLOUT))
 		rc = mosquitto_loop_write(m->mosq, 64);
 	if (rc != MOSQ_ERR_SUCCESS && m->state != DISCONNECTED)
@@ -273,6 +254,9 @@ static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
 	m->drop_logged = false;
 	m->dropped_in_outage = 0;
 	(void)mosquitto_publish(mosq, &m->status_mid, m->status_topic, 6, "online", 1, true);
+	for (size_t i = 0; m->subscribing && i < m->n_filters; i++)
+		if (mosquitto_subscribe(mosq, NULL, m->filters[i], 1) != MOSQ_ERR_SUCCESS)
+			log_error("mqtt: cannot subscribe to %s", m->filters[i]);
 	feed(m);
 }
 
@@ -284,6 +268,52 @@ static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
 		lost(m, rc == MOSQ_ERR_ERRNO	   ? strerror(errno)
 			: rc == MOSQ_ERR_CONN_LOST ? "connection lost"
 						   : mosquitto_strerror(rc));
+}
+
+/* A keventd's own "online" or "offline", which a wide filter also takes. */
+static bool is_status(const struct mosquitto_message *msg)
+{
+	size_t n = strlen(msg->topic);
+	return n >= 7 && strcmp(msg->topic + n - 7, "/status") == 0 &&
+	       ((msg->payloadlen == 6 && memcmp(msg->payload, "online", 6) == 0) ||
+		(msg->payloadlen == 7 && memcmp(msg->payload, "offline", 7) == 0));
+}
+
+static void on_message(struct mosquitto *mosq, void *userdata, const struct mosquitto_message *msg)
+{
+	struct kmqtt *m = userdata;
+	(void)mosq;
+	if (!m->subscribing || m->stopped || is_status(msg))
+		return;
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	int rc = kmqtt_decode(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0, &ev,
+			      &why);
+	if (rc < 0) {
+		ksink_reject(&m->sink, KEVENT_SOURCE_MQTT, why ? why : "out of memory");
+		return;
+	}
+	m->c.received++;
+	(void)ksink_submit(&m->sink, ev);
+}
+
+static void source_pause(struct ksource *src, bool pause)
+{
+	struct kmqtt *m = container_of(src, struct kmqtt, src);
+	m->paused = pause;
+	if (m->state != DISCONNECTED)
+		sync_io(m);
+}
+
+static void source_stop(struct ksource *src)
+{
+	struct kmqtt *m = container_of(src, struct kmqtt, src);
+	m->stopped = true;
+}
+
+struct ksource *kmqtt_source(struct kmqtt *m)
+{
+	return &m->src;
 }
 
 static void on_publish(struct mosquitto *mosq, void *userdata, int mid)
@@ -371,6 +401,8 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 {
 	if (m->publish == KMQTT_PUBLISH_NONE || (m->publish == KMQTT_PUBLISH_MATCHED && !matched))
 		return;
+	if (ev->source == KEVENT_SOURCE_MQTT) /* another machine's: never sent back */
+		return;
 	_cleanup_strbuf_ struct strbuf topic = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
 	kmqtt_topic(m->prefix, ev, &topic);
@@ -451,8 +483,8 @@ static char *dup_or(const char *s, const char *a, char sep, const char *b)
 	return r;
 }
 
-int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt **out,
-	      const char **why)
+int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct ksink *sink,
+	      struct kmqtt **out, const char **why)
 {
 	char host[256] = "";
 	*why = NULL;
@@ -463,6 +495,16 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt *
 		return -ENOMEM;
 	mosquitto_lib_init();
 	m->loop = loop;
+	m->src = (struct ksource){.name = "mqtt",
+				  .kind = KEVENT_SOURCE_MQTT,
+				  .pause = source_pause,
+				  .stop = source_stop};
+	if (sink && cfg->n_subscribe) {
+		m->sink = *sink;
+		m->subscribing = true;
+		m->filters = cfg->subscribe; /* cfg outlives m (kdaemon_config) */
+		m->n_filters = cfg->n_subscribe;
+	}
 	m->port = cfg->port;
 	m->qos = cfg->qos;
 	m->publish = cfg->publish;
@@ -486,6 +528,7 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt *
 	mosquitto_connect_callback_set(m->mosq, on_connect);
 	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
 	mosquitto_publish_callback_set(m->mosq, on_publish);
+	mosquitto_message_callback_set(m->mosq, on_message);
 	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
 	rc = -EINVAL;

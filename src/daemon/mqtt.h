@@ -21,6 +21,8 @@
 #include "event.h"
 #include "loop.h"
 #include "mqtt-config.h"
+#include "mqtt-msg.h"
+#include "source.h"
 #include "util.h"
 
 #define KMQTT_WINDOW		 64    /* QoS 1 messages sent and not yet acknowledged */
@@ -43,13 +45,17 @@ struct kmqtt_counters {
 };
 
 /*
- * Sets up the client of cfg (copied) and starts connecting, without
- * waiting.  0, or -errno with *why saying what failed: -EACCES for a
+ * Sets up the client of cfg (which must outlive it) and starts
+ * connecting, without waiting.  0, or -errno with *why saying what failed: -EACCES for a
  * password file others may read, -EBUSY for a spool another keventd
  * holds, -EINVAL for settings libmosquitto refuses.
  */
-int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, struct kmqtt **out,
-	      const char **why);
+int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct ksink *sink,
+	      struct kmqtt **out, const char **why);
+/* The source mqtt: the events of cfg.subscribe's topic filters, each
+ * message read with kmqtt_decode() and given to sink (NULL at
+ * kmqtt_new(): none are taken).  Owned by m: its free is NULL. */
+struct ksource *kmqtt_source(struct kmqtt *m);
 /* Publishes ev (matched: it matched some rule), as cfg.publish says.
  * Never blocks. */
 void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched);
@@ -57,12 +63,5 @@ void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out);
 /* Says "offline" on the status topic, disconnects (within a bounded
  * time) and frees everything.  NULL is fine. */
 void kmqtt_free(struct kmqtt *m);
-
-/* The topic of ev under prefix: "<prefix>/<type>/<signal><object>", every
- * byte MQTT forbids or reserves in a topic name ('+', '#', control
- * characters, bytes outside ASCII) and '%' itself as "%XX". */
-void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out);
-/* The message of ev: the JSON object of a record, plus "host". */
-void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out);
 
 #endif

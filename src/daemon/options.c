@@ -205,7 +205,8 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 			return rc;
 		if (rc < 0)
 			return fail(why,
-				    "unknown source in '%s' (kernel, udev, thermal, socket, acpi)",
+				    "unknown source in '%s' (kernel, udev, thermal, socket, acpi, "
+				    "mqtt)",
 				    value);
 		o->cfg.sources = set;
 		break;

@@ -137,8 +137,10 @@ class Broker:
         return r.stdout.strip()
 
     def publish(self, topic, payload, extra=()):
+        """mosquitto_pub of payload (None: extra says, -f FILE)."""
         r = subprocess.run([PUB] + self.sub_args() + list(extra) +
-                           ["-q", "1", "-t", topic, "-m", payload],
+                           ["-q", "1", "-t", topic] + (["-m", payload] if payload is not None
+                                                       else []),
                            capture_output=True, text=True, timeout=TIMEOUT)
         if r.returncode != 0:
             raise AssertionError("mosquitto_pub: %s" % r.stderr)

@@ -8,6 +8,7 @@ broker is away, publish: matched and QoS 0."""
 import json
 import os
 import signal
+import subprocess
 import time
 
 import kdtest
@@ -207,6 +208,129 @@ class Mqtt(DaemonTest):
         self.assertIn("mqtt: spool %s: Device or resource busy" % self.s.path("spool-keventd.yaml"),
                       d2.logtext())
         d.stop_ok(self)
+
+    def central(self, b, filters, *args, prefix="fleet/central"):
+        """A keventd subscribed to filters, once the broker has its subscriptions."""
+        conf = self.config(b, "  subscribe: [%s]\n" % ", ".join(kdtest.yq(f) for f in filters),
+                           name="central.yaml", prefix=prefix)
+        d = self.start("--config", conf, "--sources", "socket,mqtt", *args)
+        for f in filters:
+            b.wait_log("kd-central.yaml 1 %s" % f)
+        return d
+
+    def test_inbound_fires_only_source_mqtt_rules(self):
+        b = self.broker().start()
+        out = self.s.path("out", "fleet.json")
+        self.s.write_rule("10-fleet.yaml", r"""
+rules:
+  - name: fleet-cpu
+    match: {source: mqtt, type: power, signal: high}
+    run: %s
+  - name: local-cpu
+    match: {type: power, signal: high}
+    run: [/bin/false]
+""" % self.h("report", out, self.s.fifo.path, "fleet", "${KEVENT_HOST}"))
+        d = self.central(b, ["fleet/+/power/#"])
+        ev = {"seqnum": 7, "timestamp": 1700000000000000000, "source": "kernel",
+              "type": "power", "object": "/org/kernel/devices/system/cpu/temperature",
+              "signal": "high", "payload": "Cpu: 3\nHost: forged", "host": "h7"}
+        b.publish("fleet/h7/power/high/org/kernel/devices/system/cpu/temperature",
+                  json.dumps(ev))
+        self.assertEqual(self.s.fifo.line(), "done fleet")
+        with open(out) as f:
+            info = json.load(f)
+        self.assertEqual(info["argv"], ["h7"])
+        env = dict(e.partition("=")[::2] for e in info["env"])
+        self.assertEqual((env["KEVENT_HOST"], env["KEVENT_SOURCE"], env["KEVENT_TYPE"],
+                          env["KEVENT_OBJECT"], env["KEVENT_SIGNAL"], env["KEVENT_SEQNUM"],
+                          env["KEVENT_CPU"]),
+                         ("h7", "mqtt", "power", "/org/kernel/devices/system/cpu/temperature",
+                          "high", "7", "3"))
+        st = d.wait_idle(1)
+        self.assertEqual(st["sources"]["mqtt"]["received"], 1)
+        self.assertEqual(st["mqtt"]["received"], 1)
+        runs = {r["name"]: r["runs"] for r in st["rules"]}
+        self.assertEqual(runs, {"fleet-cpu": 1, "local-cpu": 0})
+        # and an event from the broker is never published back
+        self.assertEqual(st["mqtt"]["published"], 0)
+        d.stop_ok(self)
+
+    def test_malformed_rejected_and_counted(self):
+        b = self.broker().start()
+        d = self.central(b, ["fleet/#"])
+        ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
+
+        def but(**kw):
+            e = dict(ok)
+            for k, v in kw.items():
+                if v is None:
+                    e.pop(k)
+                else:
+                    e[k] = v
+            return json.dumps(e).encode()
+        bad = [b"", b"not json", b"[1,2]", b'{"type":"power"', b"{} {}",
+               but(object=None), but(type="heat"), but(object="no-slash"),
+               but(signal="s p"), but(signal="s" * 65), but(object="/" + "o" * 1024),
+               but(payload="p" * 4001), but(host=None), but(host="a b"), but(host=7),
+               but(host="h" * 254), but(seqnum="1"), but(payload_base64="!!"),
+               b'{"type":"power","object":"/a\u0000","signal":"s","host":"h1"}',
+               b"{" + b" " * (64 * 1024) + b"}"]
+        self.assertEqual(len(bad), 20)
+        for i, m in enumerate(bad):
+            path = self.s.path("bad-%d" % i)
+            with open(path, "wb") as f:
+                f.write(m)
+            b.publish("fleet/h1/power/s/a", None, extra=["-f", path])
+        # a keventd's status is neither an event nor a mistake
+        b.publish("fleet/h9/status", "online")
+        b.publish("fleet/h1/power/s/a", json.dumps(ok))
+        st = d.wait_status(lambda st: st["sources"]["mqtt"]["rejected"] == 20 and
+                           st["sources"]["mqtt"]["received"] == 1, "20 rejected, 1 received")
+        self.assertEqual(st["mqtt"]["received"], 1)
+        log = d.logtext()
+        self.assertIn("mqtt: rejected input: no host\n", log)
+        self.assertIn("mqtt: rejected input: message larger than 64 KiB\n", log)
+        d.stop_ok(self)
+
+    def test_fleet_of_50(self):
+        b = self.broker().start()
+        count = self.s.path("out", "count")
+        self.s.write_rule("10-central.yaml", r"""
+rules:
+  - name: any-host
+    match: {source: mqtt, type: general}
+    run: [/bin/sh, -c, 'echo "$KEVENT_HOST $KEVENT_SIGNAL" >> %s']
+""" % count)
+        central = self.central(b, ["fleet/+/general/#"], "--history", "0")
+        hosts, procs = [], []
+        n_hosts, per_host = 50, 200
+        for i in range(n_hosts):
+            ctl = self.s.path("ctl-%d" % i)
+            conf = self.config(b, name="h%d.yaml" % i, prefix="fleet/h%d" % i)
+            d = self.start("--config", conf, "--control", ctl, "--history", "0",
+                           "--max-children", "1", "--queue-size", "256")
+            hosts.append((d, ctl))
+        batch = self.batch(per_host, "/burst")
+        for d, ctl in hosts:
+            procs.append(subprocess.Popen([kdtest.KEVENTCTL, "--control", ctl, "send",
+                                           "--batch", batch], stdin=subprocess.DEVNULL))
+        for p in procs:
+            self.assertEqual(p.wait(TIMEOUT), 0)
+        total = n_hosts * per_host
+        st = central.wait_status(
+            lambda st: st["rules"][0]["runs"] == total and st["events"]["pending"] == 0,
+            "%d runs of any-host" % total, timeout=120)
+        self.assertEqual(st["sources"]["mqtt"]["received"], total)
+        self.assertEqual(st["runs"]["failures"], 0)
+        with open(count) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), total)
+        per = {}
+        for l in lines:
+            host, _ = l.split()
+            per[host] = per.get(host, 0) + 1
+        self.assertEqual(per, {HOST: total})  # the host name is the sender machine's
+        central.stop_ok(self)
 
     def test_backoff_while_away(self):
         b = self.broker()  # never started: nothing listens on its port

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "mqtt-spool.h"
+#include "plan.h"
 #include "mqtt.h"
 #include "testutil.h"
 
@@ -58,6 +59,130 @@ static void test_message(void **state)
 		"\"properties\":{\"Cpu\":\"1\"},\"host\":\"host\\\"1\"}");
 	strbuf_release(&sb);
 	kevent_free(ev);
+}
+
+/* A message another keventd sent comes back as the event it was, of source
+ * mqtt, with its host. */
+static void test_decode(void **state)
+{
+	(void)state;
+	struct kevent *ev = tu_event(KEVENT_POWER, "/cpu", "high", "Cpu: 1\nHost: forged");
+	struct strbuf sb = STRBUF_INIT;
+	kmqtt_message(ev, "h7.example", &sb);
+	struct kevent *got = NULL;
+	const char *why = NULL;
+	assert_int_equal(kmqtt_decode(sb.buf, sb.len, &got, &why), 0);
+	assert_int_equal(got->source, KEVENT_SOURCE_MQTT);
+	assert_string_equal(got->host, "h7.example");
+	assert_int_equal(got->type, KEVENT_POWER);
+	assert_string_equal(got->object, "/cpu");
+	assert_string_equal(got->signal, "high");
+	assert_string_equal(got->payload, "Cpu: 1\nHost: forged");
+	assert_int_equal(got->seqnum, 1);
+	assert_int_equal(got->timestamp, 2);
+	kevent_free(got);
+	strbuf_release(&sb);
+	kevent_free(ev);
+}
+
+/* Each kind of bad message is refused, saying why. */
+static void test_decode_bad(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *msg, *why;
+	} cases[] = {
+		{"", "truncated JSON"},
+		{"not json", "not JSON"},
+		{"[1,2]", "not a JSON object"},
+		{"{\"type\":\"power\"", "truncated JSON"},
+		{"{\"type\":\"power\",\"host\":\"h\"}", "type, object and signal are needed"},
+		{"{\"type\":\"heat\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\"}", "unknown type"},
+		{"{\"type\":\"power\",\"object\":\"a\",\"signal\":\"s\",\"host\":\"h\"}", NULL},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s p\",\"host\":\"h\"}", NULL},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\"}", "no host"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"a b\"}", "host is not a host name ([A-Za-z0-9._-], at most 253 bytes)"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":7}", "no host"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"-h\"}", "host is not a host name ([A-Za-z0-9._-], at most 253 bytes)"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"seqnum\":\"1\",\"host\":\"h\"}", "a key of the wrong type"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"payload_base64\":\"!!\",\"host\":\"h\"}", "payload_base64 is not base64"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\"} x", "more after the JSON object"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"source\":\"nosuch\",\"host\":\"h\"}", "unknown source"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"payload\":5,\"host\":\"h\"}", "a key of the wrong type"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kevent *got = NULL;
+		const char *why = NULL;
+		int rc = kmqtt_decode(cases[i].msg, strlen(cases[i].msg), &got, &why);
+		if (rc != -EINVAL || !why || (cases[i].why && strcmp(why, cases[i].why) != 0))
+			fail_msg("case %zu (%s): rc %d, why %s", i, cases[i].msg, rc,
+				 why ? why : "(none)");
+		assert_null(got);
+	}
+	/* a NUL byte, and more than 64 KiB */
+	struct kevent *got = NULL;
+	const char *why = NULL;
+	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, &got, &why), -EINVAL);
+	assert_string_equal(why, "a NUL byte in the message");
+	char *big = calloc(1, KMQTT_MSG_MAX + 2);
+	memset(big, ' ', KMQTT_MSG_MAX + 1);
+	assert_int_equal(kmqtt_decode(big, KMQTT_MSG_MAX + 1, &got, &why), -EINVAL);
+	assert_string_equal(why, "message larger than 64 KiB");
+	free(big);
+}
+
+/* Another machine's event runs only rules written for it, and its handler
+ * learns the host, which no payload property can forge. */
+static void test_inbound_rules_and_env(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - name: any\n"
+				   "    match: {signal: high}\n"
+				   "  - name: fleet\n"
+				   "    match: {source: mqtt, signal: high}\n"
+				   "  - name: not-socket\n"
+				   "    match: {source: \"!socket\"}\n",
+				   NULL);
+	struct kevent *local = tu_event(KEVENT_POWER, "/cpu", "high", "Host: forged");
+	struct kevent *remote = tu_event(KEVENT_POWER, "/cpu", "high", "Host: forged");
+	const char *why = NULL;
+	remote->source = KEVENT_SOURCE_MQTT;
+	assert_int_equal(kevent_set_host(remote, "h7", &why), 0);
+	assert_int_equal(kevent_set_host(remote, "h 7", &why), -EINVAL);
+	assert_true(krule_match(&f->rules[0], local, NULL));
+	assert_false(krule_match(&f->rules[1], local, NULL));
+	assert_false(krule_match(&f->rules[2], local, NULL));
+	struct strbuf sb = STRBUF_INIT;
+	assert_false(krule_match(&f->rules[0], remote, &sb));
+	assert_string_equal(strbuf_str(&sb), "source \"mqtt\" needs a rule with source: mqtt");
+	strbuf_release(&sb);
+	assert_true(krule_match(&f->rules[1], remote, NULL));
+	assert_true(krule_match(&f->rules[2], remote, NULL));
+
+	char **env = NULL;
+	size_t n = 0;
+	assert_int_equal(kplan_build_env(&f->rules[1], remote, &env, &n), 0);
+	size_t hosts = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(env[i], "KEVENT_HOST=", 12) == 0) {
+			assert_string_equal(env[i], "KEVENT_HOST=h7");
+			hosts++;
+		}
+	assert_int_equal(hosts, 1);
+	strv_free(env);
+	/* a local event's "Host:" is a property like any other */
+	assert_int_equal(kplan_build_env(&f->rules[0], local, &env, &n), 0);
+	bool forged = false;
+	for (size_t i = 0; i < n; i++)
+		forged |= strcmp(env[i], "KEVENT_HOST=forged") == 0;
+	assert_true(forged);
+	strv_free(env);
+	kevent_free(local);
+	kevent_free(remote);
+	kfile_unref(f);
 }
 
 static struct kmqtt_spool *spool_open(const char *dir, uint64_t max, uint64_t *cut)
@@ -207,6 +332,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_topic),
 		cmocka_unit_test(test_message),
+		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_decode_bad),
+		cmocka_unit_test(test_inbound_rules_and_env),
 		cmocka_unit_test(test_spool_order_and_restart),
 		cmocka_unit_test(test_spool_bound),
 		cmocka_unit_test(test_spool_torn),
