@@ -42,6 +42,7 @@ struct kmqtt {
 	unsigned backoff_ms;
 	bool outage_logged; /* the current outage was logged */
 	char *last_error;   /* what the last attempt said, logged when it changes */
+	char *lib_error;    /* libmosquitto's own last error line (OpenSSL's reason) */
 
 	/* the settings */
 	char *host, *hostname, *client_id, *prefix, *status_topic;
@@ -155,15 +156,34 @@ static void lost(struct kmqtt *m, const char *reason)
 	schedule_retry(m);
 }
 
-static const char *errno_text(int rc)
+static const char *errno_text(struct kmqtt *m, int rc)
 {
+	if (rc == MOSQ_ERR_TLS && m->lib_error)
+		return m->lib_error;
 	return rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(rc);
+}
+
+/* libmosquitto says why a TLS handshake failed only in its log: keep its
+ * last error line for the one keventd logs. */
+static void on_log(struct mosquitto *mosq, void *userdata, int level, const char *str)
+{
+	struct kmqtt *m = userdata;
+	(void)mosq;
+	if (!(level & MOSQ_LOG_ERR))
+		return;
+	char *e = NULL;
+	if (asprintf(&e, "TLS: %s", str) < 0)
+		return;
+	free(m->lib_error);
+	m->lib_error = e;
 }
 
 static void attempt(struct kmqtt *m)
 {
 	drop_io(m); /* reconnecting closes the old socket: its number may come back */
 	m->c.attempts++;
+	free(m->lib_error);
+	m->lib_error = NULL;
 	m->state = CONNECTING;
 	m->connecting_since_ns = now_monotonic_ns();
 	int rc;
@@ -174,7 +194,7 @@ static void attempt(struct kmqtt *m)
 		rc = mosquitto_reconnect_async(m->mosq);
 	}
 	if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_CONN_PENDING) {
-		lost(m, errno_text(rc));
+		lost(m, errno_text(m, rc));
 		return;
 	}
 	sync_io(m);
@@ -226,7 +246,7 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 	if (rc == MOSQ_ERR_SUCCESS && m->state != DISCONNECTED && (events & EPOLLOUT))
 		rc = mosquitto_loop_write(m->mosq, 64);
 	if (rc != MOSQ_ERR_SUCCESS && m->state != DISCONNECTED)
-		lost(m, errno_text(rc));
+		lost(m, errno_text(m, rc));
 	if (m->state != DISCONNECTED)
 		sync_io(m);
 }
@@ -265,9 +285,7 @@ static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
 	struct kmqtt *m = userdata;
 	(void)mosq;
 	if (m->state != DISCONNECTED)
-		lost(m, rc == MOSQ_ERR_ERRNO	   ? strerror(errno)
-			: rc == MOSQ_ERR_CONN_LOST ? "connection lost"
-						   : mosquitto_strerror(rc));
+		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost" : errno_text(m, rc));
 }
 
 /* A keventd's own "online" or "offline", which a wide filter also takes. */
@@ -529,6 +547,8 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
 	mosquitto_publish_callback_set(m->mosq, on_publish);
 	mosquitto_message_callback_set(m->mosq, on_message);
+	if (cfg->tls) /* else its log, formatted for every packet, tells keventd nothing */
+		mosquitto_log_callback_set(m->mosq, on_log);
 	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
 	rc = -EINVAL;
@@ -602,8 +622,8 @@ static void say_goodbye(struct kmqtt *m)
 	if (m->state != CONNECTED)
 		return;
 	(void)mosquitto_publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true);
-	(void)mosquitto_disconnect(m->mosq);
 	m->state = DISCONNECTED; /* what follows is no outage */
+	(void)mosquitto_disconnect(m->mosq);
 	uint64_t deadline = now_monotonic_ns() + 1000000000ull;
 	while (mosquitto_want_write(m->mosq) && mosquitto_socket(m->mosq) >= 0) {
 		uint64_t now = now_monotonic_ns();
@@ -635,6 +655,7 @@ void kmqtt_free(struct kmqtt *m)
 	strbuf_release(&m->topic);
 	strbuf_release(&m->msg);
 	free(m->last_error);
+	free(m->lib_error);
 	free(m->host);
 	free(m->hostname);
 	free(m->client_id);

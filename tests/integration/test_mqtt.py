@@ -3,8 +3,11 @@
 """Publishing to an MQTT broker (keventd.yaml(5), docs/fleet.md), against a real
 mosquitto the test starts on 127.0.0.1: the topic and the JSON of each event,
 the retained status "online" and the will "offline", a broker outage with
-1,000 events queued and every one delivered in order, the backoff while the
-broker is away, publish: matched and QoS 0."""
+1,000 events queued and every one delivered in order, the spool (bounded,
+counted exactly, found again after a SIGKILL), the backoff while the broker is
+away or refuses a password, TLS with a CA and client certificates made by the
+test, publish: matched and QoS 0, events taken from the broker (source: mqtt
+rules only, 20 kinds of malformed message), and a fleet of 50 keventds."""
 import json
 import os
 import signal
@@ -97,6 +100,7 @@ class Mqtt(DaemonTest):
         d.stop_ok(self)
         # a clean stop says so itself: the will is for a connection that breaks
         self.assertEqual(b.retained("fleet/h1/status"), "offline")
+        self.assertNotIn("lost the connection", d.logtext())
 
     def test_will_when_killed(self):
         b = self.broker().start()
@@ -331,6 +335,98 @@ rules:
             per[host] = per.get(host, 0) + 1
         self.assertEqual(per, {HOST: total})  # the host name is the sender machine's
         central.stop_ok(self)
+
+    def openssl(self, *args):
+        r = subprocess.run(["openssl"] + list(args), capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def make_ca(self, name):
+        """A CA of the test's own: NAME.key and NAME.pem."""
+        key, pem = self.s.path(name + ".key"), self.s.path(name + ".pem")
+        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
+                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", pem,
+                     "-days", "2", "-subj", "/CN=%s" % name)
+        return key, pem
+
+    def make_cert(self, ca, name, san=None):
+        """A certificate signed by ca (key, pem): NAME.key and NAME.pem."""
+        key, pem = self.s.path(name + ".key"), self.s.path(name + ".pem")
+        csr, ext = self.s.path(name + ".csr"), self.s.path(name + ".ext")
+        self.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                     "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=%s" % name)
+        with open(ext, "w") as f:
+            f.write("subjectAltName=%s\n" % san if san else "basicConstraints=CA:FALSE\n")
+        self.openssl("x509", "-req", "-in", csr, "-CA", ca[1], "-CAkey", ca[0],
+                     "-CAcreateserial", "-out", pem, "-days", "2", "-extfile", ext)
+        os.chmod(key, 0o600)
+        return key, pem
+
+    def tls_config(self, b, name, extra):
+        path = self.config(b, extra, name=name)
+        with open(path) as f:
+            text = f.read().replace("url: mqtt://", "url: mqtts://")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_tls(self):
+        ca = self.make_ca("ca")
+        other = self.make_ca("other-ca")
+        server = self.make_cert(ca, "server", "IP:127.0.0.1")
+        client = self.make_cert(ca, "client")
+        b = self.broker(tls=(ca[1], server[1], server[0]),
+                        extra="require_certificate true\n").start()
+        # a CA that did not sign the broker's certificate: refused, and why
+        d = self.start("--config", self.tls_config(
+            b, "wrong-ca.yaml", "  ca_file: %s\n  cert_file: %s\n  key_file: %s\n"
+            % (other[1], client[1], client[0])))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: TLS: " % b.port)
+        self.assertIn("certificate verify failed", d.logtext())
+        self.assertFalse(self.mqtt(d)["connected"])
+        d.stop_ok(self)
+        # the right CA, and the client's certificate the broker asks for
+        d = self.start("--config", self.tls_config(
+            b, "right-ca.yaml", "  ca_file: %s\n  cert_file: %s\n  key_file: %s\n"
+            % (ca[1], client[1], client[0])))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d as kd-right-ca.yaml" % b.port)
+        d.send("general", "/tls", "x")
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged over TLS")
+        d.stop_ok(self)
+        # without a client certificate, the broker hangs up
+        d = self.start("--config", self.tls_config(b, "no-cert.yaml",
+                                                   "  ca_file: %s\n" % ca[1]))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d" % b.port)
+        self.assertFalse(self.mqtt(d)["connected"])
+        d.stop_ok(self)
+
+    def test_wrong_password_backs_off(self):
+        pwfile = self.s.path("broker-passwords")
+        r = subprocess.run(["mosquitto_passwd", "-c", "-b", pwfile, "host1", "right"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        b = self.broker(extra="allow_anonymous false\npassword_file %s\n" % pwfile).start()
+        pw = self.s.path("pw")
+        with open(pw, "w") as f:
+            f.write("wrong\n")
+        os.chmod(pw, 0o600)
+        t0 = time.monotonic()
+        d = self.start("--config", self.config(
+            b, "  username: host1\n  password_file: %s\n" % pw, name="pw.yaml"))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection Refused: not authorised"
+                   % b.port)
+        self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 3, "3 attempts")
+        elapsed = time.monotonic() - t0
+        self.assertGreaterEqual(elapsed, 1.5)  # 0.5 s, then 1 s: a backoff
+        self.assertLessEqual(self.mqtt(d)["connection_attempts"], 2 + elapsed / 0.5)
+        self.assertEqual(d.logtext().count("not authorised"), 1, d.logtext())
+        d.stop_ok(self)
+        # the right one
+        with open(pw, "w") as f:
+            f.write("right\n")
+        d = self.start("--config", self.s.path("pw.yaml"))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d" % b.port)
+        d.stop_ok(self)
 
     def test_backoff_while_away(self):
         b = self.broker()  # never started: nothing listens on its port
