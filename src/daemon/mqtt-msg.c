@@ -74,6 +74,8 @@ int kmqtt_decode(const void *buf, size_t len, struct kevent **out, const char **
 		*why = "message larger than 64 KiB";
 		return -EINVAL;
 	}
+	if (!len)
+		buf = ""; /* an empty message may come with no buffer at all */
 	if (memchr(buf, '\0', len)) {
 		*why = "a NUL byte in the message";
 		return -EINVAL;

@@ -121,9 +121,11 @@ static void test_decode_bad(void **state)
 				 why ? why : "(none)");
 		assert_null(got);
 	}
-	/* a NUL byte, and more than 64 KiB */
+	/* no message at all, a NUL byte, and more than 64 KiB */
 	struct kevent *got = NULL;
 	const char *why = NULL;
+	assert_int_equal(kmqtt_decode(NULL, 0, &got, &why), -EINVAL);
+	assert_string_equal(why, "truncated JSON");
 	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, &got, &why), -EINVAL);
 	assert_string_equal(why, "a NUL byte in the message");
 	char *big = calloc(1, KMQTT_MSG_MAX + 2);
