@@ -75,7 +75,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME keventctl)
 
-set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 send_kevent.9)
+set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 send_kevent.9)
 set(man_outputs)
 foreach(page ${KEVENT_MAN_PAGES})
   string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "ctl.h"
+#include "options.h"
 #include "ruleset.h"
 
 struct tally {
@@ -41,28 +42,56 @@ static int check_dirs(const char *const *dirs, size_t n, struct tally *t, struct
 
 int ctl_verify(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	enum { O_CONFIG = 256 };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"config", required_argument, NULL, O_CONFIG},
+					     {0}};
 	bool quiet = false;
+	const char *config = NULL;
 	int o;
 	(void)c;
 	while ((o = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl verify [-q] [PATH]...\n"
+			printf("Usage: keventctl verify [-q] [--config FILE] [PATH]...\n"
 			       "Checks rule files, or the .yaml files of directories (default: the "
-			       "three rule directories).\n");
+			       "three rule directories),\n"
+			       "and keventd's configuration file (--config; with no PATH, the "
+			       "default "
+			       "one when it exists).\n");
 			return 0;
 		}
 		if (o == 'q')
 			quiet = true;
+		else if (o == O_CONFIG)
+			config = optarg;
 		else
 			return ctl_option_error("verify");
 	}
 	struct kdiags d = {0};
 	struct tally t = {0};
+	/* keventd's configuration file: the one named, or with no PATH the
+	 * default one when it is there; with no PATH, the rule directories
+	 * it names are those checked */
+	_cleanup_(koptions_release) struct koptions ko;
+	koptions_init(&ko);
+	bool checked_config = false;
 	int rc = 0;
-	if (optind >= argc)
-		rc = check_dirs(kevent_default_rule_dirs, ARRAY_SIZE(kevent_default_rule_dirs), &t,
-				&d);
+	if (config || optind >= argc) {
+		const char *path = config ? config : KEVENT_DEFAULT_CONFIG;
+		rc = koptions_load_file(&ko, path, ctl_trust(), &d);
+		if (rc == -ENOENT && !config) {
+			rc = 0; /* no file: keventd's defaults */
+		} else {
+			checked_config = true;
+			if (rc < 0 && rc != -ENOMEM) {
+				kdiags_add(&d, path, 1, 1, "cannot open: %s", strerror(-rc));
+				rc = 0;
+			}
+		}
+		koptions_finish(&ko);
+	}
+	if (rc == 0 && optind >= argc)
+		rc = check_dirs(ko.cfg.rule_dirs, ko.cfg.n_rule_dirs, &t, &d);
 	/* The directories are one layered set, highest first, as with
 	 * keventd's --rules-dir: a name in one hides it in the next, and a
 	 * symlink may point into any of them.  Checked where the first is. */
@@ -99,6 +128,8 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		printf("%s\n", strbuf_str(&sb));
 	}
 	strbuf_release(&sb);
+	if (!quiet && checked_config)
+		fputs("1 configuration file, ", stderr);
 	if (!quiet)
 		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s\n", t.files,
 			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,

@@ -19,11 +19,10 @@
 #include "dbus.h"
 #include "history.h"
 #include "log.h"
+#include "options.h"
 
-#define EXIT_USAGE	 2
-#define MAX_DIRS	 64
-#define MAX_CHILDREN_MAX 65536
-#define QUEUE_SIZE_MAX	 10000000
+#define EXIT_USAGE 2
+#define MAX_DIRS   KOPTIONS_MAX_DIRS
 
 static void usage(FILE *f)
 {
@@ -31,12 +30,14 @@ static void usage(FILE *f)
 		"Usage: keventd [OPTION]...\n"
 		"Receives kernel events, matches them against rules, runs their handlers.\n"
 		"\n"
+		"  --config PATH          configuration file (default %s,\n"
+		"                         read when it exists)\n"
 		"  --rules-dir DIR        rule directory, highest precedence first (repeatable;\n"
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi\n"
-		"                         (default: all)\n"
+		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
+		"                         mqtt (default: all)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
@@ -51,10 +52,10 @@ static void usage(FILE *f)
 		"  -h, --help             show this help\n"
 		"  --version              show the version\n"
 		"\n"
-		"See keventd(8), keventd.rules(5) and keventctl(8).\n",
-		KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN, KEVENT_RULES_DIR_LIB,
-		KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE, KHISTORY_DEFAULT,
-		kdbus_available() ? "" : "; not in this build");
+		"See keventd(8), keventd.yaml(5), keventd.rules(5) and keventctl(8).\n",
+		KEVENT_DEFAULT_CONFIG, KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN,
+		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE,
+		KHISTORY_DEFAULT, kdbus_available() ? "" : "; not in this build");
 }
 
 static int usage_error(const char *fmt, ...) _printf_(1, 2);
@@ -69,163 +70,46 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int parse_size(const char *s, size_t min, size_t max, size_t *out)
-{
-	int64_t v;
-	if (parse_int64(s, &v) < 0 || v < (int64_t)min || (uint64_t)v > max)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-/* Turns the --sources list into a bit set; -EINVAL on an unknown name. */
-static int parse_sources(const char *list, unsigned *out)
-{
-	_cleanup_free_ char *copy = strdup(list);
-	unsigned set = 0;
-	if (!copy)
-		return -ENOMEM;
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		int s = kevent_source_from_name(tok);
-		if (s < 0)
-			return -EINVAL;
-		set |= 1u << s;
-	}
-	*out = set;
-	return 0;
-}
-
-struct options {
-	struct kdaemon_config cfg;
-	const char *dirs[MAX_DIRS];
-	int log_level;
-	enum klog_format log_format;
+/* The options of the command line, in their order, applied once the
+ * configuration file has been: the command line wins. */
+struct arg {
+	const char *name, *value;
 };
 
-static int parse_args(int argc, char **argv, struct options *o)
+static int parse_args(int argc, char **argv, struct koptions *o)
 {
-	enum {
-		O_RULES = 256,
-		O_CONTROL,
-		O_GROUP,
-		O_SOURCES,
-		O_UDEV,
-		O_MAXCH,
-		O_QUEUE,
-		O_HISTORY,
-		O_LEVEL,
-		O_FORMAT,
-		O_DRY,
-		O_DBUS,
-		O_VERSION
-	};
+	enum { O_OPTION = 256, O_CONFIG, O_VERSION };
 	static const struct option opts[] = {
-		{"rules-dir", required_argument, NULL, O_RULES},
-		{"control", required_argument, NULL, O_CONTROL},
-		{"control-group", required_argument, NULL, O_GROUP},
-		{"sources", required_argument, NULL, O_SOURCES},
-		{"udev-monitor", required_argument, NULL, O_UDEV},
-		{"max-children", required_argument, NULL, O_MAXCH},
-		{"queue-size", required_argument, NULL, O_QUEUE},
-		{"history", required_argument, NULL, O_HISTORY},
-		{"log-level", required_argument, NULL, O_LEVEL},
-		{"log-format", required_argument, NULL, O_FORMAT},
-		{"dry-run", no_argument, NULL, O_DRY},
-		{"dbus", no_argument, NULL, O_DBUS},
+		{"rules-dir", required_argument, NULL, O_OPTION},
+		{"control", required_argument, NULL, O_OPTION},
+		{"control-group", required_argument, NULL, O_OPTION},
+		{"sources", required_argument, NULL, O_OPTION},
+		{"udev-monitor", required_argument, NULL, O_OPTION},
+		{"max-children", required_argument, NULL, O_OPTION},
+		{"queue-size", required_argument, NULL, O_OPTION},
+		{"history", required_argument, NULL, O_OPTION},
+		{"log-level", required_argument, NULL, O_OPTION},
+		{"log-format", required_argument, NULL, O_OPTION},
+		{"dry-run", no_argument, NULL, O_OPTION},
+		{"dbus", no_argument, NULL, O_OPTION},
+		{"config", required_argument, NULL, O_CONFIG},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{0},
 	};
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	o->cfg = (struct kdaemon_config){
-		.control_path = KEVENT_DEFAULT_CONTROL,
-		.control_gid = (gid_t)-1,
-		.sources = (1u << KEVENT_SOURCE_MAX) - 1,
-		.udev_monitor = KUDEV_AUTO,
-		.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
-		.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
-		.history = KHISTORY_DEFAULT,
-		.trust = geteuid() == 0,
-	};
-	o->log_level = LOG_INFO;
-	o->log_format = KLOG_TEXT;
-	size_t n_dirs = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	_cleanup_free_ struct arg *args = calloc((size_t)argc + 1, sizeof(*args));
+	size_t n_args = 0;
+	const char *config = NULL;
+	int c, index;
+	if (!args)
+		return usage_error("%s", strerror(ENOMEM));
+	while ((c = getopt_long(argc, argv, "h", opts, &index)) != -1) {
 		switch (c) {
-		case O_RULES:
-			if (n_dirs == MAX_DIRS)
-				return usage_error("too many --rules-dir");
-			o->dirs[n_dirs++] = optarg;
+		case O_OPTION:
+			args[n_args++] = (struct arg){opts[index].name, optarg};
 			break;
-		case O_CONTROL:
-			o->cfg.control_path = optarg;
-			break;
-		case O_GROUP: {
-			struct group *g = getgrnam(optarg);
-			int64_t gid;
-			if (g)
-				o->cfg.control_gid = g->gr_gid;
-			else if (parse_int64(optarg, &gid) == 0 && gid >= 0)
-				o->cfg.control_gid = (gid_t)gid;
-			else
-				return usage_error("unknown group '%s'", optarg);
-			break;
-		}
-		case O_SOURCES:
-			if (parse_sources(optarg, &o->cfg.sources) < 0)
-				return usage_error("unknown source in '%s' (kernel, udev, thermal, "
-						   "socket, acpi)",
-						   optarg);
-			break;
-		case O_UDEV:
-			if (strcmp(optarg, "auto") == 0)
-				o->cfg.udev_monitor = KUDEV_AUTO;
-			else if (strcmp(optarg, "udev") == 0)
-				o->cfg.udev_monitor = KUDEV_UDEV;
-			else if (strcmp(optarg, "kernel") == 0)
-				o->cfg.udev_monitor = KUDEV_KERNEL;
-			else
-				return usage_error(
-					"--udev-monitor wants auto, udev or kernel, not '%s'",
-					optarg);
-			break;
-		case O_MAXCH:
-			if (parse_size(optarg, 1, MAX_CHILDREN_MAX, &o->cfg.max_children) < 0)
-				return usage_error("--max-children wants 1..%d, not '%s'",
-						   MAX_CHILDREN_MAX, optarg);
-			break;
-		case O_QUEUE:
-			if (parse_size(optarg, 1, QUEUE_SIZE_MAX, &o->cfg.queue_size) < 0)
-				return usage_error("--queue-size wants 1..%d, not '%s'",
-						   QUEUE_SIZE_MAX, optarg);
-			break;
-		case O_HISTORY:
-			if (parse_size(optarg, 0, KHISTORY_MAX, &o->cfg.history) < 0)
-				return usage_error("--history wants 0..%d, not '%s'", KHISTORY_MAX,
-						   optarg);
-			break;
-		case O_LEVEL:
-			o->log_level = klog_level_from_name(optarg);
-			if (o->log_level < 0)
-				return usage_error("unknown log level '%s'", optarg);
-			break;
-		case O_FORMAT:
-			if (strcmp(optarg, "text") == 0)
-				o->log_format = KLOG_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				o->log_format = KLOG_JSON;
-			else
-				return usage_error("unknown log format '%s' (text, json)", optarg);
-			break;
-		case O_DRY:
-			o->cfg.dry_run = true;
-			break;
-		case O_DBUS:
-			if (!kdbus_available())
-				return usage_error("--dbus: this keventd was built without D-Bus");
-			o->cfg.dbus = true;
+		case O_CONFIG:
+			config = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -240,16 +124,49 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!n_dirs)
-		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
-			o->dirs[n_dirs++] = kevent_default_rule_dirs[i];
-	o->cfg.n_rule_dirs = n_dirs;
+
+	/* The file first, then the command line over it.  The default file
+	 * is read only when it is there; one that is named must be. */
+	struct kdiags diags = {0};
+	int rc = koptions_load_file(o, config ? config : KEVENT_DEFAULT_CONFIG, o->cfg.trust,
+				    &diags);
+	if (rc == -ENOENT && !config)
+		rc = 0;
+	if (rc < 0) {
+		fprintf(stderr, "keventd: cannot read %s: %s\n",
+			config ? config : KEVENT_DEFAULT_CONFIG, strerror(-rc));
+		kdiags_free(&diags);
+		return 1;
+	}
+	if (diags.n) {
+		struct strbuf sb = STRBUF_INIT;
+		for (size_t i = 0; i < diags.n; i++) {
+			strbuf_reset(&sb);
+			kdiag_format(&diags.v[i], &sb);
+			fprintf(stderr, "keventd: %s\n", strbuf_str(&sb));
+		}
+		strbuf_release(&sb);
+		kdiags_free(&diags);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < n_args; i++) {
+		struct strbuf why = STRBUF_INIT;
+		rc = koptions_set(o, args[i].name, args[i].value, false, &why);
+		if (rc == -EINVAL)
+			rc = usage_error("%s", strbuf_str(&why));
+		else if (rc < 0)
+			rc = usage_error("%s", strerror(-rc));
+		strbuf_release(&why);
+		if (rc)
+			return rc;
+	}
+	koptions_finish(o);
 	return 0;
 }
 
 /* Rule directories as absolute paths, so KEVENT_RULE_FILE means the same
  * thing to a handler that runs in "/". */
-static int absolute_dirs(struct options *o, char **store)
+static int absolute_dirs(struct koptions *o, char **store)
 {
 	for (size_t i = 0; i < o->cfg.n_rule_dirs; i++) {
 		store[i] = path_absolute(o->dirs[i]);
@@ -287,7 +204,8 @@ int main(int argc, char **argv)
 {
 	if (ensure_std_fds() < 0)
 		return 1;
-	struct options o;
+	_cleanup_(koptions_release) struct koptions o;
+	koptions_init(&o);
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;

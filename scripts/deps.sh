@@ -9,13 +9,14 @@
 #                   for checkpatch, iasl, packaging tools: dpkg-dev,
 #                   lintian, man-db, bash-completion, systemd-analyze;
 #                   for the system tests mmdebstrap, qemu-img, mkfs.ext4
-#                   and debugfs)
+#                   and debugfs; an MQTT broker and its clients, and
+#                   openssl for a test CA)
 # The kernel headers and images of the QEMU tests are fetched by
 # tests/kernel/prepare-kernel.sh; the system tests' Debian image is built
 # by tests/system/base-image.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev libsystemd-dev libjson-c-dev udev util-linux bsdutils"
+libudev-dev libsystemd-dev libjson-c-dev libmosquitto-dev udev util-linux bsdutils"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs libcmocka-dev acpid"
 	# busybox-static (the tests') serves as well, and conflicts with busybox
@@ -25,7 +26,7 @@ if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
 linux-source-6.1 bash-completion dpkg-dev lintian systemd gzip dbus-daemon dbus-bin
-mmdebstrap qemu-utils e2fsprogs"
+mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl"
 fi
 missing=""
 for p in $pkgs; do

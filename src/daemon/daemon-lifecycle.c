@@ -17,6 +17,7 @@
 #include "daemon-ctl.h"
 #include "daemon.h"
 #include "dbus.h"
+#include "mqtt.h"
 #include "log.h"
 #include "notify.h"
 #include "source-genl.h"
@@ -229,6 +230,13 @@ static void emit_dbus(void *userdata, const struct kevent *ev, const struct krul
 	kdbus_emit(userdata, ev);
 }
 
+static void emit_mqtt(void *userdata, const struct kevent *ev, const struct krule *const *rules,
+		      size_t n)
+{
+	(void)rules;
+	kmqtt_publish(userdata, ev, n > 0);
+}
+
 /* Adds a source that could be made; one that could not is logged and left out. */
 static void add_source(struct kdaemon *d, const char *name, int rc, struct ksource *src)
 {
@@ -294,6 +302,22 @@ int kdaemon_start(struct kdaemon *d)
 			(void)kdaemon_observe(
 				d, &(struct kobserver){.event = emit_dbus, .userdata = d->dbus});
 	}
+	if (d->cfg.mqtt) {
+		const char *why = NULL;
+		rc = kmqtt_new(d->loop, d->cfg.mqtt, wants(d, KEVENT_SOURCE_MQTT) ? &sink : NULL,
+			       &d->mqtt, &why);
+		if (rc < 0) {
+			log_error("mqtt: %s%s%s", why ? why : "", why ? ": " : "", strerror(-rc));
+			return rc;
+		}
+		(void)kdaemon_observe(d,
+				      &(struct kobserver){.event = emit_mqtt, .userdata = d->mqtt});
+		if (!wants(d, KEVENT_SOURCE_MQTT) && d->cfg.mqtt->n_subscribe)
+			log_warning("mqtt: the source mqtt is not in --sources: subscribe is "
+				    "ignored");
+		else if (d->cfg.mqtt->n_subscribe && d->n_sources < ARRAY_SIZE(d->sources))
+			d->sources[d->n_sources++] = kmqtt_source(d->mqtt);
+	}
 	if (wants(d, KEVENT_SOURCE_SOCKET))
 		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);
 	if (wants(d, KEVENT_SOURCE_UDEV)) {
@@ -350,6 +374,7 @@ void kdaemon_free(struct kdaemon *d)
 			d->sources[i]->free(d->sources[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
 	kdbus_free(d->dbus);
+	kmqtt_free(d->mqtt);
 	kdaemon_release(d);
 	kcgroup_free(d->cgroup); /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);

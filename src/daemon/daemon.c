@@ -12,6 +12,7 @@
 #include "debounce.h"
 #include "history.h"
 #include "log.h"
+#include "mqtt.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -75,6 +76,8 @@ struct ksink kdaemon_sink(struct kdaemon *d)
 size_t kdaemon_share(const struct kdaemon_config *cfg)
 {
 	unsigned on = cfg->sources & ((1u << KEVENT_SOURCE_MAX) - 1);
+	if (!cfg->mqtt || !cfg->mqtt->n_subscribe) /* no subscriptions: nothing comes */
+		on &= ~(1u << KEVENT_SOURCE_MQTT);
 	size_t n = (size_t)__builtin_popcount(on);
 	size_t share = cfg->queue_size / (n ? n : 1);
 	return share ? share : 1;
@@ -345,7 +348,21 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.history_len = khistory_len(d->history),
 		.history_capacity = khistory_capacity(d->history),
 		.history_bytes = khistory_bytes(d->history),
+		.mqtt_off = !d->mqtt,
+		.mqtt_enabled = d->mqtt != NULL,
 	};
+	if (d->mqtt) {
+		struct kmqtt_counters c;
+		kmqtt_counters(d->mqtt, &c);
+		x.mqtt_connected = c.connected;
+		x.mqtt_disconnected = !c.connected;
+		x.mqtt_published = c.published;
+		x.mqtt_acked = c.acked;
+		x.mqtt_spooled = c.spooled;
+		x.mqtt_dropped = c.dropped;
+		x.mqtt_received = c.received;
+		x.mqtt_attempts = c.attempts;
+	}
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
 		x.source_share[i] = ksched_share(d->sched);

@@ -45,6 +45,8 @@ struct kdaemon_config {
 	bool trust;	/* check rule file ownership: running as root */
 	bool dbus;	/* forward every event to the system bus (--dbus) */
 	size_t history; /* events kept for `keventctl events` (--history); 0: none */
+	/* the broker to publish to (keventd.yaml(5)); NULL or not enabled: none */
+	const struct kmqtt_config *mqtt;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -68,6 +70,8 @@ struct kdaemon_ctl;
 struct kdbus;
 struct kdebounce;
 struct khistory;
+struct kmqtt;
+struct kmqtt_config;
 struct kwatch;
 
 struct kdaemon {
@@ -89,6 +93,7 @@ struct kdaemon {
 	struct kdebounce *debounce; /* runs waiting for their rule's quiet time */
 	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
 	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
+	struct kmqtt *mqtt;	    /* NULL unless keventd.yaml has a broker */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;

@@ -216,6 +216,26 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
 	 STAT(history_lost), "Events the history could not keep for lack of memory."},
 
+	{KSTATS_MQTT, "off", NULL, NULL, "gauge", FLAG(mqtt_off), NULL},
+	{KSTATS_MQTT, NULL, "enabled", "mqtt_enabled", "gauge", FLAG(mqtt_enabled),
+	 "1 when keventd.yaml names a broker."},
+	{KSTATS_MQTT, "connected", "connected", "mqtt_connected", "gauge", FLAG(mqtt_connected),
+	 "1 while connected to the broker."},
+	{KSTATS_MQTT, "disconnected", NULL, NULL, "gauge", FLAG(mqtt_disconnected), NULL},
+	{KSTATS_MQTT, " (published #", "published", "mqtt_published_total", "counter",
+	 EXTRA(mqtt_published), "Messages sent to the broker, each once."},
+	{KSTATS_MQTT, ", acknowledged #", "acknowledged", "mqtt_acknowledged_total", "counter",
+	 EXTRA(mqtt_acked), "QoS 1 messages the broker acknowledged."},
+	{KSTATS_MQTT, ", spooled #", "spooled", "mqtt_spooled", "gauge", EXTRA(mqtt_spooled),
+	 "Messages waiting for the broker or its acknowledgement now."},
+	{KSTATS_MQTT, ", dropped #", "dropped", "mqtt_dropped_total", "counter",
+	 EXTRA(mqtt_dropped), "Messages never sent: the spool was full, or QoS 0 while offline."},
+	{KSTATS_MQTT, ", received #", "received", "mqtt_received_total", "counter",
+	 EXTRA(mqtt_received), "Messages taken from the broker's subscriptions."},
+	{KSTATS_MQTT, ", connection attempts #)", "connection_attempts",
+	 "mqtt_connection_attempts_total", "counter", EXTRA(mqtt_attempts),
+	 "Attempts to connect to the broker."},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -244,21 +264,17 @@ static const struct {
 	const char *text; /* starts its line; NULL: sources and rules have their own */
 	const char *json; /* its key; NULL: its rows are at the top level */
 } sections[KSTATS_NSECTIONS] = {
-	[KSTATS_UPTIME] = {"uptime: ", NULL},
-	[KSTATS_SOURCES] = {NULL, "sources"},
-	[KSTATS_EVENTS] = {"events: ", "events"},
-	[KSTATS_RUNS] = {"runs: ", "runs"},
-	[KSTATS_QUEUE] = {"queue: ", "queue"},
-	[KSTATS_CONTROL] = {"control: ", "control"},
-	[KSTATS_HISTORY] = {"history: ", "history"},
-	[KSTATS_RULESET] = {"rules: ", "ruleset"},
-	[KSTATS_RULES] = {NULL, "rules"},
+	[KSTATS_UPTIME] = {"uptime: ", NULL},	     [KSTATS_SOURCES] = {NULL, "sources"},
+	[KSTATS_EVENTS] = {"events: ", "events"},    [KSTATS_RUNS] = {"runs: ", "runs"},
+	[KSTATS_QUEUE] = {"queue: ", "queue"},	     [KSTATS_CONTROL] = {"control: ", "control"},
+	[KSTATS_HISTORY] = {"history: ", "history"}, [KSTATS_MQTT] = {"mqtt: ", "mqtt"},
+	[KSTATS_RULESET] = {"rules: ", "ruleset"},   [KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
 	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
-	KSTATS_RUNS,   KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_RULES,
+	KSTATS_RUNS,   KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_MQTT,    KSTATS_RULES,
 };
 
 /* What a rendering reads. */

@@ -68,6 +68,9 @@ struct kstatus_extra {
 	bool source_paused[KEVENT_SOURCE_MAX];
 	/* the event history: entries held, kept at most (--history), bytes */
 	size_t history_len, history_capacity, history_bytes;
+	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
+	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;
+	size_t mqtt_published, mqtt_acked, mqtt_spooled, mqtt_dropped, mqtt_received, mqtt_attempts;
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -80,6 +83,7 @@ enum kstats_section {
 	KSTATS_QUEUE,
 	KSTATS_CONTROL,
 	KSTATS_HISTORY,
+	KSTATS_MQTT,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

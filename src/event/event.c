@@ -16,7 +16,7 @@ static const char *const type_names[KEVENT_NTYPES] = {
 static const char *const source_names[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_KERNEL] = "kernel",   [KEVENT_SOURCE_UDEV] = "udev",
 	[KEVENT_SOURCE_THERMAL] = "thermal", [KEVENT_SOURCE_SOCKET] = "socket",
-	[KEVENT_SOURCE_ACPI] = "acpi",
+	[KEVENT_SOURCE_ACPI] = "acpi",	     [KEVENT_SOURCE_MQTT] = "mqtt",
 };
 
 const char *kevent_type_name(enum kevent_type t)
@@ -247,7 +247,35 @@ int kevent_new(int type, const char *object, const char *signal, const char *pay
 
 void kevent_free(struct kevent *ev)
 {
+	if (ev)
+		free(ev->host);
 	free(ev);
+}
+
+bool kevent_host_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > KEVENT_HOST_MAX || s[0] == '-' || s[0] == '.')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == '_'))
+			return false;
+	return true;
+}
+
+int kevent_set_host(struct kevent *ev, const char *host, const char **why)
+{
+	if (!kevent_host_valid(host)) {
+		*why = "host is not a host name ([A-Za-z0-9._-], at most 253 bytes)";
+		return -EINVAL;
+	}
+	char *h = strdup(host);
+	if (!h)
+		return -ENOMEM;
+	free(ev->host);
+	ev->host = h;
+	return 0;
 }
 
 const char *kevent_prop(const struct kevent *ev, const char *key)

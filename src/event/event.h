@@ -19,6 +19,7 @@ enum kevent_source {
 	KEVENT_SOURCE_THERMAL,
 	KEVENT_SOURCE_SOCKET,
 	KEVENT_SOURCE_ACPI,
+	KEVENT_SOURCE_MQTT, /* another machine's keventd, through a broker */
 	KEVENT_SOURCE_MAX,
 };
 
@@ -50,6 +51,9 @@ struct kevent {
 	/* kernel events only: the instance of kevent.ko that numbered it
 	 * (0: a module without one). */
 	uint64_t instance;
+	/* mqtt events only: the host name of the machine it happened on
+	 * (KEVENT_HOST); its own allocation, freed with the event */
+	char *host;
 };
 
 const char *kevent_type_name(enum kevent_type t);
@@ -82,6 +86,12 @@ int kevent_new(int type, const char *object, const char *signal, const char *pay
 	       enum kevent_source source, uint64_t seqnum, uint64_t timestamp,
 	       char *const *uevent_env, size_t n_uevent_env, struct kevent **out, const char **why);
 void kevent_free(struct kevent *ev);
+/* A host name as an event may carry: 1 to KEVENT_HOST_MAX bytes of
+ * [A-Za-z0-9._-], not starting with '-' or '.'. */
+#define KEVENT_HOST_MAX 253
+bool kevent_host_valid(const char *s);
+/* Gives ev the host name host (copied).  0, -EINVAL (with *why), -ENOMEM. */
+int kevent_set_host(struct kevent *ev, const char *host, const char **why);
 static inline void kevent_freep(struct kevent **ev)
 {
 	kevent_free(*ev);

@@ -39,7 +39,7 @@ static int env_add(char **env, size_t *n, const char *name, const char *value)
 
 int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp, size_t *count)
 {
-	size_t cap = 1 + ARRAY_SIZE(fixed_vars) + 1 + ev->n_props + ev->n_uevent_env + 1;
+	size_t cap = 1 + ARRAY_SIZE(fixed_vars) + 2 + ev->n_props + ev->n_uevent_env + 1;
 	char **env = calloc(cap, sizeof(char *));
 	if (!env)
 		return -ENOMEM;
@@ -63,6 +63,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		rc = env_add(env, &n, fixed_vars[i], values[i]);
 	if (rc == 0 && ev->recovered)
 		rc = env_add(env, &n, "KEVENT_RECOVERED", "1");
+	if (rc == 0 && ev->host)
+		rc = env_add(env, &n, "KEVENT_HOST", ev->host);
 
 	size_t first_prop = n;
 	for (size_t i = 0; rc == 0 && i < ev->n_props; i++) {
@@ -74,7 +76,9 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		}
 		kplan_prop_var(key, name);
 		size_t len = strlen(name);
-		bool taken = ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0;
+		/* a payload's "Host:" never passes for the sender's host */
+		bool taken = (ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0) ||
+			     (ev->host && strcmp(name, "KEVENT_HOST") == 0);
 		for (size_t j = 0; j < ARRAY_SIZE(fixed_vars) && !taken; j++)
 			taken = strcmp(fixed_vars[j], name) == 0;
 		for (size_t j = first_prop; j < n && !taken; j++)

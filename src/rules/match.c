@@ -105,6 +105,12 @@ bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *
 		}
 		return false;
 	}
+	if (ev->source == KEVENT_SOURCE_MQTT && !r->source.n) {
+		/* another machine's events are for rules written for them */
+		if (why)
+			strbuf_puts(why, "source \"mqtt\" needs a rule with source: mqtt");
+		return false;
+	}
 	if (!list_check("source", &r->source, kevent_source_name(ev->source), why) ||
 	    !list_check("signal", &r->signal, ev->signal, why) ||
 	    !list_check("object", &r->object, ev->object, why))

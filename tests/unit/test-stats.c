@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 565, NULL, "\"events\":{\"received\":565,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 615, NULL, ",\"rejected\":615,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 665, NULL, ",\"overruns\":665,", NULL},
+	{"received, all sources", SET_NONE, 0, 681, NULL, "\"events\":{\"received\":681,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 741, NULL, ",\"rejected\":741,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 801, NULL, ",\"overruns\":801,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"matched", S(matched), 203, "matched 203", "\"matched\":203", "keventd_events_matched_total 203\n"},
@@ -58,7 +58,7 @@ static const struct counter_case counters[] = {
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
 	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses, all sources", SET_NONE, 0, 915, NULL, "\"paused_times\":915,", "keventd_queue_pauses_total 915\n"},
+	{"pauses, all sources", SET_NONE, 0, 1101, NULL, "\"paused_times\":1101,", "keventd_queue_pauses_total 1101\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
@@ -71,6 +71,16 @@ static const struct counter_case counters[] = {
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
 	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
+	{"mqtt off", SET_NONE, 0, 1, "mqtt: off", NULL, NULL},
+	{"mqtt enabled", SET_NONE, 0, 1, NULL, "{\"enabled\":true,", "keventd_mqtt_enabled 1\n"},
+	{"mqtt connected", SET_NONE, 0, 1, "offconnected", "\"connected\":true,", "keventd_mqtt_connected 1\n"},
+	{"mqtt disconnected", SET_NONE, 0, 1, "connecteddisconnected (", NULL, NULL},
+	{"mqtt published", X(mqtt_published), 251, "(published 251", "\"published\":251", "keventd_mqtt_published_total 251\n"},
+	{"mqtt acknowledged", X(mqtt_acked), 252, "acknowledged 252", "\"acknowledged\":252", "keventd_mqtt_acknowledged_total 252\n"},
+	{"mqtt spooled", X(mqtt_spooled), 309, "spooled 309", "\"spooled\":309", "keventd_mqtt_spooled 309\n"},
+	{"mqtt dropped", X(mqtt_dropped), 253, "dropped 253", "\"dropped\":253", "keventd_mqtt_dropped_total 253\n"},
+	{"mqtt received", X(mqtt_received), 254, "received 254", "\"received\":254", "keventd_mqtt_received_total 254\n"},
+	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255}", "keventd_mqtt_connection_attempts_total 255\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -184,6 +194,8 @@ static int setup(void **state)
 	fx->x.paused = true;
 	fx->x.cgroup = true; /* both, so that every row shows */
 	fx->x.process_group = true;
+	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
+	fx->x.mqtt_connected = fx->x.mqtt_disconnected = true;
 	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
@@ -432,7 +444,7 @@ static void test_per_rule(void **state)
  * any other row missing from a rendering is a counter forgotten there. */
 static const struct gap {
 	enum kstats_section section;
-	const char *row;     /* its JSON key, or else its Prometheus name */
+	const char *row;     /* its JSON key, or else its Prometheus name, or its text */
 	const char *missing; /* the renderings without it */
 } gaps[] = {
 	{KSTATS_SOURCES, "paused_times", "text"},
@@ -446,7 +458,10 @@ static const struct gap {
 	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
-	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
+	{KSTATS_QUEUE, "paused", "prom"},  /* keventd_queue_paused */
+	{KSTATS_MQTT, "off", "json prom"}, /* the text's words for enabled false */
+	{KSTATS_MQTT, "enabled", "text"},
+	{KSTATS_MQTT, "disconnected", "json prom"}, /* connected false */
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -461,6 +476,7 @@ static const struct {
 	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
 	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
 	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
+	[KSTATS_MQTT] = {"mqtt: ", ",\"mqtt\":{\"enabled\""},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -493,7 +509,7 @@ static void test_every_row_rendered(void **state)
 	bool used[ARRAY_SIZE(gaps)] = {0};
 	for (size_t k = 0; k < kstats_n_rows; k++) {
 		const struct kstats_row *r = &kstats_rows[k];
-		const char *id = r->json ? r->json : r->prom;
+		const char *id = r->json ? r->json : r->prom ? r->prom : r->text;
 		char *missing = tu_printf("%s%s%s", r->text ? "" : " text", r->json ? "" : " json",
 					  r->prom ? "" : " prom");
 		assert_non_null(id);
@@ -572,11 +588,13 @@ static void test_golden(void **state)
 		"thermal             113          193          123          133          143          153          163          173           no\n"
 		"socket              114          194          124          134          144          154          164          174          yes\n"
 		"acpi                115          195          125          135          145          155          165          175           no\n"
+		"mqtt                116          196          126          136          146          156          166          176           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
+		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, received 254, connection attempts 255)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -591,13 +609,16 @@ static void test_golden(void **state)
 		"\"socket\":{\"received\":114,\"recovered\":194,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,"
 		"\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
 		"\"acpi\":{\"received\":115,\"recovered\":195,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
-		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185}},"
-		"\"events\":{\"received\":565,\"rejected\":615,\"overruns\":665,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
+		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185},"
+		"\"mqtt\":{\"received\":116,\"recovered\":196,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,"
+		"\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186}},"
+		"\"events\":{\"received\":681,\"rejected\":741,\"overruns\":801,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":915,\"paused\":true},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1101,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
+		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"received\":254,\"connection_attempts\":255},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
@@ -619,6 +640,7 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"thermal\"} 113\n"
 		"keventd_events_received_total{source=\"socket\"} 114\n"
 		"keventd_events_received_total{source=\"acpi\"} 115\n"
+		"keventd_events_received_total{source=\"mqtt\"} 116\n"
 		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
 		"# TYPE keventd_events_recovered_total counter\n"
 		"keventd_events_recovered_total{source=\"kernel\"} 191\n"
@@ -626,6 +648,7 @@ static void test_golden(void **state)
 		"keventd_events_recovered_total{source=\"thermal\"} 193\n"
 		"keventd_events_recovered_total{source=\"socket\"} 194\n"
 		"keventd_events_recovered_total{source=\"acpi\"} 195\n"
+		"keventd_events_recovered_total{source=\"mqtt\"} 196\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
@@ -633,6 +656,7 @@ static void test_golden(void **state)
 		"keventd_events_rejected_total{source=\"thermal\"} 123\n"
 		"keventd_events_rejected_total{source=\"socket\"} 124\n"
 		"keventd_events_rejected_total{source=\"acpi\"} 125\n"
+		"keventd_events_rejected_total{source=\"mqtt\"} 126\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
@@ -640,6 +664,7 @@ static void test_golden(void **state)
 		"keventd_receive_overruns_total{source=\"thermal\"} 133\n"
 		"keventd_receive_overruns_total{source=\"socket\"} 134\n"
 		"keventd_receive_overruns_total{source=\"acpi\"} 135\n"
+		"keventd_receive_overruns_total{source=\"mqtt\"} 136\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 141\n"
@@ -647,6 +672,7 @@ static void test_golden(void **state)
 		"keventd_events_lost_total{source=\"thermal\"} 143\n"
 		"keventd_events_lost_total{source=\"socket\"} 144\n"
 		"keventd_events_lost_total{source=\"acpi\"} 145\n"
+		"keventd_events_lost_total{source=\"mqtt\"} 146\n"
 		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
 		"# TYPE keventd_events_truncated_total counter\n"
 		"keventd_events_truncated_total{source=\"kernel\"} 151\n"
@@ -654,6 +680,7 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"thermal\"} 153\n"
 		"keventd_events_truncated_total{source=\"socket\"} 154\n"
 		"keventd_events_truncated_total{source=\"acpi\"} 155\n"
+		"keventd_events_truncated_total{source=\"mqtt\"} 156\n"
 		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
 		"# TYPE keventd_queue_source_pending gauge\n"
 		"keventd_queue_source_pending{source=\"kernel\"} 161\n"
@@ -661,6 +688,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pending{source=\"thermal\"} 163\n"
 		"keventd_queue_source_pending{source=\"socket\"} 164\n"
 		"keventd_queue_source_pending{source=\"acpi\"} 165\n"
+		"keventd_queue_source_pending{source=\"mqtt\"} 166\n"
 		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
 		"# TYPE keventd_queue_source_share gauge\n"
 		"keventd_queue_source_share{source=\"kernel\"} 171\n"
@@ -668,6 +696,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_share{source=\"thermal\"} 173\n"
 		"keventd_queue_source_share{source=\"socket\"} 174\n"
 		"keventd_queue_source_share{source=\"acpi\"} 175\n"
+		"keventd_queue_source_share{source=\"mqtt\"} 176\n"
 		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_paused gauge\n"
 		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
@@ -675,6 +704,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_paused{source=\"thermal\"} 0\n"
 		"keventd_queue_source_paused{source=\"socket\"} 1\n"
 		"keventd_queue_source_paused{source=\"acpi\"} 0\n"
+		"keventd_queue_source_paused{source=\"mqtt\"} 0\n"
 		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_pauses_total counter\n"
 		"keventd_queue_source_pauses_total{source=\"kernel\"} 181\n"
@@ -682,6 +712,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"thermal\"} 183\n"
 		"keventd_queue_source_pauses_total{source=\"socket\"} 184\n"
 		"keventd_queue_source_pauses_total{source=\"acpi\"} 185\n"
+		"keventd_queue_source_pauses_total{source=\"mqtt\"} 186\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -738,7 +769,7 @@ static void test_golden(void **state)
 		"keventd_queue_paused 1\n"
 		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 915\n"
+		"keventd_queue_pauses_total 1101\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"
@@ -775,6 +806,30 @@ static void test_golden(void **state)
 		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
 		"# TYPE keventd_history_not_kept_total counter\n"
 		"keventd_history_not_kept_total 238\n"
+		"# HELP keventd_mqtt_enabled 1 when keventd.yaml names a broker.\n"
+		"# TYPE keventd_mqtt_enabled gauge\n"
+		"keventd_mqtt_enabled 1\n"
+		"# HELP keventd_mqtt_connected 1 while connected to the broker.\n"
+		"# TYPE keventd_mqtt_connected gauge\n"
+		"keventd_mqtt_connected 1\n"
+		"# HELP keventd_mqtt_published_total Messages sent to the broker, each once.\n"
+		"# TYPE keventd_mqtt_published_total counter\n"
+		"keventd_mqtt_published_total 251\n"
+		"# HELP keventd_mqtt_acknowledged_total QoS 1 messages the broker acknowledged.\n"
+		"# TYPE keventd_mqtt_acknowledged_total counter\n"
+		"keventd_mqtt_acknowledged_total 252\n"
+		"# HELP keventd_mqtt_spooled Messages waiting for the broker or its acknowledgement now.\n"
+		"# TYPE keventd_mqtt_spooled gauge\n"
+		"keventd_mqtt_spooled 309\n"
+		"# HELP keventd_mqtt_dropped_total Messages never sent: the spool was full, or QoS 0 while offline.\n"
+		"# TYPE keventd_mqtt_dropped_total counter\n"
+		"keventd_mqtt_dropped_total 253\n"
+		"# HELP keventd_mqtt_received_total Messages taken from the broker's subscriptions.\n"
+		"# TYPE keventd_mqtt_received_total counter\n"
+		"keventd_mqtt_received_total 254\n"
+		"# HELP keventd_mqtt_connection_attempts_total Attempts to connect to the broker.\n"
+		"# TYPE keventd_mqtt_connection_attempts_total counter\n"
+		"keventd_mqtt_connection_attempts_total 255\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mqtt-config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void kmqtt_config_init(struct kmqtt_config *c)
+{
+	*c = (struct kmqtt_config){
+		.publish = KMQTT_PUBLISH_ALL,
+		.qos = 1,
+		.spool_max_mb = KMQTT_DEFAULT_SPOOL_MAX_MB,
+	};
+}
+
+void kmqtt_config_release(struct kmqtt_config *c)
+{
+	free(c->host);
+	free(c->client_id);
+	free(c->topic_prefix);
+	free(c->username);
+	free(c->password_file);
+	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
+	free(c->spool_dir);
+	for (size_t i = 0; i < c->n_subscribe; i++)
+		free(c->subscribe[i]);
+	free(c->subscribe);
+	kmqtt_config_init(c);
+}
+
+const char *kmqtt_filter_problem(const char *s)
+{
+	size_t len = strlen(s);
+	if (!len)
+		return "a topic filter is not empty";
+	if (len > KMQTT_TOPIC_MAX)
+		return "a topic filter is at most 65535 bytes";
+	for (const char *p = s; *p; p++) {
+		bool starts = p == s || p[-1] == '/';
+		bool ends = !p[1] || p[1] == '/';
+		if (*p == '+' && !(starts && ends))
+			return "'+' stands for a whole level: \"a/+/b\", not \"a+\"";
+		if (*p == '#' && !(starts && !p[1]))
+			return "'#' stands for the last levels: \"a/#\", and only at the end";
+	}
+	return NULL;
+}
+
+struct parse {
+	const char *path;
+	struct kdiags *diags;
+	size_t errors;
+	bool oom;
+};
+
+static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
+static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
+{
+	va_list ap;
+	_cleanup_free_ char *msg = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg) {
+		p->oom = true;
+		return;
+	}
+	kdiags_add(p->diags, p->path, n->line, n->col, "%s", msg);
+	p->errors++;
+}
+
+/* A scalar value of key: copied into *out, or a diagnostic. */
+static void scalar(struct parse *p, const char *key, const struct ynode *v, char **out)
+{
+	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
+		err(p, v, "mqtt: '%s' wants a value, not %s", key,
+		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									 : ynode_kind_name(v));
+		return;
+	}
+	char *s = strdup(v->value);
+	if (!s) {
+		p->oom = true;
+		return;
+	}
+	free(*out);
+	*out = s;
+}
+
+static bool number(struct parse *p, const char *key, const struct ynode *v, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	if (v->kind != YNODE_SCALAR || parse_int64(v->value, out) < 0 || *out < lo || *out > hi) {
+		err(p, v, "mqtt: %s wants a number from %" PRId64 " to %" PRId64 ", not %s%s%s",
+		    key, lo, hi, v->kind == YNODE_SCALAR ? "'" : "",
+		    v->kind == YNODE_SCALAR ? v->value : ynode_kind_name(v),
+		    v->kind == YNODE_SCALAR ? "'" : "");
+		return false;
+	}
+	return true;
+}
+
+/* mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; HOST may be [an IPv6 address]. */
+static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+{
+	if (v->kind != YNODE_SCALAR || ynode_is_null(v)) {
+		err(p, v, "mqtt: 'url' wants mqtt://HOST:PORT or mqtts://HOST:PORT, not %s",
+		    ynode_kind_name(v));
+		return;
+	}
+	const char *s = v->value, *rest;
+	bool tls;
+	if (strncmp(s, "mqtt://", 7) == 0) {
+		tls = false;
+		rest = s + 7;
+	} else if (strncmp(s, "mqtts://", 8) == 0) {
+		tls = true;
+		rest = s + 8;
+	} else {
+		err(p, v, "mqtt: url \"%s\" is neither mqtt://HOST:PORT nor mqtts://HOST:PORT", s);
+		return;
+	}
+	const char *host = rest, *end;
+	if (*rest == '[') {
+		host = rest + 1;
+		end = strchr(host, ']');
+		if (!end) {
+			err(p, v, "mqtt: url \"%s\": no ']' after the IPv6 address", s);
+			return;
+		}
+		rest = end + 1;
+	} else {
+		end = host + strcspn(host, ":/");
+		rest = end;
+	}
+	if (end == host) {
+		err(p, v, "mqtt: url \"%s\" names no host", s);
+		return;
+	}
+	for (const char *h = host; h < end; h++)
+		if ((unsigned char)*h <= ' ' || *h == '@' || *h == '?' || *h == '#' ||
+		    (unsigned char)*h >= 0x7f) {
+			err(p, v, "mqtt: url \"%s\": a host name has no '%c'", s, *h);
+			return;
+		}
+	int64_t port = tls ? 8883 : 1883;
+	if (*rest == ':') {
+		rest++;
+		size_t digits = strspn(rest, "0123456789");
+		_cleanup_free_ char *num = strndup(rest, digits);
+		if (!num) {
+			p->oom = true;
+			return;
+		}
+		if (!digits || parse_int64(num, &port) < 0 || port < 1 || port > 65535) {
+			err(p, v, "mqtt: url \"%s\": the port is a number from 1 to 65535", s);
+			return;
+		}
+		rest += digits;
+	}
+	if (*rest && strcmp(rest, "/") != 0) {
+		err(p, v, "mqtt: url \"%s\": nothing may follow HOST:PORT", s);
+		return;
+	}
+	char *h = strndup(host, (size_t)(end - host));
+	if (!h) {
+		p->oom = true;
+		return;
+	}
+	free(c->host);
+	c->host = h;
+	c->port = (unsigned)port;
+	c->tls = tls;
+}
+
+static void spool(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+{
+	if (v->kind != YNODE_MAP) {
+		err(p, v, "mqtt: 'spool' is a mapping with 'dir' and 'max_mb', not %s",
+		    ynode_kind_name(v));
+		return;
+	}
+	for (size_t i = 0; i + 1 < v->n_kids; i += 2) {
+		const struct ynode *k = v->kids[i], *val = v->kids[i + 1];
+		const char *key = k->kind == YNODE_SCALAR ? k->value : "";
+		int64_t n;
+		if (strcmp(key, "dir") == 0) {
+			scalar(p, "spool: dir", val, &c->spool_dir);
+			if (c->spool_dir && c->spool_dir[0] != '/') {
+				err(p, val, "mqtt: spool: 'dir' is an absolute path, not \"%s\"",
+				    c->spool_dir);
+			}
+		} else if (strcmp(key, "max_mb") == 0) {
+			if (number(p, "spool: 'max_mb'", val, 1, KMQTT_SPOOL_MAX_MB_MAX, &n))
+				c->spool_max_mb = (unsigned)n;
+		} else {
+			err(p, k, "mqtt: spool: unknown key '%s' (dir, max_mb)", key);
+		}
+	}
+}
+
+static void subscribe(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+{
+	if (v->kind != YNODE_SEQ) {
+		err(p, v, "mqtt: 'subscribe' is a list of topic filters, not %s",
+		    ynode_kind_name(v));
+		return;
+	}
+	if (v->n_kids > KMQTT_MAX_SUBSCRIBE) {
+		err(p, v, "mqtt: at most %d topic filters in 'subscribe'", KMQTT_MAX_SUBSCRIBE);
+		return;
+	}
+	for (size_t i = 0; i < c->n_subscribe; i++)
+		free(c->subscribe[i]);
+	free(c->subscribe);
+	c->n_subscribe = 0;
+	c->subscribe = calloc(v->n_kids + 1, sizeof(*c->subscribe));
+	if (!c->subscribe) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < v->n_kids; i++) {
+		const struct ynode *f = v->kids[i];
+		if (f->kind != YNODE_SCALAR || ynode_is_null(f)) {
+			err(p, f, "mqtt: a topic filter of 'subscribe' is a value, not %s",
+			    ynode_kind_name(f));
+			continue;
+		}
+		const char *why = kmqtt_filter_problem(f->value);
+		if (why) {
+			err(p, f, "mqtt: bad topic filter \"%s\": %s", f->value, why);
+			continue;
+		}
+		c->subscribe[c->n_subscribe] = strdup(f->value);
+		if (!c->subscribe[c->n_subscribe])
+			p->oom = true;
+		else
+			c->n_subscribe++;
+	}
+}
+
+static void topic_prefix(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+{
+	scalar(p, "topic_prefix", v, &c->topic_prefix);
+	const char *s = c->topic_prefix;
+	if (!s)
+		return;
+	if (strpbrk(s, "+#"))
+		err(p, v, "mqtt: topic_prefix \"%s\" has a wildcard ('+' or '#')", s);
+	else if (s[strlen(s) - 1] == '/')
+		err(p, v, "mqtt: topic_prefix \"%s\" ends with '/'", s);
+	else if (strlen(s) > 1024)
+		err(p, v, "mqtt: topic_prefix is at most 1024 bytes");
+}
+
+/* clang-format off */
+static const char *const keys =
+	"url, client_id, username, password_file, ca_file, cert_file, key_file, "
+	"topic_prefix, publish, qos, spool, subscribe";
+/* clang-format on */
+
+static void section(struct parse *p, const struct ynode *n, struct kmqtt_config *c)
+{
+	const struct ynode *url_node = NULL;
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+		if (k->kind != YNODE_SCALAR) {
+			err(p, k, "mqtt: a key is a name, not %s", ynode_kind_name(k));
+			continue;
+		}
+		const char *key = k->value;
+		for (size_t j = 0; j < i; j += 2)
+			if (n->kids[j]->kind == YNODE_SCALAR &&
+			    strcmp(n->kids[j]->value, key) == 0) {
+				err(p, k, "mqtt: '%s' given twice", key);
+				key = NULL;
+				break;
+			}
+		if (!key)
+			continue;
+		int64_t num;
+		if (strcmp(key, "url") == 0) {
+			url_node = v;
+			url(p, v, c);
+		} else if (strcmp(key, "client_id") == 0) {
+			scalar(p, key, v, &c->client_id);
+			if (c->client_id && strlen(c->client_id) > 65535)
+				err(p, v, "mqtt: client_id is at most 65535 bytes");
+		} else if (strcmp(key, "username") == 0) {
+			scalar(p, key, v, &c->username);
+		} else if (strcmp(key, "password_file") == 0) {
+			scalar(p, key, v, &c->password_file);
+		} else if (strcmp(key, "ca_file") == 0) {
+			scalar(p, key, v, &c->ca_file);
+		} else if (strcmp(key, "cert_file") == 0) {
+			scalar(p, key, v, &c->cert_file);
+		} else if (strcmp(key, "key_file") == 0) {
+			scalar(p, key, v, &c->key_file);
+		} else if (strcmp(key, "topic_prefix") == 0) {
+			topic_prefix(p, v, c);
+		} else if (strcmp(key, "publish") == 0) {
+			const char *s = v->kind == YNODE_SCALAR ? v->value : "";
+			if (strcmp(s, "all") == 0)
+				c->publish = KMQTT_PUBLISH_ALL;
+			else if (strcmp(s, "matched") == 0)
+				c->publish = KMQTT_PUBLISH_MATCHED;
+			else if (strcmp(s, "none") == 0)
+				c->publish = KMQTT_PUBLISH_NONE;
+			else
+				err(p, v, "mqtt: 'publish' is all, matched or none, not %s%s%s",
+				    v->kind == YNODE_SCALAR ? "'" : "",
+				    v->kind == YNODE_SCALAR ? s : ynode_kind_name(v),
+				    v->kind == YNODE_SCALAR ? "'" : "");
+		} else if (strcmp(key, "qos") == 0) {
+			if (number(p, "'qos'", v, 0, 1, &num))
+				c->qos = (int)num;
+		} else if (strcmp(key, "spool") == 0) {
+			spool(p, v, c);
+		} else if (strcmp(key, "subscribe") == 0) {
+			subscribe(p, v, c);
+		} else {
+			err(p, k, "mqtt: unknown key '%s' (%s)", key, keys);
+		}
+	}
+	if (!url_node) {
+		err(p, n, "mqtt: 'url' is missing (mqtt://HOST:PORT or mqtts://HOST:PORT)");
+		return;
+	}
+	if (p->errors)
+		return;
+	if (!c->tls && (c->ca_file || c->cert_file || c->key_file))
+		err(p, url_node, "mqtt: ca_file, cert_file and key_file need an mqtts:// url");
+	if (!c->cert_file != !c->key_file)
+		err(p, n, "mqtt: cert_file and key_file go together");
+	if (c->password_file && !c->username)
+		err(p, n, "mqtt: password_file needs a username");
+}
+
+int kmqtt_config_parse(struct kmqtt_config *c, const struct ynode *n, const char *path,
+		       struct kdiags *diags)
+{
+	struct parse p = {.path = path, .diags = diags};
+	if (n->kind != YNODE_MAP) {
+		err(&p, n, "mqtt: a mapping of keys (%s), not %s", keys, ynode_kind_name(n));
+		return p.oom ? -ENOMEM : -EINVAL;
+	}
+	struct kmqtt_config nc;
+	kmqtt_config_init(&nc);
+	nc.enabled = true;
+	section(&p, n, &nc);
+	if (p.oom || p.errors) {
+		kmqtt_config_release(&nc);
+		return p.oom ? -ENOMEM : -EINVAL;
+	}
+	kmqtt_config_release(c);
+	*c = nc;
+	return 0;
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mqtt-msg.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "event-json.h"
+
+static void put_encoded(struct strbuf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '+' || *p == '#' || *p == '%' || *p < 0x20 || *p >= 0x7f) {
+			strbuf_putc(out, '%');
+			strbuf_putc(out, hex[*p >> 4]);
+			strbuf_putc(out, hex[*p & 15]);
+		} else {
+			strbuf_putc(out, (char)*p);
+		}
+	}
+}
+
+void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out)
+{
+	strbuf_puts(out, prefix);
+	strbuf_putc(out, '/');
+	strbuf_puts(out, kevent_type_name(ev->type));
+	strbuf_putc(out, '/');
+	put_encoded(out, ev->signal);
+	put_encoded(out, ev->object);
+}
+
+void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out)
+{
+	size_t start = out->len;
+	kevent_json_record(out, ev);
+	if (out->oom || out->len < start + 2)
+		return;
+	out->len -= 2; /* "}\n" */
+	out->buf[out->len] = '\0';
+	strbuf_puts(out, ",\"host\":");
+	strbuf_json(out, host);
+	strbuf_putc(out, '}');
+}
+
+/* The string "host" of the JSON object in buf; NULL with *why. */
+static char *host_of(const char *buf, size_t len, const char **why)
+{
+	struct json_tokener *tok = json_tokener_new();
+	if (!tok)
+		return NULL;
+	struct json_object *o = json_tokener_parse_ex(tok, buf, (int)len);
+	json_tokener_free(tok);
+	struct json_object *h = NULL;
+	char *host = NULL;
+	if (!o || !json_object_object_get_ex(o, "host", &h) ||
+	    !json_object_is_type(h, json_type_string))
+		*why = "no host";
+	else if ((size_t)json_object_get_string_len(h) != strlen(json_object_get_string(h)) ||
+		 !kevent_host_valid(json_object_get_string(h)))
+		*why = "host is not a host name ([A-Za-z0-9._-], at most 253 bytes)";
+	else if (!(host = strdup(json_object_get_string(h))))
+		*why = NULL; /* no memory */
+	json_object_put(o);
+	return host;
+}
+
+int kmqtt_decode(const void *buf, size_t len, struct kevent **out, const char **why)
+{
+	*out = NULL;
+	*why = NULL;
+	if (len > KMQTT_MSG_MAX) {
+		*why = "message larger than 64 KiB";
+		return -EINVAL;
+	}
+	if (!len)
+		buf = ""; /* an empty message may come with no buffer at all */
+	if (memchr(buf, '\0', len)) {
+		*why = "a NUL byte in the message";
+		return -EINVAL;
+	}
+	struct kevent *ev = NULL;
+	int rc = kevent_json_read(buf, len, &ev, why);
+	if (rc < 0)
+		return rc;
+	char *host = host_of(buf, len, why);
+	if (!host) {
+		kevent_free(ev);
+		return *why ? -EINVAL : -ENOMEM;
+	}
+	ev->source = KEVENT_SOURCE_MQTT;
+	ev->host = host;
+	*out = ev;
+	return 0;
+}

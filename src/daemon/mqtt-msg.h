@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What keventd puts on an MQTT broker and takes from it (keventd.yaml(5)):
+ * the topic of an event, its message (the JSON object of `keventctl
+ * record` plus "host") and the reader of such messages from other
+ * machines.  Pure: a fuzzer drives the reader.
+ */
+#ifndef KEVENT_MQTT_MSG_H
+#define KEVENT_MQTT_MSG_H
+
+#include <stddef.h>
+
+#include "event.h"
+#include "util.h"
+
+/* A message longer than this is refused unread: a valid event's is far
+ * shorter. */
+#define KMQTT_MSG_MAX (64 * 1024)
+
+/* The topic of ev under prefix: "<prefix>/<type>/<signal><object>", every
+ * byte MQTT forbids or reserves in a topic name ('+', '#', control
+ * characters, bytes outside ASCII) and '%' itself as "%XX". */
+void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out);
+/* The message of ev: the JSON object of a record, plus "host". */
+void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out);
+/*
+ * Reads a message from the broker: a record's JSON object (as
+ * kevent_json_read() reads it, within every limit of an event) with
+ * "host", a host name (kevent_host_valid()).  The event is of source
+ * mqtt, whatever the message says, and carries the host.  0 with *out,
+ * -EINVAL with *why (static), -ENOMEM.
+ */
+int kmqtt_decode(const void *buf, size_t len, struct kevent **out, const char **why);
+
+#endif

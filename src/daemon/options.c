@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbus.h"
+#include "history.h"
+#include "ruledirs.h"
+#include "yamltree.h"
+
+enum opt {
+	O_RULES,
+	O_CONTROL,
+	O_GROUP,
+	O_SOURCES,
+	O_UDEV,
+	O_MAXCH,
+	O_QUEUE,
+	O_HISTORY,
+	O_LEVEL,
+	O_FORMAT,
+	O_DRY,
+	O_DBUS,
+};
+
+/* clang-format off */
+static const struct {
+	const char *name;
+	bool value; /* takes one; else a flag */
+} options[] = {
+	[O_RULES] = {"rules-dir", true},
+	[O_CONTROL] = {"control", true},
+	[O_GROUP] = {"control-group", true},
+	[O_SOURCES] = {"sources", true},
+	[O_UDEV] = {"udev-monitor", true},
+	[O_MAXCH] = {"max-children", true},
+	[O_QUEUE] = {"queue-size", true},
+	[O_HISTORY] = {"history", true},
+	[O_LEVEL] = {"log-level", true},
+	[O_FORMAT] = {"log-format", true},
+	[O_DRY] = {"dry-run", false},
+	[O_DBUS] = {"dbus", false},
+};
+/* clang-format on */
+
+void koptions_init(struct koptions *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	*o = (struct koptions){
+		.cfg =
+			{
+				.control_path = KEVENT_DEFAULT_CONTROL,
+				.control_gid = (gid_t)-1,
+				.sources = (1u << KEVENT_SOURCE_MAX) - 1,
+				.udev_monitor = KUDEV_AUTO,
+				.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
+				.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
+				.history = KHISTORY_DEFAULT,
+				.trust = geteuid() == 0,
+			},
+		.log_level = LOG_INFO,
+		.log_format = KLOG_TEXT,
+	};
+	kmqtt_config_init(&o->mqtt);
+}
+
+void koptions_release(struct koptions *o)
+{
+	for (size_t i = 0; i < o->n_owned; i++)
+		free(o->owned[i]);
+	free(o->owned);
+	o->owned = NULL;
+	o->n_owned = 0;
+	kmqtt_config_release(&o->mqtt);
+}
+
+int koptions_takes_value(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		if (strcmp(options[i].name, name) == 0)
+			return options[i].value;
+	return -ENOENT;
+}
+
+/* A copy of s that o keeps until koptions_release(). */
+static const char *keep(struct koptions *o, const char *s)
+{
+	char **v = realloc(o->owned, (o->n_owned + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	o->owned = v;
+	char *c = strdup(s);
+	if (c)
+		o->owned[o->n_owned++] = c;
+	return c;
+}
+
+static int parse_size(const char *s, size_t min, size_t max, size_t *out)
+{
+	int64_t v;
+	if (parse_int64(s, &v) < 0 || v < (int64_t)min || (uint64_t)v > max)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* The --sources list as a bit set; -EINVAL on an unknown name. */
+static int parse_sources(const char *list, unsigned *out)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	unsigned set = 0;
+	if (!copy)
+		return -ENOMEM;
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int s = kevent_source_from_name(tok);
+		if (s < 0)
+			return -EINVAL;
+		set |= 1u << s;
+	}
+	*out = set;
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"};
+	static const char *const no[] = {"false", "False", "FALSE", "no", "off"};
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++)
+		if (strcmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
+		if (strcmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int fail(struct strbuf *why, const char *fmt, ...) _printf_(2, 3);
+static int fail(struct strbuf *why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vprintf(why, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int koptions_set(struct koptions *o, const char *name, const char *value, bool from_file,
+		 struct strbuf *why)
+{
+	size_t id = 0;
+	while (id < ARRAY_SIZE(options) && strcmp(options[id].name, name) != 0)
+		id++;
+	if (id == ARRAY_SIZE(options))
+		return -ENOENT;
+	/* the option as the user wrote it */
+	const char *dash = from_file ? "" : "--";
+	bool flag = true;
+	if (!options[id].value && from_file && parse_bool(value, &flag) < 0)
+		return fail(why, "%s wants true or false, not '%s'", name, value);
+	const char *kept = NULL;
+	if (options[id].value && (id == O_RULES || id == O_CONTROL)) {
+		kept = keep(o, value);
+		if (!kept)
+			return -ENOMEM;
+	}
+	size_t n;
+	switch ((enum opt)id) {
+	case O_RULES:
+		if (!from_file && o->dirs_from_file)
+			o->n_dirs = 0; /* the command line's list replaces the file's */
+		o->dirs_from_file = from_file;
+		if (o->n_dirs == KOPTIONS_MAX_DIRS)
+			return fail(why, "too many %srules-dir", dash);
+		o->dirs[o->n_dirs++] = kept;
+		break;
+	case O_CONTROL:
+		o->cfg.control_path = kept;
+		break;
+	case O_GROUP: {
+		struct group *g = getgrnam(value);
+		int64_t gid;
+		if (g)
+			o->cfg.control_gid = g->gr_gid;
+		else if (parse_int64(value, &gid) == 0 && gid >= 0 && gid < (gid_t)-1)
+			o->cfg.control_gid = (gid_t)gid;
+		else
+			return fail(why, "unknown group '%s'", value);
+		break;
+	}
+	case O_SOURCES: {
+		unsigned set;
+		int rc = parse_sources(value, &set);
+		if (rc == -ENOMEM)
+			return rc;
+		if (rc < 0)
+			return fail(why,
+				    "unknown source in '%s' (kernel, udev, thermal, socket, acpi, "
+				    "mqtt)",
+				    value);
+		o->cfg.sources = set;
+		break;
+	}
+	case O_UDEV:
+		if (strcmp(value, "auto") == 0)
+			o->cfg.udev_monitor = KUDEV_AUTO;
+		else if (strcmp(value, "udev") == 0)
+			o->cfg.udev_monitor = KUDEV_UDEV;
+		else if (strcmp(value, "kernel") == 0)
+			o->cfg.udev_monitor = KUDEV_KERNEL;
+		else
+			return fail(why, "%sudev-monitor wants auto, udev or kernel, not '%s'",
+				    dash, value);
+		break;
+	case O_MAXCH:
+		if (parse_size(value, 1, KOPTIONS_MAX_CHILDREN_MAX, &n) < 0)
+			return fail(why, "%smax-children wants 1..%d, not '%s'", dash,
+				    KOPTIONS_MAX_CHILDREN_MAX, value);
+		o->cfg.max_children = n;
+		break;
+	case O_QUEUE:
+		if (parse_size(value, 1, KOPTIONS_QUEUE_SIZE_MAX, &n) < 0)
+			return fail(why, "%squeue-size wants 1..%d, not '%s'", dash,
+				    KOPTIONS_QUEUE_SIZE_MAX, value);
+		o->cfg.queue_size = n;
+		break;
+	case O_HISTORY:
+		if (parse_size(value, 0, KHISTORY_MAX, &n) < 0)
+			return fail(why, "%shistory wants 0..%d, not '%s'", dash, KHISTORY_MAX,
+				    value);
+		o->cfg.history = n;
+		break;
+	case O_LEVEL: {
+		int level = klog_level_from_name(value);
+		if (level < 0)
+			return fail(why, "unknown log level '%s'", value);
+		o->log_level = level;
+		break;
+	}
+	case O_FORMAT:
+		if (strcmp(value, "text") == 0)
+			o->log_format = KLOG_TEXT;
+		else if (strcmp(value, "json") == 0)
+			o->log_format = KLOG_JSON;
+		else
+			return fail(why, "unknown log format '%s' (text, json)", value);
+		break;
+	case O_DRY:
+		o->cfg.dry_run = flag;
+		break;
+	case O_DBUS:
+		if (flag && !kdbus_available())
+			return fail(why, "%sdbus: this keventd was built without D-Bus", dash);
+		o->cfg.dbus = flag;
+		break;
+	}
+	return 0;
+}
+
+/* One option of the file: key k, value v. */
+static int file_option(struct koptions *o, const struct ynode *k, const struct ynode *v,
+		       const char *path, struct kdiags *diags)
+{
+	const char *name = k->value;
+	int takes = koptions_takes_value(name);
+	if (takes < 0) {
+		kdiags_add(diags, path, k->line, k->col,
+			   "unknown option '%s' (a long option of keventd(8), or 'mqtt')", name);
+		return 0;
+	}
+	const struct ynode *const *items = &v;
+	size_t n_items = 1;
+	if (v->kind == YNODE_SEQ && strcmp(name, "rules-dir") == 0) {
+		items = (const struct ynode *const *)v->kids;
+		n_items = v->n_kids;
+		/* a list replaces what was there */
+		o->n_dirs = 0;
+		o->dirs_from_file = true;
+	}
+	for (size_t i = 0; i < n_items; i++) {
+		const struct ynode *it = items[i];
+		if (it->kind != YNODE_SCALAR || ynode_is_null(it)) {
+			kdiags_add(diags, path, it->line, it->col, "%s wants %s, not %s", name,
+				   strcmp(name, "rules-dir") == 0 ? "a directory or a list of them"
+				   : takes			  ? "a value"
+								  : "true or false",
+				   ynode_kind_name(it));
+			continue;
+		}
+		struct strbuf why = STRBUF_INIT;
+		int rc = koptions_set(o, name, it->value, true, &why);
+		if (rc == -EINVAL)
+			kdiags_add(diags, path, it->line, it->col, "%s", strbuf_str(&why));
+		strbuf_release(&why);
+		if (rc == -ENOMEM)
+			return rc;
+	}
+	return 0;
+}
+
+int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const char *path,
+			struct kdiags *diags)
+{
+	if (len > KOPTIONS_FILE_MAX_BYTES) {
+		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+			   KOPTIONS_FILE_MAX_BYTES);
+		return 0;
+	}
+	if (memchr(buf, '\0', len)) {
+		kdiags_add(diags, path, 1, 1, "configuration file contains a NUL byte");
+		return 0;
+	}
+	struct ynode *root = NULL;
+	unsigned line, col;
+	_cleanup_free_ char *msg = NULL;
+	int rc = ytree_parse(buf, len, &root, &line, &col, &msg);
+	if (rc == -EINVAL) {
+		kdiags_add(diags, path, line, col, "%s", msg);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	if (!root || ynode_is_null(root)) {
+		ynode_free(root);
+		return 0; /* an empty file sets nothing */
+	}
+	if (root->kind != YNODE_MAP) {
+		kdiags_add(diags, path, root->line, root->col,
+			   "a configuration file is a mapping of option names, not %s",
+			   ynode_kind_name(root));
+		ynode_free(root);
+		return 0;
+	}
+	for (size_t i = 0; rc == 0 && i + 1 < root->n_kids; i += 2) {
+		const struct ynode *k = root->kids[i], *v = root->kids[i + 1];
+		if (k->kind != YNODE_SCALAR) {
+			kdiags_add(diags, path, k->line, k->col, "an option is a name, not %s",
+				   ynode_kind_name(k));
+			continue;
+		}
+		bool twice = false;
+		for (size_t j = 0; j < i && !twice; j += 2)
+			twice = root->kids[j]->kind == YNODE_SCALAR &&
+				strcmp(root->kids[j]->value, k->value) == 0;
+		if (twice) {
+			kdiags_add(diags, path, k->line, k->col, "'%s' given twice", k->value);
+			continue;
+		}
+		if (strcmp(k->value, "mqtt") == 0) {
+			rc = kmqtt_config_parse(&o->mqtt, v, path, diags);
+			if (rc == -EINVAL)
+				rc = 0;
+		} else {
+			rc = file_option(o, k, v, path, diags);
+		}
+	}
+	ynode_free(root);
+	return rc;
+}
+
+int koptions_load_file(struct koptions *o, const char *path, bool trust, struct kdiags *diags)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	const char *why = kentry_check_fd(fd, trust);
+	if (why) {
+		kdiags_add(diags, path, 1, 1, "refusing configuration file: %s", why);
+		return 0;
+	}
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int rc = read_fd(fd, KOPTIONS_FILE_MAX_BYTES, &buf, &len);
+	if (rc == -EFBIG) {
+		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+			   KOPTIONS_FILE_MAX_BYTES);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	return koptions_parse_file(o, buf, len, path, diags);
+}
+
+void koptions_finish(struct koptions *o)
+{
+	if (!o->n_dirs)
+		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
+			o->dirs[o->n_dirs++] = kevent_default_rule_dirs[i];
+	o->cfg.rule_dirs = o->dirs;
+	o->cfg.n_rule_dirs = o->n_dirs;
+	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
+}

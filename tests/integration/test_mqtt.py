@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Publishing to an MQTT broker (keventd.yaml(5), docs/fleet.md), against a real
+mosquitto the test starts on 127.0.0.1: the topic and the JSON of each event,
+the retained status "online" and the will "offline", a broker outage with
+1,000 events queued and every one delivered in order, the spool (bounded,
+counted exactly, found again after a SIGKILL), the backoff while the broker is
+away or refuses a password, TLS with a CA and client certificates made by the
+test, publish: matched and QoS 0, events taken from the broker (source: mqtt
+rules only, 20 kinds of malformed message), and a fleet of 50 keventds."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import kdtest
+import mqttbroker
+from kdtest import DaemonTest, TIMEOUT
+from mqttbroker import Broker
+
+HOST = os.uname().nodename
+
+
+class Mqtt(DaemonTest):
+    def setUp(self):
+        super().setUp()
+        if not mqttbroker.available():
+            self.skipTest("mosquitto and mosquitto-clients are not installed "
+                          "(scripts/deps.sh test)")
+        self.brokers = []
+
+    def tearDown(self):
+        for d in self.daemons:  # before the brokers: no reconnection noise
+            d.kill()
+        for b in self.brokers:
+            b.kill()
+        super().tearDown()
+
+    def broker(self, **kw):
+        b = Broker(self.s, name="broker%d" % len(self.brokers), **kw)
+        self.brokers.append(b)
+        return b
+
+    def config(self, broker, extra="", name="keventd.yaml", prefix="fleet/h1", spool_mb=64):
+        path = self.s.path(name)
+        with open(path, "w") as f:
+            f.write("mqtt:\n  url: %s\n  topic_prefix: %s\n  client_id: %s\n"
+                    "  spool: {dir: %s, max_mb: %d}\n%s"
+                    % (broker.url(), prefix, "kd-" + name, self.s.path("spool-" + name),
+                       spool_mb, extra))
+        os.chmod(path, 0o644)
+        return path
+
+    def mqtt(self, d):
+        return d.status()["mqtt"]
+
+    def wait_mqtt(self, d, pred, what):
+        return d.wait_status(lambda st: pred(st["mqtt"]), what)
+
+    def batch(self, n, obj="/fleet/e"):
+        path = self.s.path("batch-%d" % n)
+        with open(path, "w") as f:
+            for i in range(n):
+                f.write("general\t%s\tn%d\tI: %d\n" % (obj, i, i))
+        return path
+
+    def test_publish_topic_and_json(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/#")
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d as kd-keventd.yaml" % b.port)
+        d.send("power", "/org/kernel/cpu/t+x#1", "high", "Cpu: 1\nWhy: 100%")
+        got = b.collect("watcher", "fleet/#", 2)
+        self.assertEqual(got[0], ("fleet/h1/status", "online"))
+        topic, payload = got[1]
+        # the object's leading '/' separates the levels; '+', '#' and '%' encoded
+        self.assertEqual(topic, "fleet/h1/power/high/org/kernel/cpu/t%2Bx%231")
+        ev = json.loads(payload)
+        self.assertEqual(ev["host"], HOST)
+        self.assertEqual((ev["type"], ev["object"], ev["signal"], ev["source"]),
+                         ("power", "/org/kernel/cpu/t+x#1", "high", "socket"))
+        self.assertEqual(ev["payload"], "Cpu: 1\nWhy: 100%")
+        self.assertEqual(ev["properties"], {"Cpu": "1", "Why": "100%"})
+        self.assertEqual(ev["seqnum"], 1)
+        # the same object as keventctl record writes, plus host
+        self.assertEqual(set(ev), {"seqnum", "timestamp", "source", "type", "object", "signal",
+                                   "payload", "properties", "host"})
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged")
+        self.assertEqual(st["mqtt"], {"enabled": True, "connected": True, "published": 1,
+                                      "acknowledged": 1, "spooled": 0, "dropped": 0,
+                                      "received": 0, "connection_attempts": 1})
+        self.assertEqual(b.retained("fleet/h1/status"), "online")
+        text = d.ctl("status", check=0).stdout
+        self.assertIn("mqtt: connected (published 1, acknowledged 1, spooled 0, dropped 0, "
+                      "received 0, connection attempts 1)\n", text)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("keventd_mqtt_connected 1\n", prom)
+        self.assertIn("keventd_mqtt_acknowledged_total 1\n", prom)
+        d.stop_ok(self)
+        # a clean stop says so itself: the will is for a connection that breaks
+        self.assertEqual(b.retained("fleet/h1/status"), "offline")
+        self.assertNotIn("lost the connection", d.logtext())
+
+    def test_will_when_killed(self):
+        b = self.broker().start()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected")
+        self.assertEqual(b.retained("fleet/h1/status"), "online")
+        b.session("watcher", "fleet/h1/status")
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(TIMEOUT)
+        # the broker publishes the will as soon as it sees the socket close
+        self.assertEqual(b.collect("watcher", "fleet/h1/status", 1),
+                         [("fleet/h1/status", "offline")])
+        self.assertEqual(b.retained("fleet/h1/status"), "offline")
+
+    def test_outage_1000_in_order(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected")
+        b.stop()
+        d.wait_log("mqtt: lost the connection to 127.0.0.1:%d" % b.port)
+        d.ctl("send", "--batch", self.batch(1000), check=0)
+        d.wait_idle(1000)
+        st = self.mqtt(d)
+        self.assertEqual((st["connected"], st["spooled"], st["published"], st["dropped"]),
+                         (False, 1000, 0, 0))
+        b.start()
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1000, "1,000 acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"]), (1000, 0, 0))
+        got = b.collect("watcher", "fleet/h1/general/#", 1000)
+        # in order, and each once: the broker lost no acknowledgement here,
+        # since nothing was in flight when it stopped
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(1000)])
+        self.assertEqual([json.loads(p)["payload"] for _, p in got],
+                         ["I: %d" % i for i in range(1000)])
+        d.stop_ok(self)
+
+    def test_outage_with_messages_in_flight(self):
+        b = self.broker().start()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: connected")
+        b.proc.send_signal(signal.SIGSTOP)  # it takes messages, and acknowledges none
+        try:
+            d.ctl("send", "--batch", self.batch(100), check=0)
+            d.wait_idle(100)
+            st = self.wait_mqtt(d, lambda m: m["published"] == 64, "the window full")
+            self.assertEqual((st["mqtt"]["acknowledged"], st["mqtt"]["spooled"]), (0, 100))
+        finally:
+            b.proc.send_signal(signal.SIGCONT)
+        b.kill()  # what it held is gone with it
+        d.wait_log("mqtt: lost the connection")
+        b.start()
+        # libmosquitto sends the 64 again, keventd the 36 after them: all 100
+        # acknowledged, each counted once as published
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 100, "100 acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"]), (100, 0, 0))
+        d.stop_ok(self)
+
+    def test_spool_full_drops_exactly(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        b.stop()
+        d = self.start("--config", self.config(b, spool_mb=1))
+        d.wait_log("mqtt: cannot connect")
+        n = 100000
+        d.ctl("send", "--batch", self.batch(n), check=0, timeout=120)
+        d.wait_idle(n, timeout=120)
+        st = self.mqtt(d)
+        kept, dropped = st["spooled"], st["dropped"]
+        self.assertEqual(kept + dropped, n)
+        self.assertEqual(st["published"], 0)
+        # 1 MB of messages of about 200 bytes: some thousands kept, the rest not
+        self.assertGreater(kept, 2000)
+        self.assertLess(kept, 6000)
+        self.assertEqual(d.logtext().count("is full (1 MB): dropping its oldest"), 1)
+        b.start()
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == kept, "the kept acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"]), (kept, 0, dropped))
+        d.wait_log("mqtt: %d messages dropped from the full spool" % dropped)
+        got = b.collect("watcher", "fleet/h1/general/#", kept)
+        # exactly the newest, in order
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(dropped, n)])
+        d.stop_ok(self)
+
+    def test_restart_sends_the_spool(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        conf = self.config(b)
+        d = self.start("--config", conf)
+        d.wait_log("mqtt: connected")
+        d.ctl("send", "--batch", self.batch(10, "/before"), check=0)
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 10, "10 acknowledged")
+        b.stop()
+        d.wait_log("mqtt: lost the connection")
+        d.ctl("send", "--batch", self.batch(500), check=0)
+        d.wait_idle(510)
+        self.assertEqual(self.mqtt(d)["spooled"], 500)
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(TIMEOUT)
+        # a new keventd finds the 500, and not the 10 the broker acknowledged
+        d2 = self.start("--config", conf)
+        d2.wait_log("mqtt: 500 messages in the spool")
+        self.assertEqual(self.mqtt(d2)["spooled"], 500)
+        b.start()
+        self.wait_mqtt(d2, lambda m: m["acknowledged"] == 500, "500 acknowledged")
+        d2.send("general", "/after", "x")
+        self.wait_mqtt(d2, lambda m: m["acknowledged"] == 501, "501 acknowledged")
+        # one subscriber's session read once: mosquitto_sub -C hangs up with
+        # acknowledgements unsent, and the broker would send those again
+        got = b.collect("watcher", "fleet/h1/general/#", 511)
+        self.assertEqual([t for t, _ in got],
+                         ["fleet/h1/general/n%d/before" % i for i in range(10)] +
+                         ["fleet/h1/general/n%d/fleet/e" % i for i in range(500)] +
+                         ["fleet/h1/general/x/after"])
+        d2.stop_ok(self)
+
+    def test_spool_is_one_keventds(self):
+        b = self.broker()
+        conf = self.config(b)
+        d = self.start("--config", conf)
+        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", self.s.path("ctl2")])
+        self.daemons.append(d2)
+        with self.assertRaises(AssertionError):
+            d2.start()
+        self.assertEqual(d2.proc.wait(TIMEOUT), 1)
+        self.assertIn("mqtt: spool %s: Device or resource busy" % self.s.path("spool-keventd.yaml"),
+                      d2.logtext())
+        d.stop_ok(self)
+
+    def central(self, b, filters, *args, prefix="fleet/central"):
+        """A keventd subscribed to filters, once the broker has its subscriptions."""
+        conf = self.config(b, "  subscribe: [%s]\n" % ", ".join(kdtest.yq(f) for f in filters),
+                           name="central.yaml", prefix=prefix)
+        d = self.start("--config", conf, "--sources", "socket,mqtt", *args)
+        for f in filters:
+            b.wait_log("kd-central.yaml 1 %s" % f)
+        return d
+
+    def test_inbound_fires_only_source_mqtt_rules(self):
+        b = self.broker().start()
+        out = self.s.path("out", "fleet.json")
+        self.s.write_rule("10-fleet.yaml", r"""
+rules:
+  - name: fleet-cpu
+    match: {source: mqtt, type: power, signal: high}
+    run: %s
+  - name: local-cpu
+    match: {type: power, signal: high}
+    run: [/bin/false]
+""" % self.h("report", out, self.s.fifo.path, "fleet", "${KEVENT_HOST}"))
+        d = self.central(b, ["fleet/+/power/#"])
+        ev = {"seqnum": 7, "timestamp": 1700000000000000000, "source": "kernel",
+              "type": "power", "object": "/org/kernel/devices/system/cpu/temperature",
+              "signal": "high", "payload": "Cpu: 3\nHost: forged", "host": "h7"}
+        b.publish("fleet/h7/power/high/org/kernel/devices/system/cpu/temperature",
+                  json.dumps(ev))
+        self.assertEqual(self.s.fifo.line(), "done fleet")
+        with open(out) as f:
+            info = json.load(f)
+        self.assertEqual(info["argv"], ["h7"])
+        env = dict(e.partition("=")[::2] for e in info["env"])
+        self.assertEqual((env["KEVENT_HOST"], env["KEVENT_SOURCE"], env["KEVENT_TYPE"],
+                          env["KEVENT_OBJECT"], env["KEVENT_SIGNAL"], env["KEVENT_SEQNUM"],
+                          env["KEVENT_CPU"]),
+                         ("h7", "mqtt", "power", "/org/kernel/devices/system/cpu/temperature",
+                          "high", "7", "3"))
+        st = d.wait_idle(1)
+        self.assertEqual(st["sources"]["mqtt"]["received"], 1)
+        self.assertEqual(st["mqtt"]["received"], 1)
+        runs = {r["name"]: r["runs"] for r in st["rules"]}
+        self.assertEqual(runs, {"fleet-cpu": 1, "local-cpu": 0})
+        # and an event from the broker is never published back
+        self.assertEqual(st["mqtt"]["published"], 0)
+        d.stop_ok(self)
+
+    def test_malformed_rejected_and_counted(self):
+        b = self.broker().start()
+        d = self.central(b, ["fleet/#"])
+        ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
+
+        def but(**kw):
+            e = dict(ok)
+            for k, v in kw.items():
+                if v is None:
+                    e.pop(k)
+                else:
+                    e[k] = v
+            return json.dumps(e).encode()
+        bad = [b"", b"not json", b"[1,2]", b'{"type":"power"', b"{} {}",
+               but(object=None), but(type="heat"), but(object="no-slash"),
+               but(signal="s p"), but(signal="s" * 65), but(object="/" + "o" * 1024),
+               but(payload="p" * 4001), but(host=None), but(host="a b"), but(host=7),
+               but(host="h" * 254), but(seqnum="1"), but(payload_base64="!!"),
+               b'{"type":"power","object":"/a\u0000","signal":"s","host":"h1"}',
+               b"{" + b" " * (64 * 1024) + b"}"]
+        self.assertEqual(len(bad), 20)
+        for i, m in enumerate(bad):
+            path = self.s.path("bad-%d" % i)
+            with open(path, "wb") as f:
+                f.write(m)
+            b.publish("fleet/h1/power/s/a", None, extra=["-f", path])
+        # a keventd's status is neither an event nor a mistake
+        b.publish("fleet/h9/status", "online")
+        b.publish("fleet/h1/power/s/a", json.dumps(ok))
+        st = d.wait_status(lambda st: st["sources"]["mqtt"]["rejected"] == 20 and
+                           st["sources"]["mqtt"]["received"] == 1, "20 rejected, 1 received")
+        self.assertEqual(st["mqtt"]["received"], 1)
+        log = d.logtext()
+        self.assertIn("mqtt: rejected input: no host\n", log)
+        self.assertIn("mqtt: rejected input: message larger than 64 KiB\n", log)
+        d.stop_ok(self)
+
+    def test_fleet_of_50(self):
+        b = self.broker().start()
+        count = self.s.path("out", "count")
+        self.s.write_rule("10-central.yaml", r"""
+rules:
+  - name: any-host
+    match: {source: mqtt, type: general}
+    run: [/bin/sh, -c, 'echo "$KEVENT_HOST $KEVENT_SIGNAL" >> %s']
+""" % count)
+        central = self.central(b, ["fleet/+/general/#"], "--history", "0")
+        hosts, procs = [], []
+        n_hosts, per_host = 50, 200
+        for i in range(n_hosts):
+            ctl = self.s.path("ctl-%d" % i)
+            conf = self.config(b, name="h%d.yaml" % i, prefix="fleet/h%d" % i)
+            d = self.start("--config", conf, "--control", ctl, "--history", "0",
+                           "--max-children", "1", "--queue-size", "256")
+            hosts.append((d, ctl))
+        batch = self.batch(per_host, "/burst")
+        for d, ctl in hosts:
+            procs.append(subprocess.Popen([kdtest.KEVENTCTL, "--control", ctl, "send",
+                                           "--batch", batch], stdin=subprocess.DEVNULL))
+        for p in procs:
+            self.assertEqual(p.wait(TIMEOUT), 0)
+        total = n_hosts * per_host
+        st = central.wait_status(
+            lambda st: st["rules"][0]["runs"] == total and st["events"]["pending"] == 0,
+            "%d runs of any-host" % total, timeout=120)
+        self.assertEqual(st["sources"]["mqtt"]["received"], total)
+        self.assertEqual(st["runs"]["failures"], 0)
+        with open(count) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), total)
+        per = {}
+        for l in lines:
+            host, _ = l.split()
+            per[host] = per.get(host, 0) + 1
+        self.assertEqual(per, {HOST: total})  # the host name is the sender machine's
+        central.stop_ok(self)
+
+    def openssl(self, *args):
+        r = subprocess.run(["openssl"] + list(args), capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def make_ca(self, name):
+        """A CA of the test's own: NAME.key and NAME.pem."""
+        key, pem = self.s.path(name + ".key"), self.s.path(name + ".pem")
+        self.openssl("req", "-x509", "-newkey", "ec", "-pkeyopt",
+                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", pem,
+                     "-days", "2", "-subj", "/CN=%s" % name)
+        return key, pem
+
+    def make_cert(self, ca, name, san=None):
+        """A certificate signed by ca (key, pem): NAME.key and NAME.pem."""
+        key, pem = self.s.path(name + ".key"), self.s.path(name + ".pem")
+        csr, ext = self.s.path(name + ".csr"), self.s.path(name + ".ext")
+        self.openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                     "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=%s" % name)
+        with open(ext, "w") as f:
+            f.write("subjectAltName=%s\n" % san if san else "basicConstraints=CA:FALSE\n")
+        self.openssl("x509", "-req", "-in", csr, "-CA", ca[1], "-CAkey", ca[0],
+                     "-CAcreateserial", "-out", pem, "-days", "2", "-extfile", ext)
+        os.chmod(key, 0o600)
+        return key, pem
+
+    def tls_config(self, b, name, extra):
+        path = self.config(b, extra, name=name)
+        with open(path) as f:
+            text = f.read().replace("url: mqtt://", "url: mqtts://")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_tls(self):
+        ca = self.make_ca("ca")
+        other = self.make_ca("other-ca")
+        server = self.make_cert(ca, "server", "IP:127.0.0.1")
+        client = self.make_cert(ca, "client")
+        b = self.broker(tls=(ca[1], server[1], server[0]),
+                        extra="require_certificate true\n").start()
+        # a CA that did not sign the broker's certificate: refused, and why
+        d = self.start("--config", self.tls_config(
+            b, "wrong-ca.yaml", "  ca_file: %s\n  cert_file: %s\n  key_file: %s\n"
+            % (other[1], client[1], client[0])))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: TLS: " % b.port)
+        self.assertIn("certificate verify failed", d.logtext())
+        self.assertFalse(self.mqtt(d)["connected"])
+        d.stop_ok(self)
+        # the right CA, and the client's certificate the broker asks for
+        d = self.start("--config", self.tls_config(
+            b, "right-ca.yaml", "  ca_file: %s\n  cert_file: %s\n  key_file: %s\n"
+            % (ca[1], client[1], client[0])))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d as kd-right-ca.yaml" % b.port)
+        d.send("general", "/tls", "x")
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged over TLS")
+        d.stop_ok(self)
+        # without a client certificate, the broker hangs up
+        d = self.start("--config", self.tls_config(b, "no-cert.yaml",
+                                                   "  ca_file: %s\n" % ca[1]))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d" % b.port)
+        self.assertFalse(self.mqtt(d)["connected"])
+        d.stop_ok(self)
+
+    def test_wrong_password_backs_off(self):
+        pwfile = self.s.path("broker-passwords")
+        r = subprocess.run(["mosquitto_passwd", "-c", "-b", pwfile, "host1", "right"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        b = self.broker(extra="allow_anonymous false\npassword_file %s\n" % pwfile).start()
+        pw = self.s.path("pw")
+        with open(pw, "w") as f:
+            f.write("wrong\n")
+        os.chmod(pw, 0o600)
+        t0 = time.monotonic()
+        d = self.start("--config", self.config(
+            b, "  username: host1\n  password_file: %s\n" % pw, name="pw.yaml"))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection Refused: not authorised"
+                   % b.port)
+        self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 3, "3 attempts")
+        elapsed = time.monotonic() - t0
+        self.assertGreaterEqual(elapsed, 1.5)  # 0.5 s, then 1 s: a backoff
+        self.assertLessEqual(self.mqtt(d)["connection_attempts"], 2 + elapsed / 0.5)
+        self.assertEqual(d.logtext().count("not authorised"), 1, d.logtext())
+        d.stop_ok(self)
+        # the right one
+        with open(pw, "w") as f:
+            f.write("right\n")
+        d = self.start("--config", self.s.path("pw.yaml"))
+        d.wait_log("mqtt: connected to 127.0.0.1:%d" % b.port)
+        d.stop_ok(self)
+
+    def test_backoff_while_away(self):
+        b = self.broker()  # never started: nothing listens on its port
+        t0 = time.monotonic()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection refused" % b.port)
+        self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 4, "4 attempts")
+        elapsed = time.monotonic() - t0
+        # 0.5 + 1 + 2 s between the four: a backoff, not a busy loop
+        self.assertGreaterEqual(elapsed, 3.5)
+        n = self.mqtt(d)["connection_attempts"]
+        self.assertLessEqual(n, 2 + elapsed / 0.5)
+        # said once per outage, not once per attempt
+        self.assertEqual(d.logtext().count("cannot connect to"), 1, d.logtext())
+        # and it connects once the broker is there
+        b.start()
+        self.wait_mqtt(d, lambda m: m["connected"], "connected")
+        d.stop_ok(self)
+
+    def test_publish_matched_and_qos0(self):
+        b = self.broker().start()
+        b.session("watcher", "fleet/#")
+        self.s.write_rule("10-m.yaml", "rules:\n  - match: {signal: hit}\n    run: [/bin/true]\n")
+        d = self.start("--config", self.config(b, "  publish: matched\n  qos: 0\n"))
+        d.wait_log("mqtt: connected")
+        d.send("general", "/m", "miss")
+        d.send("general", "/m", "hit")
+        d.wait_idle(2)
+        got = b.collect("watcher", "fleet/#", 2)
+        self.assertEqual([t for t, _ in got], ["fleet/h1/status", "fleet/h1/general/hit/m"])
+        st = self.mqtt(d)
+        self.assertEqual((st["published"], st["acknowledged"], st["spooled"]), (1, 0, 0))
+        d.stop_ok(self)
+
+    def test_password_file_others_may_read(self):
+        b = self.broker()
+        pw = self.s.path("pw")
+        with open(pw, "w") as f:
+            f.write("secret\n")
+        os.chmod(pw, 0o640)
+        conf = self.config(b, "  username: u\n  password_file: %s\n" % pw)
+        d = kdtest.Daemon(self.s, args=["--config", conf])
+        self.daemons.append(d)
+        with self.assertRaises(AssertionError):
+            d.start()
+        self.assertEqual(d.proc.wait(TIMEOUT), 1)
+        self.assertIn("mqtt: the password file may be read by group or others (chmod 600 it)",
+                      d.logtext())
+
+
+if __name__ == "__main__":
+    kdtest.main()
