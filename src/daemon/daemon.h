@@ -67,6 +67,7 @@ struct kobserver {
 struct kdaemon_ctl;
 struct kdbus;
 struct kdebounce;
+struct ktrun;
 struct khistory;
 struct kwatch;
 
@@ -89,6 +90,7 @@ struct kdaemon {
 	struct kdebounce *debounce; /* runs waiting for their rule's quiet time */
 	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
 	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
+	struct ktrun *trun;	    /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;

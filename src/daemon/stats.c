@@ -161,6 +161,8 @@ const struct kstats_row kstats_rows[] = {
 	 STAT(debounced), "Handler runs replaced by a later event within the rule's debounce."},
 	{KSTATS_RUNS, ", oom kills #", "oom_kills", "handler_oom_kills_total", "counter",
 	 STAT(oom_kills), "Handler runs in which the rule's memory_max killed a process."},
+	{KSTATS_RUNS, ", transient #", "transient", "handler_transient_total", "counter",
+	 STAT(transient), "Handler runs started as transient systemd units."},
 	{KSTATS_RUNS, " (containment: cgroup)", "containment_cgroup", "handler_containment_cgroup",
 	 "gauge", FLAG(cgroup), "1 while each handler run gets a cgroup of its own."},
 	{KSTATS_RUNS, " (containment: process-group)", "containment_process_group", NULL, "gauge",

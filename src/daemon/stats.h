@@ -34,6 +34,7 @@ struct kstats {
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
 	uint64_t oom_kills; /* runs in which the memory limit killed a process */
+	uint64_t transient; /* of runs: started as transient systemd units */
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
