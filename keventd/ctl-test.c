@@ -26,6 +26,9 @@ static void print_transient(const struct krule *r, const struct kevent *ev)
 		return;
 	}
 	ctl_print(stdout, "  transient: %s", unit);
+	if (r->session)
+		printf("  session: active (the unit runs as the user of seat0's active session, "
+		       "with its variables)\n");
 	for (size_t i = 0; i < r->n_unit_props; i++) {
 		const struct kunitprop *p = &r->unit_props[i];
 		if (p->type == 's')

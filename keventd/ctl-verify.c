@@ -28,10 +28,11 @@ static void warn_transient(const struct kfile *f, struct tally *t)
 		if (!r->transient)
 			continue;
 		ctl_print(stdout,
-			  "%s:%u:%u: warning: rule %s: 'transient: true' needs systemd, which is "
+			  "%s:%u:%u: warning: rule %s: '%s' needs systemd, which is "
 			  "not the service manager here: keventd would not load the rule on "
 			  "this machine",
-			  f->path, r->line, r->col, r->name);
+			  f->path, r->line, r->col, r->name,
+			  r->session ? "session: active" : "transient: true");
 		t->warnings++;
 	}
 }

@@ -289,10 +289,10 @@ static void refuse_transient(struct kruleset *rs, struct kdiags *diags)
 			if (!can)
 				kdiags_add(
 					diags, r->file->path, r->line, r->col,
-					"rule %s: 'transient: true' needs systemd, which is not "
+					"rule %s: '%s' needs systemd, which is not "
 					"the service manager here (no /run/systemd/system%s): the "
 					"rule is not loaded",
-					r->name,
+					r->name, r->session ? "session: active" : "transient: true",
 					kdbus_available() ? ""
 							  : "; keventd is built without sd-bus");
 		}
@@ -427,6 +427,9 @@ static void count_run(struct kstats *s, struct krule_counters *rc, const struct 
 		}
 		s->output_dropped_bytes += rep->output_dropped;
 		s->oom_kills += rep->oom_kills > 0;
+		break;
+	case KRUN_SKIPPED:
+		s->session_skipped++;
 		break;
 	case KRUN_RATELIMITED:
 		s->runs_ratelimited++;

@@ -22,6 +22,7 @@ enum hstate {
 	H_NOT_RUN,   /* keventd was stopping */
 	H_DROPPED,   /* the event came in while keventd was stopping */
 	H_DEBOUNCED, /* waiting for the rule's quiet time, or replaced by a later event */
+	H_SKIPPED,   /* session: active, with no active session */
 };
 
 /* clang-format off */
@@ -37,6 +38,7 @@ static const char *const state_names[] = {
 	[H_NOT_RUN] = "not-run",
 	[H_DROPPED] = "dropped",
 	[H_DEBOUNCED] = "debounced",
+	[H_SKIPPED] = "skipped",
 };
 /* clang-format on */
 
@@ -257,6 +259,9 @@ static void apply(struct hrule *r, const struct krun_report *rep)
 	case KRUN_RATELIMITED:
 		r->state = H_RATELIMITED;
 		return;
+	case KRUN_SKIPPED:
+		r->state = H_SKIPPED;
+		return;
 	}
 }
 
@@ -416,6 +421,9 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r, const ch
 		break;
 	case H_DEBOUNCED:
 		strbuf_puts(out, "debounced (waiting for quiet, or replaced by a later event)");
+		break;
+	case H_SKIPPED:
+		strbuf_puts(out, "skipped (no active session)");
 		break;
 	}
 	if (r->timed_out)

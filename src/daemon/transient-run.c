@@ -17,10 +17,12 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
-#define SD_DEST	   "org.freedesktop.systemd1"
-#define SD_PATH	   "/org/freedesktop/systemd1"
-#define SD_MANAGER "org.freedesktop.systemd1.Manager"
-#define SD_UNITS   "/org/freedesktop/systemd1/unit"
+#define SD_DEST	    "org.freedesktop.systemd1"
+#define SD_PATH	    "/org/freedesktop/systemd1"
+#define SD_MANAGER  "org.freedesktop.systemd1.Manager"
+#define SD_UNITS    "/org/freedesktop/systemd1/unit"
+#define LOGIN_DEST  "org.freedesktop.login1"
+#define LOGIN_SEAT0 "/org/freedesktop/login1/seat/seat0"
 /* A start job that systemd has not finished by then is given up. */
 #define START_TIMEOUT_NS (90ull * 1000000000ull)
 
@@ -36,6 +38,8 @@ struct unit {
 	char *name, *path;  /* the unit's name and its object path */
 	uint64_t serial, seq, started_ns;
 	sd_bus_slot *call, *props, *query;
+	/* session: active: what the start needs once logind has answered */
+	char **argv, **envp, *exe;
 	struct ktimer *timer;
 	bool created;  /* systemd took it (and AddRef) */
 	bool running;  /* its start job is done */
@@ -79,6 +83,9 @@ static void unit_free(struct unit *u)
 	kfile_unref(u->file);
 	free(u->name);
 	free(u->path);
+	strv_free(u->argv);
+	strv_free(u->envp);
+	free(u->exe);
 	free(u);
 }
 
@@ -130,6 +137,9 @@ static void disconnect(struct ktrun *t, const char *why)
 		kfile_unref(u->file);
 		free(u->name);
 		free(u->path);
+		strv_free(u->argv);
+		strv_free(u->envp);
+		free(u->exe);
 		free(u);
 		if (start)
 			krunner_unit_started(start, -ECONNRESET);
@@ -493,6 +503,154 @@ static int start_message(struct ktrun *t, struct unit *u, const struct ktransien
 	return 0;
 }
 
+/* Sends u's StartTransientUnit with argv and envp, the program at exe,
+ * as user (NULL: root): 0, or -errno. */
+static int send_start(struct unit *u, char *const *argv, char *const *envp, const char *exe,
+		      const char *user)
+{
+	struct ktrun *t = u->t;
+	const struct krule *rule = u->rule;
+	struct kplan plan = {.argv = (char **)argv, .envp = (char **)envp, .cgroup_fd = -1};
+	struct ktransient tu = {0};
+	sd_bus_message *m = NULL;
+	int r = ktransient_build(rule->name, user, rule->timeout_ms, rule->unit_props,
+				 rule->n_unit_props, &plan, exe, u->seq, &tu);
+	if (r >= 0)
+		r = start_message(t, u, &tu, &m);
+	/* its changes are watched before it can have any */
+	if (r >= 0)
+		r = sd_bus_match_signal_async(t->bus, &u->props, SD_DEST, u->path,
+					      "org.freedesktop.DBus.Properties",
+					      "PropertiesChanged", on_props_changed, NULL, u);
+	if (r >= 0)
+		r = sd_bus_call_async(t->bus, &u->call, m, on_start_reply, u, 0);
+	if (r >= 0)
+		r = kloop_add_timer(t->loop, now_monotonic_ns() + START_TIMEOUT_NS,
+				    on_start_timeout, u, &u->timer);
+	sd_bus_message_unref(m);
+	ktransient_release(&tu);
+	return r;
+}
+
+/* Session rules' runs with no session to run in: each logged (at a
+ * bounded rate: events decide how often) and counted. */
+static struct klog_throttle skip_log = {
+	.name = "transient units", .what = "skipped session runs", .counted = true};
+
+/* session: active with no active session: the run is skipped.  Frees u. */
+static void skip(struct unit *u, const char *why)
+{
+	klog_throttled(&skip_log, LOG_NOTICE,
+		       "rule %s: no active session on seat0 (%s): run skipped (seq %" PRIu64 ")",
+		       u->rule->name, why, u->seq);
+	struct krunner_unit *start = TAKE_PTR(u->start);
+	unit_free(u);
+	krunner_unit_skipped(start);
+}
+
+/* The session's properties: its user, state, display and type. */
+static int on_session(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct unit *u = userdata;
+	(void)ret_error;
+	u->call = sd_bus_slot_unref(u->call);
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	if (e) {
+		skip(u, e->name); /* it ended between the two questions */
+		return 0;
+	}
+	struct ksession ses = {.id = "", .user = "", .display = "", .type = ""};
+	const char *state = "", *upath;
+	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		const char *key;
+		r = sd_bus_message_read(m, "s", &key);
+		if (r < 0)
+			break;
+		if (strcmp(key, "Id") == 0)
+			r = sd_bus_message_read(m, "v", "s", &ses.id);
+		else if (strcmp(key, "Name") == 0)
+			r = sd_bus_message_read(m, "v", "s", &ses.user);
+		else if (strcmp(key, "User") == 0)
+			r = sd_bus_message_read(m, "v", "(uo)", &ses.uid, &upath);
+		else if (strcmp(key, "State") == 0)
+			r = sd_bus_message_read(m, "v", "s", &state);
+		else if (strcmp(key, "Display") == 0)
+			r = sd_bus_message_read(m, "v", "s", &ses.display);
+		else if (strcmp(key, "Type") == 0)
+			r = sd_bus_message_read(m, "v", "s", &ses.type);
+		else
+			r = sd_bus_message_skip(m, "v");
+		if (r >= 0)
+			r = sd_bus_message_exit_container(m);
+	}
+	if (r < 0) {
+		log_warning(
+			"rule %s: cannot read the active session's properties (%s) (seq %" PRIu64
+			")",
+			u->rule->name, strerror(-r), u->seq);
+		start_failed(u, r);
+		return 0;
+	}
+	if (strcmp(state, "active") != 0 || !ses.user[0]) {
+		skip(u, state[0] ? state : "no user");
+		return 0;
+	}
+	_cleanup_strv_ char **env = NULL;
+	r = ktransient_session_env(u->envp, &ses, &env);
+	if (r >= 0)
+		r = send_start(u, u->argv, env, u->exe, ses.user);
+	if (r < 0) {
+		log_warning("rule %s: cannot start a unit in session %s: %s (seq %" PRIu64 ")",
+			    u->rule->name, ses.id, strerror(-r), u->seq);
+		start_failed(u, r);
+		return 0;
+	}
+	log_debug("rule %s[%s]: in session %s of %s (seq %" PRIu64 ")", u->rule->name, u->name,
+		  ses.id, ses.user, u->seq);
+	return 0;
+}
+
+/* seat0's active session, if any. */
+static int on_seat(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct unit *u = userdata;
+	const char *id = "", *path = NULL;
+	(void)ret_error;
+	u->call = sd_bus_slot_unref(u->call);
+	const sd_bus_error *e = sd_bus_message_get_error(m);
+	if (e) {
+		skip(u, e->name); /* no seat0, no logind */
+		return 0;
+	}
+	int r = sd_bus_message_read(m, "v", "(so)", &id, &path);
+	if (r < 0 || !id[0]) {
+		skip(u, r < 0 ? strerror(-r) : "none");
+		return 0;
+	}
+	r = sd_bus_call_method_async(u->t->bus, &u->call, LOGIN_DEST, path,
+				     "org.freedesktop.DBus.Properties", "GetAll", on_session, u,
+				     "s", "org.freedesktop.login1.Session");
+	if (r < 0) {
+		log_warning("rule %s: cannot ask logind about session %s: %s (seq %" PRIu64 ")",
+			    u->rule->name, id, strerror(-r), u->seq);
+		start_failed(u, r);
+	}
+	return 0;
+}
+
+static char **strv_dup(char *const *v)
+{
+	size_t n = strv_length(v);
+	char **d = calloc(n + 1, sizeof(*d));
+	for (size_t i = 0; d && i < n; i++)
+		if (!(d[i] = strdup(v[i]))) {
+			strv_free(d);
+			return NULL;
+		}
+	return d;
+}
+
 int ktrun_start(struct ktrun *t, struct krunner_unit *ru, const struct kplan *plan,
 		const char *path)
 {
@@ -512,27 +670,22 @@ int ktrun_start(struct ktrun *t, struct krunner_unit *ru, const struct kplan *pl
 			   .started_ns = ru->started_ns};
 	u->next = t->units;
 	t->units = u;
-	struct ktransient tu = {0};
-	sd_bus_message *m = NULL;
 	u->name = strdup(ru->unit);
 	r = u->name ? sd_bus_path_encode(SD_UNITS, u->name, &u->path) : -ENOMEM;
-	if (r >= 0)
-		r = ktransient_build(rule->name, rule->user, rule->timeout_ms, rule->unit_props,
-				     rule->n_unit_props, plan, path, u->seq, &tu);
-	if (r >= 0)
-		r = start_message(t, u, &tu, &m);
-	/* its changes are watched before it can have any */
-	if (r >= 0)
-		r = sd_bus_match_signal_async(t->bus, &u->props, SD_DEST, u->path,
-					      "org.freedesktop.DBus.Properties",
-					      "PropertiesChanged", on_props_changed, NULL, u);
-	if (r >= 0)
-		r = sd_bus_call_async(t->bus, &u->call, m, on_start_reply, u, 0);
-	if (r >= 0)
-		r = kloop_add_timer(t->loop, now_monotonic_ns() + START_TIMEOUT_NS,
-				    on_start_timeout, u, &u->timer);
-	sd_bus_message_unref(m);
-	ktransient_release(&tu);
+	if (r >= 0 && !rule->session) {
+		r = send_start(u, plan->argv, plan->envp, path, rule->user);
+	} else if (r >= 0) {
+		/* first the session, from logind; the plan is kept till then */
+		u->argv = strv_dup(plan->argv);
+		u->envp = strv_dup(plan->envp);
+		u->exe = strdup(path);
+		r = u->argv && u->envp && u->exe ? 0 : -ENOMEM;
+		if (r >= 0)
+			r = sd_bus_call_method_async(
+				t->bus, &u->call, LOGIN_DEST, LOGIN_SEAT0,
+				"org.freedesktop.DBus.Properties", "Get", on_seat, u, "ss",
+				"org.freedesktop.login1.Seat", "ActiveSession");
+	}
 	if (r < 0) {
 		u->start = NULL;
 		unit_free(u);

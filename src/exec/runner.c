@@ -409,6 +409,17 @@ static int start_unit(struct krunner *r, struct kjob *job, const struct krule *r
 	return rc;
 }
 
+void krunner_unit_skipped(struct krunner_unit *u)
+{
+	struct krunner *r = u->r;
+	struct kjob *job = u->job;
+	r->units_starting--;
+	report(r, &(struct krun_report){.job = job, .rule = u->rule, .outcome = KRUN_SKIPPED});
+	free(u->unit);
+	free(u);
+	run_next(r, job);
+}
+
 void krunner_unit_started(struct krunner_unit *u, int error)
 {
 	struct krunner *r = u->r;

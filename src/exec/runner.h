@@ -31,6 +31,7 @@ enum krun_outcome {
 	KRUN_START_FAILED, /* it could not be started: error */
 	KRUN_DRY_RUN,	   /* --dry-run: logged, not run */
 	KRUN_RATELIMITED,  /* the rule's rate limit suppressed it */
+	KRUN_SKIPPED,	   /* session: active, and no session was active */
 };
 
 /* One step in the life of one rule's run for a job. */
@@ -97,6 +98,9 @@ size_t krunner_cgroups_left(const struct krunner *r);
  * object need not wait for the unit to end) or could not start (-errno:
  * KRUN_START_FAILED; the owner logged why).  Frees u. */
 void krunner_unit_started(struct krunner_unit *u, int error);
+/* The run u is not to be (session: active, with no active session: the
+ * owner logged it): the runner reports KRUN_SKIPPED and moves on.  Frees u. */
+void krunner_unit_skipped(struct krunner_unit *u);
 /* Starts of units under way (krunner_ops.start_unit). */
 size_t krunner_units_starting(const struct krunner *r);
 

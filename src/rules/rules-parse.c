@@ -442,12 +442,14 @@ enum rule_key {
 	K_CPU_WEIGHT,
 	K_TRANSIENT,
 	K_UNIT_PROPS,
+	K_SESSION,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
 	"name",	      "match",	   "run",	 "shell",	 "timeout",
 	"user",	      "ratelimit", "last",	 "no_new_privs", "limits",
 	"memory_max", "tasks_max", "cpu_weight", "transient",	 "unit_properties",
+	"session",
 };
 
 static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
@@ -591,15 +593,30 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
 	if (at[K_TRANSIENT] && (s = want_scalar(p, at[K_TRANSIENT], "transient")) &&
 	    parse_bool(s, &r->transient) < 0)
 		err(p, at[K_TRANSIENT], "'transient' must be true or false, not \"%s\"", s);
+	/* session: active is a transient unit for the person at the screen */
+	if (at[K_SESSION] && (s = want_scalar(p, at[K_SESSION], "session"))) {
+		if (strcmp(s, "active") != 0)
+			err(p, at[K_SESSION], "'session' must be active, not \"%s\"", s);
+		else if (at[K_TRANSIENT] && !r->transient)
+			err(p, at[K_TRANSIENT],
+			    "'session: active' runs a transient unit: 'transient' cannot be false");
+		else
+			r->session = r->transient = true;
+	}
+	if (r->session && at[K_USER])
+		err(p, at[K_USER], "'session: active' runs as the session's user: no 'user'");
 	if (r->transient && !at[K_RUN] && !at[K_SHELL])
-		err(p, at[K_TRANSIENT], "'transient: true' needs a 'run' or 'shell' to run");
+		err(p, at[K_TRANSIENT] ? at[K_TRANSIENT] : at[K_SESSION],
+		    "'%s' needs a 'run' or 'shell' to run",
+		    at[K_TRANSIENT] ? "transient: true" : "session: active");
 	for (size_t i = 0; r->transient && i < ARRAY_SIZE(own); i++)
 		if (at[own[i].key])
 			err(p, at[own[i].key], "'%s' is for keventd's own runs: %s",
 			    rule_keys[own[i].key], own[i].instead);
 	if (at[K_UNIT_PROPS] && !r->transient)
 		err(p, at[K_UNIT_PROPS],
-		    "'unit_properties' are a transient unit's: the rule needs 'transient: true'");
+		    "'unit_properties' are a transient unit's: the rule needs 'transient: true' "
+		    "or 'session: active'");
 	else if (at[K_UNIT_PROPS])
 		parse_unit_props(p, at[K_UNIT_PROPS], r);
 }
@@ -680,7 +697,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
 			    "user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, "
-			    "memory_max, tasks_max, cpu_weight, transient or unit_properties)",
+			    "memory_max, tasks_max, cpu_weight, transient, unit_properties or "
+			    "session)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}

@@ -64,6 +64,7 @@ struct krule {
 	uint8_t type_mask;	 /* bit per enum kevent_type; all when not given */
 	bool no_new_privs, last; /* here, beside type_mask, to keep the rule small */
 	bool transient;		 /* runs as a transient systemd service (transient.h) */
+	bool session;		 /* session: active: in the active session's user's name */
 	/* set by the daemon, not the file: a rule this machine cannot run
 	 * (transient: true without systemd), reported as an error at load and
 	 * never matched */

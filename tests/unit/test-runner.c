@@ -115,6 +115,9 @@ static void report(void *userdata, const struct krun_report *rep)
 	case KRUN_DRY_RUN:
 		add_line(o, tu_printf("%llu %s dry run", seq, name));
 		break;
+	case KRUN_SKIPPED:
+		add_line(o, tu_printf("%llu %s skipped", seq, name));
+		break;
 	case KRUN_RATELIMITED:
 		add_line(o, tu_printf("%llu %s rate-limited", seq, name));
 		break;
@@ -374,6 +377,7 @@ static struct {
 	char *path, *argv0;
 	int error;	/* what the start comes to */
 	int refuse;	/* start_unit()'s own return */
+	bool skip;	/* no active session: skipped */
 	unsigned calls; /* start_unit() calls */
 	bool returned;	/* start_unit() has returned */
 } unit_start;
@@ -383,7 +387,10 @@ static void unit_start_now(struct ktimer *t, void *userdata)
 	(void)t;
 	(void)userdata;
 	assert_true(unit_start.returned);
-	krunner_unit_started(unit_start.u, unit_start.error);
+	if (unit_start.skip)
+		krunner_unit_skipped(unit_start.u);
+	else
+		krunner_unit_started(unit_start.u, unit_start.error);
 	unit_start.u = NULL;
 }
 
@@ -419,11 +426,13 @@ static void test_transient_unit(void **state)
 	(void)state;
 	static const struct {
 		int error, refuse;
+		bool skip;
 		const char *first;
 	} ucases[] = {
-		{0, 0, "1 long job started as keventd-long\\x20job-1.service"},
-		{-EINVAL, 0, "1 long job start failed: Invalid argument"},
-		{0, -ECONNREFUSED, "1 long job start failed: Connection refused"},
+		{0, 0, false, "1 long job started as keventd-long\\x20job-1.service"},
+		{-EINVAL, 0, false, "1 long job start failed: Invalid argument"},
+		{0, -ECONNREFUSED, false, "1 long job start failed: Connection refused"},
+		{0, 0, true, "1 long job skipped"},
 	};
 	struct kfile *f = tu_parse("rules:\n"
 				   "  - name: long job\n"
@@ -442,6 +451,7 @@ static void test_transient_unit(void **state)
 		assert_int_equal(krunner_new(o.loop, NULL, false, &unit_ops, &o, &r), 0);
 		unit_start.error = ucases[i].error;
 		unit_start.refuse = ucases[i].refuse;
+		unit_start.skip = ucases[i].skip;
 		unit_start.calls = 0;
 		struct kevent *ev = NULL;
 		const char *why = NULL;
