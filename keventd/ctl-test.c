@@ -10,8 +10,39 @@
 #include "duration.h"
 #include "plan.h"
 #include "ruleset.h"
+#include "transient.h"
 
 #define MAX_DIRS 64
+
+/* A transient rule's unit and its properties, as StartTransientUnit gets
+ * them (the D-Bus names: CPUQuota is CPUQuotaPerSecUSec). */
+static void print_transient(const struct krule *r, const struct kevent *ev)
+{
+	_cleanup_free_ char *unit = NULL;
+	if (!r->transient)
+		return;
+	if (ktransient_unit_name(r->name, ev->seqnum, &unit) < 0) {
+		printf("  (out of memory naming the unit)\n");
+		return;
+	}
+	ctl_print(stdout, "  transient: %s", unit);
+	if (r->session)
+		printf("  session: active (the unit runs as the user of seat0's active session, "
+		       "with its variables)\n");
+	for (size_t i = 0; i < r->n_unit_props; i++) {
+		const struct kunitprop *p = &r->unit_props[i];
+		if (p->type == 's')
+			ctl_print(stdout, "  unit property: %s=%s", p->name, p->s);
+		else if (p->type == 'b')
+			printf("  unit property: %s=%s\n", p->name, p->b ? "yes" : "no");
+		else if (p->type == 't' && p->u == UINT64_MAX)
+			printf("  unit property: %s=infinity\n", p->name);
+		else if (p->type == 't')
+			printf("  unit property: %s=%" PRIu64 "\n", p->name, p->u);
+		else
+			printf("  unit property: %s=%" PRId64 "\n", p->name, p->i);
+	}
+}
 
 static void print_plan(const struct krule *r, const struct kevent *ev)
 {
@@ -33,6 +64,7 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 		ctl_print(stdout, "  user: %s", r->user);
 	if (r->no_new_privs)
 		printf("  no_new_privs: true\n");
+	print_transient(r, ev);
 	for (size_t i = 0; i < r->n_limits; i++) {
 		if (r->limits[i].value == UINT64_MAX)
 			printf("  limit: %s infinity\n", krlimit_name(r->limits[i].resource));

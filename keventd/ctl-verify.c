@@ -11,10 +11,32 @@
 #include "ctl.h"
 #include "options.h"
 #include "ruleset.h"
+#include "transient-run.h"
 
 struct tally {
-	size_t files, rules;
+	size_t files, rules, warnings;
 };
+
+/* A transient rule on a machine where systemd is not the service manager:
+ * the file is right, but keventd would not load the rule here.  A warning,
+ * so that rules can be checked on any machine before they are shipped. */
+static void warn_transient(const struct kfile *f, struct tally *t)
+{
+	if (ktrun_available())
+		return;
+	for (size_t i = 0; i < f->n_rules; i++) {
+		const struct krule *r = &f->rules[i];
+		if (!r->transient)
+			continue;
+		ctl_print(stdout,
+			  "%s:%u:%u: warning: rule %s: '%s' needs systemd, which is "
+			  "not the service manager here: keventd would not load the rule on "
+			  "this machine",
+			  f->path, r->line, r->col, r->name,
+			  r->session ? "session: active" : "transient: true");
+		t->warnings++;
+	}
+}
 
 static int check_file(const char *path, struct tally *t, struct kdiags *d)
 {
@@ -23,8 +45,10 @@ static int check_file(const char *path, struct tally *t, struct kdiags *d)
 	if (rc < 0)
 		return rc;
 	t->files++;
-	if (f)
+	if (f) {
 		t->rules += f->n_rules;
+		warn_transient(f, t);
+	}
 	kfile_unref(f);
 	return 0;
 }
@@ -131,9 +155,13 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	if (!quiet && checked_config)
 		fputs("1 configuration file, ", stderr);
 	if (!quiet)
-		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s\n", t.files,
+		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s", t.files,
 			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,
 			d.n == 1 ? "" : "s");
+	if (!quiet && t.warnings)
+		fprintf(stderr, ", %zu warning%s", t.warnings, t.warnings == 1 ? "" : "s");
+	if (!quiet)
+		fputc('\n', stderr);
 	int status = d.n ? 1 : 0;
 	kdiags_free(&d);
 	return status;

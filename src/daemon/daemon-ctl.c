@@ -379,7 +379,8 @@ static void on_report(void *userdata, const struct krun_report *rep)
 {
 	struct kdaemon_ctl *ctl = userdata;
 	struct waiter **w = find_wait(ctl, rep->job->serial);
-	if (!w || rep->outcome == KRUN_STARTED)
+	/* a transient rule's run is its unit's start: the unit runs on */
+	if (!w || (rep->outcome == KRUN_STARTED && !rep->unit))
 		return;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	strbuf_put_escaped(&sb, rep->rule->name);

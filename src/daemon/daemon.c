@@ -9,8 +9,10 @@
 #include <malloc.h>
 #include <string.h>
 
+#include "dbus.h"
 #include "debounce.h"
 #include "history.h"
+#include "transient-run.h"
 #include "log.h"
 #include "mqtt.h"
 
@@ -275,6 +277,30 @@ static bool has_file(const struct kruleset *rs, const char *name)
 	return false;
 }
 
+/* A transient rule needs systemd: where it is not the service manager,
+ * such a rule is an error at load, with its place, and never matches; the
+ * other rules of its file load. */
+static void refuse_transient(struct kruleset *rs, struct kdiags *diags)
+{
+	bool can = ktrun_available();
+	for (size_t i = 0; i < rs->n_files; i++)
+		for (size_t j = 0; j < rs->files[i]->n_rules; j++) {
+			struct krule *r = &rs->files[i]->rules[j];
+			if (!r->transient)
+				continue;
+			r->refused = !can;
+			if (!can)
+				kdiags_add(
+					diags, r->file->path, r->line, r->col,
+					"rule %s: '%s' needs systemd, which is not "
+					"the service manager here (no /run/systemd/system%s): the "
+					"rule is not loaded",
+					r->name, r->session ? "session: active" : "transient: true",
+					kdbus_available() ? ""
+							  : "; keventd is built without sd-bus");
+		}
+}
+
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 {
 	struct kdiags diags = {0};
@@ -292,6 +318,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 		kchanges_free(&changes);
 		return rc;
 	}
+	refuse_transient(rs, &diags);
 	if (diags.n)
 		d->stats.reload_errors++;
 	struct strbuf sb = STRBUF_INIT;
@@ -385,22 +412,14 @@ int kdaemon_observe(struct kdaemon *d, const struct kobserver *o)
 	return 0;
 }
 
-/* The runner's reports, counted. */
-static void on_run_report(void *userdata, const struct krun_report *rep)
+/* A run's step, counted in s and in the rule's counters rc. */
+static void count_run(struct kstats *s, struct krule_counters *rc, const struct krun_report *rep)
 {
-	struct kdaemon *d = userdata;
-	struct kstats *s = &d->stats;
-	struct krule_counters *rc = kstats_rule(s, rep->rule);
-	struct krule_counters none = {0};
-	if (!rc)
-		rc = &none;
-	for (size_t i = 0; i < d->n_observers; i++)
-		if (d->observers[i].report)
-			d->observers[i].report(d->observers[i].userdata, rep);
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		s->runs++;
 		rc->runs++;
+		s->transient += rep->unit != NULL;
 		break;
 	case KRUN_DRY_RUN:
 		s->runs++;
@@ -426,12 +445,48 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 		s->output_dropped_bytes += rep->output_dropped;
 		s->oom_kills += rep->oom_kills > 0;
 		break;
+	case KRUN_SKIPPED:
+		s->session_skipped++;
+		break;
 	case KRUN_RATELIMITED:
 		s->runs_ratelimited++;
 		rc->ratelimited++;
 		s->runs_ratelimit_full += rep->table_full;
 		break;
 	}
+}
+
+/* The runner's reports, counted. */
+static void on_run_report(void *userdata, const struct krun_report *rep)
+{
+	struct kdaemon *d = userdata;
+	struct krule_counters *rc = kstats_rule(&d->stats, rep->rule);
+	struct krule_counters none = {0};
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].report)
+			d->observers[i].report(d->observers[i].userdata, rep);
+	count_run(&d->stats, rc ? rc : &none, rep);
+}
+
+/* A transient rule's unit has ended, after its job: counted as a run's
+ * end, and told to the history (its event may still be there). */
+static void on_unit_ended(void *userdata, uint64_t serial, const struct krun_report *rep)
+{
+	struct kdaemon *d = userdata;
+	struct krule_counters *rc = kstats_rule(&d->stats, rep->rule);
+	struct krule_counters none = {0};
+	count_run(&d->stats, rc ? rc : &none, rep);
+	if (d->history)
+		khistory_report(d->history, serial, rep);
+}
+
+static const struct ktrun_ops trun_ops = {.ended = on_unit_ended};
+
+static int start_unit(void *userdata, struct krunner_unit *u, const struct kplan *plan,
+		      const char *path)
+{
+	struct kdaemon *d = userdata;
+	return d->trun ? ktrun_start(d->trun, u, plan, path) : -EOPNOTSUPP;
 }
 
 static void on_job_done(void *userdata, struct kjob *job)
@@ -492,6 +547,7 @@ static int spawn_handler(void *userdata, const struct kplan *plan, const struct 
 static const struct krunner_ops runner_ops = {
 	.spawn = spawn_handler,
 	.report = on_run_report,
+	.start_unit = start_unit,
 	.done = on_job_done,
 };
 
@@ -524,6 +580,9 @@ int kdaemon_init(struct kdaemon *d)
 	rc = krunner_new(d->loop, d->rl, d->cfg.dry_run, &runner_ops, d, &d->runner);
 	if (rc < 0)
 		return rc;
+	rc = ktrun_new(d->loop, &trun_ops, d, &d->trun);
+	if (rc < 0)
+		return rc;
 	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
@@ -552,6 +611,7 @@ void kdaemon_release(struct kdaemon *d)
 {
 	kdebounce_free(TAKE_PTR(d->debounce));
 	ksched_free(TAKE_PTR(d->sched));
+	ktrun_free(TAKE_PTR(d->trun)); /* before the runner: its starts are the runner's */
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
 	kratelimit_free(TAKE_PTR(d->rl));

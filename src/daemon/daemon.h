@@ -69,6 +69,7 @@ struct kobserver {
 struct kdaemon_ctl;
 struct kdbus;
 struct kdebounce;
+struct ktrun;
 struct khistory;
 struct kmqtt;
 struct kmqtt_config;
@@ -94,6 +95,7 @@ struct kdaemon {
 	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
 	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
 	struct kmqtt *mqtt;	    /* NULL unless keventd.yaml has a broker */
+	struct ktrun *trun;	    /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "transient.h"
+
 enum hstate {
 	H_MATCHED, /* the rule runs nothing */
 	H_QUEUED,
@@ -20,6 +22,7 @@ enum hstate {
 	H_NOT_RUN,   /* keventd was stopping */
 	H_DROPPED,   /* the event came in while keventd was stopping */
 	H_DEBOUNCED, /* waiting for the rule's quiet time, or replaced by a later event */
+	H_SKIPPED,   /* session: active, with no active session */
 };
 
 /* clang-format off */
@@ -35,6 +38,7 @@ static const char *const state_names[] = {
 	[H_NOT_RUN] = "not-run",
 	[H_DROPPED] = "dropped",
 	[H_DEBOUNCED] = "debounced",
+	[H_SKIPPED] = "skipped",
 };
 /* clang-format on */
 
@@ -43,6 +47,7 @@ struct hrule {
 	uint32_t name;	  /* offset of its name in the entry's text */
 	uint8_t state;
 	bool timed_out;
+	bool unit;	/* a transient rule's run: named keventd-RULE-SEQNUM.service */
 	int32_t status; /* exit status, the signal, or -errno */
 	int32_t pid;
 	uint32_t duration_ms;
@@ -230,6 +235,7 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 
 static void apply(struct hrule *r, const struct krun_report *rep)
 {
+	r->unit = r->unit || rep->unit;
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		r->state = H_RUNNING;
@@ -252,6 +258,9 @@ static void apply(struct hrule *r, const struct krun_report *rep)
 		return;
 	case KRUN_RATELIMITED:
 		r->state = H_RATELIMITED;
+		return;
+	case KRUN_SKIPPED:
+		r->state = H_SKIPPED;
 		return;
 	}
 }
@@ -277,8 +286,11 @@ void khistory_done(struct khistory *h, uint64_t serial)
 		if (e->rules[i].state == H_QUEUED)
 			e->rules[i].state = H_NOT_RUN;
 		/* its file may go now, unless its run waits for quiet: that
-		 * one holds the file, and its own job reports as this event */
-		if (e->rules[i].state != H_DEBOUNCED)
+		 * one holds the file, and its own job reports as this event;
+		 * or it runs on as a unit, which holds the file and reports
+		 * its end */
+		if (e->rules[i].state != H_DEBOUNCED &&
+		    !(e->rules[i].unit && e->rules[i].state == H_RUNNING))
 			e->rules[i].rule = NULL;
 	}
 }
@@ -361,8 +373,14 @@ void khistory_put_time(struct strbuf *out, uint64_t ns)
 	strbuf_printf(out, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
 }
 
-static void put_outcome_text(struct strbuf *out, const struct hrule *r)
+/* unit: the run's unit, for a transient rule's; else NULL. */
+static void put_outcome_text(struct strbuf *out, const struct hrule *r, const char *unit)
 {
+	if (unit && r->state == H_RUNNING) {
+		strbuf_puts(out, "running as ");
+		strbuf_put_escaped(out, unit);
+		return;
+	}
 	switch ((enum hstate)r->state) {
 	case H_MATCHED:
 		strbuf_puts(out, "matched (runs nothing)");
@@ -404,16 +422,33 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r)
 	case H_DEBOUNCED:
 		strbuf_puts(out, "debounced (waiting for quiet, or replaced by a later event)");
 		break;
+	case H_SKIPPED:
+		strbuf_puts(out, "skipped (no active session)");
+		break;
 	}
 	if (r->timed_out)
 		strbuf_puts(out, ", timed out");
+	if (unit) {
+		strbuf_puts(out, " (");
+		strbuf_put_escaped(out, unit);
+		strbuf_putc(out, ')');
+	}
+}
+
+/* The unit of a transient rule's run in e, or NULL: free()d by the caller. */
+static char *unit_of(const struct entry *e, const struct hrule *r)
+{
+	char *unit = NULL;
+	if (r->unit && ktransient_unit_name(e->text + r->name, e->seqnum, &unit) < 0)
+		unit = NULL;
+	return unit;
 }
 
 void khistory_put_report(struct strbuf *out, const struct krun_report *rep)
 {
 	struct hrule r = {0};
 	apply(&r, rep);
-	put_outcome_text(out, &r);
+	put_outcome_text(out, &r, rep->unit);
 }
 
 static void render_text(const struct entry *e, struct strbuf *out)
@@ -429,7 +464,8 @@ static void render_text(const struct entry *e, struct strbuf *out)
 		strbuf_puts(out, "  ");
 		strbuf_put_escaped(out, e->text + e->rules[i].name);
 		strbuf_puts(out, ": ");
-		put_outcome_text(out, &e->rules[i]);
+		_cleanup_free_ char *unit = unit_of(e, &e->rules[i]);
+		put_outcome_text(out, &e->rules[i], unit);
 		strbuf_putc(out, '\n');
 	}
 	if (e->n_matched > e->n_rules)
@@ -452,7 +488,7 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
 		strbuf_json(out, e->text + r->name);
 		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
-		if (r->state == H_RUNNING)
+		if (r->state == H_RUNNING && !r->unit)
 			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
 		if (r->state == H_EXITED)
 			strbuf_printf(out, ",\"status\":%d", (int)r->status);
@@ -464,6 +500,11 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		if (r->state == H_START_FAILED) {
 			strbuf_puts(out, ",\"error\":");
 			strbuf_json(out, strerror(-r->status));
+		}
+		_cleanup_free_ char *unit = unit_of(e, r);
+		if (unit) {
+			strbuf_puts(out, ",\"unit\":");
+			strbuf_json(out, unit);
 		}
 		strbuf_putc(out, '}');
 	}

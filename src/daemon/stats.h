@@ -33,7 +33,9 @@ struct kstats {
 	uint64_t debounced;	      /* runs replaced by a later event (debounce:) */
 	uint64_t runs_ratelimit_full; /* of runs_ratelimited: by a shared window */
 	uint64_t output_dropped_bytes;
-	uint64_t oom_kills; /* runs in which the memory limit killed a process */
+	uint64_t oom_kills;	  /* runs in which the memory limit killed a process */
+	uint64_t transient;	  /* of runs: started as transient systemd units */
+	uint64_t session_skipped; /* session: active runs with no active session */
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */

@@ -14,6 +14,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "transient.h"
 
 #define LINE_MAX_BYTES	1024
 #define LOG_LIMIT_BYTES (64 * 1024) /* output logged per run; the rest is counted */
@@ -60,6 +61,7 @@ struct krunner {
 	const struct krunner_ops *ops;
 	void *userdata;
 	size_t children;
+	size_t units_starting; /* transient rules' units being started */
 };
 
 struct child {
@@ -185,38 +187,50 @@ static void on_timeout(struct ktimer *t, void *userdata)
 }
 
 /* One record per run: a sentence for people, and the fields rule, file
- * (path:line), seq, pid, exit or signal, timed_out and duration_ms for grep
- * and for machines (klog_fields; --log-format json makes them JSON keys). */
-static void log_result(struct child *c, const struct krun_report *rep)
+ * (path:line), seq, pid (or unit), exit or signal, timed_out and
+ * duration_ms for grep and for machines (klog_fields; --log-format json
+ * makes them JSON keys). */
+void krunner_log_result(const struct krule *rule, uint64_t seq, pid_t pid, const char *unit,
+			const struct krun_report *rep)
 {
-	const char *name = c->rule->name;
+	const char *name = rule->name;
 	bool exited = rep->outcome == KRUN_EXITED;
-	uint64_t seq = c->job->ev->seqnum, ms = rep->duration_ms;
-	struct strbuf where = STRBUF_INIT;
-	strbuf_printf(&where, "%s:%u", c->rule->file->path, c->rule->line);
+	uint64_t ms = rep->duration_ms;
+	struct strbuf where = STRBUF_INIT, who = STRBUF_INIT;
+	strbuf_printf(&where, "%s:%u", rule->file->path, rule->line);
+	if (unit)
+		strbuf_puts(&who, unit);
+	else
+		strbuf_printf(&who, "%d", (int)pid);
 	struct klog_field f[] = {
 		KLOG_STR("rule", name),
 		KLOG_STR("file", strbuf_str(&where)),
 		KLOG_UINT("seq", seq),
-		KLOG_INT("pid", c->proc.pid),
+		unit ? KLOG_STR("unit", unit) : KLOG_INT("pid", pid),
 		exited ? KLOG_INT("exit", rep->status) : KLOG_INT("signal", rep->status),
-		KLOG_BOOL("timed_out", c->timed_out),
+		KLOG_BOOL("timed_out", rep->timed_out),
 		KLOG_UINT("duration_ms", ms),
 	};
 	if (exited)
 		klog_fields(rep->status ? LOG_WARNING : LOG_INFO, f, ARRAY_SIZE(f),
-			    "rule %s[%d]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
-			    (int)c->proc.pid, rep->status, ms, seq,
+			    "rule %s[%s]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
+			    strbuf_str(&who), rep->status, ms, seq,
 			    rep->status == 127 ? ": program not found?" : "");
 	else
 		klog_fields(LOG_WARNING, f, ARRAY_SIZE(f),
-			    "rule %s[%d]: killed by signal %d (%s) after %" PRIu64
+			    "rule %s[%s]: killed by signal %d (%s) after %" PRIu64
 			    "ms (seq %" PRIu64 ")%s",
-			    name, (int)c->proc.pid, rep->status, strsignal(rep->status), ms, seq,
-			    c->timed_out ? ", timed out" : "");
+			    name, strbuf_str(&who), rep->status, strsignal(rep->status), ms, seq,
+			    rep->timed_out ? ", timed out" : "");
 	strbuf_release(&where);
+	strbuf_release(&who);
+}
+
+static void log_result(struct child *c, const struct krun_report *rep)
+{
+	krunner_log_result(c->rule, c->job->ev->seqnum, c->proc.pid, NULL, rep);
 	if (c->dropped)
-		log_warning("rule %s[%d]: %" PRIu64 " bytes of output not logged", name,
+		log_warning("rule %s[%d]: %" PRIu64 " bytes of output not logged", c->rule->name,
 			    (int)c->proc.pid, c->dropped);
 }
 
@@ -361,6 +375,76 @@ static int run_cgroup(struct krunner *r, struct kjob *job, const struct krule *r
 	return kcgroup_run_create(r->cg, c->cg_name, rule->cg_limits, &c->cg_fd, what);
 }
 
+/* A transient rule's run: the owner starts its unit, and
+ * krunner_unit_started() goes on.  0, or -errno. */
+static int start_unit(struct krunner *r, struct kjob *job, const struct krule *rule,
+		      const struct kplan *plan)
+{
+	_cleanup_free_ char *path = NULL;
+	const char *what = "find the program";
+	int rc = r->ops->start_unit ? kexec_resolve(plan->argv[0], &path) : -EOPNOTSUPP;
+	struct krunner_unit *u = NULL;
+	if (rc == 0) {
+		what = "start a unit";
+		u = calloc(1, sizeof(*u));
+		rc = u ? 0 : -ENOMEM;
+	}
+	if (rc == 0) {
+		*u = (struct krunner_unit){
+			.r = r, .job = job, .rule = rule, .started_ns = now_monotonic_ns()};
+		rc = ktransient_unit_name(rule->name, job->ev->seqnum, &u->unit);
+	}
+	if (rc == 0) {
+		r->units_starting++;
+		rc = r->ops->start_unit(r->userdata, u, plan, path);
+		if (rc == 0)
+			return 0;
+		r->units_starting--;
+	}
+	klog_throttled(&spawn_log, LOG_WARNING, "rule %s: cannot run %s: %s: %s", rule->name,
+		       plan->argv[0], what, strerror(-rc));
+	if (u)
+		free(u->unit);
+	free(u);
+	return rc;
+}
+
+void krunner_unit_skipped(struct krunner_unit *u)
+{
+	struct krunner *r = u->r;
+	struct kjob *job = u->job;
+	r->units_starting--;
+	report(r, &(struct krun_report){.job = job, .rule = u->rule, .outcome = KRUN_SKIPPED});
+	free(u->unit);
+	free(u);
+	run_next(r, job);
+}
+
+void krunner_unit_started(struct krunner_unit *u, int error)
+{
+	struct krunner *r = u->r;
+	struct kjob *job = u->job;
+	struct krun_report rep = {.job = job, .rule = u->rule, .unit = u->unit};
+	r->units_starting--;
+	if (error) {
+		rep.outcome = KRUN_START_FAILED;
+		rep.error = error;
+	} else {
+		rep.outcome = KRUN_STARTED;
+		log_debug("rule %s[%s]: started for %s %s (seq %" PRIu64 ")", u->rule->name,
+			  u->unit, job->ev->object, job->ev->signal, job->ev->seqnum);
+	}
+	report(r, &rep);
+	free(u->unit);
+	free(u);
+	run_next(r, job);
+}
+
+size_t krunner_units_starting(const struct krunner *r)
+{
+	return r->units_starting;
+}
+
 /* Starts rule's handler for job: 0 when it runs (on_exit_ready() goes on),
  * 1 when there is nothing to wait for (a dry run), or -errno. */
 static int start_child(struct krunner *r, struct kjob *job, const struct krule *rule)
@@ -379,6 +463,11 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 		strbuf_release(&sb);
 		kplan_release(&plan);
 		return 1;
+	}
+	if (rule->transient) {
+		rc = start_unit(r, job, rule, &plan);
+		kplan_release(&plan);
+		return rc;
 	}
 	struct child *c = calloc(1, sizeof(*c));
 	if (!c) {

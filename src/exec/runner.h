@@ -31,6 +31,7 @@ enum krun_outcome {
 	KRUN_START_FAILED, /* it could not be started: error */
 	KRUN_DRY_RUN,	   /* --dry-run: logged, not run */
 	KRUN_RATELIMITED,  /* the rule's rate limit suppressed it */
+	KRUN_SKIPPED,	   /* session: active, and no session was active */
 };
 
 /* One step in the life of one rule's run for a job. */
@@ -46,6 +47,19 @@ struct krun_report {
 	uint64_t duration_ms;	 /* KRUN_EXITED, KRUN_KILLED */
 	uint64_t output_dropped; /* bytes of output over the logging limit */
 	uint64_t oom_kills;	 /* processes of the run the memory limit killed */
+	/* a transient rule's unit (KRUN_STARTED and its end), else NULL; its
+	 * end comes from the owner, after the job (job NULL) */
+	const char *unit;
+};
+
+/* A transient rule's run (transient: true) that the owner is starting as a
+ * systemd unit (krunner_ops.start_unit): the job waits for it. */
+struct krunner_unit {
+	struct krunner *r;
+	struct kjob *job;
+	const struct krule *rule;
+	char *unit; /* its name: ktransient_unit_name() */
+	uint64_t started_ns;
 };
 
 struct krunner_ops {
@@ -55,6 +69,13 @@ struct krunner_ops {
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
 	void (*report)(void *userdata, const struct krun_report *rep);
+	/* Starts the run u of a transient rule as a systemd unit, plan's
+	 * program resolved to path: 0 when the start is under way, and the
+	 * owner then calls krunner_unit_started(u, ...) once, never before
+	 * this returns; or -errno (a failed start).  NULL: transient rules
+	 * fail to start (-EOPNOTSUPP). */
+	int (*start_unit)(void *userdata, struct krunner_unit *u, const struct kplan *plan,
+			  const char *path);
 	/* Every rule of the job has been run or suppressed: the job is the
 	 * owner's again (ksched_done()). */
 	void (*done)(void *userdata, struct kjob *job);
@@ -72,6 +93,24 @@ int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 void krunner_set_cgroup(struct krunner *r, struct kcgroup *cg);
 /* Runs' cgroups not yet removed (their processes still dying). */
 size_t krunner_cgroups_left(const struct krunner *r);
+/* The unit of u has started (error 0: the runner reports KRUN_STARTED
+ * with its name, and the job moves on, so that the next events of the
+ * object need not wait for the unit to end) or could not start (-errno:
+ * KRUN_START_FAILED; the owner logged why).  Frees u. */
+void krunner_unit_started(struct krunner_unit *u, int error);
+/* The run u is not to be (session: active, with no active session: the
+ * owner logged it): the runner reports KRUN_SKIPPED and moves on.  Frees u. */
+void krunner_unit_skipped(struct krunner_unit *u);
+/* Starts of units under way (krunner_ops.start_unit). */
+size_t krunner_units_starting(const struct krunner *r);
+
+/* The record of a run's end, as the runner logs it for its handlers: a
+ * sentence and the fields rule, file, seq, pid or unit, exit or signal,
+ * timed_out and duration_ms (log.h's klog_fields).  For a transient
+ * rule's unit, whose end the owner learns. */
+void krunner_log_result(const struct krule *rule, uint64_t seq, pid_t pid, const char *unit,
+			const struct krun_report *rep);
+
 /* Frees the runner; its handlers must have been reaped.  NULL is fine. */
 void krunner_free(struct krunner *r);
 /* Runs the job's rules; done() comes when they are all over (possibly

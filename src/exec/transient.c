@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -78,4 +79,56 @@ void ktransient_release(struct ktransient *t)
 	free(t->description);
 	free(t->props);
 	*t = (struct ktransient){0};
+}
+
+/* Sets NAME=value in v (n entries, room for one more): replaces one of
+ * the same name, or adds it.  0, or -ENOMEM. */
+static int env_set(char **v, size_t *n, const char *name, const char *value)
+{
+	char *e;
+	if (asprintf(&e, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	size_t len = strlen(name) + 1;
+	for (size_t i = 0; i < *n; i++)
+		if (strncmp(v[i], e, len) == 0) {
+			free(v[i]);
+			v[i] = e;
+			return 0;
+		}
+	v[(*n)++] = e;
+	return 0;
+}
+
+int ktransient_session_env(char *const *envp, const struct ksession *s, char ***out)
+{
+	enum { ADDED = 6 };
+	size_t n = 0, have = strv_length(envp);
+	char **v = calloc(have + ADDED + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (; n < have; n++)
+		if (!(v[n] = strdup(envp[n]))) {
+			strv_free(v);
+			return -ENOMEM;
+		}
+	char dir[64], bus[80];
+	snprintf(dir, sizeof(dir), "/run/user/%" PRIu32, s->uid);
+	snprintf(bus, sizeof(bus), "unix:path=%s/bus", dir);
+	int rc = env_set(v, &n, "XDG_RUNTIME_DIR", dir);
+	if (rc == 0)
+		rc = env_set(v, &n, "DBUS_SESSION_BUS_ADDRESS", bus);
+	if (rc == 0 && s->display && s->display[0])
+		rc = env_set(v, &n, "DISPLAY", s->display);
+	if (rc == 0 && s->type && strcmp(s->type, "wayland") == 0)
+		rc = env_set(v, &n, "WAYLAND_DISPLAY", "wayland-0");
+	if (rc == 0)
+		rc = env_set(v, &n, "KEVENT_SESSION", s->id);
+	if (rc == 0)
+		rc = env_set(v, &n, "KEVENT_SESSION_USER", s->user);
+	if (rc < 0) {
+		strv_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
 }

@@ -53,4 +53,24 @@ int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
 		     const char *path, uint64_t seq, struct ktransient *out);
 void ktransient_release(struct ktransient *t);
 
+/* The active session of seat0, as logind says (session: active). */
+struct ksession {
+	const char *id;	  /* logind's session id */
+	const char *user; /* its user's name: the unit's User= */
+	uint32_t uid;
+	const char *display; /* logind's Display: X11's, or "" */
+	const char *type;    /* logind's Type: x11, wayland, tty, ... */
+};
+
+/*
+ * The environment of a session rule's unit: envp (the handler's) and then
+ * XDG_RUNTIME_DIR=/run/user/UID, DBUS_SESSION_BUS_ADDRESS=unix:path=
+ * /run/user/UID/bus, DISPLAY (when logind has one), WAYLAND_DISPLAY=
+ * wayland-0 (type wayland: logind does not know the socket's name; the
+ * compositors' default), KEVENT_SESSION=id and KEVENT_SESSION_USER=user,
+ * each replacing a variable of the same name in envp.  *out is a new
+ * NULL-terminated vector (strv_free()).  0, or -ENOMEM.
+ */
+int ktransient_session_env(char *const *envp, const struct ksession *s, char ***out);
+
 #endif

@@ -97,6 +97,12 @@ bool krule_match(const struct krule *r, const struct kevent *ev, struct strbuf *
 			strbuf_puts(why, "the rule is switched off (enabled: false)");
 		return false;
 	}
+	if (r->refused) {
+		if (why)
+			strbuf_puts(why,
+				    "the rule was not loaded: 'transient: true' needs systemd");
+		return false;
+	}
 	if (!(r->type_mask & (1u << ev->type))) {
 		if (why) {
 			strbuf_printf(why, "type \"%s\" does not match ",

@@ -40,6 +40,9 @@ static void krule_release(struct krule *r)
 	free(r->ids);
 	free(r->limits);
 	free(r->cg_limits);
+	for (size_t i = 0; i < r->n_unit_props; i++)
+		kunitprop_release(&r->unit_props[i]);
+	free(r->unit_props);
 }
 
 struct kfile *kfile_ref(struct kfile *f)

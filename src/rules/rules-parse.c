@@ -440,11 +440,16 @@ enum rule_key {
 	K_MEMORY_MAX,
 	K_TASKS_MAX,
 	K_CPU_WEIGHT,
+	K_TRANSIENT,
+	K_UNIT_PROPS,
+	K_SESSION,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
-	"name", "match",	"run",	  "shell",	"timeout",   "user",	   "ratelimit",
-	"last", "no_new_privs", "limits", "memory_max", "tasks_max", "cpu_weight",
+	"name",	      "match",	   "run",	 "shell",	 "timeout",
+	"user",	      "ratelimit", "last",	 "no_new_privs", "limits",
+	"memory_max", "tasks_max", "cpu_weight", "transient",	 "unit_properties",
+	"session",
 };
 
 static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
@@ -514,6 +519,106 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 		p->oom = true;
 	else
 		*r->cg_limits = lim;
+}
+
+/* unit_properties: a mapping of systemd property names to values, each
+ * checked now (unitprops.h), so that a unit systemd would refuse for a
+ * property keventd knows is an error at load, not at the event. */
+static void parse_unit_props(struct parser *p, const struct ynode *n, struct krule *r)
+{
+	if (n->kind != YNODE_MAP) {
+		err(p, n,
+		    "'unit_properties' must be a mapping of systemd properties to values, not %s",
+		    ynode_kind_name(n));
+		return;
+	}
+	r->unit_props = calloc(n->n_kids / 2 + 1, sizeof(*r->unit_props));
+	if (!r->unit_props) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
+		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
+		const char *why = NULL;
+		struct kunitprop u;
+		if (k->kind != YNODE_SCALAR) {
+			err(p, k, "a unit property's name must be a value, not %s",
+			    ynode_kind_name(k));
+			continue;
+		}
+		if (!want_scalar(p, v, k->value))
+			continue;
+		int rc = kunitprop_parse(k->value, v->value, &u, &why);
+		if (rc == -ENOENT) {
+			err(p, k, "unit property '%s' cannot be set: %s", k->value, why);
+			continue;
+		}
+		if (rc == -ENOMEM) {
+			p->oom = true;
+			return;
+		}
+		if (rc < 0) {
+			err(p, v, "bad unit property %s \"%s\": %s", k->value, v->value, why);
+			continue;
+		}
+		bool dup = false;
+		for (size_t j = 0; j < r->n_unit_props && !dup; j++)
+			dup = strcmp(r->unit_props[j].name, u.name) == 0;
+		if (dup) {
+			err(p, k, "unit property '%s' given twice", k->value);
+			kunitprop_release(&u);
+			continue;
+		}
+		r->unit_props[r->n_unit_props++] = u;
+	}
+}
+
+/* transient: true, and what goes with it: a handler to run, and none of
+ * the keys that keventd's own runs take instead of the unit's properties. */
+static void parse_transient(struct parser *p, const struct ynode *const *at, struct krule *r)
+{
+	static const struct {
+		enum rule_key key;
+		const char *instead;
+	} own[] = {
+		/* clang-format off */
+		{K_MEMORY_MAX, "a transient unit takes MemoryMax in unit_properties"},
+		{K_TASKS_MAX, "a transient unit takes TasksMax in unit_properties"},
+		{K_CPU_WEIGHT, "a transient unit takes CPUWeight in unit_properties"},
+		{K_NNP, "a transient unit takes NoNewPrivileges in unit_properties"},
+		{K_LIMITS, "a transient unit has the resource limits systemd gives it"},
+		/* clang-format on */
+	};
+	const char *s;
+	if (at[K_TRANSIENT] && (s = want_scalar(p, at[K_TRANSIENT], "transient")) &&
+	    parse_bool(s, &r->transient) < 0)
+		err(p, at[K_TRANSIENT], "'transient' must be true or false, not \"%s\"", s);
+	/* session: active is a transient unit for the person at the screen */
+	if (at[K_SESSION] && (s = want_scalar(p, at[K_SESSION], "session"))) {
+		if (strcmp(s, "active") != 0)
+			err(p, at[K_SESSION], "'session' must be active, not \"%s\"", s);
+		else if (at[K_TRANSIENT] && !r->transient)
+			err(p, at[K_TRANSIENT],
+			    "'session: active' runs a transient unit: 'transient' cannot be false");
+		else
+			r->session = r->transient = true;
+	}
+	if (r->session && at[K_USER])
+		err(p, at[K_USER], "'session: active' runs as the session's user: no 'user'");
+	if (r->transient && !at[K_RUN] && !at[K_SHELL])
+		err(p, at[K_TRANSIENT] ? at[K_TRANSIENT] : at[K_SESSION],
+		    "'%s' needs a 'run' or 'shell' to run",
+		    at[K_TRANSIENT] ? "transient: true" : "session: active");
+	for (size_t i = 0; r->transient && i < ARRAY_SIZE(own); i++)
+		if (at[own[i].key])
+			err(p, at[own[i].key], "'%s' is for keventd's own runs: %s",
+			    rule_keys[own[i].key], own[i].instead);
+	if (at[K_UNIT_PROPS] && !r->transient)
+		err(p, at[K_UNIT_PROPS],
+		    "'unit_properties' are a transient unit's: the rule needs 'transient: true' "
+		    "or 'session: active'");
+	else if (at[K_UNIT_PROPS])
+		parse_unit_props(p, at[K_UNIT_PROPS], r);
 }
 
 /* The keys of the second edition that are about when a rule runs:
@@ -592,7 +697,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
 			    "user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, "
-			    "memory_max, tasks_max or cpu_weight)",
+			    "memory_max, tasks_max, cpu_weight, transient, unit_properties or "
+			    "session)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -643,6 +749,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);
 	if (at[K_LIMITS])
 		parse_limits(p, at[K_LIMITS], r);
+	parse_transient(p, at, r);
 
 	/* The types a rule can match, so the matcher never tries it for others. */
 	r->type_mask = r->type.n ? 0 : (uint8_t)((1u << KEVENT_NTYPES) - 1);

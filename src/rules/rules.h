@@ -15,6 +15,7 @@
 #include "event.h"
 #include "rlimits.h"
 #include "pattern.h"
+#include "unitprops.h"
 
 #define KRULE_NAME_MAX		 128
 #define KRULE_FILE_MAX_BYTES	 (1024 * 1024)
@@ -62,6 +63,12 @@ struct krule {
 
 	uint8_t type_mask;	 /* bit per enum kevent_type; all when not given */
 	bool no_new_privs, last; /* here, beside type_mask, to keep the rule small */
+	bool transient;		 /* runs as a transient systemd service (transient.h) */
+	bool session;		 /* session: active: in the active session's user's name */
+	/* set by the daemon, not the file: a rule this machine cannot run
+	 * (transient: true without systemd), reported as an error at load and
+	 * never matched */
+	bool refused;
 	struct kpattern_list type, object, signal, source;
 	struct kpayload_test *payload;
 	size_t n_payload;
@@ -81,8 +88,10 @@ struct krule {
 	 * off (enabled: false: kept, listed, never matched) */
 	enum krule_key { KRULE_KEY_OBJECT, KRULE_KEY_RULE, KRULE_KEY_PAYLOAD } key;
 	bool disabled;
-	char *key_prop;	      /* KRULE_KEY_PAYLOAD: the property's name */
-	uint64_t debounce_ms; /* 0: none; else runs once per quiet DURATION (debounce.h) */
+	char *key_prop;		      /* KRULE_KEY_PAYLOAD: the property's name */
+	uint64_t debounce_ms;	      /* 0: none; else runs once per quiet DURATION (debounce.h) */
+	struct kunitprop *unit_props; /* transient: unit_properties, in file order */
+	size_t n_unit_props;
 };
 
 /* One parsed rule file.  Shared, reference-counted, between rulesets so

@@ -127,6 +127,52 @@ static void test_outcomes(void **state)
 	kfile_unref(f);
 }
 
+/* A transient rule's run: running as its unit once started, and its end,
+ * which comes after its job is done, still recorded, with the unit named. */
+static void test_unit(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(4, &h), 0);
+	add(h, 1, "x", r, 2); /* seqnum 10 */
+	khistory_report(h, 1,
+			&(struct krun_report){.rule = r[0],
+					      .outcome = KRUN_STARTED,
+					      .unit = "keventd-a-10.service"});
+	khistory_report(
+		h, 1,
+		&(struct krun_report){
+			.rule = r[1], .outcome = KRUN_EXITED, .status = 0, .duration_ms = 2});
+	khistory_done(h, 1);
+	char *s = render(h, 0, false);
+	assert_non_null(strstr(s, "  a: running as keventd-a-10.service\n"
+				  "  b: exited 0 after 2 ms\n"));
+	free(s);
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"running\","
+				  "\"unit\":\"keventd-a-10.service\"}"));
+	free(s);
+	khistory_report(h, 1,
+			&(struct krun_report){.rule = r[0],
+					      .outcome = KRUN_KILLED,
+					      .status = SIGKILL,
+					      .unit = "keventd-a-10.service",
+					      .duration_ms = 30000});
+	s = render(h, 0, false);
+	assert_non_null(
+		strstr(s, "  a: killed by SIGKILL after 30000 ms (keventd-a-10.service)\n"));
+	free(s);
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"killed\",\"signal\":9,"
+				  "\"duration_ms\":30000,\"timed_out\":false,"
+				  "\"unit\":\"keventd-a-10.service\"}"));
+	free(s);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
 /* At most KHISTORY_RULES_MAX rules are named; the rest are counted, and
  * the memory held is that of the ring and its reused buffers. */
 static void test_bounded(void **state)
@@ -173,9 +219,8 @@ static void test_empty(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring),
-		cmocka_unit_test(test_outcomes),
-		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_ring),  cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_unit),  cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

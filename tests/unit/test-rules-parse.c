@@ -17,7 +17,8 @@ struct err_case {
 
 #define UNKNOWN_RULE_KEY                                                                           \
 	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit, " \
-	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)"
+	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, "  \
+	"transient, unit_properties or session)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
@@ -49,6 +50,21 @@ static const struct err_case err_cases[] = {
 	{"tasks_max many", "rules:\n  - tasks_max: many\n", "t.yaml:2:16: error: bad tasks_max \"many\": a number of tasks, 1 or more, or infinity", false},
 	{"cpu_weight 0", "rules:\n  - cpu_weight: 0\n", "t.yaml:2:17: error: bad cpu_weight \"0\": a weight from 1 to 10000", false},
 	{"cpu_weight 10001", "rules:\n  - cpu_weight: 10001\n", "t.yaml:2:17: error: bad cpu_weight \"10001\": a weight from 1 to 10000", false},
+	{"transient not a bool", "rules:\n  - run: [/bin/true]\n    transient: maybe\n", "t.yaml:3:16: error: 'transient' must be true or false, not \"maybe\"", false},
+	{"transient runs nothing", "rules:\n  - transient: true\n", "t.yaml:2:16: error: 'transient: true' needs a 'run' or 'shell' to run", false},
+	{"transient with memory_max", "rules:\n  - run: [/bin/true]\n    transient: true\n    memory_max: 20M\n", "t.yaml:4:17: error: 'memory_max' is for keventd's own runs: a transient unit takes MemoryMax in unit_properties", false},
+	{"transient with limits", "rules:\n  - shell: 'true'\n    transient: true\n    limits: {nofile: 8}\n", "t.yaml:4:13: error: 'limits' is for keventd's own runs: a transient unit has the resource limits systemd gives it", false},
+	{"unit_properties without transient", "rules:\n  - run: [/bin/true]\n    unit_properties: {MemoryMax: 20M}\n", "t.yaml:3:22: error: 'unit_properties' are a transient unit's: the rule needs 'transient: true' or 'session: active'", false},
+	{"unit_properties a list", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties: [MemoryMax]\n", "t.yaml:4:22: error: 'unit_properties' must be a mapping of systemd properties to values, not a list", false},
+	{"unknown unit property", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties:\n      MemoryMaximum: 20M\n", "t.yaml:5:7: error: unit property 'MemoryMaximum' cannot be set: not a property keventd knows (keventd.rules(5) lists them)", false},
+	{"unit property from the rule", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties:\n      ExecStart: /bin/sh\n", "t.yaml:5:7: error: unit property 'ExecStart' cannot be set: the unit runs the rule's 'run'", false},
+	{"bad unit property value", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties:\n      MemoryMax: lots\n", "t.yaml:5:18: error: bad unit property MemoryMax \"lots\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
+	{"unit property value a list", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties:\n      Nice: [1]\n", "t.yaml:5:13: error: 'Nice' must be a value, not a list", false},
+	{"unit property twice", "rules:\n  - run: [/bin/true]\n    transient: true\n    unit_properties:\n      Nice: 1\n      Nice: 2\n", "t.yaml:6:7: error: unit property 'Nice' given twice", false},
+	{"session not active", "rules:\n  - run: [notify-send, hot]\n    session: seat0\n", "t.yaml:3:14: error: 'session' must be active, not \"seat0\"", false},
+	{"session with transient false", "rules:\n  - run: [notify-send, hot]\n    session: active\n    transient: false\n", "t.yaml:4:16: error: 'session: active' runs a transient unit: 'transient' cannot be false", false},
+	{"session with a user", "rules:\n  - run: [notify-send, hot]\n    session: active\n    user: root\n", "t.yaml:4:11: error: 'session: active' runs as the session's user: no 'user'", false},
+	{"session runs nothing", "rules:\n  - session: active\n", "t.yaml:2:14: error: 'session: active' needs a 'run' or 'shell' to run", false},
 	{"enabled not a bool", "rules:\n  - enabled: maybe\n", "t.yaml:2:14: error: 'enabled' must be true or false, not \"maybe\"", false},
 	{"enabled twice", "rules:\n  - enabled: true\n    enabled: false\n", "t.yaml:3:5: error: key 'enabled' given twice", false},
 	{"bad debounce", "rules:\n  - debounce: soon\n", "t.yaml:2:15: error: bad debounce \"soon\": ", true},
@@ -63,7 +79,7 @@ static const struct err_case err_cases[] = {
 	{"name with DEL", "rules:\n  - name: \"a\\x7fb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a C1 control (CSI)", "rules:\n  - name: \"a\\x9b2Jb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a tab", "rules:\n  - name: \"a\\tb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
-	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max or cpu_weight)", false},
+	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties or session)", false},
 	{"echoed glob with a C1 control, escaped", "rules:\n  - match:\n      object: \"/a/[\\x9b\\r\"\n", "t.yaml:3:15: error: bad 'object' value \"/a/[\\xc2\\x9b\\x0d\": glob has '[' without a closing ']'", false},
 	{"match is a list", "rules:\n  - match: [a]\n", "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
 	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n", "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},
@@ -608,6 +624,59 @@ static void test_cgroup_limits(void **state)
 	kfile_unref(f);
 }
 
+/* transient: true and unit_properties: kept in file order, converted to
+ * what StartTransientUnit takes. */
+static void test_transient(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - run: [/bin/true]\n"
+				   "    transient: true\n"
+				   "    unit_properties:\n"
+				   "      MemoryMax: 20M\n"
+				   "      CPUQuota: 50%\n"
+				   "      PrivateTmp: yes\n"
+				   "      Nice: -5\n"
+				   "      Slice: background.slice\n"
+				   "  - shell: sleep 30\n"
+				   "    transient: yes\n"
+				   "  - run: [/bin/true]\n"
+				   "    transient: false\n",
+				   NULL);
+	const struct krule *r = &f->rules[0];
+	assert_true(r->transient);
+	assert_int_equal(r->n_unit_props, 5);
+	assert_string_equal(r->unit_props[0].name, "MemoryMax");
+	assert_int_equal(r->unit_props[0].type, 't');
+	assert_true(r->unit_props[0].u == 20ull << 20);
+	assert_string_equal(r->unit_props[1].name, "CPUQuotaPerSecUSec");
+	assert_true(r->unit_props[1].u == 500000);
+	assert_string_equal(r->unit_props[2].name, "PrivateTmp");
+	assert_int_equal(r->unit_props[2].type, 'b');
+	assert_true(r->unit_props[2].b);
+	assert_string_equal(r->unit_props[3].name, "Nice");
+	assert_int_equal(r->unit_props[3].type, 'i');
+	assert_int_equal(r->unit_props[3].i, -5);
+	assert_string_equal(r->unit_props[4].name, "Slice");
+	assert_string_equal(r->unit_props[4].s, "background.slice");
+	assert_true(f->rules[1].transient);
+	assert_int_equal(f->rules[1].n_unit_props, 0);
+	assert_false(f->rules[2].transient);
+	assert_false(f->rules[0].refused);
+	assert_false(f->rules[0].session);
+	kfile_unref(f);
+	/* session: active is a transient rule, with unit properties of its own */
+	f = tu_parse("rules:\n"
+		     "  - run: [notify-send, hot]\n"
+		     "    session: active\n"
+		     "    unit_properties: {Nice: 5}\n",
+		     NULL);
+	assert_true(f->rules[0].session);
+	assert_true(f->rules[0].transient);
+	assert_int_equal(f->rules[0].n_unit_props, 1);
+	kfile_unref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -615,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_all_errors_reported),
 		cmocka_unit_test(test_user_resolved_at_load),
 		cmocka_unit_test(test_cgroup_limits),
+		cmocka_unit_test(test_transient),
 		cmocka_unit_test(test_diags_append),
 		cmocka_unit_test(test_file_limits),
 		cmocka_unit_test(test_empty_files),

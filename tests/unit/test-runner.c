@@ -93,6 +93,10 @@ static void report(void *userdata, const struct krun_report *rep)
 	const char *late = rep->timed_out ? ", timed out" : "";
 	switch (rep->outcome) {
 	case KRUN_STARTED:
+		if (rep->unit) {
+			add_line(o, tu_printf("%llu %s started as %s", seq, name, rep->unit));
+			break;
+		}
 		assert_true(rep->pid > 0);
 		add_line(o, tu_printf("%llu %s started", seq, name));
 		break;
@@ -110,6 +114,9 @@ static void report(void *userdata, const struct krun_report *rep)
 		break;
 	case KRUN_DRY_RUN:
 		add_line(o, tu_printf("%llu %s dry run", seq, name));
+		break;
+	case KRUN_SKIPPED:
+		add_line(o, tu_printf("%llu %s skipped", seq, name));
 		break;
 	case KRUN_RATELIMITED:
 		add_line(o, tu_printf("%llu %s rate-limited", seq, name));
@@ -363,11 +370,132 @@ static void test_cgroup_per_run(void **state)
 	free(dir);
 }
 
+/* The owner's side of a transient rule's start: the unit "starts" from
+ * the loop, after start_unit() has returned, with the case's error. */
+static struct {
+	struct krunner_unit *u;
+	char *path, *argv0;
+	int error;	/* what the start comes to */
+	int refuse;	/* start_unit()'s own return */
+	bool skip;	/* no active session: skipped */
+	unsigned calls; /* start_unit() calls */
+	bool returned;	/* start_unit() has returned */
+} unit_start;
+
+static void unit_start_now(struct ktimer *t, void *userdata)
+{
+	(void)t;
+	(void)userdata;
+	assert_true(unit_start.returned);
+	if (unit_start.skip)
+		krunner_unit_skipped(unit_start.u);
+	else
+		krunner_unit_started(unit_start.u, unit_start.error);
+	unit_start.u = NULL;
+}
+
+static int start_unit(void *userdata, struct krunner_unit *u, const struct kplan *plan,
+		      const char *path)
+{
+	struct owner *o = userdata;
+	unit_start.calls++;
+	if (unit_start.refuse)
+		return unit_start.refuse;
+	assert_null(unit_start.u);
+	unit_start.u = u;
+	free(unit_start.path);
+	free(unit_start.argv0);
+	unit_start.path = strdup(path);
+	unit_start.argv0 = strdup(plan->argv[0]);
+	unit_start.returned = false;
+	struct ktimer *t;
+	assert_int_equal(__real_kloop_add_timer(o->loop, 0, unit_start_now, NULL, &t), 0);
+	unit_start.returned = true;
+	return 0;
+}
+
+static const struct krunner_ops unit_ops = {
+	.spawn = spawn, .report = report, .start_unit = start_unit, .done = done};
+
+/* transient: true: the owner starts the unit, and the job goes on as soon
+ * as it has started (the next rule runs, the job is done) without waiting
+ * for its end, which is the owner's to learn; a start that fails, or that
+ * the owner cannot begin, is a failed start and the next rule runs. */
+static void test_transient_unit(void **state)
+{
+	(void)state;
+	static const struct {
+		int error, refuse;
+		bool skip;
+		const char *first;
+	} ucases[] = {
+		{0, 0, false, "1 long job started as keventd-long\\x20job-1.service"},
+		{-EINVAL, 0, false, "1 long job start failed: Invalid argument"},
+		{0, -ECONNREFUSED, false, "1 long job start failed: Connection refused"},
+		{0, 0, true, "1 long job skipped"},
+	};
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - name: long job\n"
+				   "    run: [sleep, \"30\"]\n"
+				   "    transient: true\n"
+				   "  - name: after\n"
+				   "    run: [/usr/local/sbin/after]\n"
+				   "    timeout: 10s\n",
+				   "/etc/keventd/rules.d/50-test.yaml");
+	const struct krule *rules[] = {&f->rules[0], &f->rules[1]};
+	for (size_t i = 0; i < ARRAY_SIZE(ucases); i++) {
+		print_message("case: %s\n", ucases[i].first);
+		struct owner o = {.how = {.status = 0}};
+		struct krunner *r = NULL;
+		assert_int_equal(kloop_new(&o.loop), 0);
+		assert_int_equal(krunner_new(o.loop, NULL, false, &unit_ops, &o, &r), 0);
+		unit_start.error = ucases[i].error;
+		unit_start.refuse = ucases[i].refuse;
+		unit_start.skip = ucases[i].skip;
+		unit_start.calls = 0;
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		assert_int_equal(kevent_new(KEVENT_STORAGE, "/dev/sda", "add", "",
+					    KEVENT_SOURCE_KERNEL, 1, 0, NULL, 0, &ev, &why),
+				 0);
+		struct kjob *job = NULL;
+		assert_int_equal(kjob_new(ev, rules, 2, &job), 0);
+		o.jobs_left = 1;
+		struct tu_deadline dl;
+		tu_deadline_arm(&dl, o.loop, DEADLINE_MS);
+		krunner_run(r, job);
+		assert_int_equal(krunner_units_starting(r), ucases[i].refuse ? 0 : 1);
+		assert_true(tu_deadline_run(&dl));
+		assert_int_equal(unit_start.calls, 1);
+		if (!ucases[i].refuse) {
+			/* the program found as execve() would, argv as the rule says */
+			assert_true(unit_start.path[0] == '/' &&
+				    str_has_suffix(unit_start.path, "/sleep"));
+			assert_int_equal(access(unit_start.path, X_OK), 0);
+			assert_string_equal(unit_start.argv0, "sleep");
+		}
+		assert_int_equal(o.n, 4);
+		assert_string_equal(o.lines[0], ucases[i].first);
+		assert_string_equal(o.lines[1], "1 after started");
+		assert_string_equal(o.lines[2], "1 after exited 0");
+		assert_string_equal(o.lines[3], "1 done");
+		assert_int_equal(krunner_units_starting(r), 0);
+		for (size_t k = 0; k < o.n; k++)
+			free(o.lines[k]);
+		krunner_free(r);
+		kloop_free(o.loop);
+	}
+	free(unit_start.path);
+	free(unit_start.argv0);
+	kfile_unref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cases),
 		cmocka_unit_test(test_cgroup_per_run),
+		cmocka_unit_test(test_transient_unit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

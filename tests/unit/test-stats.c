@@ -49,6 +49,8 @@ static const struct counter_case counters[] = {
 	{"dry runs", S(dry_runs), 215, "dry-run 215", "\"dry_run\":215", "keventd_handler_dry_runs_total 215\n"},
 	{"debounced", S(debounced), 219, "debounced 219", "\"debounced\":219", "keventd_handler_debounced_total 219\n"},
 	{"oom kills", S(oom_kills), 218, "oom kills 218", "\"oom_kills\":218", "keventd_handler_oom_kills_total 218\n"},
+	{"transient", S(transient), 220, "transient 220", "\"transient\":220", "keventd_handler_transient_total 220\n"},
+	{"no session", S(session_skipped), 221, "no session 221", "\"session_skipped\":221", "keventd_handler_session_skipped_total 221\n"},
 	{"containment: cgroup", SET_NONE, 0, 1, " (containment: cgroup)", "\"containment_cgroup\":true", "keventd_handler_containment_cgroup 1\n"},
 	{"containment: process group", SET_NONE, 0, 1, " (containment: process-group)\n", "\"containment_process_group\":true", NULL},
 	{"output dropped", S(output_dropped_bytes), 216, NULL, "\"output_dropped_bytes\":216", "keventd_handler_output_dropped_bytes_total 216\n"},
@@ -590,7 +592,7 @@ static void test_golden(void **state)
 		"acpi                115          195          125          135          145          155          165          175           no\n"
 		"mqtt                116          196          126          136          146          156          166          176           no\n"
 		"events: handled 201, rate-limited 202, matched 203\n"
-		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218 (containment: cgroup) (containment: process-group)\n"
+		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
@@ -613,7 +615,7 @@ static void test_golden(void **state)
 		"\"mqtt\":{\"received\":116,\"recovered\":196,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,"
 		"\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186}},"
 		"\"events\":{\"received\":681,\"rejected\":741,\"overruns\":801,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
-		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
+		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1101,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
@@ -746,6 +748,12 @@ static void test_golden(void **state)
 		"# HELP keventd_handler_oom_kills_total Handler runs in which the rule's memory_max killed a process.\n"
 		"# TYPE keventd_handler_oom_kills_total counter\n"
 		"keventd_handler_oom_kills_total 218\n"
+		"# HELP keventd_handler_transient_total Handler runs started as transient systemd units.\n"
+		"# TYPE keventd_handler_transient_total counter\n"
+		"keventd_handler_transient_total 220\n"
+		"# HELP keventd_handler_session_skipped_total Runs of session rules skipped: no session was active on seat0.\n"
+		"# TYPE keventd_handler_session_skipped_total counter\n"
+		"keventd_handler_session_skipped_total 221\n"
 		"# HELP keventd_handler_containment_cgroup 1 while each handler run gets a cgroup of its own.\n"
 		"# TYPE keventd_handler_containment_cgroup gauge\n"
 		"keventd_handler_containment_cgroup 1\n"

@@ -177,12 +177,62 @@ static void test_build(void **state)
 		kunitprop_release(&props[i]);
 }
 
+/* session: active: the session's variables after the handler's own,
+ * replacing any of the same name; DISPLAY and WAYLAND_DISPLAY only where
+ * logind says the session has them. */
+static void test_session_env(void **state)
+{
+	(void)state;
+	char *envp[] = {"PATH=/usr/bin:/bin", "KEVENT_OBJECT=/x", "DISPLAY=:9", NULL};
+	struct ksession x11 = {
+		.id = "3", .user = "alice", .uid = 1000, .display = ":0", .type = "x11"};
+	char **v = NULL;
+	assert_int_equal(ktransient_session_env(envp, &x11, &v), 0);
+	const char *want[] = {"PATH=/usr/bin:/bin",
+			      "KEVENT_OBJECT=/x",
+			      "DISPLAY=:0",
+			      "XDG_RUNTIME_DIR=/run/user/1000",
+			      "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+			      "KEVENT_SESSION=3",
+			      "KEVENT_SESSION_USER=alice",
+			      NULL};
+	for (size_t i = 0; want[i]; i++)
+		assert_string_equal(v[i], want[i]);
+	assert_int_equal(strv_length(v), ARRAY_SIZE(want) - 1);
+	strv_free(v);
+
+	struct ksession wl = {
+		.id = "c2", .user = "bob", .uid = 1001, .display = "", .type = "wayland"};
+	assert_int_equal(ktransient_session_env(NULL, &wl, &v), 0);
+	const char *want_wl[] = {"XDG_RUNTIME_DIR=/run/user/1001",
+				 "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1001/bus",
+				 "WAYLAND_DISPLAY=wayland-0",
+				 "KEVENT_SESSION=c2",
+				 "KEVENT_SESSION_USER=bob",
+				 NULL};
+	for (size_t i = 0; want_wl[i]; i++)
+		assert_string_equal(v[i], want_wl[i]);
+	assert_int_equal(strv_length(v), ARRAY_SIZE(want_wl) - 1);
+	strv_free(v);
+
+	/* a text console: no display at all */
+	struct ksession tty = {
+		.id = "1", .user = "systest", .uid = 0, .display = "", .type = "tty"};
+	assert_int_equal(ktransient_session_env(envp, &tty, &v), 0);
+	for (char **e = v; *e; e++)
+		assert_true(strncmp(*e, "WAYLAND_DISPLAY=", 16) != 0);
+	assert_string_equal(v[2], "DISPLAY=:9"); /* the handler's own, untouched */
+	assert_string_equal(v[3], "XDG_RUNTIME_DIR=/run/user/0");
+	strv_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unit_props),
 		cmocka_unit_test(test_unit_name),
 		cmocka_unit_test(test_build),
+		cmocka_unit_test(test_session_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

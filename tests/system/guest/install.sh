@@ -16,6 +16,18 @@ G=$S/guest
 . "$S/kernels"
 cd "$S"
 
+echo "== a person at the console"
+# The session scenario's user, logged in on tty1 at boot (agetty
+# --autologin), so that logind has an active session on seat0.  Part of
+# the system before keventd: the purge scenario leaves it.
+useradd -m -s /bin/bash desk
+mkdir -p /etc/systemd/system/getty@tty1.service.d
+cat >/etc/systemd/system/getty@tty1.service.d/autologin.conf <<'EOF'
+[Service]
+ExecStart=
+ExecStart=-/sbin/agetty --autologin desk --noclear %I $TERM
+EOF
+
 echo "== the system before keventd"
 cp /etc/passwd passwd.before
 cp /etc/group group.before

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Transient runs: a rule with transient: true runs as a transient systemd
+ * service, started with org.freedesktop.systemd1.Manager.StartTransientUnit
+ * on the system bus (keventd.rules(5), Transient units).  Its own sd-bus
+ * connection, watched in keventd's loop and opened at the first run;
+ * every call is asynchronous.  The unit's start (its job done) goes back
+ * to the runner (krunner_unit_started()), so the object's queue moves on;
+ * its end (the service's result, exit status or signal) is logged as a
+ * run's record and handed to the owner's ended().  Built when KEVENT_DBUS
+ * (sd-bus) is on.
+ */
+#ifndef KEVENT_TRANSIENT_RUN_H
+#define KEVENT_TRANSIENT_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "plan.h"
+#include "runner.h"
+
+struct ktrun;
+
+/* Whether transient rules can run here: this build has sd-bus and systemd
+ * is the service manager (sd_booted()). */
+bool ktrun_available(void);
+
+/* ended() gets the end of a unit that started: rep->job is NULL, rep->rule
+ * (alive until it returns), rep->unit, the outcome KRUN_EXITED or
+ * KRUN_KILLED, status, timed_out, duration_ms and oom_kills; serial is the
+ * owner's number of the event (kjob.serial). */
+struct ktrun_ops {
+	void (*ended)(void *userdata, uint64_t serial, const struct krun_report *rep);
+};
+
+/* 0, or -ENOMEM; connects nothing yet. */
+int ktrun_new(struct kloop *loop, const struct ktrun_ops *ops, void *userdata, struct ktrun **out);
+/* Starts u's unit (krunner_ops.start_unit): 0 when under way, or -errno. */
+int ktrun_start(struct ktrun *t, struct krunner_unit *u, const struct kplan *plan,
+		const char *path);
+/* Units started and not yet ended. */
+size_t ktrun_running(const struct ktrun *t);
+/* Disconnects: the units go on under systemd, their ends not logged (said
+ * once).  Starts under way must be over (the runner's jobs done).  NULL is
+ * fine. */
+void ktrun_free(struct ktrun *t);
+
+#endif
