@@ -35,8 +35,8 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi\n"
-		"                         (default: all)\n"
+		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
+		"                         input (default: all)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
@@ -176,7 +176,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case O_SOURCES:
 			if (parse_sources(optarg, &o->cfg.sources) < 0)
 				return usage_error("unknown source in '%s' (kernel, udev, thermal, "
-						   "socket, acpi)",
+						   "socket, acpi, input)",
 						   optarg);
 			break;
 		case O_UDEV:

@@ -12,7 +12,7 @@
 # tests/kernel/prepare-kernel.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev libsystemd-dev libjson-c-dev udev util-linux bsdutils"
+libudev-dev libevdev-dev libsystemd-dev libjson-c-dev udev util-linux bsdutils"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs libcmocka-dev acpid"
 	# busybox-static (the tests') serves as well, and conflicts with busybox
