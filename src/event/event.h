@@ -48,6 +48,9 @@ struct kevent {
 	/* kernel events only: fetched from kevent.ko's ring after it was
 	 * missed, not received as it happened (KEVENT_RECOVERED=1). */
 	bool recovered;
+	/* udev events only: made by keventd from the devices present
+	 * (keventctl trigger), not sent by the kernel (KEVENT_SYNTHETIC=1). */
+	bool synthetic;
 };
 
 const char *kevent_type_name(enum kevent_type t);

@@ -63,6 +63,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		rc = env_add(env, &n, fixed_vars[i], values[i]);
 	if (rc == 0 && ev->recovered)
 		rc = env_add(env, &n, "KEVENT_RECOVERED", "1");
+	if (rc == 0 && ev->synthetic)
+		rc = env_add(env, &n, "KEVENT_SYNTHETIC", "1");
 
 	size_t first_prop = n;
 	for (size_t i = 0; rc == 0 && i < ev->n_props; i++) {
@@ -74,7 +76,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		}
 		kplan_prop_var(key, name);
 		size_t len = strlen(name);
-		bool taken = ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0;
+		bool taken = (ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0) ||
+			     (ev->synthetic && strcmp(name, "KEVENT_SYNTHETIC") == 0);
 		for (size_t j = 0; j < ARRAY_SIZE(fixed_vars) && !taken; j++)
 			taken = strcmp(fixed_vars[j], name) == 0;
 		for (size_t j = first_prop; j < n && !taken; j++)
