@@ -118,7 +118,15 @@ static void on_readable(struct kio *io, int fd, uint32_t events, void *userdata)
 	struct kinput *in = dev->in;
 	(void)io;
 	(void)fd;
-	(void)events;
+	if (in->paused && (events & (EPOLLHUP | EPOLLERR))) {
+		/* epoll reports a hang-up even while paused: it would come
+		 * back at once, so the device goes now, unread */
+		log_info("input: %s (%s) went away while paused: no longer followed", dev->devnode,
+			 libevdev_get_name(dev->evdev));
+		ksink_reject(&in->sink, KEVENT_SOURCE_INPUT, "input device gone mid-read (ENODEV)");
+		dev_drop(dev);
+		return;
+	}
 	for (int i = 0; i < READS_PER_WAKEUP && !in->paused; i++) {
 		struct input_event ie;
 		int flag = dev->syncing ? LIBEVDEV_READ_FLAG_SYNC : LIBEVDEV_READ_FLAG_NORMAL;
