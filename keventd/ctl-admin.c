@@ -141,3 +141,56 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 	const char *f[] = {"explain", argv[optind], source, format};
 	return simple(c, f, 4);
 }
+
+int ctl_trigger(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"subsystem", required_argument, NULL, 's'},
+		{"action", required_argument, NULL, 'a'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *action = "add";
+	_cleanup_strbuf_ struct strbuf list = STRBUF_INIT;
+	int o;
+	while ((o = getopt_long(argc, argv, "ha:s:", opts, NULL)) != -1) {
+		if (o == 'h') {
+			printf("Usage: keventctl trigger [--subsystem S]... [--action add|change]\n"
+			       "Makes keventd report the devices present (of the subsystems S, or\n"
+			       "all) as udev events, for its own rules alone: handlers get\n"
+			       "KEVENT_SYNTHETIC=1.  No uevent file is written, so udev rules do\n"
+			       "not run again.  Prints how many devices were reported.\n");
+			return 0;
+		}
+		if (o == 'a') {
+			if (strcmp(optarg, "add") != 0 && strcmp(optarg, "change") != 0)
+				return ctl_usage_error("--action is add or change, not '%s'",
+						       optarg);
+			action = optarg;
+		} else if (o == 's') {
+			if (!*optarg || strchr(optarg, ','))
+				return ctl_usage_error("bad subsystem name '%s'", optarg);
+			if (list.len)
+				strbuf_putc(&list, ',');
+			strbuf_puts(&list, optarg);
+		} else {
+			return ctl_option_error("trigger");
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("trigger takes no arguments");
+	if (list.oom)
+		return ctl_usage_error("out of memory");
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	const char *f[] = {"trigger", action, strbuf_str(&list)};
+	char *ok = NULL;
+	int status = ctl_request(fd, f, 3) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
+	if (status == 0)
+		printf("%s device%s reported as %s events\n", ok ? ok : "0",
+		       ok && strcmp(ok, "1") == 0 ? "" : "s", action);
+	free(ok);
+	close(fd);
+	return status;
+}

@@ -44,6 +44,7 @@ int ctl_reload(struct ctl *c, int argc, char **argv);
 int ctl_status(struct ctl *c, int argc, char **argv);
 int ctl_events(struct ctl *c, int argc, char **argv);
 int ctl_explain(struct ctl *c, int argc, char **argv);
+int ctl_trigger(struct ctl *c, int argc, char **argv);
 
 /* The control socket (ctl-client.c).  ctl_connect returns an fd or -errno
  * (and says why on stderr). */

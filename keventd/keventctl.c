@@ -20,7 +20,7 @@ static const struct {
 	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
 	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
-	{"replay", ctl_replay},
+	{"replay", ctl_replay}, {"trigger", ctl_trigger},
 };
 
 static void usage(FILE *f)
@@ -40,6 +40,9 @@ static void usage(FILE *f)
 		"  record [-o FILE]                       write every event as a JSON line\n"
 		"  replay FILE [--dry-run] [--rules-dir DIR]... [--strict]\n"
 		"                                         feed recorded events through the rules\n"
+		"  trigger [--subsystem S]... [--action add|change]\n"
+		"                                         report the devices present as udev\n"
+		"                                         events, for keventd's rules alone\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"

@@ -16,7 +16,7 @@
 # by tests/system/base-image.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev libsystemd-dev libjson-c-dev libmosquitto-dev udev util-linux bsdutils"
+libudev-dev libevdev-dev libsystemd-dev libjson-c-dev libmosquitto-dev udev util-linux bsdutils"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs libcmocka-dev acpid"
 	# busybox-static (the tests') serves as well, and conflicts with busybox

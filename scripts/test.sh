@@ -20,7 +20,7 @@ cmake --build build-asan -j"$jobs"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKEVENT_FUZZ=ON -DKEVENT_KERNEL_TESTS=OFF \
 	-DKEVENT_FUZZ_SECONDS=15 >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz-rules fuzz-control fuzz-kernel-msg \
-	fuzz-thermal-msg fuzz-acpi-msg fuzz-uevent fuzz-payload fuzz-record \
+	fuzz-thermal-msg fuzz-acpi-msg fuzz-input-map fuzz-uevent fuzz-payload fuzz-record \
 	fuzz-config fuzz-mqtt-msg
 
 # The QEMU tests' kernels: headers installed and images fetched once, here,

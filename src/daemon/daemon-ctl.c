@@ -12,6 +12,7 @@
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
+#include "source-udev.h"
 
 /* A send --wait client, until the job of its event is done. */
 struct waiter {
@@ -243,6 +244,42 @@ static void do_explain(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
 }
 
+/* trigger ACTION [SUBSYSTEM,...]: the devices present as udev events,
+ * made by the udev source from libudev's enumeration (keventctl(8)). */
+static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	struct kdaemon *d = ctl->d;
+	char list[KCTL_TRIGGER_MAX][KCTL_SUBSYSTEM_MAX];
+	const char *names[KCTL_TRIGGER_MAX];
+	const char *action = NULL, *why = NULL;
+	size_t n_names = 0, n = 0;
+	if (kctl_trigger_from_msg(m, &action, list, &n_names, &why) < 0) {
+		d->stats.ctl_bad++;
+		p->ops->reply(p, "err", why);
+		return;
+	}
+	struct ksource *udev = NULL;
+	for (size_t i = 0; i < d->n_sources && !udev; i++)
+		if (d->sources[i]->kind == KEVENT_SOURCE_UDEV)
+			udev = d->sources[i];
+	if (!udev) {
+		p->ops->reply(p, "err", "the udev source is not running (keventd --sources)");
+		return;
+	}
+	for (size_t i = 0; i < n_names; i++)
+		names[i] = list[i];
+	int rc = ksource_udev_trigger(udev, action, names, n_names, &n);
+	log_info("trigger (pid %d): %zu device%s reported as %s events%s%s", (int)p->pid, n,
+		 n == 1 ? "" : "s", action, rc < 0 ? ", then: " : "", rc < 0 ? strerror(-rc) : "");
+	if (rc < 0) {
+		p->ops->reply(p, "err", strerror(-rc));
+		return;
+	}
+	char text[32];
+	snprintf(text, sizeof(text), "%zu", n);
+	p->ops->reply(p, "ok", text);
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
@@ -267,6 +304,10 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_events(ctl, p, m);
 	} else if (strcmp(cmd, "explain") == 0) {
 		do_explain(ctl, p, m);
+	} else if (strcmp(cmd, "trigger") == 0) {
+		/* queued whole, over the udev source's share if need be (which
+		 * pauses the source): the devices present bound it */
+		do_trigger(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
 		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,

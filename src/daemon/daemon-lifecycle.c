@@ -21,6 +21,7 @@
 #include "log.h"
 #include "notify.h"
 #include "source-genl.h"
+#include "source-input.h"
 #include "source-udev.h"
 #include "thermal.h"
 #include "watch.h"
@@ -332,6 +333,10 @@ int kdaemon_start(struct kdaemon *d)
 	if (wants(d, KEVENT_SOURCE_ACPI)) {
 		rc = ksource_acpi_new(&sink, &src);
 		add_source(d, "acpi", rc, src);
+	}
+	if (wants(d, KEVENT_SOURCE_INPUT)) {
+		rc = ksource_input_new(&sink, d->cfg.udev_monitor, &src);
+		add_source(d, "input", rc, src);
 	}
 	if (wants(d, KEVENT_SOURCE_KERNEL)) {
 		rc = ksource_kernel_new(&sink, &src);

@@ -206,7 +206,7 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 		if (rc < 0)
 			return fail(why,
 				    "unknown source in '%s' (kernel, udev, thermal, socket, acpi, "
-				    "mqtt)",
+				    "input, mqtt)",
 				    value);
 		o->cfg.sources = set;
 		break;

@@ -16,7 +16,8 @@ static const char *const type_names[KEVENT_NTYPES] = {
 static const char *const source_names[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_KERNEL] = "kernel",   [KEVENT_SOURCE_UDEV] = "udev",
 	[KEVENT_SOURCE_THERMAL] = "thermal", [KEVENT_SOURCE_SOCKET] = "socket",
-	[KEVENT_SOURCE_ACPI] = "acpi",	     [KEVENT_SOURCE_MQTT] = "mqtt",
+	[KEVENT_SOURCE_ACPI] = "acpi",	     [KEVENT_SOURCE_INPUT] = "input",
+	[KEVENT_SOURCE_MQTT] = "mqtt",
 };
 
 const char *kevent_type_name(enum kevent_type t)

@@ -19,6 +19,7 @@ enum kevent_source {
 	KEVENT_SOURCE_THERMAL,
 	KEVENT_SOURCE_SOCKET,
 	KEVENT_SOURCE_ACPI,
+	KEVENT_SOURCE_INPUT,
 	KEVENT_SOURCE_MQTT, /* another machine's keventd, through a broker */
 	KEVENT_SOURCE_MAX,
 };
@@ -54,6 +55,9 @@ struct kevent {
 	/* mqtt events only: the host name of the machine it happened on
 	 * (KEVENT_HOST); its own allocation, freed with the event */
 	char *host;
+	/* udev events only: made by keventd from the devices present
+	 * (keventctl trigger), not sent by the kernel (KEVENT_SYNTHETIC=1). */
+	bool synthetic;
 };
 
 const char *kevent_type_name(enum kevent_type t);

@@ -42,3 +42,50 @@ int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t time
 	return kevent_new(type, m->f[2], m->f[3], m->n == 5 ? m->f[4] : "", KEVENT_SOURCE_SOCKET,
 			  seqnum, timestamp, NULL, 0, out, why);
 }
+
+static bool subsystem_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == ':' || c == '-';
+}
+
+int kctl_trigger_from_msg(const struct kctl_msg *m, const char **action,
+			  char list[KCTL_TRIGGER_MAX][KCTL_SUBSYSTEM_MAX], size_t *n,
+			  const char **why)
+{
+	*n = 0;
+	if (m->n < 2 || m->n > 3) {
+		*why = "trigger takes ACTION [SUBSYSTEM,...]";
+		return -EBADMSG;
+	}
+	if (strcmp(m->f[1], "add") != 0 && strcmp(m->f[1], "change") != 0) {
+		*why = "trigger's action is add or change";
+		return -EBADMSG;
+	}
+	*action = m->f[1];
+	const char *s = m->n == 3 ? m->f[2] : "";
+	while (*s) {
+		size_t len = 0;
+		while (s[len] && s[len] != ',')
+			if (!subsystem_char(s[len++])) {
+				*why = "a subsystem name is [A-Za-z0-9_.:-]";
+				return -EBADMSG;
+			}
+		if (len == 0 || len >= KCTL_SUBSYSTEM_MAX) {
+			*why = "a subsystem name is 1-63 characters";
+			return -EBADMSG;
+		}
+		if (*n == KCTL_TRIGGER_MAX) {
+			*why = "trigger takes at most 32 subsystems";
+			return -EBADMSG;
+		}
+		memcpy(list[*n], s, len);
+		list[(*n)++][len] = '\0';
+		s += len;
+		if (*s == ',' && !*++s) {
+			*why = "a subsystem name is 1-63 characters";
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}

@@ -33,6 +33,18 @@ int kctl_decode(const char *buf, size_t len, struct kctl_msg *m);
  */
 int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
 			struct kevent **out, const char **why);
+/*
+ * A trigger request, trigger ACTION [SUBSYSTEMS]: ACTION add or change,
+ * SUBSYSTEMS a comma-separated list of subsystem names ([A-Za-z0-9_.:-],
+ * at most KCTL_TRIGGER_MAX of them; none or "": every subsystem).  Returns
+ * 0 with *action and the names copied into list (each up to
+ * KCTL_SUBSYSTEM_MAX bytes with its NUL) and *n; -EBADMSG with *why.
+ */
+#define KCTL_TRIGGER_MAX   32
+#define KCTL_SUBSYSTEM_MAX 64
+int kctl_trigger_from_msg(const struct kctl_msg *m, const char **action,
+			  char list[KCTL_TRIGGER_MAX][KCTL_SUBSYSTEM_MAX], size_t *n,
+			  const char **why);
 /* Appends one message of n fields to sb (which it resets first). */
 int kctl_encode(struct strbuf *sb, const char *const *fields, size_t n);
 

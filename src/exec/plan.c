@@ -65,6 +65,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		rc = env_add(env, &n, "KEVENT_RECOVERED", "1");
 	if (rc == 0 && ev->host)
 		rc = env_add(env, &n, "KEVENT_HOST", ev->host);
+	if (rc == 0 && ev->synthetic)
+		rc = env_add(env, &n, "KEVENT_SYNTHETIC", "1");
 
 	size_t first_prop = n;
 	for (size_t i = 0; rc == 0 && i < ev->n_props; i++) {
@@ -78,7 +80,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		size_t len = strlen(name);
 		/* a payload's "Host:" never passes for the sender's host */
 		bool taken = (ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0) ||
-			     (ev->host && strcmp(name, "KEVENT_HOST") == 0);
+			     (ev->host && strcmp(name, "KEVENT_HOST") == 0) ||
+			     (ev->synthetic && strcmp(name, "KEVENT_SYNTHETIC") == 0);
 		for (size_t j = 0; j < ARRAY_SIZE(fixed_vars) && !taken; j++)
 			taken = strcmp(fixed_vars[j], name) == 0;
 		for (size_t j = first_prop; j < n && !taken; j++)

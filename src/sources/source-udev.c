@@ -109,18 +109,28 @@ static void track_seq(struct kudev *u, uint64_t seq)
 	u->have_seq = true;
 }
 
-static void submit_device(struct kudev *u, struct udev_device *dev)
+/* Submits the uevent of dev; action: a device found, not a uevent
+ * received (keventctl trigger), with this ACTION.  1 when submitted, 0
+ * when rejected (counted), -ENOMEM. */
+static int submit_device(struct kudev *u, struct udev_device *dev, const char *action)
 {
 	char *props[MAX_PROPS];
 	size_t n = 0;
 	bool oom = false;
+	if (action && asprintf(&props[n], "ACTION=%s", action) < 0)
+		oom = true;
+	else if (action)
+		n++;
 	struct udev_list_entry *e;
 	udev_list_entry_foreach(e, udev_device_get_properties_list_entry(dev))
 	{
-		if (n == MAX_PROPS)
+		if (n == MAX_PROPS || oom)
 			break;
+		const char *name = udev_list_entry_get_name(e);
 		const char *v = udev_list_entry_get_value(e);
-		if (asprintf(&props[n], "%s=%s", udev_list_entry_get_name(e), v ? v : "") < 0) {
+		if (action && (strcmp(name, "ACTION") == 0 || strcmp(name, "SEQNUM") == 0))
+			continue; /* neither is the kernel's */
+		if (asprintf(&props[n], "%s=%s", name, v ? v : "") < 0) {
 			oom = true;
 			break;
 		}
@@ -132,14 +142,20 @@ static void submit_device(struct kudev *u, struct udev_device *dev)
 	int rc = oom ? -ENOMEM : kuevent_map(props, n, now_realtime_ns(), &ev, &truncated, &why);
 	for (size_t i = 0; i < n; i++)
 		free(props[i]);
+	if (rc == -ENOMEM && action)
+		return rc; /* the trigger stops and says so */
 	if (rc < 0) {
 		ksink_reject(&u->sink, KEVENT_SOURCE_UDEV, why);
-		return;
+		return 0;
 	}
 	if (truncated)
 		ksink_truncated(&u->sink, KEVENT_SOURCE_UDEV);
-	track_seq(u, ev->seqnum);
+	if (action)
+		ev->synthetic = true;
+	else
+		track_seq(u, ev->seqnum);
 	(void)ksink_submit(&u->sink, ev);
+	return 1;
 }
 
 static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -156,9 +172,40 @@ static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
 		struct udev_device *dev = udev_monitor_receive_device(u->mon);
 		if (!dev)
 			continue; /* libudev dropped it (malformed): nothing to count twice */
-		submit_device(u, dev);
+		(void)submit_device(u, dev, NULL); /* refused or not, it is counted */
 		udev_device_unref(dev);
 	}
+}
+
+int ksource_udev_trigger(struct ksource *s, const char *action, const char *const *subsystems,
+			 size_t n_subsystems, size_t *n)
+{
+	*n = 0;
+	if (s->kind != KEVENT_SOURCE_UDEV)
+		return -EINVAL;
+	struct kudev *u = of(s);
+	struct udev_enumerate *en = udev_enumerate_new(u->udev);
+	int rc = en ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n_subsystems; i++)
+		rc = udev_enumerate_add_match_subsystem(en, subsystems[i]);
+	if (rc == 0)
+		rc = udev_enumerate_scan_devices(en);
+	struct udev_list_entry *l;
+	udev_list_entry_foreach(l, rc == 0 ? udev_enumerate_get_list_entry(en) : NULL)
+	{
+		struct udev_device *dev =
+			udev_device_new_from_syspath(u->udev, udev_list_entry_get_name(l));
+		if (!dev)
+			continue; /* gone since the scan */
+		rc = submit_device(u, dev, action);
+		udev_device_unref(dev);
+		if (rc < 0)
+			break;
+		*n += (size_t)rc;
+		rc = 0;
+	}
+	udev_enumerate_unref(en);
+	return rc < 0 ? rc : 0;
 }
 
 static void udev_pause(struct ksource *s, bool pause)

@@ -2,7 +2,8 @@
 /*
  * The control protocol decoder, bytes of one SOCK_SEQPACKET message in:
  * kctl_decode(), then for a "send" or "post" request the event the daemon
- * makes of it, kctl_event_from_msg() (which parses the payload).
+ * makes of it, kctl_event_from_msg() (which parses the payload), and for a
+ * "trigger" request its action and subsystems, kctl_trigger_from_msg().
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kctl_msg m;
 	const char *buf = (const char *)data;
+	const char *why_trigger = NULL;
 
 	/* a little over the protocol's limit, so oversize messages are tried */
 	if (fuzz_outside_size(size, 0, KCTL_MSG_MAX + 64))
@@ -47,6 +49,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rc != 0 || (sb.len == size && memcmp(sb.buf, buf, size) == 0));
 	strbuf_release(&sb);
 
+	if (strcmp(m.f[0], "trigger") == 0) {
+		/* the names parsed are the list's, each whole and valid */
+		char list[KCTL_TRIGGER_MAX][KCTL_SUBSYSTEM_MAX];
+		const char *action = NULL;
+		size_t n = 0;
+		rc = kctl_trigger_from_msg(&m, &action, list, &n, &why_trigger);
+		FUZZ_CHECK(rc == 0 || (rc == -EBADMSG && why_trigger));
+		if (rc == 0) {
+			FUZZ_CHECK(strcmp(action, "add") == 0 || strcmp(action, "change") == 0);
+			FUZZ_CHECK(n <= KCTL_TRIGGER_MAX && (n > 0) == (m.n == 3 && *m.f[2]));
+			struct strbuf joined = STRBUF_INIT;
+			for (size_t i = 0; i < n; i++) {
+				size_t len = strlen(list[i]);
+				FUZZ_CHECK(len > 0 && len < KCTL_SUBSYSTEM_MAX);
+				FUZZ_CHECK(strspn(list[i],
+						  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+						  "qrstuvwxyz0123456789_.:-") == len);
+				strbuf_printf(&joined, "%s%s", i ? "," : "", list[i]);
+			}
+			FUZZ_CHECK(joined.oom || strcmp(strbuf_str(&joined), n ? m.f[2] : "") == 0);
+			strbuf_release(&joined);
+		}
+		return 0;
+	}
 	if (strcmp(m.f[0], "send") != 0 && strcmp(m.f[0], "post") != 0)
 		return 0;
 	struct kevent *ev = NULL;

@@ -4,7 +4,8 @@
 # Guest script for kernel-bridges-*: kevent.ko's bridges from the stock
 # kernel's notifier chains (pm, net, cpu, mce), seen by kevent-listen
 # (run by run-guest.sh with two CPUs, the dummy and mce-inject modules of
-# the kernel's own package, and the ip program).
+# the kernel's own package, and the ip program), and keventd through a
+# storm of link flaps.
 . /ktest/lib.sh
 
 M=/ktest/modules
@@ -72,6 +73,60 @@ if [ -d "$I" ]; then
 else
 	fail "mce: no $I"
 fi
+
+# --- a notifier storm: 1,000 link flaps, as fast as ip can make them ----
+# keventd with the kernel source hears every up and every down: none lost
+# (its kernel sequence numbers without a gap, status lost 0), whatever
+# overran its socket fetched again from kevent.ko's ring and counted.
+C=/tmp/keventd.ctl
+KLOG=/tmp/keventd.log
+keventd --rules-dir /tmp/no-rules --control "$C" --sources kernel,socket \
+	--history 4096 >"$KLOG" 2>&1 &
+KPID=$!
+check "keventd started" wait_for "$KLOG" "running:" 20
+check "keventd subscribed to kevent" wait_for "$KLOG" "kernel: subscribed" 20
+check "ip link add d0 type dummy" ip link add d0 type dummy
+# 1,000 flaps, up and down, written to the link's flags by the shell itself
+# (no process per flap: as fast as the kernel takes them)
+F=/sys/class/net/d0/flags
+f=$(cat "$F")
+t0=$(cut -d' ' -f1 /proc/uptime)
+flap() {
+	i=0
+	while [ "$i" -lt 1000 ]; do
+		echo $((f | 1)) >"$F" && echo $((f & ~1)) >"$F" || return 1
+		i=$((i + 1))
+	done
+}
+check "1,000 flaps of d0" flap
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "KTEST-INFO: 2,000 link changes in $(echo "$t0 $t1" | awk '{ printf "%.2f", $2 - $1 }') s"
+storm_events() { keventctl --control "$C" events -n 4096 | grep ' kernel seq='; }
+have_all() { [ "$(storm_events | grep -c ' /org/kernel/net/d0 ')" -ge 2000 ]; }
+# seq and signal of d0's events, in sequence order (recovered ones came later)
+d0_by_seq() {
+	sed -n 's/.* kernel seq=\([0-9]*\) hotplug \/org\/kernel\/net\/d0 \([a-z-]*\)$/\1 \2/p' \
+		/tmp/storm | sort -n
+}
+alternate() {
+	d0_by_seq | awk '{ if ($2 != (NR % 2 ? "up" : "down")) bad++ } END { exit bad ? 1 : 0 }'
+}
+no_gap() {
+	sed -n 's/.* kernel seq=\([0-9]*\) .*/\1/p' /tmp/storm | sort -n |
+		awk 'NR > 1 && $1 != prev + 1 { bad++ } { prev = $1 } END { exit bad ? 1 : 0 }'
+}
+check "keventd received all 2,000" wait_until 60 have_all
+storm_events >/tmp/storm
+check "exactly 1,000 up" test "$(d0_by_seq | grep -c ' up$')" = 1000
+check "exactly 1,000 down" test "$(d0_by_seq | grep -c ' down$')" = 1000
+check "up and down alternate, in sequence order" alternate
+check "kernel sequence numbers without a gap" no_gap
+keventctl --control "$C" status
+check "status: kernel lost 0" sh -c "keventctl --control $C status --json | grep -q '\"kernel\":{[^}]*\"lost\":0,'"
+check "keventd still runs" kill -0 "$KPID"
+check "ip link del d0" ip link del d0
+kill "$KPID"
+check "keventd stopped" wait_pid "$KPID" 30
 
 # --- unloading with the bridges set up ----------------------------------
 kill "$LPID" 2>/dev/null

@@ -117,6 +117,19 @@ class InstallTree(unittest.TestCase):
         self.assertEqual(keys["ExecReload"], ["/bin/kill -HUP $MAINPID"])
         self.assertEqual(keys["KillMode"], ["mixed"])
         self.assertIn("WantedBy", keys)
+        # coldplug (keventd(8), Boot): up before udevd's trigger of the
+        # devices present, so keventd hears their "add" uevents; hence no
+        # default dependencies (they would be an ordering cycle through
+        # sysinit.target), and stopped at shutdown by hand
+        after = " ".join(keys["After"]).split()
+        before = " ".join(keys["Before"]).split()
+        self.assertIn("systemd-udevd.service", after)
+        self.assertIn("systemd-udev-trigger.service", before)
+        self.assertEqual(keys["DefaultDependencies"], ["no"])
+        self.assertIn("shutdown.target", " ".join(keys["Conflicts"]).split())
+        self.assertIn("shutdown.target", before)
+        for early in ("sysinit.target", "basic.target", "local-fs.target", "dbus.service"):
+            self.assertNotIn(early, after, "an ordering cycle with udevd's trigger")
         self.assertNotIn("@", text.replace("man:", ""), "unconfigured @VAR@ in the unit")
         sa = shutil.which("systemd-analyze")
         if sa:  # checks the syntax and every setting's name and value

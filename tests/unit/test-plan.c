@@ -135,6 +135,50 @@ static void test_recovered_env(void **state)
 	kfile_unref(f);
 }
 
+/* A udev event made by keventctl trigger: KEVENT_SYNTHETIC=1, which a
+ * payload property of the same name cannot override. */
+static void test_synthetic_env(void **state)
+{
+	(void)state;
+	struct kfile *f = file_with("    run: [/bin/true]\n");
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kevent_new(KEVENT_POWER, OBJ, "high", "Synthetic: 0\nCpu: 1\n",
+				    KEVENT_SOURCE_KERNEL, 9, 1700000000000000000ull, NULL, 0, &ev,
+				    &why),
+			 0);
+	ev->synthetic = true;
+	const char *const want[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"KEVENT_TYPE=power",
+		"KEVENT_OBJECT=" OBJ,
+		"KEVENT_SIGNAL=high",
+		"KEVENT_PAYLOAD=Synthetic: 0\nCpu: 1\n",
+		"KEVENT_SEQNUM=9",
+		"KEVENT_TIMESTAMP=1700000000000000000",
+		"KEVENT_SOURCE=kernel",
+		"KEVENT_RULE=cpu",
+		("KEVENT_RULE_FILE=" RULE_PATH),
+		"KEVENT_SYNTHETIC=1",
+		"KEVENT_CPU=1",
+	};
+	char **env = NULL;
+	size_t n = 0;
+	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+	check_env(env, n, want, ARRAY_SIZE(want));
+	strv_free(env);
+	/* a uevent: no such variable, and the property is the payload's */
+	ev->synthetic = false;
+	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+	bool prop = false;
+	for (size_t i = 0; i < n; i++)
+		prop |= strcmp(env[i], "KEVENT_SYNTHETIC=0") == 0;
+	assert_true(prop);
+	strv_free(env);
+	kevent_free(ev);
+	kfile_unref(f);
+}
+
 static void test_udev_env(void **state)
 {
 	(void)state;
@@ -448,6 +492,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_recovered_env),
+		cmocka_unit_test(test_synthetic_env),
 		cmocka_unit_test(test_udev_env),
 		cmocka_unit_test(test_payload_never_sets_dangerous),
 		cmocka_unit_test(test_expand),
