@@ -86,7 +86,7 @@ done
 PACKAGES="systemd systemd-sysv udev dbus kmod iproute2 util-linux procps
 e2fsprogs man-db pkg-config dkms libpam-systemd
 linux-image-amd64 linux-headers-amd64 linux-image-$KVER_6_12 linux-headers-$KVER_6_12
-libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1"
+libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1 libevdev2"
 PACKAGES=$(echo $PACKAGES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')
 
 # The machine's own Debian sources (bookworm, -updates, -security,
