@@ -297,7 +297,7 @@ int kdaemon_start(struct kdaemon *d)
 	if (d->cfg.dbus) {
 		rc = kdbus_new(d->loop, &d->dbus);
 		if (rc < 0)
-			log_error("D-Bus: cannot connect to the system bus (%s): no event signals",
+			log_error("D-Bus: cannot start the forwarder (%s): no event signals",
 				  strerror(-rc));
 		else
 			(void)kdaemon_observe(

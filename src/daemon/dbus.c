@@ -43,13 +43,20 @@ void kdbus_object_path(const char *object, struct strbuf *out)
 #include <sys/epoll.h>
 #include <systemd/sd-bus.h>
 
+/* Retries to connect: after 1 s, doubling, at most every 30 s. */
+#define RETRY_FIRST_NS (1000000000ull)
+#define RETRY_MAX_NS   (30 * 1000000000ull)
+
 struct kdbus {
-	sd_bus *bus;
+	sd_bus *bus; /* NULL while not connected */
 	struct kloop *loop;
 	struct kio *io;
 	struct ktimer *timer;
+	struct ktimer *retry; /* the next attempt to connect, while not connected */
+	uint64_t retry_ns;    /* the wait before it */
 	uint64_t sent, dropped;
-	bool failing; /* the last emit failed: log the next success */
+	uint64_t unconnected; /* signals not sent since the connection went */
+	bool failing;	      /* the last emit failed: log the next success */
 };
 
 /* The bus's answer to RequestName (org.freedesktop.DBus). */
@@ -126,6 +133,35 @@ static void disconnect(struct kdbus *b)
 	b->bus = sd_bus_close_unref(b->bus);
 }
 
+static int connect_bus(struct kdbus *b);
+
+static void on_retry(struct ktimer *t, void *userdata)
+{
+	struct kdbus *b = userdata;
+	(void)t;
+	b->retry = NULL; /* freed after it fires */
+	(void)connect_bus(b);
+}
+
+/* Not connected: try again later, more slowly each time. */
+static void schedule_retry(struct kdbus *b)
+{
+	b->retry_ns = b->retry_ns ? b->retry_ns * 2 : RETRY_FIRST_NS;
+	if (b->retry_ns > RETRY_MAX_NS)
+		b->retry_ns = RETRY_MAX_NS;
+	if (kloop_add_timer(b->loop, now_monotonic_ns() + b->retry_ns, on_retry, b, &b->retry) < 0)
+		b->retry = NULL;
+}
+
+static void lost(struct kdbus *b, int r)
+{
+	log_warning("D-Bus: connection lost (%s): event signals dropped until it is back",
+		    strerror(-r));
+	disconnect(b);
+	b->retry_ns = 0;
+	schedule_retry(b);
+}
+
 /* Dispatches what came in and writes what is queued, without blocking;
  * then watches for what the connection waits for next. */
 static void process(struct kdbus *b)
@@ -136,14 +172,12 @@ static void process(struct kdbus *b)
 	while ((r = sd_bus_process(b->bus, NULL)) > 0)
 		;
 	if (r < 0) {
-		log_warning("D-Bus: connection lost (%s): no more event signals", strerror(-r));
-		disconnect(b);
+		lost(b, r);
 		return;
 	}
 	int ev = sd_bus_get_events(b->bus);
 	if (ev < 0) {
-		log_warning("D-Bus: connection lost (%s): no more event signals", strerror(-ev));
-		disconnect(b);
+		lost(b, ev);
 		return;
 	}
 	kio_set_events(b->io, (ev & POLLIN ? EPOLLIN : 0) | (ev & POLLOUT ? EPOLLOUT : 0));
@@ -154,12 +188,12 @@ static void process(struct kdbus *b)
 		kloop_add_timer(b->loop, usec * 1000, on_timer, b, &b->timer);
 }
 
-int kdbus_new(struct kloop *loop, struct kdbus **out)
+/* Connects, asks for the name and watches the connection; when the bus
+ * is not there (yet: keventd starts before dbus.socket at boot), says so
+ * and tries again later.  A negative errno only when out of memory. */
+static int connect_bus(struct kdbus *b)
 {
-	struct kdbus *b = calloc(1, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	b->loop = loop;
+	bool first = !b->retry_ns;
 	int r = sd_bus_open_system(&b->bus);
 	if (r >= 0)
 		r = sd_bus_add_filter(b->bus, NULL, on_message, b);
@@ -168,12 +202,39 @@ int kdbus_new(struct kloop *loop, struct kdbus **out)
 		r = sd_bus_request_name_async(b->bus, NULL, KDBUS_NAME, SD_BUS_NAME_QUEUE,
 					      on_name_reply, b);
 	if (r >= 0)
-		r = kloop_add_io(loop, sd_bus_get_fd(b->bus), EPOLLIN | EPOLLOUT, on_io, b, &b->io);
+		r = kloop_add_io(b->loop, sd_bus_get_fd(b->bus), EPOLLIN | EPOLLOUT, on_io, b,
+				 &b->io);
+	if (r < 0) {
+		disconnect(b);
+		if (first)
+			log_warning("D-Bus: cannot connect to the system bus (%s): trying again, "
+				    "event signals dropped until then",
+				    strerror(-r));
+		schedule_retry(b);
+		return r == -ENOMEM ? r : 0;
+	}
+	if (!first) {
+		log_notice("D-Bus: connected to the system bus: sending event signals (%" PRIu64
+			   " dropped while not connected)",
+			   b->unconnected);
+		b->unconnected = 0;
+	}
+	b->retry_ns = 0;
+	process(b);
+	return 0;
+}
+
+int kdbus_new(struct kloop *loop, struct kdbus **out)
+{
+	struct kdbus *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->loop = loop;
+	int r = connect_bus(b);
 	if (r < 0) {
 		kdbus_free(b);
 		return r;
 	}
-	process(b);
 	*out = b;
 	return 0;
 }
@@ -184,8 +245,12 @@ static struct klog_throttle send_log = {.name = "D-Bus", .what = "lines about re
 
 void kdbus_emit(struct kdbus *b, const struct kevent *ev)
 {
-	if (!b || !b->bus)
+	if (!b)
 		return;
+	if (!b->bus) {
+		b->unconnected++;
+		return;
+	}
 	struct strbuf path = STRBUF_INIT;
 	kdbus_object_path(ev->object, &path);
 	int r = path.oom ? -ENOMEM
@@ -222,6 +287,7 @@ void kdbus_free(struct kdbus *b)
 	if (b->bus)
 		sd_bus_process(b->bus, NULL);
 	disconnect(b);
+	ktimer_cancel(b->retry);
 	free(b);
 }
 

@@ -27,8 +27,11 @@ bool kdbus_available(void);
 /* Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS when set), asks for
  * KDBUS_NAME (without waiting: a name taken or refused is logged, signals
  * are sent all the same, and a name queued for is taken when its owner
- * lets go) and watches the connection in loop.  0, or a negative errno
- * (-EOPNOTSUPP without D-Bus support). */
+ * lets go) and watches the connection in loop.  A bus that is not there
+ * yet, or goes away, is tried again after 1 s, doubling up to 30 s; the
+ * signals meanwhile are dropped and counted in the log line that says it
+ * is back.  0, or a negative errno (-ENOMEM; -EOPNOTSUPP without D-Bus
+ * support). */
 int kdbus_new(struct kloop *loop, struct kdbus **out);
 /* Queues ev's signal; never blocks.  Losses are counted and logged. */
 void kdbus_emit(struct kdbus *b, const struct kevent *ev);

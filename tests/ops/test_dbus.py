@@ -153,29 +153,36 @@ class DBus(kdtest.DaemonTest):
         me = pwd.getpwuid(os.geteuid()).pw_name
         extra = "" if kdtest.IS_ROOT else (
             '<policy user="%s"><allow own="%s"/></policy>' % (me, NAME))
-        config = self.s.path("bus.conf")
-        with open(config, "w") as f:
-            f.write(BUS_CONFIG % {"socket": self.s.path("bus"), "extra": extra,
-                                  "policy": POLICY})
-        self.bus_log = open(self.s.path("bus.log"), "w")  # a system bus logs as it goes
-        self.addCleanup(self.bus_log.close)
-        self.bus = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork",
-                                     "--print-address=1"],
-                                    stdout=subprocess.PIPE, stderr=self.bus_log,
-                                    stdin=subprocess.DEVNULL)
-        self.addCleanup(self.stop_bus)
-        r, _, _ = select.select([self.bus.stdout], [], [], kdtest.TIMEOUT)
-        self.assertTrue(r, "dbus-daemon printed no address")
-        self.address = self.bus.stdout.readline().decode().strip()
-        self.assertTrue(self.address.startswith("unix:"), self.address)
+        self.extra = extra
+        self.bus, self.address = self.start_bus("bus")
         self.mon = Monitor(self.address)
         self.addCleanup(self.mon.close)
 
-    def stop_bus(self):
-        if self.bus.poll() is None:
-            self.bus.kill()
-        self.bus.wait()
-        self.bus.stdout.close()
+    def start_bus(self, name):
+        """A dbus-daemon listening on the socket NAME of the scratch
+        directory: (its process, its address)."""
+        config = self.s.path(name + ".conf")
+        with open(config, "w") as f:
+            f.write(BUS_CONFIG % {"socket": self.s.path(name), "extra": self.extra,
+                                  "policy": POLICY})
+        log = open(self.s.path(name + ".log"), "w")  # a system bus logs as it goes
+        self.addCleanup(log.close)
+        bus = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork",
+                                "--print-address=1"],
+                               stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        self.addCleanup(self.stop_bus, bus)
+        r, _, _ = select.select([bus.stdout], [], [], kdtest.TIMEOUT)
+        self.assertTrue(r, "dbus-daemon printed no address")
+        address = bus.stdout.readline().decode().strip()
+        self.assertTrue(address.startswith("unix:"), address)
+        return bus, address
+
+    @staticmethod
+    def stop_bus(bus):
+        if bus.poll() is None:
+            bus.kill()
+        bus.wait()
+        bus.stdout.close()
 
     def test_events_become_signals(self):
         d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": self.address})
@@ -262,6 +269,25 @@ class DBus(kdtest.DaemonTest):
         d.send("general", "/org/kernel/test", "still-works")
         d.wait_idle(1)
         self.assertIn("D-Bus: cannot connect to the system bus", d.logtext())
+        d.stop_ok(self)
+
+    def test_bus_that_comes_later_is_connected(self):
+        # at boot keventd starts before the system bus (keventd(8), Boot):
+        # it connects once the bus is there, and says what it dropped
+        d = self.start("--dbus", env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + self.s.path("later")})
+        d.wait_log("D-Bus: cannot connect to the system bus")
+        d.send("general", "/org/kernel/test", "before")
+        d.wait_idle(1)
+        _, address = self.start_bus("later")
+        mon = Monitor(address)
+        self.addCleanup(mon.close)
+        d.wait_log("D-Bus: connected to the system bus: sending event signals (1 dropped")
+        d.send("general", "/org/kernel/test", "after")
+        sigs = mon.wait_signals(1)
+        self.assertEqual([s[2][2] for s in sigs], ["after"])
+        senders = []
+        mon.signals(senders)  # from the connection that asked for the name again
+        self.assertEqual(senders[0], name_owner(address))
         d.stop_ok(self)
 
     def test_bus_goes_away(self):
