@@ -81,6 +81,8 @@ class DropIns(DaemonTest):
         r = d.ctl("test", "--rules-dir", self.etc, "--rules-dir", self.lib, "general", "/r", "b",
                   check=0)
         self.assertIn("the rule is switched off (enabled: false)", r.stdout)
+        self.assertEqual(d.ctl("verify", self.etc, self.lib, check=0).stderr,
+                         "2 rule files, 4 rules, 0 errors\n")
         # the drop-ins go (the directory moved away at once): the vendor's rules are back
         self.changed(d, lambda: os.rename(self.dropdir, s.path("gone")))
         self.fires(d, "vendor-a", "a")
@@ -109,6 +111,9 @@ class DropIns(DaemonTest):
         self.fires(d, "local-a", "a")
         self.fires(d, "vendor-b", "b")
         self.fires(d, "other", "o")
+        r = d.ctl("verify", self.etc, self.lib, check=1)
+        self.assertEqual(r.stdout, "%s:2:11: error: no rule named \"vendor-bb\" in "
+                         "50-vendor.yaml\n" % bad)
         r = d.ctl("reload", check=0)
         self.assertIn("%s:2:11: error: no rule named" % bad, r.stdout)
         # a start with the error: the other files load, the broken one does not
