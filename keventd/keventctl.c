@@ -20,7 +20,7 @@ static const struct {
 	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
 	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
-	{"replay", ctl_replay},
+	{"replay", ctl_replay}, {"cat", ctl_cat},
 };
 
 static void usage(FILE *f)
@@ -41,6 +41,7 @@ static void usage(FILE *f)
 		"  replay FILE [--dry-run] [--rules-dir DIR]... [--strict]\n"
 		"                                         feed recorded events through the rules\n"
 		"  verify [PATH]...                       check rule files or directories\n"
+		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"
 		"\n"

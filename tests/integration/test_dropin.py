@@ -83,6 +83,14 @@ class DropIns(DaemonTest):
         self.assertIn("the rule is switched off (enabled: false)", r.stdout)
         self.assertEqual(d.ctl("verify", self.etc, self.lib, check=0).stderr,
                          "2 rule files, 4 rules, 0 errors\n")
+        # cat's output is the merged file, and loads as it is
+        merged = s.mkdir("merged")
+        s.write_rule("50-vendor.yaml", d.ctl("cat", "50-vendor.yaml", "--rules-dir", self.etc,
+                                             "--rules-dir", self.lib, check=0).stdout, dir=merged)
+        r = d.ctl("test", "--rules-dir", merged, "general", "/r", "s", check=0)
+        self.assertIn("  timeout: 200ms\n", r.stdout)
+        r = d.ctl("test", "--rules-dir", merged, "general", "/r", "b", check=0)
+        self.assertIn("the rule is switched off (enabled: false)", r.stdout)
         # the drop-ins go (the directory moved away at once): the vendor's rules are back
         self.changed(d, lambda: os.rename(self.dropdir, s.path("gone")))
         self.fires(d, "vendor-a", "a")
