@@ -19,13 +19,10 @@ struct merger {
 static void err(struct merger *m, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 static void err(struct merger *m, const struct ynode *n, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	strbuf_vprintf(&sb, fmt, ap);
+	kdiags_vadd(m->diags, m->path, n->line, n->col, fmt, ap);
 	va_end(ap);
-	kdiags_add(m->diags, m->path, n->line, n->col, "%s", strbuf_str(&sb));
-	strbuf_release(&sb);
 	m->errors++;
 }
 

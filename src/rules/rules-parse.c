@@ -24,13 +24,10 @@ struct parser {
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	strbuf_vprintf(&sb, fmt, ap);
+	kdiags_vadd(p->diags, n->file ? n->file : p->path, n->line, n->col, fmt, ap);
 	va_end(ap);
-	kdiags_add(p->diags, n->file ? n->file : p->path, n->line, n->col, "%s", strbuf_str(&sb));
-	strbuf_release(&sb);
 	p->errors++;
 }
 

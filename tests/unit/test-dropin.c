@@ -181,31 +181,6 @@ static void test_tree_origins(void **state)
 	kdiags_free(&diags);
 }
 
-struct tree {
-	char *root, *etc, *run, *lib;
-	const char *dirs[3];
-};
-
-static void tree_make(struct tree *t)
-{
-	t->root = tu_mkdtemp();
-	t->etc = tu_subdir(t->root, "etc");
-	t->run = tu_subdir(t->root, "run");
-	t->lib = tu_subdir(t->root, "lib");
-	t->dirs[0] = t->etc;
-	t->dirs[1] = t->run;
-	t->dirs[2] = t->lib;
-}
-
-static void tree_free(struct tree *t)
-{
-	tu_rm_rf(t->root);
-	free(t->root);
-	free(t->etc);
-	free(t->run);
-	free(t->lib);
-}
-
 static void write_dropin(const char *dir, const char *name, const char *text)
 {
 	char *d = tu_printf("%s/50-v.yaml.d", dir);
@@ -214,7 +189,7 @@ static void write_dropin(const char *dir, const char *name, const char *text)
 	free(d);
 }
 
-static struct kruleset *reload(struct tree *t, struct kruleset *prev, struct kdiags *d,
+static struct kruleset *reload(struct tu_tree *t, struct kruleset *prev, struct kdiags *d,
 			       struct kchanges *c)
 {
 	struct kruleset *rs = NULL;
@@ -246,8 +221,8 @@ static char *describe_set(const struct kruleset *rs)
 static void test_dirs(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	tu_write(t.lib, "50-v.yaml", BASE, 0644);
 	/* layered by name: etc's 20-t.yaml hides lib's, whatever it says */
 	write_dropin(t.lib, "20-t.yaml", "rules:\n  - name: hot\n    timeout: 1s\n");
@@ -358,7 +333,7 @@ static void test_dirs(void **state)
 	free(dl);
 	free(dr);
 	free(other);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 /* With trust, a drop-in (or its directory) writable by others is refused,
@@ -368,8 +343,8 @@ static void test_trust(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip(); /* the files must be root's for the rest to be trusted */
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	tu_write(t.lib, "50-v.yaml", BASE, 0644);
 	write_dropin(t.etc, "10-off.yaml", "rules:\n  - name: hot\n    enabled: false\n");
 	char *p = tu_printf("%s/50-v.yaml.d/10-off.yaml", t.etc);
@@ -386,7 +361,7 @@ static void test_trust(void **state)
 	kruleset_free(rs);
 	kdiags_free(&d);
 	free(p);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 int main(void)
