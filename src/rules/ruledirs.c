@@ -174,8 +174,11 @@ static int scan_dropin_dir(struct kentry *en, const char *dir, char **real_dirs,
 		return -ENOMEM;
 	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
+		struct stat lst;
 		if (errno == ELOOP || errno == ENOTDIR) {
-			kdiags_add(diags, path, 1, 1, "a drop-in directory must be a directory");
+			bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+			kdiags_add(diags, path, 1, 1, "a drop-in directory must be a directory%s",
+				   link ? ", not a symbolic link" : "");
 			en->dropin_refused = true;
 		} else if (errno != ENOENT) {
 			kdiags_add(diags, path, 1, 1, "cannot open drop-in directory: %s",

@@ -321,6 +321,18 @@ static void test_dirs(void **state)
 	assert_int_equal(c.v[0].kind, KCHANGE_BROKEN);
 	assert_int_equal(rs->n_files, 1);
 
+	/* nor a symbolic link to one */
+	char *sub = tu_subdir(t.root, "elsewhere");
+	tu_write(sub, "10-x.yaml", "rules:\n  - name: hot\n", 0644);
+	assert_int_equal(unlink(dd), 0);
+	assert_int_equal(symlink(sub, dd), 0);
+	rs = reload(&t, rs, &d, &c);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.v[0].msg,
+			    "a drop-in directory must be a directory, not a symbolic link");
+	assert_int_equal(rs->n_files, 1);
+	free(sub);
+
 	kruleset_free(rs);
 	kchanges_free(&c);
 	kdiags_free(&d);
