@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctl.h"
 #include "options.h"
@@ -38,10 +39,10 @@ static void warn_transient(const struct kfile *f, struct tally *t)
 	}
 }
 
-static int check_file(const char *path, struct tally *t, struct kdiags *d)
+static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *d)
 {
 	struct kfile *f = NULL;
-	int rc = kruleset_load_file(path, ctl_trust(), NULL, &f, d);
+	int rc = kruleset_load_entry(en, ctl_trust(), NULL, &f, d);
 	if (rc < 0)
 		return rc;
 	t->files++;
@@ -53,13 +54,57 @@ static int check_file(const char *path, struct tally *t, struct kdiags *d)
 	return 0;
 }
 
+/* A file alone, with the drop-ins of PATH.d/ beside it; a drop-in
+ * (DIR/NAME.yaml.d/FILE.yaml) is checked with the file it changes,
+ * DIR/NAME.yaml, and that file's other drop-ins. */
+static int check_file(const char *arg, struct tally *t, struct kdiags *d)
+{
+	_cleanup_free_ char *dir = strdup(arg), *path = NULL;
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir && (*slash = '\0', str_has_suffix(dir, ".yaml.d"))) {
+		dir[strlen(dir) - 2] = '\0'; /* DIR/NAME.yaml */
+		path = TAKE_PTR(dir);
+		if (!(dir = strdup(path)))
+			return -ENOMEM;
+		slash = strrchr(dir, '/');
+	} else if (!(path = strdup(arg))) {
+		return -ENOMEM;
+	} else if (slash) {
+		*slash = '/';
+	}
+	const char *name = slash ? path + (slash - dir) + 1 : path;
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (strcmp(path, arg) != 0 && access(path, F_OK) < 0) {
+		kdiags_add(d, arg, 1, 1,
+			   "a drop-in of %s, which is not in %s: verify the rule directories "
+			   "together (keventctl verify DIR...)",
+			   name, dir);
+		return 0;
+	}
+	struct kentry en = {.name = strdup(name), .path = strdup(path)};
+	int rc = en.name && en.path ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = kentry_scan_dropins(&en, (const char *const[]){dir}, 1, ctl_trust(), d);
+	if (rc == 0)
+		rc = check_entry(&en, t, d);
+	kentry_release(&en);
+	return rc;
+}
+
 static int check_dirs(const char *const *dirs, size_t n, struct tally *t, struct kdiags *d)
 {
 	struct kentries e = {0};
 	int rc = kentries_scan(dirs, n, ctl_trust(), &e, d);
 	for (size_t i = 0; rc == 0 && i < e.n; i++)
 		if (!e.v[i].masked && !e.v[i].refused)
-			rc = check_file(e.v[i].path, t, d);
+			rc = check_entry(&e.v[i], t, d);
 	kentries_free(&e);
 	return rc;
 }

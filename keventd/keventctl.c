@@ -20,7 +20,7 @@ static const struct {
 	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
 	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
-	{"replay", ctl_replay}, {"trigger", ctl_trigger},
+	{"replay", ctl_replay}, {"trigger", ctl_trigger}, {"cat", ctl_cat},
 };
 
 static void usage(FILE *f)
@@ -44,6 +44,7 @@ static void usage(FILE *f)
 		"                                         report the devices present as udev\n"
 		"                                         events, for keventd's rules alone\n"
 		"  verify [PATH]...                       check rule files or directories\n"
+		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"
 		"\n"

@@ -8,15 +8,21 @@
 void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
 		...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	kdiags_vadd(d, file, line, col, fmt, ap);
+	va_end(ap);
+}
+
+void kdiags_vadd(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
+		 va_list ap)
+{
 	struct kdiag *v = realloc(d->v, (d->n + 1) * sizeof(*v));
 	if (!v)
 		return;
 	d->v = v;
 	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	va_start(ap, fmt);
 	strbuf_vprintf(&sb, fmt, ap);
-	va_end(ap);
 	char *msg = strbuf_steal(&sb);
 	char *f = strdup(file);
 	if (!msg || !f) {

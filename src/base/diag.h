@@ -3,6 +3,7 @@
 #ifndef KEVENT_DIAG_H
 #define KEVENT_DIAG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "util.h"
@@ -20,6 +21,8 @@ struct kdiags {
 
 void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
 		...) _printf_(5, 6);
+void kdiags_vadd(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
+		 va_list ap) _printf_(5, 0);
 void kdiags_free(struct kdiags *d);
 /* Moves every entry of from to the end of to. */
 void kdiags_move(struct kdiags *to, struct kdiags *from);

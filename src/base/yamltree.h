@@ -19,6 +19,9 @@ struct ynode {
 	bool plain;	     /* scalar written without quotes */
 	struct ynode **kids; /* seq: items; map: key, value, key, value... */
 	size_t n_kids;
+	/* the file a node was read from when a tree is made of several (a
+	 * rule file and its drop-ins); NULL: the tree's own file.  Not owned. */
+	const char *file;
 };
 
 #define YTREE_MAX_DEPTH 32

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "event-json.h"
 #include "transient.h"
 
 enum hstate {
@@ -474,14 +475,8 @@ static void render_text(const struct entry *e, struct strbuf *out)
 
 static void render_json(const struct entry *e, struct strbuf *out)
 {
-	strbuf_printf(out,
-		      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
-		      "\"type\":\"%s\",\"object\":",
-		      e->seqnum, e->timestamp, kevent_source_name(e->source),
-		      kevent_type_name(e->type));
-	strbuf_json(out, e->text);
-	strbuf_puts(out, ",\"signal\":");
-	strbuf_json(out, e->text + e->signal);
+	kevent_json_head(out, e->seqnum, e->timestamp, (enum kevent_source)e->source,
+			 (enum kevent_type)e->type, e->text, e->text + e->signal);
 	strbuf_puts(out, ",\"rules\":[");
 	for (size_t i = 0; i < e->n_rules; i++) {
 		const struct hrule *r = &e->rules[i];

@@ -2,8 +2,10 @@
 /* Rule directory watches (watch.h). */
 #include "watch.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
@@ -32,6 +34,26 @@ struct kwatch {
 	uint64_t first_ns;
 };
 
+/* Watches the drop-in directories (NAME.yaml.d/) of dir: their files
+ * change rules as the rule files do.  One that appears later is seen by
+ * dir's own watch, and watched from the reload that follows. */
+static void watch_dropin_dirs(struct kwatch *w, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		if (de->d_name[0] == '.' || !str_has_suffix(de->d_name, ".yaml.d") ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) < sizeof(path))
+			(void)inotify_add_watch(w->fd, path, DIR_EVENTS | IN_DONT_FOLLOW);
+	}
+	closedir(d);
+}
+
 /* (Re)creates every watch from scratch: cheap for a handful of directories,
  * and right whatever appeared, vanished or was replaced meanwhile. */
 static int setup_watches(struct kwatch *w)
@@ -47,8 +69,10 @@ static int setup_watches(struct kwatch *w)
 	for (size_t i = 0; i < w->n_dirs; i++) {
 		char path[PATH_MAX];
 		const char *dir = w->dirs[i];
-		if (inotify_add_watch(w->fd, dir, DIR_EVENTS) >= 0)
+		if (inotify_add_watch(w->fd, dir, DIR_EVENTS) >= 0) {
+			watch_dropin_dirs(w, dir);
 			continue;
+		}
 		/* missing: watch the closest ancestor that exists for it to appear */
 		if (strlen(dir) >= sizeof(path))
 			continue;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Live reload: inotify on every rule directory.  A burst of changes (an
+ * Live reload: inotify on every rule directory and on the drop-in
+ * directories (NAME.yaml.d/) in them.  A burst of changes (an
  * editor's save, a package upgrade) becomes one call of changed(), 100 ms
  * after the last change and at most 500 ms after the first.  A rule
  * directory that does not exist is watched for through its nearest

@@ -8,16 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kevent_json_open(struct strbuf *sb, const struct kevent *ev, const char *payload, bool brief)
+void kevent_json_head(struct strbuf *sb, uint64_t seqnum, uint64_t timestamp,
+		      enum kevent_source source, enum kevent_type type, const char *object,
+		      const char *signal)
 {
 	strbuf_printf(sb,
 		      "{\"seqnum\":%" PRIu64 ",\"timestamp\":%" PRIu64 ",\"source\":\"%s\","
 		      "\"type\":\"%s\",\"object\":",
-		      ev->seqnum, ev->timestamp, kevent_source_name(ev->source),
-		      kevent_type_name(ev->type));
-	strbuf_json(sb, ev->object);
+		      seqnum, timestamp, kevent_source_name(source), kevent_type_name(type));
+	strbuf_json(sb, object);
 	strbuf_puts(sb, ",\"signal\":");
-	strbuf_json(sb, ev->signal);
+	strbuf_json(sb, signal);
+}
+
+void kevent_json_open(struct strbuf *sb, const struct kevent *ev, const char *payload, bool brief)
+{
+	kevent_json_head(sb, ev->seqnum, ev->timestamp, ev->source, ev->type, ev->object,
+			 ev->signal);
 	strbuf_puts(sb, ",\"payload\":");
 	strbuf_json(sb, payload);
 	if (brief)

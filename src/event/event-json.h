@@ -16,6 +16,13 @@
 #include "event.h"
 #include "util.h"
 
+/* Appends '{' and the keys that say which event it was (seqnum,
+ * timestamp, source, type, object, signal), leaving the object open: the
+ * head of every event's JSON, also of one kept without its payload
+ * (keventctl events --json). */
+void kevent_json_head(struct strbuf *sb, uint64_t seqnum, uint64_t timestamp,
+		      enum kevent_source source, enum kevent_type type, const char *object,
+		      const char *signal);
 /* Appends '{' and ev's keys, payload standing for ev's own (brief: it was
  * cut, and says so with "truncated":true, and no properties), leaving the
  * object open for the caller's keys and its '}'. */

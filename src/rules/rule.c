@@ -59,6 +59,9 @@ void kfile_unref(struct kfile *f)
 	for (size_t i = 0; i < f->n_rules; i++)
 		krule_release(&f->rules[i]);
 	free(f->rules);
+	for (size_t i = 0; i < f->n_dropins; i++)
+		free(f->dropins[i].path);
+	free(f->dropins);
 	free(f->path);
 	free(f->name);
 	free(f);

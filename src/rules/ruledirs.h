@@ -18,12 +18,24 @@
 
 extern const char *const kevent_default_rule_dirs[3];
 
-/* One candidate rule file after layering. */
+/* One drop-in of a rule file, after layering. */
+struct kentry_dropin {
+	char *name;
+	char *path;
+	bool masked, refused; /* as a rule file's */
+};
+
+/* One candidate rule file after layering, with its drop-ins: the *.yaml of
+ * NAME.d/ in every directory, a name in a higher directory hiding the same
+ * name below, ordered by name (keventd.rules(5), DROP-INS). */
 struct kentry {
 	char *name;
 	char *path;
 	bool masked;  /* empty file or symlink to /dev/null */
 	bool refused; /* failed the trust or type checks; a diag says why */
+	struct kentry_dropin *dropins;
+	size_t n_dropins;
+	bool dropin_refused; /* a drop-in (or its directory) was: the file is broken */
 };
 
 struct kentries {
@@ -41,6 +53,12 @@ struct kentries {
 int kentries_scan(const char *const *dirs, size_t n_dirs, bool trust, struct kentries *out,
 		  struct kdiags *diags);
 void kentries_free(struct kentries *e);
+
+/* Finds en's drop-ins in NAME.d/ of each of dirs (highest first), as
+ * kentries_scan() does for the files it lists: for one file alone. */
+int kentry_scan_dropins(struct kentry *en, const char *const *dirs, size_t n_dirs, bool trust,
+			struct kdiags *diags);
+void kentry_release(struct kentry *en);
 
 /* Checks an open rule file: a regular file, and with trust, owned by root and
  * not writable by group or others.  NULL, or a static reason. */

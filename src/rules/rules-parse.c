@@ -24,13 +24,10 @@ struct parser {
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	strbuf_vprintf(&sb, fmt, ap);
+	kdiags_vadd(p->diags, n->file ? n->file : p->path, n->line, n->col, fmt, ap);
 	va_end(ap);
-	kdiags_add(p->diags, p->path, n->line, n->col, "%s", strbuf_str(&sb));
-	strbuf_release(&sb);
 	p->errors++;
 }
 
@@ -778,15 +775,13 @@ static char *base_name(const char *path)
 	return strdup(s ? s + 1 : path);
 }
 
-int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
-		 struct kdiags *diags)
+int krules_read_tree(const char *buf, size_t len, const char *path, struct ynode **root,
+		     struct kdiags *diags)
 {
-	struct parser p = {.path = path, .diags = diags};
-	struct ynode *root = NULL;
 	unsigned line, col;
 	_cleanup_free_ char *msg = NULL;
 
-	*out = NULL;
+	*root = NULL;
 	if (len > KRULE_FILE_MAX_BYTES) {
 		kdiags_add(diags, path, 1, 1, "rule file larger than %d bytes",
 			   KRULE_FILE_MAX_BYTES);
@@ -796,19 +791,35 @@ int krules_parse(const char *buf, size_t len, const char *path, struct kfile **o
 		kdiags_add(diags, path, 1, 1, "rule file contains a NUL byte");
 		return -EINVAL;
 	}
-	int rc = ytree_parse(buf, len, &root, &line, &col, &msg);
-	if (rc == -EINVAL) {
+	int rc = ytree_parse(buf, len, root, &line, &col, &msg);
+	if (rc == -EINVAL)
 		kdiags_add(diags, path, line, col, "%s", msg);
-		return rc;
-	}
+	return rc;
+}
+
+int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
+		 struct kdiags *diags)
+{
+	struct ynode *root = NULL;
+
+	*out = NULL;
+	int rc = krules_read_tree(buf, len, path, &root, diags);
 	if (rc < 0)
 		return rc;
+	rc = krules_from_tree(root, path, out, diags);
+	ynode_free(root);
+	return rc;
+}
 
+int krules_from_tree(const struct ynode *root, const char *path, struct kfile **out,
+		     struct kdiags *diags)
+{
+	struct parser p = {.path = path, .diags = diags};
+
+	*out = NULL;
 	struct kfile *f = calloc(1, sizeof(*f));
-	if (!f) {
-		ynode_free(root);
+	if (!f)
 		return -ENOMEM;
-	}
 	f->refs = 1;
 	f->path = strdup(path);
 	f->name = base_name(path);
@@ -857,7 +868,6 @@ int krules_parse(const char *buf, size_t len, const char *path, struct kfile **o
 			}
 		}
 	}
-	ynode_free(root);
 	if (p.oom) {
 		kfile_unref(f);
 		return -ENOMEM;

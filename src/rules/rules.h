@@ -107,6 +107,18 @@ struct kfile {
 	ino_t ino;
 	off_t size;
 	int64_t mtime_ns, ctime_ns;
+	/* the drop-ins applied to it (keventd.rules(5)), in order, and what
+	 * was read of each: a change to any of them is a change to the file */
+	struct kfile_dropin *dropins;
+	size_t n_dropins;
+};
+
+struct kfile_dropin {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns, ctime_ns;
 };
 
 /* A reference more on f (may be NULL); the last unref frees it and its rules. */
@@ -130,5 +142,17 @@ const char *krule_limit_key(const struct krule *r, const struct kevent *ev);
  */
 int krules_parse(const char *buf, size_t len, const char *path, struct kfile **out,
 		 struct kdiags *diags);
+
+/* krules_parse()'s two halves, for a file that is made of several (its
+ * drop-ins, dropin.h).  krules_read_tree() checks the size, NUL bytes and
+ * the YAML syntax: 0 and *root (NULL for an empty document), -EINVAL with
+ * the error in diags, or -ENOMEM.  krules_from_tree() checks the schema, as
+ * krules_parse() does; each error names the file of its node (ynode.file,
+ * path when NULL). */
+struct ynode;
+int krules_read_tree(const char *buf, size_t len, const char *path, struct ynode **root,
+		     struct kdiags *diags);
+int krules_from_tree(const struct ynode *root, const char *path, struct kfile **out,
+		     struct kdiags *diags);
 
 #endif

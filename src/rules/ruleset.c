@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dropin.h"
 #include "index.h"
 #include "ruledirs.h"
 #include "ruleset.h"
@@ -87,62 +88,164 @@ static struct kfile *prev_file(const struct kruleset *prev, const char *name)
 	return NULL;
 }
 
+static int64_t ns_of(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
 static bool same_identity(const struct kfile *f, const char *path, const struct stat *st)
 {
 	return f && strcmp(f->path, path) == 0 && f->dev == st->st_dev && f->ino == st->st_ino &&
-	       f->size == st->st_size &&
-	       f->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec &&
-	       f->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+	       f->size == st->st_size && f->mtime_ns == ns_of(&st->st_mtim) &&
+	       f->ctime_ns == ns_of(&st->st_ctim);
+}
+
+/* One file read for a load: the rule file, or one of its drop-ins. */
+struct text {
+	const char *path;
+	struct stat st;
+	char *buf;
+	size_t len;
+};
+
+/* Opens, checks and stats path (a diag and 1 when it is not fit to load). */
+static int open_text(const char *path, bool trust, int *fd, struct text *t, struct kdiags *diags)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	t->path = path;
+	if (*fd < 0) {
+		kdiags_add(diags, path, 1, 1, "cannot open: %s", strerror(errno));
+		return 1;
+	}
+	const char *why = kentry_check_fd(*fd, trust);
+	if (why) {
+		kdiags_add(diags, path, 1, 1, "refusing rule file: %s", why);
+		return 1;
+	}
+	return fstat(*fd, &t->st) < 0 ? -errno : 0;
+}
+
+static int read_text(int fd, struct text *t, struct kdiags *diags)
+{
+	int rc = read_fd(fd, KRULE_FILE_MAX_BYTES, &t->buf, &t->len);
+	if (rc == -EFBIG) {
+		kdiags_add(diags, t->path, 1, 1, "rule file larger than %d bytes",
+			   KRULE_FILE_MAX_BYTES);
+		return 1;
+	}
+	if (rc < 0 && rc != -ENOMEM) {
+		kdiags_add(diags, t->path, 1, 1, "cannot read: %s", strerror(-rc));
+		return 1;
+	}
+	return rc;
+}
+
+/* Whether old was made of exactly these drop-ins, unchanged. */
+static bool same_dropins(const struct kfile *old, const struct text *t, size_t n)
+{
+	if (!old || old->n_dropins != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct kfile_dropin *d = &old->dropins[i];
+		const struct stat *st = &t[i].st;
+		if (strcmp(d->path, t[i].path) != 0 || d->dev != st->st_dev ||
+		    d->ino != st->st_ino || d->size != st->st_size ||
+		    d->mtime_ns != ns_of(&st->st_mtim) || d->ctime_ns != ns_of(&st->st_ctim))
+			return false;
+	}
+	return true;
+}
+
+static void set_identity(struct kfile *f, const struct stat *st)
+{
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime_ns = ns_of(&st->st_mtim);
+	f->ctime_ns = ns_of(&st->st_ctim);
+}
+
+static int keep_dropins(struct kfile *f, const struct text *t, size_t n)
+{
+	f->dropins = calloc(n + 1, sizeof(*f->dropins));
+	if (!f->dropins)
+		return -ENOMEM;
+	for (; f->n_dropins < n; f->n_dropins++) {
+		struct kfile_dropin *d = &f->dropins[f->n_dropins];
+		const struct stat *st = &t[f->n_dropins].st;
+		*d = (struct kfile_dropin){.dev = st->st_dev,
+					   .ino = st->st_ino,
+					   .size = st->st_size,
+					   .mtime_ns = ns_of(&st->st_mtim),
+					   .ctime_ns = ns_of(&st->st_ctim)};
+		if (!(d->path = strdup(t[f->n_dropins].path)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* kruleset_load_file() with the drop-ins that are not masked. */
+static int load(const char *path, const struct kentry_dropin *dropins, size_t n_dropins, bool trust,
+		struct kfile *old, struct kfile **out, struct kdiags *diags)
+{
+	size_t n = 0;
+	*out = NULL;
+	_cleanup_free_ struct text *t = calloc(n_dropins + 1, sizeof(*t));
+	_cleanup_free_ int *fds = calloc(n_dropins + 1, sizeof(*fds));
+	struct ksrc *srcs = NULL;
+	int rc = t && fds ? 0 : -ENOMEM;
+	if (rc == 0)
+		rc = open_text(path, trust, &fds[n++], &t[0], diags);
+	for (size_t i = 0; rc == 0 && i < n_dropins; i++) {
+		if (dropins[i].masked)
+			continue;
+		rc = open_text(dropins[i].path, trust, &fds[n], &t[n], diags);
+		n++;
+	}
+	if (rc == 0 && same_identity(old, path, &t[0].st) && same_dropins(old, t + 1, n - 1)) {
+		*out = kfile_ref(old);
+		goto out;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = read_text(fds[i], &t[i], diags);
+	if (rc == 0 && !(srcs = calloc(n, sizeof(*srcs))))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		srcs[i] = (struct ksrc){t[i].path, t[i].buf, t[i].len};
+	struct kfile *f = NULL;
+	if (rc == 0)
+		rc = kdropin_parse(&srcs[0], srcs + 1, n - 1, &f, diags);
+	if (rc == 0) {
+		set_identity(f, &t[0].st);
+		rc = keep_dropins(f, t + 1, n - 1);
+		if (rc == 0)
+			*out = TAKE_PTR(f);
+		kfile_unref(f);
+	}
+out:
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	for (size_t i = 0; t && i < n; i++)
+		free(t[i].buf);
+	free(srcs);
+	/* a file that is not fit to load, or does not parse: a diag says why */
+	return rc == -ENOMEM ? rc : rc < 0 && rc != -EINVAL ? rc : 0;
 }
 
 int kruleset_load_file(const char *path, bool trust, struct kfile *old, struct kfile **out,
 		       struct kdiags *diags)
 {
+	return load(path, NULL, 0, trust, old, out, diags);
+}
+
+int kruleset_load_entry(const struct kentry *en, bool trust, struct kfile *old, struct kfile **out,
+			struct kdiags *diags)
+{
 	*out = NULL;
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		kdiags_add(diags, path, 1, 1, "cannot open: %s", strerror(errno));
-		return 0;
-	}
-	const char *why = kentry_check_fd(fd, trust);
-	if (why) {
-		kdiags_add(diags, path, 1, 1, "refusing rule file: %s", why);
-		return 0;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (same_identity(old, path, &st)) {
-		*out = kfile_ref(old);
-		return 0;
-	}
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0;
-	int rc = read_fd(fd, KRULE_FILE_MAX_BYTES, &buf, &len);
-	if (rc == -EFBIG) {
-		kdiags_add(diags, path, 1, 1, "rule file larger than %d bytes",
-			   KRULE_FILE_MAX_BYTES);
-		return 0;
-	}
-	if (rc < 0) {
-		if (rc == -ENOMEM)
-			return rc;
-		kdiags_add(diags, path, 1, 1, "cannot read: %s", strerror(-rc));
-		return 0;
-	}
-	struct kfile *f = NULL;
-	rc = krules_parse(buf, len, path, &f, diags);
-	if (rc == -ENOMEM)
-		return rc;
-	if (rc < 0)
-		return 0;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->size = st.st_size;
-	f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	f->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-	*out = f;
-	return 0;
+	if (en->dropin_refused)
+		return 0; /* broken: the scan said why */
+	return load(en->path, en->dropins, en->n_dropins, trust, old, out, diags);
 }
 
 int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const struct kruleset *prev,
@@ -165,10 +268,10 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 		struct kfile *old = prev_file(prev, en->name);
 		struct kfile *f = NULL;
 		size_t before = diags->n;
-		rc = kruleset_load_file(en->path, trust, old, &f, diags);
+		rc = kruleset_load_entry(en, trust, old, &f, diags);
 		if (rc < 0)
 			break;
-		if (!f && diags->n > before) {
+		if (!f && (diags->n > before || en->dropin_refused)) {
 			/* broken: keep the last good version, if there is one */
 			f = kfile_ref(old);
 			change(changes, KCHANGE_BROKEN, en->name);

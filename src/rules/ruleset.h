@@ -22,6 +22,10 @@
  */
 int kruleset_load_file(const char *path, bool trust, struct kfile *old, struct kfile **out,
 		       struct kdiags *diags);
+/* The same for a file of kentries_scan() and its drop-ins (keventd.rules(5),
+ * DROP-INS): one that is refused or does not apply makes the file broken. */
+int kruleset_load_entry(const struct kentry *en, bool trust, struct kfile *old, struct kfile **out,
+			struct kdiags *diags);
 
 struct kbucket;
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The rule loader, YAML bytes in: krules_parse(), then for a file that
+ * The rule loader, YAML bytes in: krules_parse(), or, for an input with
+ * lines "#--" in it, kdropin_parse() of the part before the first as the
+ * rule file and of each part after one as a drop-in of it (a "#--" line is a
+ * YAML comment, so a drop-in seed is a rule file too).  Then for a file that
  * parsed, a ruleset, a few events matched through its index (checked
  * against matching every rule in turn), and the handler plan of each match.
  * The events are made of the rules' own values, literal or the literal
@@ -9,12 +12,48 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dropin.h"
 #include "fuzz.h"
 #include "plan.h"
 #include "ruleset.h"
 
-#define MAX_INPUT  (64 * 1024) /* rule files are small; as systemd's fuzz-udev-rules */
-#define MAX_EVENTS 8
+#define MAX_INPUT   (64 * 1024) /* rule files are small; as systemd's fuzz-udev-rules */
+#define MAX_EVENTS  8
+#define MAX_DROPINS 4
+#define SEPARATOR   "\n#--\n"
+
+static const char *const dropin_paths[MAX_DROPINS] = {
+	"/etc/keventd/rules.d/50-fuzz.yaml.d/10-a.yaml",
+	"/run/keventd/rules.d/50-fuzz.yaml.d/20-b.yaml",
+	"/usr/lib/keventd/rules.d/50-fuzz.yaml.d/30-c.yaml",
+	"/etc/keventd/rules.d/50-fuzz.yaml.d/40-d.yaml",
+};
+
+/* Splits the input at SEPARATOR: the rule file, then its drop-ins. */
+static size_t split(const char *buf, size_t len, struct ksrc *src)
+{
+	size_t n = 0, sl = strlen(SEPARATOR);
+	src[0] = (struct ksrc){"/usr/lib/keventd/rules.d/50-fuzz.yaml", buf, len};
+	for (;;) {
+		const char *at = memmem(src[n].buf, src[n].len, SEPARATOR, sl);
+		if (!at || n == MAX_DROPINS)
+			return n;
+		const char *next = at + sl;
+		size_t rest = src[n].len - (size_t)(next - src[n].buf);
+		src[n].len = (size_t)(at - src[n].buf) + 1;
+		n++;
+		src[n] = (struct ksrc){dropin_paths[n - 1], next, rest};
+	}
+}
+
+/* A diag names one of the files it was given. */
+static bool known_file(const char *file, const struct ksrc *src, size_t n)
+{
+	for (size_t i = 0; i <= n; i++)
+		if (strcmp(file, src[i].path) == 0)
+			return true;
+	return false;
+}
 
 struct hits {
 	const struct krule *v[64];
@@ -121,14 +160,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fuzz_outside_size(size, 0, MAX_INPUT))
 		return 0;
-	int rc = krules_parse((const char *)data, size, "/etc/keventd/rules.d/50-fuzz.yaml", &f,
-			      &diags);
+	struct ksrc in[MAX_DROPINS + 1];
+	size_t n_dropins = split((const char *)data, size, in);
+	int rc;
+	if (n_dropins) {
+		rc = kdropin_parse(&in[0], in + 1, n_dropins, &f, &diags);
+		/* the tree alone: no tree exactly when the merge fails */
+		struct kdiags d2 = {0};
+		struct ynode *tree = NULL;
+		int mrc = kdropin_merge(&in[0], in + 1, n_dropins, &tree, &d2);
+		FUZZ_CHECK(mrc == 0 || mrc == -EINVAL || mrc == -ENOMEM);
+		FUZZ_CHECK(mrc == 0 || tree == NULL);
+		FUZZ_CHECK((mrc == 0) == (d2.n == 0) || mrc == -ENOMEM);
+		/* a file whose drop-ins do not apply does not load */
+		FUZZ_CHECK(rc != 0 || mrc == 0 || mrc == -ENOMEM);
+		FUZZ_CHECK(mrc != -EINVAL || rc == -EINVAL || rc == -ENOMEM);
+		ynode_free(tree);
+		kdiags_free(&d2);
+	} else {
+		rc = krules_parse((const char *)data, size, in[0].path, &f, &diags);
+	}
 	FUZZ_CHECK(rc == 0 || rc == -EINVAL || rc == -ENOMEM);
 	FUZZ_CHECK((rc == 0) == (f != NULL));
 	FUZZ_CHECK(rc != -EINVAL || diags.n > 0);
 	for (size_t i = 0; i < diags.n; i++) {
 		struct strbuf sb = STRBUF_INIT;
 		FUZZ_CHECK(diags.v[i].line >= 1 && diags.v[i].col >= 1);
+		FUZZ_CHECK(known_file(diags.v[i].file, in, n_dropins));
 		kdiag_format(&diags.v[i], &sb);
 		FUZZ_CHECK(sb.oom || strstr(strbuf_str(&sb), ": error: "));
 		strbuf_release(&sb);

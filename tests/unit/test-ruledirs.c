@@ -11,32 +11,6 @@
 #include "testutil.h"
 #include "util.h"
 
-/* A scratch tree with the three layers, highest first. */
-struct tree {
-	char *root, *etc, *run, *lib;
-	const char *dirs[3];
-};
-
-static void tree_make(struct tree *t)
-{
-	t->root = tu_mkdtemp();
-	t->etc = tu_subdir(t->root, "etc");
-	t->run = tu_subdir(t->root, "run");
-	t->lib = tu_subdir(t->root, "lib");
-	t->dirs[0] = t->etc;
-	t->dirs[1] = t->run;
-	t->dirs[2] = t->lib;
-}
-
-static void tree_free(struct tree *t)
-{
-	tu_rm_rf(t->root);
-	free(t->root);
-	free(t->etc);
-	free(t->run);
-	free(t->lib);
-}
-
 /* A rule file with one rule called name. */
 static char *one_rule(const char *name)
 {
@@ -78,8 +52,8 @@ static bool has_diag(const struct kdiags *d, const char *file, const char *msg_p
 static void test_layering(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	write_rule(t.lib, "10-a.yaml", "a-lib");
 	/* replaced files are never read: this one is not even YAML */
 	tu_write(t.lib, "50-same.yaml", "rules: [\n", 0644);
@@ -134,14 +108,14 @@ static void test_layering(void **state)
 	for (size_t i = 0; i < rs->n_rules; i++)
 		assert_string_equal(rs->rules[i]->name, rules[i]);
 	kruleset_free(rs);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 static void test_missing_dirs(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	write_rule(t.lib, "10-a.yaml", "a");
 	char *gone = tu_printf("%s/does-not-exist", t.root);
 	const char *dirs[] = {gone, "/nonexistent/keventd/rules.d", t.lib};
@@ -159,14 +133,14 @@ static void test_missing_dirs(void **state)
 	assert_int_equal(rs->n_files, 0);
 	kruleset_free(rs);
 	free(gone);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 static void test_symlinks(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	char *outside = tu_subdir(t.root, "outside");
 	write_rule(outside, "x.yaml", "outside");
 	write_rule(t.lib, "shared.rules", "shared"); /* not .yaml: not listed itself */
@@ -219,7 +193,7 @@ static void test_symlinks(void **state)
 	free(outside);
 	free(out_target);
 	free(d_yaml);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 static void test_trust(void **state)
@@ -229,8 +203,8 @@ static void test_trust(void **state)
 		print_message("skipped: the trust checks need root (chown to root/nobody)\n");
 		skip();
 	}
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	write_rule(t.lib, "10-ok.yaml", "ok");
 	write_rule(t.lib, "20-group-writable.yaml", "gw");
 	char *p20 = tu_printf("%s/20-group-writable.yaml", t.lib);
@@ -246,7 +220,7 @@ static void test_trust(void **state)
 		free(p20);
 		free(p30);
 		free(p40);
-		tree_free(&t);
+		tu_tree_free(&t);
 		skip();
 	}
 	write_rule(t.lib, "50-readonly.yaml", "ro");
@@ -296,14 +270,14 @@ static void test_trust(void **state)
 	free(p40);
 	free(p50);
 	free(p70);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 static void test_kfile_load(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	write_rule(t.lib, "a.yaml", "a");
 	char *pa = tu_printf("%s/a.yaml", t.lib);
 	struct kdiags d = {0};
@@ -354,7 +328,7 @@ static void test_kfile_load(void **state)
 	free(fifo);
 	free(bad);
 	free(pa);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 struct change {
@@ -382,7 +356,7 @@ static const struct kfile *file_named(const struct kruleset *rs, const char *nam
 	return NULL;
 }
 
-static struct kruleset *reload(struct tree *t, struct kruleset *prev, struct kdiags *d,
+static struct kruleset *reload(struct tu_tree *t, struct kruleset *prev, struct kdiags *d,
 			       struct kchanges *c)
 {
 	struct kruleset *rs = NULL;
@@ -395,8 +369,8 @@ static struct kruleset *reload(struct tree *t, struct kruleset *prev, struct kdi
 static void test_reload(void **state)
 {
 	(void)state;
-	struct tree t;
-	tree_make(&t);
+	struct tu_tree t;
+	tu_tree_make(&t);
 	write_rule(t.lib, "10-a.yaml", "a");
 	write_rule(t.lib, "20-b.yaml", "b");
 	struct kdiags d = {0};
@@ -482,7 +456,7 @@ static void test_reload(void **state)
 	kruleset_free(rs);
 	free(pa);
 	free(pc);
-	tree_free(&t);
+	tu_tree_free(&t);
 }
 
 int main(void)

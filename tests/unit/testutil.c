@@ -267,3 +267,23 @@ bool tu_deadline_run(struct tu_deadline *dl)
 	assert_int_equal(rc, 0);
 	return true;
 }
+
+void tu_tree_make(struct tu_tree *t)
+{
+	t->root = tu_mkdtemp();
+	t->etc = tu_subdir(t->root, "etc");
+	t->run = tu_subdir(t->root, "run");
+	t->lib = tu_subdir(t->root, "lib");
+	t->dirs[0] = t->etc;
+	t->dirs[1] = t->run;
+	t->dirs[2] = t->lib;
+}
+
+void tu_tree_free(struct tu_tree *t)
+{
+	tu_rm_rf(t->root);
+	free(t->root);
+	free(t->etc);
+	free(t->run);
+	free(t->lib);
+}

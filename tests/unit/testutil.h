@@ -36,6 +36,14 @@ char *tu_subdir(const char *dir, const char *sub);
 /* Writes a file with the given contents and mode. */
 void tu_write(const char *dir, const char *name, const char *content, mode_t mode);
 void tu_rm_rf(const char *path);
+/* A scratch tree of the three rule directories, highest first:
+ * ROOT/etc, ROOT/run, ROOT/lib; tu_tree_free() removes it. */
+struct tu_tree {
+	char *root, *etc, *run, *lib;
+	const char *dirs[3];
+};
+void tu_tree_make(struct tu_tree *t);
+void tu_tree_free(struct tu_tree *t);
 /* A malloc'd copy of a NULL-terminated string vector (strv_free() it). */
 char **tu_strv_dup(char *const *v);
 

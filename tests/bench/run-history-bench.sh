@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What the event history costs intake (run by hand; prints figures, asserts
+# nothing): a loadgen --post storm of N events against one filter rule,
+# keventd started with --history 0, 1024 and 65536 in turn, ROUNDS rounds,
+# each daemon taking two storms (the first fills a ring of 65,536, the
+# second runs once it is full).  Prints each round and the medians.
+# Usage: [KEVENTD=/path/to/keventd] tests/bench/run-history-bench.sh [BUILD_DIR] [N] [ROUNDS]
+# (KEVENTD: another keventd, e.g. one built from an older commit, measured
+# with this build's loadgen, as run-bench.sh takes it.)  Run it on an idle
+# machine: the load average is printed first and last.
+set -eu
+build=${1:-build}
+n=${2:-100000}
+rounds=${3:-5}
+keventd=${KEVENTD:-$build/keventd/keventd}
+loadgen=$build/tests/bench/loadgen
+[ -x "$keventd" ] && [ -x "$loadgen" ] || { echo "build first: $keventd, $loadgen" >&2; exit 1; }
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+mkdir "$tmp/rules"
+cat >"$tmp/rules/10-match.yaml" <<'YAML'
+rules:
+  - name: bench-filter
+    match: {type: power, signal: bench, object: /org/kernel/bench/*}
+YAML
+chmod 0644 "$tmp/rules/10-match.yaml"
+
+accepted() { # the seconds of loadgen's "accepted in N.NNNs"
+	sed -n 's/.*accepted in \([0-9.]*\)s.*/\1/p'
+}
+
+echo "history cost, $(nproc) CPUs, $(date -u +%F), $n events a storm, $rounds rounds," \
+	"load $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq "$rounds"); do
+	for h in 0 1024 65536; do
+		rm -f "$tmp/ctl"
+		"$keventd" --rules-dir "$tmp/rules" --control "$tmp/ctl" --sources socket \
+			--history "$h" --log-level warning 2>"$tmp/log" &
+		pid=$!
+		i=0
+		while [ ! -S "$tmp/ctl" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+		first=$("$loadgen" --post "$tmp/ctl" "$n" 64 | accepted)
+		second=$("$loadgen" --post "$tmp/ctl" "$n" 64 | accepted)
+		kill -TERM "$pid"
+		wait "$pid" || true
+		pid=
+		echo "round $r history $h first $first second $second" | tee -a "$tmp/all"
+	done
+done
+median() { # of the numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+for h in 0 1024 65536; do
+	f=$(awk -v h="$h" '$4 == h { print $6 }' "$tmp/all" | median)
+	s=$(awk -v h="$h" '$4 == h { print $8 }' "$tmp/all" | median)
+	echo "history $h: first storm $f s, second $s s (medians of $rounds)"
+done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
