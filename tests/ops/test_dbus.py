@@ -132,8 +132,13 @@ class Monitor:
         return out
 
     def wait_signals(self, n):
-        self.read_until(lambda: len(self.signals()) >= n and self.buf.endswith(b"\n"),
-                        "%d org.kernel.Event signal(s)" % n)
+        """The signals so far, once n have come whole: dbus-monitor writes
+        a signal's header line and each of its 5 arguments separately."""
+        def whole():
+            sigs = self.signals()
+            return len(sigs) >= n and all(len(a) == 5 for _, _, a in sigs[:n]) \
+                and self.buf.endswith(b"\n")
+        self.read_until(whole, "%d org.kernel.Event signal(s)" % n)
         return self.signals()
 
     def close(self):
