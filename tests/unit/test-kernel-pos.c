@@ -177,35 +177,6 @@ static const struct ksink_ops sink_ops = {
 	.room = sink_room,
 };
 
-/* stderr into a file for the length of a step. */
-struct capture {
-	int saved, fd;
-};
-
-static void capture_begin(struct capture *c)
-{
-	FILE *f = tmpfile();
-	assert_non_null(f);
-	c->fd = dup(fileno(f));
-	fclose(f);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->fd >= 0 && c->saved >= 0);
-	assert_int_equal(dup2(c->fd, STDERR_FILENO), STDERR_FILENO);
-}
-
-/* The lines written since capture_begin() (malloc'd). */
-static char *capture_end(struct capture *c)
-{
-	assert_int_equal(dup2(c->saved, STDERR_FILENO), STDERR_FILENO);
-	close(c->saved);
-	char *text = NULL;
-	size_t len;
-	assert_int_equal(lseek(c->fd, 0, SEEK_SET), 0);
-	assert_int_equal(read_fd(c->fd, 1 << 20, &text, &len), 0);
-	close(c->fd);
-	return text;
-}
-
 #define I1	       4660
 #define I2	       4661
 #define NOT_A_POSITION "is not a position; starting from the current event"
@@ -250,9 +221,9 @@ static void test_source(void **state)
 		assert_int_equal(setenv("KEVENTD_KERNEL_POS", path, 1), 0);
 		struct ksink sink = {.loop = NULL, .ops = &sink_ops, .userdata = NULL};
 		struct ksource *s = NULL;
-		struct capture c;
+		struct tu_capture c;
 		int bad = 0; /* what unhandled() said, if not the case's rc */
-		capture_begin(&c);
+		tu_capture_begin(&c);
 		/* the sink as arg: a source that fetches and keeps a position */
 		assert_int_equal(
 			ksource_genl_new_detached(&ksource_kernel_desc, &sink, &sink, 0x1d, &s), 0);
@@ -268,7 +239,7 @@ static void test_source(void **state)
 			kevent_free(ev);
 		}
 		s->stop(s);
-		char *log = capture_end(&c);
+		char *log = tu_capture_end(&c);
 		if (bad)
 			fail_msg("%s: %d, not %d", cases[i].what, bad, cases[i].rc);
 		if (cases[i].log && !strstr(log, cases[i].log))

@@ -74,43 +74,14 @@ static void test_escape(void **state)
 	}
 }
 
-/* stderr into a file for the length of a step. */
-struct capture {
-	int saved, fd;
-};
-
-static void capture_begin(struct capture *c)
-{
-	FILE *f = tmpfile();
-	assert_non_null(f);
-	c->fd = dup(fileno(f));
-	fclose(f);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->fd >= 0 && c->saved >= 0);
-	assert_int_equal(dup2(c->fd, STDERR_FILENO), STDERR_FILENO);
-}
-
-/* The lines written since capture_begin() (malloc'd). */
-static char *capture_end(struct capture *c)
-{
-	assert_int_equal(dup2(c->saved, STDERR_FILENO), STDERR_FILENO);
-	close(c->saved);
-	char *text = NULL;
-	size_t len;
-	assert_int_equal(lseek(c->fd, 0, SEEK_SET), 0);
-	assert_int_equal(read_fd(c->fd, 1 << 20, &text, &len), 0);
-	close(c->fd);
-	return text;
-}
-
 /* n lines of class t at at_ms (on a clock that starts at 1 s) and level. */
 static char *log_lines(struct klog_throttle *t, uint64_t at_ms, int level, unsigned n)
 {
-	struct capture c;
-	capture_begin(&c);
+	struct tu_capture c;
+	tu_capture_begin(&c);
 	for (unsigned i = 0; i < n; i++)
 		klog_throttled_at(t, 1000000000ull + at_ms * 1000000ull, level, "bad thing %u", i);
-	return capture_end(&c);
+	return tu_capture_end(&c);
 }
 
 #define NOTE "x: 20 bad things in 5s: the next ones are counted in status but not logged, for now\n"
@@ -176,11 +147,11 @@ static void test_throttle_uncounted(void **state)
 	unsetenv("JOURNAL_STREAM");
 	klog_setup(LOG_INFO, KLOG_TEXT);
 	struct klog_throttle t = {.name = "D-Bus", .what = "refusals"};
-	struct capture c;
-	capture_begin(&c);
+	struct tu_capture c;
+	tu_capture_begin(&c);
 	for (int i = 0; i < 30; i++)
 		klog_throttled(&t, LOG_WARNING, "refused %d", i);
-	_cleanup_free_ char *got = capture_end(&c);
+	_cleanup_free_ char *got = tu_capture_end(&c);
 	assert_non_null(strstr(got, "keventd: warning: refused 19\n"
 				    "keventd: warning: D-Bus: 20 refusals in 5s: the next ones are "
 				    "not logged, for now\n"));
@@ -214,8 +185,8 @@ static void test_log_line(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(line_cases); i++) {
 		const struct line_case *l = &line_cases[i];
 		print_message("case: %s\n", l->label);
-		struct capture c;
-		capture_begin(&c);
+		struct tu_capture c;
+		tu_capture_begin(&c);
 		if (l->journal) {
 			struct stat st;
 			assert_int_equal(fstat(STDERR_FILENO, &st), 0);
@@ -231,7 +202,7 @@ static void test_log_line(void **state)
 			klog_fields(LOG_WARNING, &KLOG_STR("v", evil), 1, "rule x: %s", evil);
 		else
 			log_warning("rule x: %s", evil);
-		_cleanup_free_ char *got = capture_end(&c);
+		_cleanup_free_ char *got = tu_capture_end(&c);
 		assert_string_equal(got, l->want);
 	}
 	unsetenv("JOURNAL_STREAM");

@@ -287,3 +287,26 @@ void tu_tree_free(struct tu_tree *t)
 	free(t->run);
 	free(t->lib);
 }
+
+void tu_capture_begin(struct tu_capture *c)
+{
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	c->fd = dup(fileno(f));
+	fclose(f);
+	c->saved = dup(STDERR_FILENO);
+	assert_true(c->fd >= 0 && c->saved >= 0);
+	assert_int_equal(dup2(c->fd, STDERR_FILENO), STDERR_FILENO);
+}
+
+char *tu_capture_end(struct tu_capture *c)
+{
+	assert_int_equal(dup2(c->saved, STDERR_FILENO), STDERR_FILENO);
+	close(c->saved);
+	char *text = NULL;
+	size_t len;
+	assert_int_equal(lseek(c->fd, 0, SEEK_SET), 0);
+	assert_int_equal(read_fd(c->fd, 1 << 20, &text, &len), 0);
+	close(c->fd);
+	return text;
+}

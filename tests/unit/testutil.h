@@ -29,6 +29,13 @@ struct kevent *tu_event(int type, const char *object, const char *signal, const 
 /* Formats a diagnostic as "FILE:LINE:COLUMN: error: MESSAGE" (malloc'd). */
 char *tu_diag(const struct kdiag *d);
 char *tu_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* stderr into a file for the length of a step: tu_capture_begin(), then
+ * tu_capture_end() restores it and returns what was written (malloc'd). */
+struct tu_capture {
+	int saved, fd;
+};
+void tu_capture_begin(struct tu_capture *c);
+char *tu_capture_end(struct tu_capture *c);
 /* Makes a fresh directory under TMPDIR (or /tmp), mode 0755. */
 char *tu_mkdtemp(void);
 /* Makes dir/sub, mode 0755, and returns its path. */
