@@ -28,6 +28,8 @@
 #include <linux/kernel.h>
 #include <linux/kevent.h>
 #include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/random.h>
@@ -104,11 +106,10 @@ MODULE_PARM_DESC(ring_kb, "size of the ring of recent events in KiB (default 102
 
 /**
  * struct kevent_rec - one event, as stored in the ring
- * @ring: in kevent_ring.events, oldest first, while @in_ring
  * @pending: in kevent_ring.pending, while @is_pending
  * @seqnum: its sequence number
  * @timestamp: when it was sent, nanoseconds since the epoch
- * @size: what it counts against the ring's bound, in bytes
+ * @size: its allocation, in bytes: what it counts against the ring's bound
  * @type: enum kevent_type
  * @signal: offset of the signal in @data
  * @payload: offset of the payload in @data
@@ -119,11 +120,10 @@ MODULE_PARM_DESC(ring_kb, "size of the ring of recent events in KiB (default 102
  * A record is freed once it is neither in the ring nor pending.
  */
 struct kevent_rec {
-	struct list_head ring;
 	struct list_head pending;
 	u64 seqnum;
 	u64 timestamp;
-	size_t size;
+	u32 size;
 	u32 type;
 	u16 signal;
 	u16 payload;
@@ -136,21 +136,36 @@ struct kevent_rec {
  * The ring, the worker's queue and the sequence number, under one lock
  * that is taken with interrupts saved: send_kevent_atomic() takes it in
  * any context.
+ *
+ * The ring is an array of pointers to the records, indexed by @first (the
+ * oldest) up to @end (one past the newest), modulo its size: keeping an
+ * event and evicting one are a store and a load, and the events after a
+ * number are found by bisection.  It has a slot for every record of the
+ * smallest size that ring_kb can hold, so only the bound in bytes ever
+ * evicts an event.
  */
 static struct {
 	spinlock_t lock;		/* protects everything below */
-	struct list_head events;	/* oldest first */
+	struct kevent_rec **slots;	/* mask + 1 of them; NULL: no ring */
+	u64 mask;
+	u64 first;			/* index of the oldest event */
+	u64 end;			/* one past the newest */
 	struct list_head pending;	/* oldest first */
-	size_t bytes;			/* of the records in events */
+	size_t bytes;			/* of the records in the ring */
 	size_t pending_bytes;		/* of the records in pending */
 	size_t limit;			/* ring_kb in bytes */
-	u64 nr_events;			/* in events */
 	u64 seqnum;			/* the last number given */
+	struct kevent_rec *spare;	/* freed, for the next event: xchg() */
 } kevent_ring = {
 	.lock		= __SPIN_LOCK_UNLOCKED(kevent_ring.lock),
-	.events		= LIST_HEAD_INIT(kevent_ring.events),
 	.pending	= LIST_HEAD_INIT(kevent_ring.pending),
 };
+
+/* The record of ring index i.  Lock held. */
+static inline struct kevent_rec *kevent_ring_at(u64 i)
+{
+	return kevent_ring.slots[i & kevent_ring.mask];
+}
 
 static u64 kevent_instance;
 
@@ -247,7 +262,7 @@ void kevent_read_counters(struct kevent_counters *c)
 	c->instance = kevent_instance;
 	spin_lock_irqsave(&kevent_ring.lock, flags);
 	c->seqnum = kevent_ring.seqnum;
-	c->ring_events = kevent_ring.nr_events;
+	c->ring_events = kevent_ring.end - kevent_ring.first;
 	c->ring_bytes = kevent_ring.bytes;
 	c->ring_limit = kevent_ring.limit;
 	spin_unlock_irqrestore(&kevent_ring.lock, flags);
@@ -268,11 +283,30 @@ static inline const char *kevent_rec_payload(const struct kevent_rec *rec)
 	return rec->data + rec->payload;
 }
 
-/* Frees rec unless the ring or the worker still holds it.  Lock held. */
+/*
+ * Frees rec unless the ring or the worker still holds it.  The record
+ * freed last is kept as the spare, for the next event: once the ring is
+ * full every event evicts one of about its size, and reusing it spares
+ * the sender a trip through the slab allocator each time.  Lock held.
+ */
 static void kevent_rec_release(struct kevent_rec *rec)
 {
 	if (!rec->in_ring && !rec->is_pending)
-		kfree(rec);
+		kfree(xchg(&kevent_ring.spare, rec));
+}
+
+/* The spare record if it has exactly @size bytes, else a new one. */
+static struct kevent_rec *kevent_rec_alloc(size_t size, gfp_t gfp)
+{
+	struct kevent_rec *rec = xchg(&kevent_ring.spare, NULL);
+
+	if (rec && rec->size == size)
+		return rec;
+	kfree(rec);
+	rec = kmalloc(size, gfp);
+	if (rec)
+		rec->size = size;
+	return rec;
 }
 
 /*
@@ -282,24 +316,21 @@ static void kevent_rec_release(struct kevent_rec *rec)
  */
 static void kevent_ring_add(struct kevent_rec *rec, bool defer)
 {
-	struct kevent_rec *old, *tmp;
+	struct kevent_rec *old;
 
 	rec->seqnum = ++kevent_ring.seqnum;
 	if (rec->size <= kevent_ring.limit) {
-		list_for_each_entry_safe(old, tmp, &kevent_ring.events, ring) {
-			if (kevent_ring.bytes + rec->size <= kevent_ring.limit)
-				break;
-			list_del(&old->ring);
+		while (kevent_ring.bytes + rec->size > kevent_ring.limit) {
+			old = kevent_ring_at(kevent_ring.first++);
 			old->in_ring = false;
 			kevent_ring.bytes -= old->size;
-			kevent_ring.nr_events--;
 			atomic64_inc(&kevent_stats.evicted);
 			kevent_rec_release(old);
 		}
-		list_add_tail(&rec->ring, &kevent_ring.events);
+		/* Cannot be full: each record is at least the smallest size. */
+		kevent_ring.slots[kevent_ring.end++ & kevent_ring.mask] = rec;
 		rec->in_ring = true;
 		kevent_ring.bytes += rec->size;
-		kevent_ring.nr_events++;
 	}
 	if (defer) {
 		if (kevent_ring.pending_bytes + rec->size > KEVENT_PENDING_MAX) {
@@ -465,12 +496,12 @@ struct kevent_rec *kevent_rec_new(enum kevent_type type, const char *object,
 			return ERR_PTR(-EINVAL);
 	}
 
-	rec = kmalloc(struct_size(rec, data, olen + slen + len + 3), gfp);
+	rec = kevent_rec_alloc(kmalloc_size_roundup(struct_size(rec, data,
+								olen + slen + len + 3)),
+			       gfp);
 	if (!rec)
 		return ERR_PTR(-ENOMEM);
-	INIT_LIST_HEAD(&rec->ring);
 	INIT_LIST_HEAD(&rec->pending);
-	rec->size = struct_size(rec, data, olen + slen + len + 3);
 	rec->type = type;
 	rec->seqnum = 0;
 	rec->in_ring = false;
@@ -616,31 +647,23 @@ static int kevent_get_start(struct netlink_callback *cb)
 	return 0;
 }
 
-/* The ring's oldest event numbered at least next, or NULL.  Lock held. */
-static struct kevent_rec *kevent_ring_find(u64 next)
+/*
+ * The ring index of the oldest event numbered at least next, or
+ * kevent_ring.end if there is none.  Numbers grow along the ring (with a
+ * gap where an event was too large to keep).  Lock held.
+ */
+static u64 kevent_ring_find(u64 next)
 {
-	struct kevent_rec *rec, *first;
+	u64 lo = kevent_ring.first, hi = kevent_ring.end, mid;
 
-	first = list_first_entry_or_null(&kevent_ring.events,
-					 struct kevent_rec, ring);
-	if (!first || next <= first->seqnum)
-		return first;
-	if (next > kevent_ring.seqnum)
-		return NULL;
-	/* Numbers are nearly contiguous: walk from the nearer end. */
-	if (next - first->seqnum < kevent_ring.nr_events / 2) {
-		list_for_each_entry(rec, &kevent_ring.events, ring)
-			if (rec->seqnum >= next)
-				return rec;
-		return NULL;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (kevent_ring_at(mid)->seqnum < next)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	first = NULL;
-	list_for_each_entry_reverse(rec, &kevent_ring.events, ring) {
-		if (rec->seqnum < next)
-			break;
-		first = rec;
-	}
-	return first;
+	return lo;
 }
 
 /*
@@ -660,15 +683,15 @@ static int kevent_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	int count = 0;
 	bool more;
 	void *hdr;
+	u64 i;
 
 	if (cb->args[KEVENT_DUMP_DONE])
 		return 0;
 
 	spin_lock_irqsave(&kevent_ring.lock, flags);
 	current_seqnum = kevent_ring.seqnum;
-	rec = kevent_ring_find(next);
-	for (; rec && !list_entry_is_head(rec, &kevent_ring.events, ring);
-	     rec = list_next_entry(rec, ring)) {
+	for (i = kevent_ring_find(next); i < kevent_ring.end; i++) {
+		rec = kevent_ring_at(i);
 		if (kevent_put_event(skb, rec, portid, seq, NLM_F_MULTI, NULL))
 			break;
 		if (rec->seqnum > next)
@@ -676,7 +699,7 @@ static int kevent_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		next = rec->seqnum + 1;
 		count++;
 	}
-	more = rec && !list_entry_is_head(rec, &kevent_ring.events, ring);
+	more = i < kevent_ring.end;
 	if (!more && next <= current_seqnum) {
 		/* The newest numbers were not kept (too large for the ring). */
 		lost += current_seqnum - next + 1;
@@ -708,11 +731,30 @@ static int kevent_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+/* The ring's slots: one for every record of the smallest size it holds. */
+static int __init kevent_ring_init(void)
+{
+	struct kevent_rec *rec;
+	size_t smallest = kmalloc_size_roundup(struct_size(rec, data, 5));
+
+	kevent_ring.limit = (size_t)min(ring_kb, KEVENT_RING_KB_MAX) * 1024;
+	if (!kevent_ring.limit)
+		return 0;
+	kevent_ring.mask = kevent_ring.limit / smallest;
+	kevent_ring.mask = roundup_pow_of_two(max_t(u64, kevent_ring.mask, 1)) - 1;
+	kevent_ring.slots = kvmalloc_array(kevent_ring.mask + 1,
+					   sizeof(*kevent_ring.slots),
+					   GFP_KERNEL);
+	return kevent_ring.slots ? 0 : -ENOMEM;
+}
+
 static int __init kevent_init(void)
 {
 	int ret;
 
-	kevent_ring.limit = (size_t)min(ring_kb, KEVENT_RING_KB_MAX) * 1024;
+	ret = kevent_ring_init();
+	if (ret)
+		return ret;
 	/* Never 0: a listener's position of 0 means "none". */
 	do {
 		kevent_instance = get_random_u64();
@@ -721,6 +763,7 @@ static int __init kevent_init(void)
 	ret = genl_register_family(&kevent_genl_family);
 	if (ret) {
 		pr_err("cannot register the Generic Netlink family: %d\n", ret);
+		kvfree(kevent_ring.slots);
 		return ret;
 	}
 	/* Senders may use the family from here on: see kevent_vsend(). */
@@ -737,6 +780,7 @@ out_unregister:
 	kevent_debugfs_exit();
 	WRITE_ONCE(kevent_registered, false);
 	genl_unregister_family(&kevent_genl_family);
+	kvfree(kevent_ring.slots);
 	return ret;
 }
 
@@ -750,11 +794,13 @@ static void kevent_ring_free(void)
 		rec->is_pending = false;
 		kevent_rec_release(rec);
 	}
-	list_for_each_entry_safe(rec, tmp, &kevent_ring.events, ring) {
-		list_del(&rec->ring);
+	while (kevent_ring.first < kevent_ring.end) {
+		rec = kevent_ring_at(kevent_ring.first++);
 		rec->in_ring = false;
 		kevent_rec_release(rec);
 	}
+	kvfree(kevent_ring.slots);
+	kfree(xchg(&kevent_ring.spare, NULL));
 }
 
 static void __exit kevent_exit(void)
