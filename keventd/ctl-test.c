@@ -102,6 +102,26 @@ static int read_payload_stdin(char **out)
 	return rc == -EFBIG ? -EMSGSIZE : rc;
 }
 
+/*
+ * The rule file that an error skips: the file itself, or for an error in
+ * a drop-in (DIR/NAME.yaml.d/FILE) the NAME.yaml it changes.  The length
+ * of the name at *name, 0 for the file itself.
+ */
+static size_t skipped_file(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return 0;
+	const char *dir = slash;
+	while (dir > path && dir[-1] != '/')
+		dir--;
+	size_t len = (size_t)(slash - dir);
+	if (len <= strlen(".yaml.d") || memcmp(slash - strlen(".yaml.d"), ".yaml.d", 7) != 0)
+		return 0;
+	*name = dir;
+	return len - strlen(".d");
+}
+
 int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out)
 {
 	struct kdiags d = {0};
@@ -111,7 +131,12 @@ int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out)
 	for (size_t i = 0; i < d.n; i++) {
 		strbuf_reset(&sb);
 		kdiag_format(&d.v[i], &sb);
-		fprintf(stderr, "%s (file skipped)\n", strbuf_str(&sb));
+		const char *name = NULL;
+		size_t len = skipped_file(d.v[i].file ? d.v[i].file : "", &name);
+		if (len)
+			fprintf(stderr, "%s (%.*s skipped)\n", strbuf_str(&sb), (int)len, name);
+		else
+			fprintf(stderr, "%s (file skipped)\n", strbuf_str(&sb));
 	}
 	kdiags_free(&d);
 	if (rc < 0) {
