@@ -116,7 +116,8 @@ int kgenl_ctrl_open(struct nl_sock **out)
 	return 0;
 }
 
-int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud)
+int kgenl_ctrl_read(int fd, void (*fn)(const char *family, int id, bool appeared, void *ud),
+		    void *ud)
 {
 	char buf[8192];
 	int rc = 0;
@@ -147,7 +148,11 @@ int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *
 				continue;
 			char name[GENL_NAMSIZ + 1];
 			nla_strlcpy(name, tb[CTRL_ATTR_FAMILY_NAME], sizeof(name));
-			fn(name, gh->cmd == CTRL_CMD_NEWFAMILY, ud);
+			int id = -1;
+			if (tb[CTRL_ATTR_FAMILY_ID] &&
+			    nla_len(tb[CTRL_ATTR_FAMILY_ID]) >= (int)sizeof(uint16_t))
+				id = nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+			fn(name, id, gh->cmd == CTRL_CMD_NEWFAMILY, ud);
 		}
 	}
 }

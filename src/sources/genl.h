@@ -32,9 +32,11 @@ int kgenl_dump_open(const char *family, uint8_t cmd, uint16_t attr, uint64_t val
 int kgenl_ctrl_open(struct nl_sock **out);
 
 /* Reads pending controller notifications from fd; calls fn for each family
- * registered (appeared) or unregistered.  Returns -ENOBUFS if notifications
- * were lost (the caller should then look afresh), else 0. */
-int kgenl_ctrl_read(int fd, void (*fn)(const char *family, bool appeared, void *ud), void *ud);
+ * registered (appeared) or unregistered, with its id (-1 if the message has
+ * none).  Returns -ENOBUFS if notifications were lost (the caller should
+ * then look afresh), else 0. */
+int kgenl_ctrl_read(int fd, void (*fn)(const char *family, int id, bool appeared, void *ud),
+		    void *ud);
 
 /* What one receive saw. */
 enum kgenl_recv {

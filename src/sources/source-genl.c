@@ -154,11 +154,18 @@ static void resync(struct kgenl_source *g)
 		g->desc->resync(g->state, &g->sink);
 }
 
-static void on_family(const char *family, bool appeared, void *userdata)
+static void on_family(const char *family, int id, bool appeared, void *userdata)
 {
 	struct kgenl_source *g = userdata;
 	const struct ksource_genl_desc *desc = g->desc;
 	if (strcmp(family, desc->family) != 0 || g->stopped)
+		return;
+	/*
+	 * The family registered while the source started: the source found it
+	 * and subscribed before reading this notice.  A fresh socket would only
+	 * lose what the one it has holds.
+	 */
+	if (appeared && g->ev && id >= 0 && id == g->family_id)
 		return;
 	if (appeared) {
 		if (desc->say_appeared)

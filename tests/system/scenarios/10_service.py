@@ -43,6 +43,14 @@ def run(vm):
     pid = p["MainPID"]
     vm.wait("journalctl -b -u keventd _PID=%s | grep -q 'kernel: subscribed to the kevent family'"
             % pid, 20, "keventd to say it subscribed to the kevent family")
+    # Once: the module registers its family while keventd starts, and the
+    # controller's notice of it must not make keventd subscribe again (a
+    # fresh socket would lose what the first one holds).
+    said = vm.sh("journalctl -b -u keventd _PID=%s -o cat | grep 'subscribed to the kevent family'"
+                 " || true" % pid).splitlines()
+    if len(said) != 1:
+        raise Fail("expected keventd to subscribe to the kevent family once, it said so %d "
+                   "times:\n%s" % (len(said), "\n".join(said)))
     st = vm.keventctl_status()
     if "kernel" not in st.get("sources", {}):
         raise Fail("expected the kernel source in keventctl status --json: %r" % st)
