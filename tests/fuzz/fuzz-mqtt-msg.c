@@ -37,12 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = kmqtt_decode(sb.buf, sb.len, &again, &why);
 		FUZZ_CHECK(rc == 0 || rc == -ENOMEM || (rc == -EINVAL && sb.len > KMQTT_MSG_MAX));
 		if (rc == 0) {
-			FUZZ_CHECK(again->type == ev->type && again->source == ev->source);
-			FUZZ_CHECK(again->seqnum == ev->seqnum &&
-				   again->timestamp == ev->timestamp);
-			FUZZ_CHECK(strcmp(again->object, ev->object) == 0);
-			FUZZ_CHECK(strcmp(again->signal, ev->signal) == 0);
-			FUZZ_CHECK(strcmp(again->payload, ev->payload) == 0);
+			FUZZ_CHECK_SAME_EVENT(again, ev);
 			FUZZ_CHECK(strcmp(again->host, ev->host) == 0);
 			kevent_free(again);
 		}

@@ -27,6 +27,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		}                                                                                \
 	} while (0)
 
+/* That events a and b (struct kevent *) are the same in every field that a
+ * record or an MQTT message carries: what a round trip must keep. */
+#define FUZZ_CHECK_SAME_EVENT(a, b)                                               \
+	do {                                                                      \
+		FUZZ_CHECK((a)->type == (b)->type && (a)->source == (b)->source); \
+		FUZZ_CHECK((a)->seqnum == (b)->seqnum);                           \
+		FUZZ_CHECK((a)->timestamp == (b)->timestamp);                     \
+		FUZZ_CHECK(strcmp((a)->object, (b)->object) == 0);                \
+		FUZZ_CHECK(strcmp((a)->signal, (b)->signal) == 0);                \
+		FUZZ_CHECK(strcmp((a)->payload, (b)->payload) == 0);              \
+	} while (0)
+
 /* Whether an input is outside [lo, hi] bytes: such inputs are skipped, as
  * systemd's fuzzers do, so the fuzzer spends its time where bugs are. */
 static inline int fuzz_outside_size(size_t size, size_t lo, size_t hi)
