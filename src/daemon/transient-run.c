@@ -130,17 +130,10 @@ static void disconnect(struct ktrun *t, const char *why)
 	while (units) {
 		struct unit *u = units;
 		units = u->next;
-		u->next = NULL;
+		/* off t->units already, and no longer counted as running */
 		u->running = false;
 		struct krunner_unit *start = TAKE_PTR(u->start);
-		ktimer_cancel(TAKE_PTR(u->timer));
-		kfile_unref(u->file);
-		free(u->name);
-		free(u->path);
-		strv_free(u->argv);
-		strv_free(u->envp);
-		free(u->exe);
-		free(u);
+		unit_free(u);
 		if (start)
 			krunner_unit_started(start, -ECONNRESET);
 	}
