@@ -119,6 +119,16 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
+/* Tells ev's source that ev is handled (source.h).  Not for an event that
+ * was accepted but could not be queued (no memory) or was dropped at a
+ * stop: the source that can keeps it, and its next start runs it. */
+static void tell_handled(struct kdaemon *d, const struct kevent *ev)
+{
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
+			d->sources[i]->handled(d->sources[i], ev);
+}
+
 void kdaemon_maybe_exit(struct kdaemon *d)
 {
 	if (d->stopping && krunner_children(d->runner) == 0 && ksched_pending(d->sched) == 0)
@@ -237,6 +247,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	}
 	if (!c.n_run) {
 		d->stats.handled++;
+		tell_handled(d, ev);
 		kevent_free(ev);
 		free(c.run);
 		return 0;
@@ -498,12 +509,14 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->rules[job->n_rules - job->not_run]->name,
 			   job->not_run > 1 ? " and the rules after it" : "", job->ev->seqnum,
 			   job->ev->object, job->ev->signal);
-	if (job->deferred)
-		; /* its event was counted when it came in */
-	else if (job->runs == 0 && job->suppressed > 0)
-		d->stats.ratelimited++;
-	else
-		d->stats.handled++;
+	/* a debounced run's event was counted, and its source told, when it came in */
+	if (!job->deferred) {
+		if (job->runs == 0 && job->suppressed > 0)
+			d->stats.ratelimited++;
+		else
+			d->stats.handled++;
+		tell_handled(d, job->ev);
+	}
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].done)
 			d->observers[i].done(d->observers[i].userdata, job);

@@ -219,6 +219,12 @@ static int genl_unhandled(struct ksource *s, const struct kevent *ev)
 	return g->desc->unhandled(g->state, ev);
 }
 
+static void genl_handled(struct ksource *s, const struct kevent *ev)
+{
+	struct kgenl_source *g = of(s);
+	g->desc->handled(g->state, ev);
+}
+
 static void genl_free(struct ksource *s)
 {
 	struct kgenl_source *g = of(s);
@@ -244,6 +250,7 @@ static int make(const struct ksource_genl_desc *desc, const struct ksink *sink, 
 				  .pause = genl_pause,
 				  .stop = genl_stop,
 				  .unhandled = desc->unhandled ? genl_unhandled : NULL,
+				  .handled = desc->handled ? genl_handled : NULL,
 				  .free = genl_free};
 	int rc = desc->init ? desc->init(arg, &g->state) : 0;
 	if (rc < 0) {

@@ -58,6 +58,8 @@ struct ksource_genl_desc {
 	void (*stop)(void *state, const struct ksink *sink);
 	/* The source's unhandled() (source.h), before stop. */
 	int (*unhandled)(void *state, const struct kevent *ev);
+	/* The source's handled() (source.h), also after stop. */
+	void (*handled)(void *state, const struct kevent *ev);
 
 	/* What the source logs, after "NAME: "; NULL logs nothing (but see say_subscribed). */
 	const char *say_subscribed;	  /* info; NULL: the family's name, id and groups */

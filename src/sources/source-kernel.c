@@ -11,8 +11,11 @@
  * and hands those events on flagged as recovered, in sequence order,
  * each number once (seqwin.h: kseqsync).  What the ring no longer has
  * is counted lost with the number the module reports.  Events it handed
- * on that a stop dropped from the queue are handed back (unhandled()):
- * the position lists them, and the next start fetches them again.  A
+ * on and that are not handled yet (queued, or their handlers running) are
+ * in flight (inflight.h): the position lists them, so the next start
+ * fetches them again, whether this keventd stops (a stop drops what is
+ * queued) or dies (SIGKILL, a crash: a run that was under way then runs
+ * again).  A
  * module that cannot answer (an older kevent.ko) is followed as before:
  * numbers that never arrive are counted lost when they fall out of the
  * window.
@@ -29,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inflight.h"
 #include "kernel-msg.h"
 #include "kernel-pos.h"
 #include "log.h"
@@ -56,7 +60,10 @@ struct kernel_state {
 	const struct ksink *sink; /* &sink_copy, for a source that fetches */
 	struct ksink sink_copy;
 	char *pos_path;
-	uint64_t saved_instance, saved_last, saved_redo_changes;
+	uint64_t saved_instance, saved_last, saved_redo_changes, saved_flight_changes;
+	/* handed on, not handled yet (handled()); numbers of flight_instance */
+	struct kinflight flight;
+	uint64_t flight_instance;
 	struct nl_sock *dump; /* the fetch under way */
 	struct kio *dump_io;
 	int dump_family;
@@ -95,11 +102,40 @@ static void pos_load(struct kernel_state *st)
 		log_warning("kernel: out of memory: %zu events of %s not fetched again",
 			    pos.n_redo - kept, st->pos_path);
 	else if (kept)
-		log_info("kernel: %zu events dropped by the last stop are fetched again", kept);
+		log_info("kernel: %zu events the last run did not handle are fetched again", kept);
 	kkernel_pos_release(&pos);
 	st->saved_instance = st->sync.instance;
 	st->saved_last = kseqsync_last(&st->sync);
 	st->saved_redo_changes = st->sync.redo_changes;
+}
+
+/* The numbers to redo: those a fetch is still to bring again, and those
+ * in flight, ascending, each once; NULL when none (or -ENOMEM). */
+static uint64_t *redo_list(struct kernel_state *st, size_t *n, int *rc)
+{
+	size_t n_sync = 0, n_flight = 0, i = 0, j = 0;
+	const uint64_t *sync = kseqsync_redo(&st->sync, &n_sync);
+	if (st->flight_instance == st->sync.instance)
+		n_flight = kinflight_count(&st->flight);
+	*n = 0;
+	*rc = 0;
+	if (!n_sync && !n_flight)
+		return NULL;
+	uint64_t *all = malloc((n_sync + n_flight) * sizeof(*all));
+	if (!all) {
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	uint64_t *flight = all + n_sync; /* read before it is written over */
+	kinflight_list(&st->flight, flight);
+	while (i < n_sync || j < n_flight) {
+		uint64_t a = i < n_sync ? sync[i] : UINT64_MAX;
+		uint64_t b = j < n_flight ? flight[j] : UINT64_MAX;
+		all[(*n)++] = a < b ? a : b;
+		i += a <= b;
+		j += b <= a;
+	}
+	return all;
 }
 
 static void pos_save(struct kernel_state *st)
@@ -107,17 +143,21 @@ static void pos_save(struct kernel_state *st)
 	uint64_t last = kseqsync_last(&st->sync);
 	if (!st->fetch || !st->sync.instance || st->sync.fetching ||
 	    (st->sync.instance == st->saved_instance && last == st->saved_last &&
-	     st->sync.redo_changes == st->saved_redo_changes))
+	     st->sync.redo_changes == st->saved_redo_changes &&
+	     st->flight.changes == st->saved_flight_changes))
 		return;
 	struct kkernel_pos pos = {.instance = st->sync.instance, .last = last};
-	pos.redo = (uint64_t *)kseqsync_redo(&st->sync, &pos.n_redo);
+	int rc;
+	_cleanup_free_ uint64_t *redo = redo_list(st, &pos.n_redo, &rc);
+	pos.redo = redo;
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
-	kkernel_pos_format(&pos, &text);
+	if (rc == 0)
+		kkernel_pos_format(&pos, &text);
 	size_t n = strlen(st->pos_path);
 	char tmp[n + 8];
 	snprintf(tmp, sizeof(tmp), "%s.new", st->pos_path);
 	int fd = -1;
-	if (text.oom)
+	if (rc < 0 || text.oom)
 		errno = ENOMEM;
 	else
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -146,6 +186,7 @@ static void pos_save(struct kernel_state *st)
 		st->saved_instance = st->sync.instance;
 		st->saved_last = last;
 		st->saved_redo_changes = st->sync.redo_changes;
+		st->saved_flight_changes = st->flight.changes;
 		return;
 	}
 	static struct klog_throttle pos_log = {.name = "kernel",
@@ -170,9 +211,26 @@ static void report_forsaken(struct kernel_state *st)
 		return;
 	ksink_lost(st->sink, KEVENT_SOURCE_KERNEL, n);
 	klog_throttled(&lost_log, LOG_WARNING,
-		       "kernel: %" PRIu64 " events dropped by the last stop are lost: kevent.ko "
+		       "kernel: %" PRIu64 " events the last run did not handle are lost: kevent.ko "
 		       "was loaded again since",
 		       n);
+}
+
+/* seq, of instance, is handed on: in flight until handled().  Numbers of
+ * another instance mean nothing any more: the module was loaded again. */
+static void track_flight(struct kernel_state *st, uint64_t instance, uint64_t seq)
+{
+	static struct klog_throttle flight_log = {.name = "kernel",
+						  .what = "lines about events not kept"};
+	if (instance != st->flight_instance) {
+		kinflight_clear(&st->flight);
+		st->flight_instance = instance;
+	}
+	if (kinflight_add(&st->flight, seq) < 0)
+		klog_throttled(&flight_log, LOG_WARNING,
+			       "kernel: out of memory: seq %" PRIu64 " is not in the position "
+			       "until it is handled; a crash before then loses it",
+			       seq);
 }
 
 static void dump_close(struct kernel_state *st)
@@ -293,6 +351,7 @@ static bool dump_datagram(struct kernel_state *st, const void *buf, size_t len)
 		}
 		ev->recovered = true;
 		st->dump_events++;
+		track_flight(st, m.instance, ev->seqnum);
 		(void)ksink_submit(st->sink, ev);
 	}
 	return true;
@@ -363,6 +422,9 @@ static void kernel_fini(void *state)
 {
 	struct kernel_state *st = state;
 	dump_close(st);
+	/* the handlers that ran on after the stop are done: the last word */
+	pos_save(st);
+	kinflight_release(&st->flight);
 	kseqsync_release(&st->sync);
 	free(st->pos_path);
 	free(st->buf);
@@ -408,6 +470,7 @@ static bool kernel_accept(void *state, const struct ksink *sink, const struct ke
 	}
 	switch (kseqsync_live(&st->sync, st->instance, ev->seqnum)) {
 	case KSEQSYNC_HANDLE:
+		track_flight(st, st->instance, ev->seqnum);
 		return true;
 	case KSEQSYNC_DROP:
 		return false;
@@ -457,8 +520,9 @@ static void kernel_settle(void *state, const struct ksink *sink)
 	report_lost(sink, lost, st->win.next);
 }
 
-/* Dropped at a stop: the position lists it, the next start fetches it.
- * Not an event of the instance followed now: its number means nothing. */
+/* Dropped at a stop: the position lists it (it is in flight, or added to
+ * the list to redo), the next start fetches it.  Not an event of the
+ * instance followed now: its number means nothing. */
 static int kernel_unhandled(void *state, const struct kevent *ev)
 {
 	struct kernel_state *st = state;
@@ -471,7 +535,17 @@ static int kernel_unhandled(void *state, const struct kevent *ev)
 		dump_close(st);
 		kseqsync_abort(&st->sync);
 	}
+	if (st->flight_instance == ev->instance && kinflight_has(&st->flight, ev->seqnum))
+		return 0;
 	return kseqsync_unhandled(&st->sync, ev->seqnum);
+}
+
+/* Handled: no longer in flight, so no longer in the position. */
+static void kernel_handled(void *state, const struct kevent *ev)
+{
+	struct kernel_state *st = state;
+	if (st->flight_instance == ev->instance)
+		(void)kinflight_remove(&st->flight, ev->seqnum);
 }
 
 static void kernel_resync(void *state, const struct ksink *sink)
@@ -509,6 +583,7 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 	.resync = kernel_resync,
 	.stop = kernel_settle,
 	.unhandled = kernel_unhandled,
+	.handled = kernel_handled,
 	.say_absent = "the kevent module is not loaded; subscribing when it appears",
 	.say_appeared = "the kevent family appeared",
 	.say_gone = "the kevent family went away (module unloaded); waiting for it",

@@ -86,6 +86,12 @@ struct ksource {
 	 * its next start (the kernel source: in its position file, saved
 	 * by stop()).  0: the next start handles it; -errno: it is gone. */
 	int (*unhandled)(struct ksource *s, const struct kevent *ev);
+	/* May be NULL.  ev, which this source submitted, is handled: it
+	 * queued no run, or the runs it queued are over.  Also after stop().
+	 * A source that can fetch its events again keeps those that are not
+	 * handled yet in its position, so that its next start after a crash
+	 * runs them (the kernel source, keventd(8)). */
+	void (*handled)(struct ksource *s, const struct kevent *ev);
 	void (*free)(struct ksource *s);
 };
 

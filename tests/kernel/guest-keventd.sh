@@ -151,7 +151,7 @@ check "the position lists the five to redo ($(tail -n 1 "$KEVENTD_KERNEL_POS"))"
 redo $queued"
 check "keventd started again" start_keventd /tmp/keventd2b.log
 check "the start says it fetches the five again" \
-	wait_for "$LOG" "5 events dropped by the last stop are fetched again" 10
+	wait_for "$LOG" "5 events the last run did not handle are fetched again" 10
 check "the five ran" wait_until 30 handled_is 5
 check "received 5, no more ($(kernel_num received))" test "$(kernel_num received)" = 5
 check "recovered 5 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 5
@@ -166,6 +166,44 @@ for n in $((S - 7)) $((S - 6)) $((S - 5)); do
 	check "seq $n ran live, before the stop" grep -qx KEVENT_RECOVERED=0 "/tmp/once/$n"
 done
 check "the position has nothing left to redo" wait_until 10 pos_is "$INST $S"
+
+# --- keventd killed (SIGKILL): what it took and had not handled runs -----
+# The gate's event holds its object again and three queue behind it; a
+# SIGKILL gives keventd no time to hand anything back, yet the position it
+# kept after each read lists the four in flight: the next start runs the
+# three queued once each, and the held one again (its run was cut off by
+# the kill, as far as keventd can know: keventd(8), FILES).
+rm -f /tmp/once-open
+runs=$(ls /tmp/once | grep -c '^[0-9]*$')
+emit emit "general /org/kernel/restart/gate held"
+check "the gate holds its object" wait_until 20 once_runs $((runs + 1))
+for i in 1 2 3; do
+	emit emit "general /org/kernel/restart/gate queued"
+done
+K=$(stat_of seqnum)
+held=$((K - 3))
+queued3="$((K - 2)) $((K - 1)) $K"
+check "keventd read them all" caught_up
+check "three queued behind the one running" wait_until 10 pending_is 4
+check "the position lists the four in flight ($(tail -n 1 "$KEVENTD_KERNEL_POS"))" \
+	pos_is "$INST $K
+redo $held $queued3"
+kill -KILL "$KPID"
+wait_pid "$KPID" 20
+: >/tmp/once-open
+check "keventd started again after SIGKILL" start_keventd /tmp/keventd2k.log
+check "the start fetches the four again" \
+	wait_for "$LOG" "4 events the last run did not handle are fetched again" 10
+check "the four ran" wait_until 30 handled_is 4
+check "received 4 ($(kernel_num received))" test "$(kernel_num received)" = 4
+check "recovered 4 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 4
+check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
+for n in $queued3; do
+	check "seq $n ran once, recovered" grep -qx KEVENT_RECOVERED=1 "/tmp/once/$n"
+	check "seq $n not twice" test ! -e "/tmp/once/twice-$n"
+done
+check "the held one ran again (cut off by the kill)" test -e "/tmp/once/twice-$held"
+check "the position has nothing left to redo" wait_until 10 pos_is "$INST $K"
 
 # --- dropped at a stop, then the module loaded again: counted lost --------
 # The listed events are gone with the old load: the next start counts
@@ -189,7 +227,7 @@ check "rmmod kevent" rmmod kevent
 check "insmod kevent.ko again, a 16 MiB ring" insmod /ktest/modules/kevent.ko ring_kb=16384
 check "keventd started again" start_keventd /tmp/keventd2c.log
 check "the three are counted lost, in one line" wait_for "$LOG" \
-	"kernel: 3 events dropped by the last stop are lost: kevent.ko was loaded again since" 20
+	"kernel: 3 events the last run did not handle are lost: kevent.ko was loaded again since" 20
 check "lost 3 ($(kernel_num lost))" test "$(kernel_num lost)" = 3
 check "the position follows the new instance" \
 	wait_until 10 pos_is "$(stat_of instance) 0"

@@ -17,6 +17,7 @@
 
 #include "kernel-pos.h"
 #include "log.h"
+#include "../nlbuild.h"
 #include "source-genl.h"
 #include "testutil.h"
 
@@ -198,7 +199,7 @@ static void test_source(void **state)
 	} cases[] = {
 		{"the old form: the stop adds a list", "4660 10\n", {7, 3}, 0, 0, "4660 10\nredo 3 7\n", NULL},
 		{"the old form, nothing handed back: unchanged", "4660 10\n", {0}, 0, 0, "4660 10\n", NULL},
-		{"a list kept, one more added", "4660 10\nredo 2 9\n", {5}, 0, 0, "4660 10\nredo 2 5 9\n", "2 events dropped by the last stop are fetched again"},
+		{"a list kept, one more added", "4660 10\nredo 2 9\n", {5}, 0, 0, "4660 10\nredo 2 5 9\n", "2 events the last run did not handle are fetched again"},
 		{"a list kept as it is", "4660 10\nredo 2 9\n", {0}, 0, 0, "4660 10\nredo 2 9\n", NULL},
 		{"another instance's event is not listed", "4660 10\n", {5}, I2, -ESTALE, "4660 10\n", NULL},
 		{"a number above the last handled is not listed", "4660 10\n", {11}, 0, -EINVAL, "4660 10\n", NULL},
@@ -274,12 +275,145 @@ static void test_source(void **state)
 	assert_int_equal(unsetenv("KEVENTD_KERNEL_POS"), 0);
 }
 
+/* ---- events in flight: what a crash would leave, and a stop ---- */
+
+#define FAMILY	  0x1d
+#define MAX_TAKEN 16
+
+struct taken {
+	uint64_t seq[MAX_TAKEN];
+	bool recovered[MAX_TAKEN];
+	size_t n;
+};
+
+static int taken_submit(void *userdata, struct kevent *ev)
+{
+	struct taken *t = userdata;
+	assert_true(t->n < MAX_TAKEN);
+	t->recovered[t->n] = ev->recovered;
+	t->seq[t->n++] = ev->seqnum;
+	kevent_free(ev);
+	return 0;
+}
+
+static const struct ksink_ops taken_ops = {
+	.submit = taken_submit,
+	.reject = sink_reject,
+	.overrun = sink_overrun,
+	.lost = sink_lost,
+	.room = sink_room,
+};
+
+/* A datagram of live events first .. last of instance I1, as kevent.ko
+ * multicasts them. */
+static void live_events(struct ksource *s, uint64_t first, uint64_t last)
+{
+	static char buf[16384] __attribute__((aligned(4)));
+	size_t len = 0;
+	for (uint64_t seq = first; seq <= last; seq++) {
+		struct msg m;
+		nl_begin(&m, FAMILY, KEVENT_CMD_EVENT);
+		nl_put_u32(&m, KEVENT_A_TYPE, KEVENT_GENERAL);
+		nl_put_str(&m, KEVENT_A_OBJECT, "/org/kernel/x");
+		nl_put_str(&m, KEVENT_A_SIGNAL, "y");
+		nl_put_str(&m, KEVENT_A_PAYLOAD, "");
+		nl_put_u64(&m, KEVENT_A_SEQNUM, seq);
+		nl_put_u64(&m, KEVENT_A_TIMESTAMP, 1700000000000000000ull);
+		nl_put_u64(&m, KEVENT_A_INSTANCE, I1);
+		assert_true(len + m.len <= sizeof(buf));
+		memcpy(buf + len, m.buf, m.len);
+		len += NLMSG_ALIGN(m.len);
+	}
+	assert_true(ksource_genl_handle(s, KGENL_DATAGRAM, buf, len, 0));
+}
+
+static void tell(struct ksource *s, const uint64_t *seqs, uint64_t instance,
+		 int (*unhandled)(struct ksource *, const struct kevent *))
+{
+	for (size_t k = 0; k < MAX_REDO && seqs[k]; k++) {
+		struct kevent *ev = tu_event(KEVENT_GENERAL, "/org/kernel/x", "y", "");
+		ev->source = KEVENT_SOURCE_KERNEL;
+		ev->seqnum = seqs[k];
+		ev->instance = instance;
+		if (unhandled)
+			assert_int_equal(unhandled(s, ev), 0);
+		else
+			s->handled(s, ev);
+		kevent_free(ev);
+	}
+}
+
+/* Live events handed on; some handled before the stop, some dropped at
+ * it (unhandled()), some handled after it (a handler that ran on); what
+ * is not handled when the source is freed is in the position, whatever
+ * unhandled() was told, so a keventd killed at any point leaves no event
+ * it took unlisted. */
+static void test_in_flight(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		const char *before;
+		uint64_t first, last;	   /* live events handed on */
+		uint64_t handled[MAX_REDO]; /* before the stop */
+		uint64_t dropped[MAX_REDO]; /* unhandled() at the stop */
+		uint64_t after[MAX_REDO];   /* handled after the stop */
+		uint64_t other[MAX_REDO];   /* handled, of another instance */
+		const char *file;
+	} cases[] = {
+		{"none handled: all listed", "4660 10\n", 11, 15, {0}, {0}, {0}, {0}, "4660 15\nredo 11 12 13 14 15\n"},
+		{"all handled: none", "4660 10\n", 11, 13, {12, 11, 13}, {0}, {0}, {0}, "4660 13\n"},
+		{"some handled", "4660 10\n", 11, 15, {12, 14}, {0}, {0}, {0}, "4660 15\nredo 11 13 15\n"},
+		{"dropped at the stop: listed once", "4660 10\n", 11, 14, {11}, {13, 14}, {0}, {0}, "4660 14\nredo 12 13 14\n"},
+		{"a handler that ran on after the stop", "4660 10\n", 11, 14, {0}, {14}, {11, 12}, {0}, "4660 14\nredo 13 14\n"},
+		{"another instance's number is not this one's", "4660 10\n", 11, 12, {0}, {0}, {0}, {11}, "4660 12\nredo 11 12\n"},
+		{"beside a list from the last stop", "4660 10\nredo 4 9\n", 11, 13, {12}, {0}, {0}, {0}, "4660 13\nredo 4 9 11 13\n"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *dir = tu_mkdtemp();
+		char *path = tu_printf("%s/kernel.pos", dir);
+		tu_write(dir, "kernel.pos", cases[i].before, 0644);
+		assert_int_equal(setenv("KEVENTD_KERNEL_POS", path, 1), 0);
+		struct taken t = {0};
+		struct ksink sink = {.loop = NULL, .ops = &taken_ops, .userdata = &t};
+		struct ksource *s = NULL;
+		assert_int_equal(
+			ksource_genl_new_detached(&ksource_kernel_desc, &sink, &sink, FAMILY, &s),
+			0);
+		assert_non_null(s->handled);
+		live_events(s, cases[i].first, cases[i].last);
+		assert_int_equal(t.n, cases[i].last - cases[i].first + 1);
+		for (size_t k = 0; k < t.n; k++)
+			assert_true(t.seq[k] == cases[i].first + k && !t.recovered[k]);
+		tell(s, cases[i].handled, I1, NULL);
+		tell(s, cases[i].other, I2, NULL);
+		tell(s, cases[i].dropped, I1, s->unhandled);
+		s->stop(s);
+		tell(s, cases[i].after, I1, NULL);
+		s->free(s);
+		char *text = NULL;
+		size_t len = 0;
+		assert_int_equal(read_file(path, 1 << 20, &text, &len), 0);
+		if (strcmp(text, cases[i].file) != 0)
+			fail_msg("%s: the file says \"%s\", not \"%s\"", cases[i].what, text,
+				 cases[i].file);
+		free(text);
+		tu_rm_rf(dir);
+		free(dir);
+		free(path);
+	}
+	assert_int_equal(unsetenv("KEVENTD_KERNEL_POS"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_source),
+		cmocka_unit_test(test_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
