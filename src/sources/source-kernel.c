@@ -45,6 +45,9 @@
 #define KERNEL_POS_MAX	      (256 * 1024 * 1024) /* bytes: a redo list of millions */
 #define DUMP_BUF	      (64 * 1024)
 #define DUMP_READS_PER_WAKEUP 64
+/* a handled event leaves the position at most this late, when no batch
+ * of events read has saved it before */
+#define POS_SAVE_DELAY_NS (100 * 1000 * 1000ull)
 
 static const char *const group_names[KEVENT_NTYPES] = {
 	KEVENT_MCGRP_GENERAL, KEVENT_MCGRP_STORAGE, KEVENT_MCGRP_POWER,
@@ -64,7 +67,8 @@ struct kernel_state {
 	/* handed on, not handled yet (handled()); numbers of flight_instance */
 	struct kinflight flight;
 	uint64_t flight_instance;
-	struct nl_sock *dump; /* the fetch under way */
+	struct ktimer *save_timer; /* a save after events were handled */
+	struct nl_sock *dump;	   /* the fetch under way */
 	struct kio *dump_io;
 	int dump_family;
 	uint64_t dump_after, dump_events;
@@ -422,6 +426,7 @@ static void kernel_fini(void *state)
 {
 	struct kernel_state *st = state;
 	dump_close(st);
+	ktimer_cancel(st->save_timer);
 	/* the handlers that ran on after the stop are done: the last word */
 	pos_save(st);
 	kinflight_release(&st->flight);
@@ -540,12 +545,25 @@ static int kernel_unhandled(void *state, const struct kevent *ev)
 	return kseqsync_unhandled(&st->sync, ev->seqnum);
 }
 
-/* Handled: no longer in flight, so no longer in the position. */
+static void on_save_timer(struct ktimer *t, void *userdata)
+{
+	struct kernel_state *st = userdata;
+	(void)t;
+	st->save_timer = NULL;
+	pos_save(st);
+}
+
+/* Handled: no longer in flight, so no longer in the position, once it is
+ * saved: after the next batch read, or soon (a timer) if none comes. */
 static void kernel_handled(void *state, const struct kevent *ev)
 {
 	struct kernel_state *st = state;
-	if (st->flight_instance == ev->instance)
-		(void)kinflight_remove(&st->flight, ev->seqnum);
+	if (st->flight_instance != ev->instance || !kinflight_remove(&st->flight, ev->seqnum))
+		return;
+	if (!st->save_timer && st->sink && st->sink->loop &&
+	    kloop_add_timer(st->sink->loop, now_monotonic_ns() + POS_SAVE_DELAY_NS, on_save_timer,
+			    st, &st->save_timer) < 0)
+		st->save_timer = NULL; /* the next batch or the stop saves it */
 }
 
 static void kernel_resync(void *state, const struct ksink *sink)
