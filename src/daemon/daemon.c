@@ -175,10 +175,56 @@ static bool collect_match(const struct krule *r, void *userdata)
 	return true;
 }
 
-/* Holds ev for r's quiet time; the run it replaces is counted debounced. */
-static void debounce(struct kdaemon *d, const struct krule *r, const struct kevent *ev)
+/*
+ * An event whose only runs are debounced (keventd.rules(5), debounce:) is
+ * not done when it comes in: it counts as handled once one of its waiting
+ * runs fires, and as debounced once every one was replaced by a later
+ * event, so that each event received ends in exactly one of handled,
+ * rate-limited and debounced (or dropped at a stop).  Its waiting runs
+ * share this tag.
+ */
+struct debounce_wait {
+	size_t waiting; /* runs still waiting */
+	bool fired;	/* one of them fired: counted handled */
+	bool dropped;	/* one of them was dropped at a stop: counted so */
+};
+
+enum wait_end {
+	WAIT_FIRED,    /* its run is queued (or could not be, for lack of memory) */
+	WAIT_REPLACED, /* a later event replaced it */
+	WAIT_DROPPED,  /* it fired while keventd was stopping: dropped, counted so */
+	WAIT_FREED,    /* still waiting when keventd was done: nothing counts it */
+};
+
+/* One waiting run of w, of an event of src, is over. */
+static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum wait_end end,
+			      enum kevent_source src)
 {
-	int rc = kdebounce_push(d->debounce, r, ev, d->serial, now_monotonic_ns());
+	if (!w)
+		return; /* the event had other runs: it is counted with them */
+	bool counted = w->fired || w->dropped;
+	if (end == WAIT_FIRED && !counted) {
+		w->fired = true;
+		d->stats.handled++;
+	} else if (end == WAIT_DROPPED && !counted) {
+		w->dropped = true;
+		d->stats.dropped[src]++;
+	} else if (end == WAIT_FREED) {
+		w->dropped = true;
+	}
+	if (--w->waiting)
+		return;
+	if (!w->fired && !w->dropped)
+		d->stats.events_debounced++;
+	free(w);
+}
+
+/* Holds ev for r's quiet time, with the tag w (NULL: the event has other
+ * runs); the run it replaces is counted debounced. */
+static void debounce(struct kdaemon *d, const struct krule *r, const struct kevent *ev,
+		     struct debounce_wait *w)
+{
+	int rc = kdebounce_push(d->debounce, r, ev, d->serial, w, now_monotonic_ns());
 	if (rc == 1) {
 		struct krule_counters *rc_ = kstats_rule(&d->stats, r);
 		d->stats.debounced++;
@@ -188,20 +234,26 @@ static void debounce(struct kdaemon *d, const struct krule *r, const struct keve
 		log_error("out of memory debouncing rule %s for %s %s", r->name, ev->object,
 			  ev->signal);
 		d->stats.failures++;
+		/* done, with a failure, as a run that could not start */
+		debounce_wait_end(d, w, WAIT_FIRED, ev->source);
 	}
 }
 
 /* A debounced run whose quiet time is over: a job of its own. */
-static void debounce_fire(void *userdata, const struct krule *r, struct kevent *ev, uint64_t serial)
+static void debounce_fire(void *userdata, const struct krule *r, struct kevent *ev, uint64_t serial,
+			  void *tag)
 {
 	struct kdaemon *d = userdata;
 	struct kjob *job = NULL;
 	enum kevent_source src = ev->source;
 	if (d->stopping) {
-		d->stats.dropped[src]++;
+		debounce_wait_end(d, tag, WAIT_DROPPED, src);
+		if (!tag)
+			d->stats.dropped[src]++;
 		kevent_free(ev);
 		return;
 	}
+	debounce_wait_end(d, tag, WAIT_FIRED, src);
 	if (kjob_new(ev, &r, 1, &job) < 0) {
 		log_error("out of memory running debounced rule %s", r->name);
 		d->stats.failures++;
@@ -216,6 +268,15 @@ static void debounce_fire(void *userdata, const struct krule *r, struct kevent *
 	}
 	update_flow(d, src);
 }
+
+static void debounce_gone(void *userdata, void *tag, bool replaced)
+{
+	struct kdaemon *d = userdata;
+	/* the source only matters to a run dropped at a stop, not to these */
+	debounce_wait_end(d, tag, replaced ? WAIT_REPLACED : WAIT_FREED, KEVENT_SOURCE_KERNEL);
+}
+
+static const struct kdebounce_ops debounce_ops = {.fire = debounce_fire, .gone = debounce_gone};
 
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
@@ -234,8 +295,14 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
 			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
+	/* NULL (no memory): counted handled now, as an event with nothing to run */
+	struct debounce_wait *w = NULL;
+	if (!c.n_run && c.n_deb && !d->stopping && !c.oom && (w = calloc(1, sizeof(*w))))
+		w->waiting = c.n_deb;
+	/* w may be freed by the pushes (each fired at once, or none kept) */
+	bool waits = w;
 	for (size_t i = 0; i < c.n_deb && !d->stopping && !c.oom; i++)
-		debounce(d, c.deb[i], ev);
+		debounce(d, c.deb[i], ev, w);
 	if (c.oom) {
 		/* accepted but cannot be queued: count it as handled with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);
@@ -246,7 +313,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		return -ENOMEM;
 	}
 	if (!c.n_run) {
-		d->stats.handled++;
+		if (!waits)
+			d->stats.handled++;
 		tell_handled(d, ev);
 		kevent_free(ev);
 		free(c.run);
@@ -599,7 +667,7 @@ int kdaemon_init(struct kdaemon *d)
 	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
-	rc = kdebounce_new(d->loop, debounce_fire, d, &d->debounce);
+	rc = kdebounce_new(d->loop, &debounce_ops, d, &d->debounce);
 	if (rc < 0)
 		return rc;
 	if (d->cfg.history) {

@@ -141,6 +141,9 @@ const struct kstats_row kstats_rows[] = {
 	 "Events done: every handler run, or nothing to run."},
 	{KSTATS_EVENTS, ", rate-limited #", "ratelimited", "events_ratelimited_total", "counter",
 	 STAT(ratelimited), "Events whose every run was suppressed by a rate limit."},
+	{KSTATS_EVENTS, ", debounced #", "debounced", "events_debounced_total", "counter",
+	 STAT(events_debounced),
+	 "Events whose only runs were debounced and each replaced by a later event."},
 	{KSTATS_EVENTS, ", matched #", "matched", "events_matched_total", "counter", STAT(matched),
 	 "Events that matched at least one rule."},
 	/* the text rendering shows it with the queue */

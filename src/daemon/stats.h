@@ -23,11 +23,13 @@ struct kstats {
 	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
-	/* what became of accepted events:
-	 * handled + ratelimited + queued + dropped at a stop = received */
-	uint64_t handled;     /* every run done (or nothing to run) */
-	uint64_t ratelimited; /* every run it would have done was suppressed */
-	uint64_t matched;     /* events that matched at least one rule */
+	/* what became of accepted events: handled + ratelimited +
+	 * events_debounced + queued or waiting for their debounce + dropped at
+	 * a stop = received */
+	uint64_t handled;	   /* every run done (or nothing to run) */
+	uint64_t ratelimited;	   /* every run it would have done was suppressed */
+	uint64_t events_debounced; /* its only runs were debounced, each replaced */
+	uint64_t matched;	   /* events that matched at least one rule */
 	/* handler runs */
 	uint64_t runs, failures, timeouts, runs_ratelimited, dry_runs;
 	uint64_t debounced;	      /* runs replaced by a later event (debounce:) */

@@ -17,12 +17,13 @@ struct pending {
 	struct kfile *file; /* a reference: the rule stays across reloads */
 	struct kevent *ev;
 	uint64_t serial;
+	void *tag;
 	struct ktimer *timer;
 };
 
 struct kdebounce {
 	struct kloop *loop;
-	kdebounce_fire_fn fire;
+	const struct kdebounce_ops *ops;
 	void *userdata;
 	struct hashmap *map; /* "RULE-ADDRESS\x1fKEY" -> struct pending */
 };
@@ -39,7 +40,7 @@ static void pending_free(void *v)
 	free(p);
 }
 
-int kdebounce_new(struct kloop *loop, kdebounce_fire_fn fire, void *userdata,
+int kdebounce_new(struct kloop *loop, const struct kdebounce_ops *ops, void *userdata,
 		  struct kdebounce **out)
 {
 	struct kdebounce *db = calloc(1, sizeof(*db));
@@ -48,17 +49,25 @@ int kdebounce_new(struct kloop *loop, kdebounce_fire_fn fire, void *userdata,
 		return -ENOMEM;
 	}
 	db->loop = loop;
-	db->fire = fire;
+	db->ops = ops;
 	db->userdata = userdata;
 	*out = db;
 	return 0;
+}
+
+/* A waiting event dropped with the table: its tag is told. */
+static void pending_drop(void *v)
+{
+	struct pending *p = v;
+	p->db->ops->gone(p->db->userdata, p->tag, false);
+	pending_free(p);
 }
 
 void kdebounce_free(struct kdebounce *db)
 {
 	if (!db)
 		return;
-	hashmap_free(db->map, pending_free);
+	hashmap_free(db->map, pending_drop);
 	free(db);
 }
 
@@ -76,12 +85,12 @@ static void on_quiet(struct ktimer *t, void *userdata)
 	p->timer = NULL; /* freed by the loop once it fired */
 	struct kdebounce *db = p->db;
 	(void)hashmap_remove(db->map, p->key);
-	db->fire(db->userdata, p->rule, TAKE_PTR(p->ev), p->serial);
+	db->ops->fire(db->userdata, p->rule, TAKE_PTR(p->ev), p->serial, p->tag);
 	pending_free(p);
 }
 
 int kdebounce_push(struct kdebounce *db, const struct krule *r, const struct kevent *ev,
-		   uint64_t serial, uint64_t now_ns)
+		   uint64_t serial, void *tag, uint64_t now_ns)
 {
 	_cleanup_strbuf_ struct strbuf key = STRBUF_INIT;
 	strbuf_printf(&key, "%p\x1f%s", (const void *)r, krule_limit_key(r, ev));
@@ -104,10 +113,13 @@ int kdebounce_push(struct kdebounce *db, const struct krule *r, const struct kev
 		kevent_free(p->ev);
 		p->ev = copy;
 		p->serial = serial;
+		void *replaced = p->tag;
+		p->tag = tag;
+		db->ops->gone(db->userdata, replaced, true);
 		return 1;
 	}
 	if (hashmap_size(db->map) >= KDEBOUNCE_MAX_PENDING) {
-		db->fire(db->userdata, r, copy, serial);
+		db->ops->fire(db->userdata, r, copy, serial, tag);
 		return 2;
 	}
 	p = calloc(1, sizeof(*p));
@@ -127,6 +139,7 @@ int kdebounce_push(struct kdebounce *db, const struct krule *r, const struct kev
 	p->file = kfile_ref((struct kfile *)r->file);
 	p->ev = copy;
 	p->serial = serial;
+	p->tag = tag;
 	return 0;
 }
 

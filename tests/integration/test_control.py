@@ -495,7 +495,8 @@ class Control(DaemonTest):
         ev, runs = st["events"], st["runs"]
         self.assertEqual(ev["received"], 8)
         self.assertEqual(ev["received"], sum(v["received"] for v in st["sources"].values()))
-        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["pending"], ev["received"])
+        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                         ev["received"])
         self.assertEqual((ev["handled"], ev["ratelimited"], ev["rejected"]), (6, 2, 1))
         self.assertEqual(ev["matched"], 7)
         self.assertEqual(runs["started"], 5)
@@ -511,7 +512,7 @@ class Control(DaemonTest):
         self.assertIn("exited 1 after", d.logtext())
         self.assertIn("cannot run /nonexistent/program", d.logtext())
         text = d.ctl("status", check=0).stdout
-        self.assertIn("events: handled 6, rate-limited 2, matched 7", text)
+        self.assertIn("events: handled 6, rate-limited 2, debounced 0, matched 7", text)
         self.assertIn("rule ok (10-a.yaml): matched 2, runs 2", text)
         d.stop_ok(self)
 

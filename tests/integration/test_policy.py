@@ -105,12 +105,32 @@ class Debounce(DaemonTest):
         self.assertEqual(st["runs"]["debounced"], 49)
         (rule,) = st["rules"]
         self.assertEqual((rule["matched"], rule["runs"], rule["debounced"]), (50, 1, 49))
-        self.assertEqual(st["events"]["handled"], 50)
+        # as events: the one that ran is handled, the 49 it replaced debounced
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (50, 1, 49))
         out = d.ctl("events", "--json", check=0).stdout.splitlines()
         outcomes = [json.loads(l)["rules"][0]["outcome"] for l in out]
         self.assertEqual(outcomes, ["debounced"] * 49 + ["exited"])
         self.assertIn("  settle: debounced (waiting for quiet, or replaced by a later event)",
                       d.ctl("events", "-n", "2", check=0).stdout)
+        d.stop_ok(self)
+
+    def test_an_event_with_other_runs_counts_with_them(self):
+        # each event also runs a rule without debounce: all five are
+        # handled events, and four of the debounced rule's runs replaced
+        other = ("  - name: every\n    match: {signal: d}\n    run: %s\n"
+                 % self.h("append", self.s.path("out", "every"), "${KEVENT_N}",
+                          self.s.fifo.path))
+        self.s.write_rule("10-d.yaml", self.rule() + other)
+        d = self.start()
+        obj = "/org/kernel/button/1"
+        d.ctl("send", "--batch", self.batch([(obj, "N: %d" % i) for i in range(5)]), check=0)
+        self.s.fifo.lines(6)
+        st = d.wait_status(lambda st: st["runs"]["started"] == 6 and st["queue"]["pending"] == 0,
+                           "five runs of every, one of settle")
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (5, 5, 0))
+        self.assertEqual(st["runs"]["debounced"], 4)
         d.stop_ok(self)
 
     def test_key_rule_across_two_objects(self):
@@ -123,6 +143,8 @@ class Debounce(DaemonTest):
                            "one run for both objects")
         self.assertEqual(self.runs(), ["/org/kernel/input/b=9"])
         self.assertEqual(st["runs"]["debounced"], 9)
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (10, 1, 9))
         d.stop_ok(self)
 
     def test_by_object_each_object_settles_alone(self):
@@ -135,6 +157,8 @@ class Debounce(DaemonTest):
                            "one run per object")
         self.assertEqual(sorted(self.runs()), ["/org/kernel/input/a=8", "/org/kernel/input/b=9"])
         self.assertEqual(st["runs"]["debounced"], 8)
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (10, 2, 8))
         self.s.write_rule("20-bad.yaml", "rules:\n  - debounce: 5 parsecs\n")
         r = d.ctl("verify", self.s.rules, check=1)
         self.assertIn("20-bad.yaml:2:15: error: bad debounce \"5 parsecs\"", r.stdout)

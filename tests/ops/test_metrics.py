@@ -83,6 +83,7 @@ class Metrics(kdtest.DaemonTest):
                           "ratelimit_full": "handler_ratelimit_full_total"},
                  "events": {"handled": "events_handled_total",
                             "ratelimited": "events_ratelimited_total",
+                            "debounced": "events_debounced_total",
                             "matched": "events_matched_total", "pending": "events_pending"},
                  "queue": {"running": "queue_running", "max_children": "queue_max_children",
                            "size": "queue_size", "paused_times": "queue_pauses_total"},

@@ -420,7 +420,7 @@ static void test_status(void **state)
 		} else if (strstr(cases_status[i].starts, "uptime")) {
 			assert_non_null(strstr(data, "\nsocket "));
 			assert_non_null(strstr(data, "\nevents: handled 1, rate-limited 0, "
-						     "matched 1\n"));
+						     "debounced 0, matched 1\n"));
 		}
 		drain(&t);
 		peer_release(&pr);

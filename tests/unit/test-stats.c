@@ -40,6 +40,7 @@ static const struct counter_case counters[] = {
 	{"overruns, all sources", SET_NONE, 0, 938, NULL, ",\"overruns\":938,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
+	{"events debounced", S(events_debounced), 204, "debounced 204", "\"debounced\":204", "keventd_events_debounced_total 204\n"},
 	{"matched", S(matched), 203, "matched 203", "\"matched\":203", "keventd_events_matched_total 203\n"},
 	{"pending (events)", X(pending), 301, NULL, ",\"pending\":301}", "keventd_events_pending 301\n"},
 	{"runs", S(runs), 211, "runs: 211,", "\"started\":211", "keventd_handler_runs_total 211\n"},
@@ -592,7 +593,7 @@ static void test_golden(void **state)
 		"acpi                115          195          125          135          145          155          165          175           no\n"
 		"input               116          196          126          136          146          156          166          176           no\n"
 		"mqtt                117          197          127          137          147          157          167          177           no\n"
-		"events: handled 201, rate-limited 202, matched 203\n"
+		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
@@ -617,7 +618,7 @@ static void test_golden(void **state)
 		"\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186},"
 		"\"mqtt\":{\"received\":117,\"recovered\":197,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,"
 		"\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187}},"
-		"\"events\":{\"received\":798,\"rejected\":868,\"overruns\":938,\"handled\":201,\"ratelimited\":202,\"matched\":203,\"pending\":301},"
+		"\"events\":{\"received\":798,\"rejected\":868,\"overruns\":938,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1288,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
@@ -734,6 +735,9 @@ static void test_golden(void **state)
 		"# HELP keventd_events_ratelimited_total Events whose every run was suppressed by a rate limit.\n"
 		"# TYPE keventd_events_ratelimited_total counter\n"
 		"keventd_events_ratelimited_total 202\n"
+		"# HELP keventd_events_debounced_total Events whose only runs were debounced and each replaced by a later event.\n"
+		"# TYPE keventd_events_debounced_total counter\n"
+		"keventd_events_debounced_total 204\n"
 		"# HELP keventd_events_matched_total Events that matched at least one rule.\n"
 		"# TYPE keventd_events_matched_total counter\n"
 		"keventd_events_matched_total 203\n"
