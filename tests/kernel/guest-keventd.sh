@@ -120,23 +120,34 @@ check "position: $(stat_of seqnum) handled" \
 # once, recovered, and not the events of another object that ran before.
 mkdir -p /tmp/once
 once_runs() { [ "$(ls /tmp/once | grep -c '^[0-9]*$')" -ge "$1" ]; }
-gate_held() { grep -qx "KEVENT_OBJECT=/org/kernel/restart/gate" /tmp/once/* 2>/dev/null; }
 events_num() { status_json | sed -n "s/.*\"events\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"; }
 pending_is() { [ "$(kernel_num pending)" = "$1" ]; }
 handled_is() { [ "$(events_num handled)" = "$1" ]; }
 pos_is() { [ "$(cat "$KEVENTD_KERNEL_POS")" = "$1" ]; }
+# hold_gate N: the gate's next event holds its object (once.sh waits for
+# /tmp/once-open) and N more queue behind it, all read by keventd; HELD
+# is the first one's number, QUEUED the others', S the last, RUNS how
+# many runs there were before.
+hold_gate() {
+	rm -f /tmp/once-open
+	RUNS=$(ls /tmp/once | grep -c '^[0-9]*$')
+	emit emit "general /org/kernel/restart/gate held"
+	HELD=$(stat_of seqnum)
+	check "the gate's event holds its object" wait_until 20 once_runs $((RUNS + 1))
+	QUEUED=
+	while [ "$(echo $QUEUED | wc -w)" -lt "$1" ]; do
+		emit emit "general /org/kernel/restart/gate queued"
+		QUEUED="${QUEUED:+$QUEUED }$(stat_of seqnum)"
+	done
+	S=$(stat_of seqnum)
+	check "keventd read them all" caught_up
+	check "$1 queued behind the one running" wait_until 10 pending_is $(($1 + 1))
+}
 emit emit "general /org/kernel/restart/other first"
 emit emit "general /org/kernel/restart/other second"
 check "the other object's two events ran" wait_until 20 once_runs 2
-emit emit "general /org/kernel/restart/gate held"
-check "the gate's first event holds its object" wait_until 20 gate_held
-for i in 1 2 3 4 5; do
-	emit emit "general /org/kernel/restart/gate queued"
-done
-S=$(stat_of seqnum)
-queued="$((S - 4)) $((S - 3)) $((S - 2)) $((S - 1)) $S"
-check "keventd read them all" caught_up
-check "five queued behind the one running" wait_until 10 pending_is 6
+hold_gate 5
+queued=$QUEUED
 kill -TERM "$KPID"
 check "the stop dropped the five, to be fetched again" \
 	wait_for "$LOG" "dropped: 5 (kernel 5); the next start fetches again: 5 (kernel 5)" 10
@@ -173,21 +184,10 @@ check "the position has nothing left to redo" wait_until 10 pos_is "$INST $S"
 # kept after each read lists the four in flight: the next start runs the
 # three queued once each, and the held one again (its run was cut off by
 # the kill, as far as keventd can know: keventd(8), FILES).
-rm -f /tmp/once-open
-runs=$(ls /tmp/once | grep -c '^[0-9]*$')
-emit emit "general /org/kernel/restart/gate held"
-check "the gate holds its object" wait_until 20 once_runs $((runs + 1))
-for i in 1 2 3; do
-	emit emit "general /org/kernel/restart/gate queued"
-done
-K=$(stat_of seqnum)
-held=$((K - 3))
-queued3="$((K - 2)) $((K - 1)) $K"
-check "keventd read them all" caught_up
-check "three queued behind the one running" wait_until 10 pending_is 4
+hold_gate 3
 check "the position lists the four in flight ($(tail -n 1 "$KEVENTD_KERNEL_POS"))" \
-	pos_is "$INST $K
-redo $held $queued3"
+	pos_is "$INST $S
+redo $HELD $QUEUED"
 kill -KILL "$KPID"
 wait_pid "$KPID" 20
 : >/tmp/once-open
@@ -198,25 +198,17 @@ check "the four ran" wait_until 30 handled_is 4
 check "received 4 ($(kernel_num received))" test "$(kernel_num received)" = 4
 check "recovered 4 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 4
 check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
-for n in $queued3; do
+for n in $QUEUED; do
 	check "seq $n ran once, recovered" grep -qx KEVENT_RECOVERED=1 "/tmp/once/$n"
 	check "seq $n not twice" test ! -e "/tmp/once/twice-$n"
 done
-check "the held one ran again (cut off by the kill)" test -e "/tmp/once/twice-$held"
-check "the position has nothing left to redo" wait_until 10 pos_is "$INST $K"
+check "the held one ran again (cut off by the kill)" test -e "/tmp/once/twice-$HELD"
+check "the position has nothing left to redo" wait_until 10 pos_is "$INST $S"
 
 # --- dropped at a stop, then the module loaded again: counted lost --------
 # The listed events are gone with the old load: the next start counts
 # them lost, exactly, in one line, and runs none of them.
-rm -f /tmp/once-open
-runs=$(ls /tmp/once | grep -c '^[0-9]*$')
-emit emit "general /org/kernel/restart/gate held"
-check "the gate holds its object again" wait_until 20 once_runs $((runs + 1))
-for i in 1 2 3; do
-	emit emit "general /org/kernel/restart/gate queued"
-done
-check "keventd read them all" caught_up
-check "three queued behind the one running" wait_until 10 pending_is 4
+hold_gate 3
 kill -TERM "$KPID"
 check "the stop listed the three" \
 	wait_for "$LOG" "the next start fetches again: 3 (kernel 3)" 10
@@ -231,7 +223,7 @@ check "the three are counted lost, in one line" wait_for "$LOG" \
 check "lost 3 ($(kernel_num lost))" test "$(kernel_num lost)" = 3
 check "the position follows the new instance" \
 	wait_until 10 pos_is "$(stat_of instance) 0"
-check "none of the three ran" test "$(ls /tmp/once | grep -c '^[0-9]*$')" = $((runs + 1))
+check "none of the three ran" test "$(ls /tmp/once | grep -c '^[0-9]*$')" = $((RUNS + 1))
 
 # --- more than the ring holds, and the module reloaded while keventd was away
 check "keventd stopped" stop_keventd
