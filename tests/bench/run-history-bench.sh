@@ -6,8 +6,10 @@
 # each daemon taking two storms (the first fills a ring of 65,536, the
 # second runs once it is full).  For each storm: loadgen's wall time, and
 # keventd's own CPU time per event (from /proc/PID/schedstat, in ns), which
-# the other process on the machine moves less.  Prints each round, the
-# medians, and the median of each round's ratio to --history 0.
+# the other process on the machine moves less, and its minor page faults
+# (first touches of memory: the history's 65,536 entries and their buffers
+# are touched for the first time during the first storm).  Prints each
+# round, the medians, and the median of each round's ratio to --history 0.
 # Usage: [KEVENTD=/path/to/keventd] tests/bench/run-history-bench.sh [BUILD_DIR] [N] [ROUNDS]
 # (KEVENTD: another keventd, e.g. one built from an older commit, measured
 # with this build's loadgen, as run-bench.sh takes it.)  Run it on an idle
@@ -36,6 +38,9 @@ accepted() { # the seconds of loadgen's "accepted in N.NNNs"
 cpu_ns() { # the time process $1 has run on a CPU, in ns
 	cut -d' ' -f1 "/proc/$1/schedstat"
 }
+minflt() { # the minor page faults of process $1 (proc(5): field 10 of stat)
+	sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f8
+}
 
 echo "history cost, $(nproc) CPUs, $(date -u +%F), $n events a storm, $rounds rounds," \
 	"load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -47,16 +52,17 @@ for r in $(seq "$rounds"); do
 		pid=$!
 		i=0
 		while [ ! -S "$tmp/ctl" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
-		c0=$(cpu_ns "$pid")
+		c0=$(cpu_ns "$pid") f0=$(minflt "$pid")
 		first=$("$loadgen" --post "$tmp/ctl" "$n" 64 | accepted)
-		c1=$(cpu_ns "$pid")
+		c1=$(cpu_ns "$pid") f1=$(minflt "$pid")
 		second=$("$loadgen" --post "$tmp/ctl" "$n" 64 | accepted)
-		c2=$(cpu_ns "$pid")
+		c2=$(cpu_ns "$pid") f2=$(minflt "$pid")
 		kill -TERM "$pid"
 		wait "$pid" || true
 		pid=
 		echo "round $r history $h first $first s $(((c1 - c0) / n)) ns/ev" \
-			"second $second s $(((c2 - c1) / n)) ns/ev" | tee -a "$tmp/all"
+			"second $second s $(((c2 - c1) / n)) ns/ev" \
+			"faults $((f1 - f0)) $((f2 - f1))" | tee -a "$tmp/all"
 	done
 done
 median() { # of the numbers on stdin
@@ -74,7 +80,8 @@ ratio() {
 }
 for h in 0 1024 65536; do
 	line="history $h: first storm $(col "$h" 6 | median) s, $(col "$h" 8 | median) ns/ev;"
-	line="$line second $(col "$h" 11 | median) s, $(col "$h" 13 | median) ns/ev"
+	line="$line second $(col "$h" 11 | median) s, $(col "$h" 13 | median) ns/ev;"
+	line="$line page faults $(col "$h" 16 | median) / $(col "$h" 17 | median)"
 	if [ "$h" != 0 ]; then
 		line="$line; vs. 0, median of the rounds' ratios:"
 		line="$line first $(ratio "$h" 6 | median) (cpu $(ratio "$h" 8 | median)),"
