@@ -216,12 +216,66 @@ static void test_empty(void **state)
 	khistory_free(h);
 }
 
+/* Event serial with a payload of n bytes (at most 599). */
+static void add_sized(struct khistory *h, uint64_t serial, const struct krule *const *r,
+		      size_t n_rules, size_t n)
+{
+	char payload[600];
+	memset(payload, 'x', n);
+	payload[n] = '\0';
+	struct kevent *ev = tu_event(0, "/o", "small", payload);
+	assert_int_equal(khistory_add(h, serial, ev, r, n_rules, false, NULL, 0), 0);
+	kevent_free(ev);
+}
+
+/* A large history (in huge-page chunks): every slot keeps its event round
+ * after round, a slot whose event outgrows its piece gets a buffer of its
+ * own, and its memory stops growing once each slot has had its largest
+ * event.  Under ASan, khistory_free() leaving a buffer behind fails. */
+static void test_large(void **state)
+{
+	(void)state;
+	static const size_t caps[] = {16384}; /* the smallest kept in chunks */
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1]};
+	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
+		size_t cap = caps[c];
+		struct khistory *h = NULL;
+		assert_int_equal(khistory_new(cap, &h), 0);
+		size_t empty = khistory_bytes(h);
+		/* every 7th slot's event grows after the first round */
+		for (uint64_t round = 0; round < 3; round++)
+			for (uint64_t i = 1; i <= cap; i++)
+				add_sized(h, round * cap + i, r, 2, i % 7 || !round ? 10 : 500);
+		size_t full = khistory_bytes(h);
+		assert_true(full > empty + cap * 128);
+		for (uint64_t i = 1; i <= cap; i++)
+			add_sized(h, 3 * cap + i, r, 2, i % 7 ? 20 : 400);
+		assert_int_equal(khistory_bytes(h), full);
+		assert_int_equal(khistory_len(h), cap);
+		char *s = render(h, 2, true);
+		assert_non_null(strstr(s, "\"seqnum\":"));
+		assert_non_null(strstr(s, "\"signal\":\"small\""));
+		free(s);
+		/* the oldest and the newest are the ones added */
+		s = render(h, 0, false);
+		assert_int_equal(strstr(s, "/o small") != NULL, 1);
+		size_t lines = 0;
+		for (const char *p = s; (p = strstr(p, "/o small")); p++)
+			lines++;
+		assert_int_equal(lines, cap);
+		free(s);
+		khistory_free(h);
+	}
+	kfile_unref(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring),  cmocka_unit_test(test_outcomes),
 		cmocka_unit_test(test_unit),  cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_empty), cmocka_unit_test(test_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
