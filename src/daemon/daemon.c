@@ -577,7 +577,8 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->rules[job->n_rules - job->not_run]->name,
 			   job->not_run > 1 ? " and the rules after it" : "", job->ev->seqnum,
 			   job->ev->object, job->ev->signal);
-	/* a debounced run's event was counted, and its source told, when it came in */
+	/* a debounced run's event was counted when it came in, or when this run
+	 * fired (debounce_wait_end()), and its source was told when it came in */
 	if (!job->deferred) {
 		if (job->runs == 0 && job->suppressed > 0)
 			d->stats.ratelimited++;
