@@ -143,6 +143,17 @@ hold_gate() {
 	check "keventd read them all" caught_up
 	check "$1 queued behind the one running" wait_until 10 pending_is $(($1 + 1))
 }
+# refetch_runs N LOGFILE: keventd started again runs the N events the
+# position lists, and nothing else, each recovered, none lost.
+refetch_runs() {
+	check "keventd started again" start_keventd "$2"
+	check "the start says it fetches the $1 again" \
+		wait_for "$LOG" "$1 events the last run did not handle are fetched again" 10
+	check "the $1 ran" wait_until 30 handled_is "$1"
+	check "received $1, no more ($(kernel_num received))" test "$(kernel_num received)" = "$1"
+	check "recovered $1 ($(kernel_num recovered))" test "$(kernel_num recovered)" = "$1"
+	check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
+}
 emit emit "general /org/kernel/restart/other first"
 emit emit "general /org/kernel/restart/other second"
 check "the other object's two events ran" wait_until 20 once_runs 2
@@ -160,13 +171,7 @@ check "keventd exited 0 once the held handler was done" test $? -eq 0
 check "the position lists the five to redo ($(tail -n 1 "$KEVENTD_KERNEL_POS"))" \
 	pos_is "$INST $S
 redo $queued"
-check "keventd started again" start_keventd /tmp/keventd2b.log
-check "the start says it fetches the five again" \
-	wait_for "$LOG" "5 events the last run did not handle are fetched again" 10
-check "the five ran" wait_until 30 handled_is 5
-check "received 5, no more ($(kernel_num received))" test "$(kernel_num received)" = 5
-check "recovered 5 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 5
-check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
+refetch_runs 5 /tmp/keventd2b.log
 ran=$(ls /tmp/once | grep '^[0-9]*$' | sort -n | tr '\n' ' ')
 check "exactly the events sent ran ($ran)" test "$ran" = "$((S - 7)) $((S - 6)) $((S - 5)) $queued "
 check "none of them twice" sh -c '! ls /tmp/once | grep -q twice'
@@ -191,13 +196,7 @@ redo $HELD $QUEUED"
 kill -KILL "$KPID"
 wait_pid "$KPID" 20
 : >/tmp/once-open
-check "keventd started again after SIGKILL" start_keventd /tmp/keventd2k.log
-check "the start fetches the four again" \
-	wait_for "$LOG" "4 events the last run did not handle are fetched again" 10
-check "the four ran" wait_until 30 handled_is 4
-check "received 4 ($(kernel_num received))" test "$(kernel_num received)" = 4
-check "recovered 4 ($(kernel_num recovered))" test "$(kernel_num recovered)" = 4
-check "lost 0 ($(kernel_num lost))" test "$(kernel_num lost)" = 0
+refetch_runs 4 /tmp/keventd2k.log
 for n in $QUEUED; do
 	check "seq $n ran once, recovered" grep -qx KEVENT_RECOVERED=1 "/tmp/once/$n"
 	check "seq $n not twice" test ! -e "/tmp/once/twice-$n"
