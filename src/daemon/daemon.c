@@ -278,6 +278,23 @@ static void debounce_gone(void *userdata, void *tag, bool replaced)
 
 static const struct kdebounce_ops debounce_ops = {.fire = debounce_fire, .gone = debounce_gone};
 
+/* Holds ev for each debounced rule it matched.  Returns whether its
+ * waiting runs count it (it has no other run), so that it is not counted
+ * now. */
+static bool debounce_all(struct kdaemon *d, const struct collect *c, const struct kevent *ev)
+{
+	if (d->stopping || c->oom || !c->n_deb)
+		return false;
+	/* NULL (no memory): counted now, as an event with nothing to run */
+	struct debounce_wait *w = c->n_run ? NULL : calloc(1, sizeof(*w));
+	if (w)
+		w->waiting = c->n_deb;
+	bool waits = w; /* w may be freed by the pushes (each fired at once, or none kept) */
+	for (size_t i = 0; i < c->n_deb; i++)
+		debounce(d, c->deb[i], ev, w);
+	return waits;
+}
+
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
 	struct collect c = {.d = d};
@@ -295,14 +312,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
 			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
-	/* NULL (no memory): counted handled now, as an event with nothing to run */
-	struct debounce_wait *w = NULL;
-	if (!c.n_run && c.n_deb && !d->stopping && !c.oom && (w = calloc(1, sizeof(*w))))
-		w->waiting = c.n_deb;
-	/* w may be freed by the pushes (each fired at once, or none kept) */
-	bool waits = w;
-	for (size_t i = 0; i < c.n_deb && !d->stopping && !c.oom; i++)
-		debounce(d, c.deb[i], ev, w);
+	bool waits = debounce_all(d, &c, ev);
 	if (c.oom) {
 		/* accepted but cannot be queued: count it as handled with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The numbers in flight (inflight.h): a sorted array searched by
  * bisection, whose handled entries become holes, so that a removal costs
- * no move; holes at the head are skipped, the others compacted away once
- * they outnumber the live entries. */
+ * no move; holes at the head are skipped, the others compacted away when
+ * the array is full and at most half of it is live. */
 #include "inflight.h"
 
 #include <errno.h>
