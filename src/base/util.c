@@ -7,8 +7,10 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static bool strbuf_grow(struct strbuf *sb, size_t extra)
 {
@@ -138,6 +140,52 @@ bool utf8_valid(const char *s)
 		if (!(len = utf8_len(p, n)))
 			return false;
 	return true;
+}
+
+char *utf8_sanitize(const char *s)
+{
+	if (utf8_valid(s))
+		return strdup(s);
+	struct strbuf sb = STRBUF_INIT;
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t n = strlen(s), len; n; p += len, n -= len) {
+		len = utf8_len(p, n);
+		if (len)
+			strbuf_add(&sb, (const char *)p, len);
+		else {
+			strbuf_printf(&sb, "\\x%02x", p[0]);
+			len = 1;
+		}
+	}
+	if (sb.oom) {
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_steal(&sb);
+}
+
+char **strv_utf8_sanitize(char *const *v)
+{
+	size_t n = strv_length(v);
+	char **d = calloc(n + 1, sizeof(*d));
+	for (size_t i = 0; d && i < n; i++)
+		if (!(d[i] = utf8_sanitize(v[i]))) {
+			strv_free(d);
+			return NULL;
+		}
+	return d;
+}
+
+uint64_t kinstance_id(void)
+{
+	static uint64_t id;
+	while (!id) {
+		uint64_t v = 0;
+		if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+			v = now_realtime_ns() ^ ((uint64_t)getpid() << 32) ^ now_monotonic_ns();
+		id = v;
+	}
+	return id;
 }
 
 /* How many bytes at s (of n) are one character shown as it is; 0 when

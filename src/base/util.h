@@ -89,6 +89,16 @@ void strbuf_put_escaped(struct strbuf *sb, const char *s);
 /* Whether s is valid UTF-8 (no overlong forms, surrogates or code points
  * past U+10FFFF). */
 bool utf8_valid(const char *s);
+/* A copy of s that D-Bus takes: valid UTF-8 as it is, each byte that is
+ * not part of valid UTF-8 as the four characters "\xHH" (keventd.rules(5)).
+ * NULL when out of memory; free(). */
+char *utf8_sanitize(const char *s);
+/* The same for each string of a NULL-terminated vector (strv_free()). */
+char **strv_utf8_sanitize(char *const *v);
+/* This keventd's instance: a random number drawn once per process, never
+ * 0, that names what must not collide with an earlier or a later
+ * keventd's (transient units). */
+uint64_t kinstance_id(void);
 /* Whether strbuf_put_escaped() would change s. */
 bool str_has_control(const char *s);
 void strbuf_reset(struct strbuf *sb);

@@ -253,11 +253,14 @@ void kdbus_emit(struct kdbus *b, const struct kevent *ev)
 	}
 	struct strbuf path = STRBUF_INIT;
 	kdbus_object_path(ev->object, &path);
-	int r = path.oom ? -ENOMEM
-			 : sd_bus_emit_signal(b->bus, path.buf, KDBUS_INTERFACE, KDBUS_MEMBER,
-					      "sssst", kevent_type_name(ev->type), ev->object,
-					      ev->signal, ev->payload ? ev->payload : "",
-					      (uint64_t)ev->seqnum);
+	/* D-Bus carries valid UTF-8 only: the object and signal are ASCII
+	 * (kevent_check()), a payload's other bytes go as "\xHH" */
+	_cleanup_free_ char *payload = utf8_sanitize(ev->payload ? ev->payload : "");
+	int r = path.oom || !payload
+			? -ENOMEM
+			: sd_bus_emit_signal(b->bus, path.buf, KDBUS_INTERFACE, KDBUS_MEMBER,
+					     "sssst", kevent_type_name(ev->type), ev->object,
+					     ev->signal, payload, (uint64_t)ev->seqnum);
 	strbuf_release(&path);
 	if (r < 0) {
 		if (!b->failing)

@@ -279,6 +279,25 @@ int kevent_set_host(struct kevent *ev, const char *host, const char **why)
 	return 0;
 }
 
+int kevent_dup(const struct kevent *ev, struct kevent **out)
+{
+	const char *why;
+	struct kevent *c = NULL;
+	int rc = kevent_new(ev->type, ev->object, ev->signal, ev->payload, ev->source, ev->seqnum,
+			    ev->timestamp, ev->uevent_env, ev->n_uevent_env, &c, &why);
+	if (rc < 0)
+		return rc;
+	c->recovered = ev->recovered;
+	c->instance = ev->instance;
+	c->synthetic = ev->synthetic;
+	if (ev->host && !(c->host = strdup(ev->host))) {
+		kevent_free(c);
+		return -ENOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
 const char *kevent_prop(const struct kevent *ev, const char *key)
 {
 	for (size_t i = 0; i < ev->n_props; i++)

@@ -96,6 +96,11 @@ void kevent_free(struct kevent *ev);
 bool kevent_host_valid(const char *s);
 /* Gives ev the host name host (copied).  0, -EINVAL (with *why), -ENOMEM. */
 int kevent_set_host(struct kevent *ev, const char *host, const char **why);
+/* A copy of ev with every field, its flags and host included: what a
+ * stage that keeps an event past its handling (debounce) holds.  0,
+ * -EINVAL or -ENOMEM.  When a field is added to struct kevent, it is
+ * copied here. */
+int kevent_dup(const struct kevent *ev, struct kevent **out);
 static inline void kevent_freep(struct kevent **ev)
 {
 	kevent_free(*ev);

@@ -71,13 +71,6 @@ void kdebounce_free(struct kdebounce *db)
 	free(db);
 }
 
-static int copy_event(const struct kevent *ev, struct kevent **out)
-{
-	const char *why;
-	return kevent_new(ev->type, ev->object, ev->signal, ev->payload, ev->source, ev->seqnum,
-			  ev->timestamp, ev->uevent_env, ev->n_uevent_env, out, &why);
-}
-
 static void on_quiet(struct ktimer *t, void *userdata)
 {
 	struct pending *p = userdata;
@@ -97,7 +90,7 @@ int kdebounce_push(struct kdebounce *db, const struct krule *r, const struct kev
 	if (key.oom)
 		return -ENOMEM;
 	struct kevent *copy = NULL;
-	int rc = copy_event(ev, &copy);
+	int rc = kevent_dup(ev, &copy);
 	if (rc < 0)
 		return rc;
 	uint64_t deadline = now_ns + r->debounce_ms * 1000000ull;

@@ -301,6 +301,74 @@ static void test_uevent_env_filtered(void **state)
 	kevent_free(ev);
 }
 
+/* A copy keeps every field: what a debounced run gets is what the event
+ * had, its host and flags included. */
+static void test_dup(void **state)
+{
+	(void)state;
+	char *env[] = {"DEVNAME=/dev/sdb", NULL};
+	struct kevent *ev = NULL, *c = NULL;
+	const char *why = NULL;
+	assert_int_equal(kevent_new(KEVENT_POWER, "/org/kernel/x", "high", "Host: spoofed\nCpu: 3",
+				    KEVENT_SOURCE_MQTT, 42, 1700, env, 1, &ev, &why),
+			 0);
+	assert_int_equal(kevent_set_host(ev, "h7", &why), 0);
+	ev->recovered = true;
+	ev->synthetic = true;
+	ev->instance = 0xabcdef;
+	assert_int_equal(kevent_dup(ev, &c), 0);
+	assert_int_equal(c->type, KEVENT_POWER);
+	assert_int_equal(c->source, KEVENT_SOURCE_MQTT);
+	assert_true(c->seqnum == 42 && c->timestamp == 1700);
+	assert_string_equal(c->object, "/org/kernel/x");
+	assert_string_equal(c->signal, "high");
+	assert_string_equal(c->payload, "Host: spoofed\nCpu: 3");
+	assert_int_equal(c->n_props, 2);
+	assert_string_equal(kevent_prop(c, "cpu"), "3");
+	assert_int_equal(c->n_uevent_env, 1);
+	assert_string_equal(c->uevent_env[0], "DEVNAME=/dev/sdb");
+	assert_string_equal(c->host, "h7");
+	assert_ptr_not_equal(c->host, ev->host);
+	assert_true(c->recovered && c->synthetic);
+	assert_true(c->instance == 0xabcdef);
+	kevent_free(ev);
+	kevent_free(c);
+}
+
+/* D-Bus takes valid UTF-8 only: valid text passes as it is, each other
+ * byte becomes "\xHH". */
+static void test_utf8_sanitize(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"", ""},
+		{"plain $(touch x) `y` ${PATH}", "plain $(touch x) `y` ${PATH}"},
+		{"caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac"},
+		{"a\xff"
+		 "b",
+		 "a\\xffb"},
+		{"\xc3", "\\xc3"},		     /* cut short */
+		{"\xc0\xaf", "\\xc0\\xaf"},	     /* overlong */
+		{"\xed\xa0\x80", "\\xed\\xa0\\x80"}, /* a surrogate */
+		{"back\\slash \\xff", "back\\slash \\xff"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *out = utf8_sanitize(cases[i].in);
+		assert_non_null(out);
+		assert_string_equal(out, cases[i].want);
+		assert_true(utf8_valid(out));
+		free(out);
+	}
+	char *v[] = {"ok", "x\x80", NULL};
+	char **c = strv_utf8_sanitize(v);
+	assert_string_equal(c[0], "ok");
+	assert_string_equal(c[1], "x\\x80");
+	assert_null(c[2]);
+	strv_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +379,8 @@ int main(void)
 		cmocka_unit_test(test_props_limit),
 		cmocka_unit_test(test_env_names),
 		cmocka_unit_test(test_uevent_env_filtered),
+		cmocka_unit_test(test_dup),
+		cmocka_unit_test(test_utf8_sanitize),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
