@@ -27,6 +27,24 @@ static const char *const fixed_vars[] = {
 	"KEVENT_TIMESTAMP", "KEVENT_SOURCE", "KEVENT_RULE",   "KEVENT_RULE_FILE",
 };
 
+/* What keventd alone says, for any source, whether or not this event
+ * carries it: a payload line such as "Host: x" never becomes one. */
+static const char *const reserved_vars[] = {
+	"KEVENT_RECOVERED", "KEVENT_HOST",    "KEVENT_SYNTHETIC",    "KEVENT_REDELIVERED",
+	"KEVENT_INSTANCE",  "KEVENT_SESSION", "KEVENT_SESSION_USER", "KEVENT_UNIT",
+};
+
+bool kplan_var_reserved(const char *name)
+{
+	for (size_t j = 0; j < ARRAY_SIZE(fixed_vars); j++)
+		if (strcmp(fixed_vars[j], name) == 0)
+			return true;
+	for (size_t j = 0; j < ARRAY_SIZE(reserved_vars); j++)
+		if (strcmp(reserved_vars[j], name) == 0)
+			return true;
+	return false;
+}
+
 static int env_add(char **env, size_t *n, const char *name, const char *value)
 {
 	if (asprintf(&env[*n], "%s=%s", name, value) < 0) {
@@ -79,11 +97,7 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		kplan_prop_var(key, name);
 		size_t len = strlen(name);
 		/* a payload's "Host:" never passes for the sender's host */
-		bool taken = (ev->recovered && strcmp(name, "KEVENT_RECOVERED") == 0) ||
-			     (ev->host && strcmp(name, "KEVENT_HOST") == 0) ||
-			     (ev->synthetic && strcmp(name, "KEVENT_SYNTHETIC") == 0);
-		for (size_t j = 0; j < ARRAY_SIZE(fixed_vars) && !taken; j++)
-			taken = strcmp(fixed_vars[j], name) == 0;
+		bool taken = kplan_var_reserved(name);
 		for (size_t j = first_prop; j < n && !taken; j++)
 			taken = strncmp(env[j], name, len) == 0 && env[j][len] == '=';
 		if (!taken)

@@ -20,6 +20,10 @@ struct kplan {
 	int cgroup_fd; /* the run's own cgroup, borrowed; -1: keventd's */
 };
 
+/* Whether NAME is a variable that keventd alone sets (KEVENT_TYPE ...
+ * KEVENT_HOST, KEVENT_RECOVERED, KEVENT_SYNTHETIC, KEVENT_SESSION ...):
+ * no payload property of any event becomes one (keventd.rules(5)). */
+bool kplan_var_reserved(const char *name);
 /*
  * Builds the environment for rule r and event ev: PATH, KEVENT_* of the
  * event and rule, KEVENT_<KEY> per payload property (never overriding the

@@ -2,6 +2,7 @@
 /* The handler plan: exact argv and environment (keventd.rules(5)). */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plan.h"
@@ -123,13 +124,11 @@ static void test_recovered_env(void **state)
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
 	check_env(env, n, want, ARRAY_SIZE(want));
 	strv_free(env);
-	/* live: no such variable, and the property is the payload's */
+	/* live: no such variable, and never the payload's either */
 	ev->recovered = false;
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
-	bool prop = false;
 	for (size_t i = 0; i < n; i++)
-		prop |= strcmp(env[i], "KEVENT_RECOVERED=0") == 0;
-	assert_true(prop);
+		assert_true(strncmp(env[i], "KEVENT_RECOVERED=", strlen("KEVENT_RECOVERED=")) != 0);
 	strv_free(env);
 	kevent_free(ev);
 	kfile_unref(f);
@@ -167,15 +166,53 @@ static void test_synthetic_env(void **state)
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
 	check_env(env, n, want, ARRAY_SIZE(want));
 	strv_free(env);
-	/* a uevent: no such variable, and the property is the payload's */
+	/* a uevent: no such variable, and never the payload's either */
 	ev->synthetic = false;
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
-	bool prop = false;
 	for (size_t i = 0; i < n; i++)
-		prop |= strcmp(env[i], "KEVENT_SYNTHETIC=0") == 0;
-	assert_true(prop);
+		assert_true(strncmp(env[i], "KEVENT_SYNTHETIC=", strlen("KEVENT_SYNTHETIC=")) != 0);
 	strv_free(env);
 	kevent_free(ev);
+	kfile_unref(f);
+}
+
+/* What keventd alone says never comes from a payload line, for any source
+ * and whether or not the event carries it. */
+static void test_reserved_env(void **state)
+{
+	(void)state;
+	static const char *const lines[] = {
+		"Host: spoofed",   "Recovered: 1", "Synthetic: 1",	 "Redelivered: 1",
+		"Instance: 7",	   "Session: 2",   "Session-User: root", "Session_User: root",
+		"Unit: x.service", "Seqnum: 1",	   "Source: kernel",	 "Rule-File: /etc/passwd",
+	};
+	struct kfile *f = file_with("    run: [/bin/true]\n");
+	for (enum kevent_source src = 0; src < KEVENT_SOURCE_MAX; src++)
+		for (size_t l = 0; l < ARRAY_SIZE(lines); l++) {
+			char payload[80];
+			snprintf(payload, sizeof(payload), "%s\nCpu: 1\n", lines[l]);
+			print_message("case: %s from %s\n", lines[l], kevent_source_name(src));
+			struct kevent *ev = NULL;
+			const char *why = NULL;
+			assert_int_equal(kevent_new(KEVENT_POWER, OBJ, "high", payload, src, 9, 1,
+						    NULL, 0, &ev, &why),
+					 0);
+			char **env = NULL;
+			size_t n = 0;
+			assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+			/* the fixed ten, then KEVENT_CPU: nothing of the first line */
+			assert_int_equal(n, 11);
+			assert_string_equal(env[10], "KEVENT_CPU=1");
+			assert_string_equal(env[5], "KEVENT_SEQNUM=9");
+			assert_string_equal(env[7] + strlen("KEVENT_SOURCE="),
+					    kevent_source_name(src));
+			assert_string_equal(env[9], "KEVENT_RULE_FILE=" RULE_PATH);
+			strv_free(env);
+			kevent_free(ev);
+		}
+	assert_true(kplan_var_reserved("KEVENT_HOST"));
+	assert_true(kplan_var_reserved("KEVENT_TYPE"));
+	assert_false(kplan_var_reserved("KEVENT_CPU"));
 	kfile_unref(f);
 }
 
@@ -493,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_recovered_env),
 		cmocka_unit_test(test_synthetic_env),
+		cmocka_unit_test(test_reserved_env),
 		cmocka_unit_test(test_udev_env),
 		cmocka_unit_test(test_payload_never_sets_dangerous),
 		cmocka_unit_test(test_expand),
