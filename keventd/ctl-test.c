@@ -16,12 +16,12 @@
 
 /* A transient rule's unit and its properties, as StartTransientUnit gets
  * them (the D-Bus names: CPUQuota is CPUQuotaPerSecUSec). */
-static void print_transient(const struct krule *r, const struct kevent *ev)
+static void print_transient(const struct krule *r)
 {
 	_cleanup_free_ char *unit = NULL;
 	if (!r->transient)
 		return;
-	if (ktransient_unit_name(r->name, ev->seqnum, &unit) < 0) {
+	if (ktransient_unit_name(r->name, 0, 0, &unit) < 0) {
 		printf("  (out of memory naming the unit)\n");
 		return;
 	}
@@ -64,7 +64,7 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 		ctl_print(stdout, "  user: %s", r->user);
 	if (r->no_new_privs)
 		printf("  no_new_privs: true\n");
-	print_transient(r, ev);
+	print_transient(r);
 	for (size_t i = 0; i < r->n_limits; i++) {
 		if (r->limits[i].value == UINT64_MAX)
 			printf("  limit: %s infinity\n", krlimit_name(r->limits[i].resource));

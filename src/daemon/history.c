@@ -49,8 +49,8 @@ struct hrule {
 	uint32_t name;	  /* offset of its name in the entry's text */
 	uint8_t state;
 	bool timed_out;
-	bool unit;	/* a transient rule's run: named keventd-RULE-SEQNUM.service */
-	int32_t status; /* exit status, the signal, or -errno */
+	uint64_t unit_run; /* a transient rule's run: its number in its unit's name */
+	int32_t status;	   /* exit status, the signal, or -errno */
 	int32_t pid;
 	uint32_t duration_ms;
 };
@@ -320,7 +320,8 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 
 static void apply(struct hrule *r, const struct krun_report *rep)
 {
-	r->unit = r->unit || rep->unit;
+	if (rep->unit)
+		r->unit_run = rep->unit_run;
 	switch (rep->outcome) {
 	case KRUN_STARTED:
 		r->state = H_RUNNING;
@@ -375,7 +376,7 @@ void khistory_done(struct khistory *h, uint64_t serial)
 		 * or it runs on as a unit, which holds the file and reports
 		 * its end */
 		if (e->rules[i].state != H_DEBOUNCED &&
-		    !(e->rules[i].unit && e->rules[i].state == H_RUNNING))
+		    !(e->rules[i].unit_run && e->rules[i].state == H_RUNNING))
 			e->rules[i].rule = NULL;
 	}
 }
@@ -524,7 +525,8 @@ static void put_outcome_text(struct strbuf *out, const struct hrule *r, const ch
 static char *unit_of(const struct entry *e, const struct hrule *r)
 {
 	char *unit = NULL;
-	if (r->unit && ktransient_unit_name(e->text + r->name, e->seqnum, &unit) < 0)
+	if (r->unit_run &&
+	    ktransient_unit_name(e->text + r->name, kinstance_id(), r->unit_run, &unit) < 0)
 		unit = NULL;
 	return unit;
 }
@@ -567,7 +569,7 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
 		strbuf_json(out, e->text + r->name);
 		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
-		if (r->state == H_RUNNING && !r->unit)
+		if (r->state == H_RUNNING && !r->unit_run)
 			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
 		if (r->state == H_EXITED)
 			strbuf_printf(out, ",\"status\":%d", (int)r->status);

@@ -37,6 +37,7 @@ struct unit {
 	struct kfile *file; /* a reference: the rule lives until the unit ends */
 	char *name, *path;  /* the unit's name and its object path */
 	uint64_t serial, seq, started_ns;
+	uint64_t run; /* the runner's number for it, in its name */
 	sd_bus_slot *call, *props, *query;
 	/* session: active: what the start needs once logind has answered */
 	char **argv, **envp, *exe;
@@ -225,6 +226,7 @@ static void unit_ended(struct unit *u, sd_bus_message *m)
 	struct krun_report rep = {
 		.rule = u->rule,
 		.unit = u->name,
+		.unit_run = u->run,
 		.outcome = code == CLD_KILLED || code == CLD_DUMPED ? KRUN_KILLED : KRUN_EXITED,
 		.status = status,
 		.timed_out = strcmp(result, "timeout") == 0,
@@ -425,6 +427,15 @@ static int bus_connect(struct ktrun *t)
 	return r;
 }
 
+/* A string vector as D-Bus carries it: valid UTF-8 only, so a byte of an
+ * event that is not is sent as "\xHH" (utf8_sanitize()), where it would
+ * otherwise make the whole start fail. */
+static int append_strv(sd_bus_message *m, char *const *v)
+{
+	_cleanup_strv_ char **clean = strv_utf8_sanitize(v);
+	return clean ? sd_bus_message_append_strv(m, clean) : -ENOMEM;
+}
+
 /* One property of the call: (sv). */
 static int append_prop(sd_bus_message *m, const struct ktransient_prop *p)
 {
@@ -442,19 +453,19 @@ static int append_prop(sd_bus_message *m, const struct ktransient_prop *p)
 		if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
 		    (r = sd_bus_message_append(m, "s", p->name)) < 0 ||
 		    (r = sd_bus_message_open_container(m, 'v', "as")) < 0 ||
-		    (r = sd_bus_message_append_strv(m, (char **)p->strv)) < 0 ||
+		    (r = append_strv(m, p->strv)) < 0 ||
 		    (r = sd_bus_message_close_container(m)) < 0)
 			return r;
 		return sd_bus_message_close_container(m);
 	case 'X':
 		if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
 		    (r = sd_bus_message_append(m, "s", p->name)) < 0 ||
-		    (r = sd_bus_message_open_container(m, 'v', "a(sasb)")) < 0 ||
-		    (r = sd_bus_message_open_container(m, 'a', "(sasb)")) < 0 ||
-		    (r = sd_bus_message_open_container(m, 'r', "sasb")) < 0 ||
+		    (r = sd_bus_message_open_container(m, 'v', "a(sasas)")) < 0 ||
+		    (r = sd_bus_message_open_container(m, 'a', "(sasas)")) < 0 ||
+		    (r = sd_bus_message_open_container(m, 'r', "sasas")) < 0 ||
 		    (r = sd_bus_message_append(m, "s", p->s)) < 0 ||
-		    (r = sd_bus_message_append_strv(m, (char **)p->strv)) < 0 ||
-		    (r = sd_bus_message_append(m, "b", 0)) < 0)
+		    (r = append_strv(m, p->strv)) < 0 ||
+		    (r = sd_bus_message_append_strv(m, (char **)p->flags)) < 0)
 			return r;
 		for (int i = 0; i < 3; i++)
 			if ((r = sd_bus_message_close_container(m)) < 0)
@@ -469,14 +480,13 @@ static int append_prop(sd_bus_message *m, const struct ktransient_prop *p)
  * Type=exec (the start job is done once the program has been executed),
  * AddRef (systemd keeps the unit, and its result, until keventd lets go)
  * and CollectMode=inactive-or-failed (then it goes, failed or not). */
-static int start_message(struct ktrun *t, struct unit *u, const struct ktransient *tu,
-			 sd_bus_message **out)
+int ktrun_start_message(sd_bus *bus, const struct ktransient *tu, sd_bus_message **out)
 {
 	sd_bus_message *m = NULL;
-	int r = sd_bus_message_new_method_call(t->bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
+	int r = sd_bus_message_new_method_call(bus, &m, SD_DEST, SD_PATH, SD_MANAGER,
 					       "StartTransientUnit");
 	if (r >= 0)
-		r = sd_bus_message_append(m, "ss", u->name, "fail");
+		r = sd_bus_message_append(m, "ss", tu->unit, "fail");
 	if (r >= 0)
 		r = sd_bus_message_open_container(m, 'a', "(sv)");
 	for (size_t i = 0; r >= 0 && i < tu->n_props; i++)
@@ -506,10 +516,10 @@ static int send_start(struct unit *u, char *const *argv, char *const *envp, cons
 	struct kplan plan = {.argv = (char **)argv, .envp = (char **)envp, .cgroup_fd = -1};
 	struct ktransient tu = {0};
 	sd_bus_message *m = NULL;
-	int r = ktransient_build(rule->name, user, rule->timeout_ms, rule->unit_props,
+	int r = ktransient_build(rule->name, u->name, user, rule->timeout_ms, rule->unit_props,
 				 rule->n_unit_props, &plan, exe, u->seq, &tu);
 	if (r >= 0)
-		r = start_message(t, u, &tu, &m);
+		r = ktrun_start_message(t->bus, &tu, &m);
 	/* its changes are watched before it can have any */
 	if (r >= 0)
 		r = sd_bus_match_signal_async(t->bus, &u->props, SD_DEST, u->path,
@@ -660,6 +670,7 @@ int ktrun_start(struct ktrun *t, struct krunner_unit *ru, const struct kplan *pl
 			   .file = kfile_ref((struct kfile *)rule->file),
 			   .serial = ru->job->serial,
 			   .seq = ru->job->ev->seqnum,
+			   .run = ru->run,
 			   .started_ns = ru->started_ns};
 	u->next = t->units;
 	t->units = u;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "loop.h"
 #include "plan.h"
 #include "runner.h"
@@ -41,6 +42,17 @@ int ktrun_start(struct ktrun *t, struct krunner_unit *u, const struct kplan *pla
 		const char *path);
 /* Units started and not yet ended. */
 size_t ktrun_running(const struct ktrun *t);
+#if KEVENT_DBUS
+#include <systemd/sd-bus.h>
+
+#include "transient.h"
+/* The StartTransientUnit call for tu on bus (which need not be connected):
+ * the one encoder of every transient and session run.  The handler's
+ * command goes as ExecStartEx with the flag no-env-expand, so that systemd
+ * leaves "$NAME", "${NAME}" and "$$" in argv as they are.  0, or -errno. */
+int ktrun_start_message(sd_bus *bus, const struct ktransient *tu, sd_bus_message **out);
+#endif
+
 /* Disconnects: the units go on under systemd, their ends not logged (said
  * once).  Starts under way must be over (the runner's jobs done).  NULL is
  * fine. */

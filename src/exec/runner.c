@@ -53,6 +53,7 @@ struct krunner {
 	struct kloop *loop;
 	struct kcgroup *cg; /* NULL: no cgroup per run */
 	uint64_t cg_runs;   /* names runs' cgroups */
+	uint64_t unit_runs; /* names transient rules' units */
 	struct leftover *leftovers;
 	size_t n_leftovers;
 	struct kratelimit *rl;
@@ -392,7 +393,8 @@ static int start_unit(struct krunner *r, struct kjob *job, const struct krule *r
 	if (rc == 0) {
 		*u = (struct krunner_unit){
 			.r = r, .job = job, .rule = rule, .started_ns = now_monotonic_ns()};
-		rc = ktransient_unit_name(rule->name, job->ev->seqnum, &u->unit);
+		u->run = ++r->unit_runs;
+		rc = ktransient_unit_name(rule->name, kinstance_id(), u->run, &u->unit);
 	}
 	if (rc == 0) {
 		r->units_starting++;
@@ -424,7 +426,7 @@ void krunner_unit_started(struct krunner_unit *u, int error)
 {
 	struct krunner *r = u->r;
 	struct kjob *job = u->job;
-	struct krun_report rep = {.job = job, .rule = u->rule, .unit = u->unit};
+	struct krun_report rep = {.job = job, .rule = u->rule, .unit = u->unit, .unit_run = u->run};
 	r->units_starting--;
 	if (error) {
 		rep.outcome = KRUN_START_FAILED;

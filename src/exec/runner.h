@@ -50,6 +50,7 @@ struct krun_report {
 	/* a transient rule's unit (KRUN_STARTED and its end), else NULL; its
 	 * end comes from the owner, after the job (job NULL) */
 	const char *unit;
+	uint64_t unit_run; /* with unit: the run's number in its name */
 };
 
 /* A transient rule's run (transient: true) that the owner is starting as a
@@ -58,7 +59,8 @@ struct krunner_unit {
 	struct krunner *r;
 	struct kjob *job;
 	const struct krule *rule;
-	char *unit; /* its name: ktransient_unit_name() */
+	char *unit;   /* its name: ktransient_unit_name() */
+	uint64_t run; /* this keventd's number for the run, in the name */
 	uint64_t started_ns;
 };
 

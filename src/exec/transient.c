@@ -10,26 +10,36 @@
 
 #include "util.h"
 
-int ktransient_unit_name(const char *rule, uint64_t seq, char **out)
+char *const ktransient_exec_flags[] = {"no-env-expand", NULL};
+
+/* "keventd-<rule>", the rule's name escaped as systemd escapes unit names. */
+static void put_prefix(struct strbuf *sb, const char *rule)
 {
-	struct strbuf sb = STRBUF_INIT;
-	strbuf_puts(&sb, "keventd-");
+	strbuf_puts(sb, "keventd-");
 	for (const unsigned char *p = (const unsigned char *)rule; *p; p++) {
 		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			  (*p >= '0' && *p <= '9') || *p == ':' || *p == '_' ||
 			  (*p == '.' && p != (const unsigned char *)rule);
 		if (ok)
-			strbuf_putc(&sb, (char)*p);
+			strbuf_putc(sb, (char)*p);
 		else
-			strbuf_printf(&sb, "\\x%02x", *p);
+			strbuf_printf(sb, "\\x%02x", *p);
 	}
-	strbuf_printf(&sb, "-%" PRIu64 ".service", seq);
-	*out = strdup(strbuf_str(&sb));
-	strbuf_release(&sb);
+}
+
+int ktransient_unit_name(const char *rule, uint64_t instance, uint64_t run, char **out)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	put_prefix(&sb, rule);
+	if (run)
+		strbuf_printf(&sb, "-%016" PRIx64 "-%" PRIu64 ".service", instance, run);
+	else
+		strbuf_puts(&sb, "-INSTANCE-RUN.service");
+	*out = sb.oom ? NULL : strbuf_steal(&sb);
 	return *out ? 0 : -ENOMEM;
 }
 
-int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
+int ktransient_build(const char *rule, const char *unit, const char *user, uint64_t timeout_ms,
 		     const struct kunitprop *props, size_t n_props, const struct kplan *plan,
 		     const char *path, uint64_t seq, struct ktransient *out)
 {
@@ -38,8 +48,8 @@ int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
 	if (!v)
 		return -ENOMEM;
 	out->props = v;
-	if (ktransient_unit_name(rule, seq, &out->unit) < 0 ||
-	    asprintf(&out->description, "keventd rule %s, seq %" PRIu64, rule, seq) < 0) {
+	out->unit = unit;
+	if (asprintf(&out->description, "keventd rule %s, seq %" PRIu64, rule, seq) < 0) {
 		out->description = NULL;
 		ktransient_release(out);
 		return -ENOMEM;
@@ -47,8 +57,11 @@ int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
 	size_t n = 0;
 	v[n++] =
 		(struct ktransient_prop){.name = "Description", .type = 's', .s = out->description};
-	v[n++] = (struct ktransient_prop){
-		.name = "ExecStart", .type = 'X', .s = path, .strv = plan->argv};
+	v[n++] = (struct ktransient_prop){.name = "ExecStartEx",
+					  .type = 'X',
+					  .s = path,
+					  .strv = plan->argv,
+					  .flags = ktransient_exec_flags};
 	v[n++] = (struct ktransient_prop){.name = "Environment", .type = 'E', .strv = plan->envp};
 	if (user)
 		v[n++] = (struct ktransient_prop){.name = "User", .type = 's', .s = user};
@@ -75,7 +88,6 @@ int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
 
 void ktransient_release(struct ktransient *t)
 {
-	free(t->unit);
 	free(t->description);
 	free(t->props);
 	*t = (struct ktransient){0};

@@ -15,8 +15,8 @@
 #include "unitprops.h"
 
 /* A property of the call: the scalars of unitprops.h ('s', 'b', 't',
- * 'i'), or ExecStart ('X': a(sasb), path and argv, no ignoring failure)
- * or Environment ('E': as). */
+ * 'i'), or ExecStartEx ('X': a(sasas), the path, argv and the command's
+ * flags) or Environment ('E': as). */
 struct ktransient_prop {
 	const char *name;
 	char type;
@@ -24,31 +24,40 @@ struct ktransient_prop {
 	int b;
 	uint64_t u;
 	int64_t i;
-	char *const *strv; /* 'X': argv; 'E': "NAME=value" */
+	char *const *strv;  /* 'X': argv; 'E': "NAME=value" */
+	char *const *flags; /* 'X': ExecStartEx's flags */
 };
 
-#define KTRANSIENT_FIXED 5 /* Description, ExecStart, Environment, User, RuntimeMaxUSec */
+#define KTRANSIENT_FIXED 5 /* Description, ExecStartEx, Environment, User, RuntimeMaxUSec */
+
+/* The flags of the handler's command: systemd expands no "$NAME" or
+ * "${NAME}" in it, so argv reaches the program as the rule wrote it, as in
+ * a direct run (keventd.rules(5), Transient units). */
+extern char *const ktransient_exec_flags[];
 
 struct ktransient {
-	char *unit; /* keventd-<rule>-<seq>.service */
+	const char *unit; /* borrowed: ktransient_unit_name()'s */
 	char *description;
 	struct ktransient_prop *props;
 	size_t n_props;
 };
 
-/* "keventd-<rule>-<seq>.service", the rule's name escaped as systemd
- * escapes unit names: every byte outside [A-Za-z0-9:_.] (and a leading
- * '.') as \xNN.  0, or -ENOMEM. */
-int ktransient_unit_name(const char *rule, uint64_t seq, char **out);
+/* "keventd-<rule>-<instance>-<run>.service": the rule's name escaped as
+ * systemd escapes unit names (every byte outside [A-Za-z0-9:_.], and a
+ * leading '.', as \xNN), this keventd's instance (kinstance_id(), 16 hex
+ * digits) and its number for the run.  Nothing a sender chooses is in it,
+ * so no two runs of any keventd share a name.  Run 0 gives the pattern,
+ * "keventd-<rule>-INSTANCE-RUN.service" (keventctl test).  0, or -ENOMEM. */
+int ktransient_unit_name(const char *rule, uint64_t instance, uint64_t run, char **out);
 
 /*
- * The call for rule (its name, user and timeout) run with plan (argv
- * and environment) as the program at path, for event seq, with the
- * rule's unit properties props (which come last and replace a fixed
- * property of the same name).  The strings are borrowed from its
- * arguments, which must outlive out.  0, or -ENOMEM.
+ * The call for rule (its name, user and timeout) run as unit with plan
+ * (argv and environment) as the program at path, for event seq (in the
+ * description), with the rule's unit properties props (which come last
+ * and replace a fixed property of the same name).  The strings are
+ * borrowed from its arguments, which must outlive out.  0, or -ENOMEM.
  */
-int ktransient_build(const char *rule, const char *user, uint64_t timeout_ms,
+int ktransient_build(const char *rule, const char *unit, const char *user, uint64_t timeout_ms,
 		     const struct kunitprop *props, size_t n_props, const struct kplan *plan,
 		     const char *path, uint64_t seq, struct ktransient *out);
 void ktransient_release(struct ktransient *t);

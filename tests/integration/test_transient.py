@@ -64,7 +64,7 @@ class WithoutSystemd(DaemonTest):
                            "general", "/x", "go")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("  session:", r.stdout)
-        self.assertIn("  transient: keventd-long\\x20job-7.service\n"
+        self.assertIn("  transient: keventd-long\\x20job-INSTANCE-RUN.service\n"
                       "  unit property: MemoryMax=20971520\n"
                       "  unit property: CPUQuotaPerSecUSec=500000\n", r.stdout)
 
@@ -72,7 +72,7 @@ class WithoutSystemd(DaemonTest):
         path = self.s.write_rule("50-s.yaml", "rules:\n  - name: notify\n"
                                  "    run: [notify-send, hot]\n    session: active\n")
         r = run_ctl("test", "--rules-dir", self.s.rules, "--seqnum", "3", "general", "/x", "go")
-        self.assertIn("  transient: keventd-notify-3.service\n  session: active (the unit runs "
+        self.assertIn("  transient: keventd-notify-INSTANCE-RUN.service\n  session: active (the unit runs "
                       "as the user of seat0's active session, with its variables)\n", r.stdout)
         d = self.start()
         d.wait_log("%s:2:5: error: rule notify: 'session: active' needs systemd" % path)

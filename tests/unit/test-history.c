@@ -2,6 +2,7 @@
 /* The event history: a bounded ring, oldest first, each rule's outcome as
  * the runner reported it, and reports for events gone from the ring
  * ignored. */
+#include <inttypes.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -137,37 +138,43 @@ static void test_unit(void **state)
 	struct khistory *h = NULL;
 	assert_int_equal(khistory_new(4, &h), 0);
 	add(h, 1, "x", r, 2); /* seqnum 10 */
-	khistory_report(h, 1,
-			&(struct krun_report){.rule = r[0],
-					      .outcome = KRUN_STARTED,
-					      .unit = "keventd-a-10.service"});
+	char unit[64], text[192];
+	snprintf(unit, sizeof(unit), "keventd-a-%016" PRIx64 "-3.service", kinstance_id());
+	khistory_report(
+		h, 1,
+		&(struct krun_report){
+			.rule = r[0], .outcome = KRUN_STARTED, .unit = unit, .unit_run = 3});
 	khistory_report(
 		h, 1,
 		&(struct krun_report){
 			.rule = r[1], .outcome = KRUN_EXITED, .status = 0, .duration_ms = 2});
 	khistory_done(h, 1);
 	char *s = render(h, 0, false);
-	assert_non_null(strstr(s, "  a: running as keventd-a-10.service\n"
-				  "  b: exited 0 after 2 ms\n"));
+	snprintf(text, sizeof(text), "  a: running as %s\n  b: exited 0 after 2 ms\n", unit);
+	assert_non_null(strstr(s, text));
 	free(s);
 	s = render(h, 0, true);
-	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"running\","
-				  "\"unit\":\"keventd-a-10.service\"}"));
+	snprintf(text, sizeof(text), "{\"name\":\"a\",\"outcome\":\"running\",\"unit\":\"%s\"}",
+		 unit);
+	assert_non_null(strstr(s, text));
 	free(s);
 	khistory_report(h, 1,
 			&(struct krun_report){.rule = r[0],
 					      .outcome = KRUN_KILLED,
 					      .status = SIGKILL,
-					      .unit = "keventd-a-10.service",
+					      .unit = unit,
+					      .unit_run = 3,
 					      .duration_ms = 30000});
 	s = render(h, 0, false);
-	assert_non_null(
-		strstr(s, "  a: killed by SIGKILL after 30000 ms (keventd-a-10.service)\n"));
+	snprintf(text, sizeof(text), "  a: killed by SIGKILL after 30000 ms (%s)\n", unit);
+	assert_non_null(strstr(s, text));
 	free(s);
 	s = render(h, 0, true);
-	assert_non_null(strstr(s, "{\"name\":\"a\",\"outcome\":\"killed\",\"signal\":9,"
-				  "\"duration_ms\":30000,\"timed_out\":false,"
-				  "\"unit\":\"keventd-a-10.service\"}"));
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"a\",\"outcome\":\"killed\",\"signal\":9,"
+		 "\"duration_ms\":30000,\"timed_out\":false,\"unit\":\"%s\"}",
+		 unit);
+	assert_non_null(strstr(s, text));
 	free(s);
 	khistory_free(h);
 	kfile_unref(f);

@@ -3,10 +3,15 @@
  * may give (unitprops.c) and the StartTransientUnit call built from a
  * rule, its plan and the event (transient.c). */
 #include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "testutil.h"
+#include "transient-run.h"
 #include "transient.h"
 #include "unitprops.h"
 #include "util.h"
@@ -98,19 +103,22 @@ static void test_unit_props(void **state)
 
 struct name_case {
 	const char *rule;
-	uint64_t seq;
+	uint64_t instance, run;
 	const char *want;
 };
 
+/* The name holds the rule, this keventd's instance and its number for the
+ * run: nothing a sender chooses (an event's seq is in the description). */
 /* clang-format off */
 static const struct name_case name_cases[] = {
-	{"backup", 42, "keventd-backup-42.service"},
-	{"usb_stick", 7, "keventd-usb_stick-7.service"},
-	{"disk-added", 1, "keventd-disk\\x2dadded-1.service"},
-	{"a/b c", 2, "keventd-a\\x2fb\\x20c-2.service"},
-	{".hidden.x", 3, "keventd-\\x2ehidden.x-3.service"},
-	{"10-usb.yaml:0", 4, "keventd-10\\x2dusb.yaml:0-4.service"},
-	{"\xc3\xa9", 5, "keventd-\\xc3\\xa9-5.service"},
+	{"backup", 0x1f, 42, "keventd-backup-000000000000001f-42.service"},
+	{"usb_stick", 0xfedcba9876543210ull, 7, "keventd-usb_stick-fedcba9876543210-7.service"},
+	{"disk-added", 1, 1, "keventd-disk\\x2dadded-0000000000000001-1.service"},
+	{"a/b c", 2, 2, "keventd-a\\x2fb\\x20c-0000000000000002-2.service"},
+	{".hidden.x", 3, 3, "keventd-\\x2ehidden.x-0000000000000003-3.service"},
+	{"10-usb.yaml:0", 4, 4, "keventd-10\\x2dusb.yaml:0-0000000000000004-4.service"},
+	{"\xc3\xa9", 5, 5, "keventd-\\xc3\\xa9-0000000000000005-5.service"},
+	{"long job", 9, 0, "keventd-long\\x20job-INSTANCE-RUN.service"}, /* keventctl test */
 };
 /* clang-format on */
 
@@ -120,7 +128,8 @@ static void test_unit_name(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(name_cases); i++) {
 		char *name = NULL;
 		print_message("case: %s\n", name_cases[i].rule);
-		assert_int_equal(ktransient_unit_name(name_cases[i].rule, name_cases[i].seq, &name),
+		assert_int_equal(ktransient_unit_name(name_cases[i].rule, name_cases[i].instance,
+						      name_cases[i].run, &name),
 				 0);
 		assert_string_equal(name, name_cases[i].want);
 		free(name);
@@ -142,15 +151,18 @@ static void test_build(void **state)
 	assert_int_equal(kunitprop_parse("Nice", "10", &props[2], &why), 0);
 
 	struct ktransient t;
-	assert_int_equal(ktransient_build("backup", "backup", 30000, props, 3, &plan,
+	const char *unit = "keventd-backup-0000000000000001-5.service";
+	assert_int_equal(ktransient_build("backup", unit, "backup", 30000, props, 3, &plan,
 					  "/usr/local/bin/backup-disk", 42, &t),
 			 0);
-	assert_string_equal(t.unit, "keventd-backup-42.service");
+	assert_ptr_equal(t.unit, unit);
 	assert_int_equal(t.n_props, 7);
 	assert_string_equal(t.props[0].name, "Description");
 	assert_string_equal(t.props[0].s, "nightly backup"); /* replaced */
-	assert_string_equal(t.props[1].name, "ExecStart");
+	assert_string_equal(t.props[1].name, "ExecStartEx");
 	assert_int_equal(t.props[1].type, 'X');
+	assert_string_equal(t.props[1].flags[0], "no-env-expand");
+	assert_null(t.props[1].flags[1]);
 	assert_string_equal(t.props[1].s, "/usr/local/bin/backup-disk");
 	assert_ptr_equal(t.props[1].strv, argv);
 	assert_string_equal(t.props[2].name, "Environment");
@@ -167,7 +179,8 @@ static void test_build(void **state)
 	ktransient_release(&t);
 
 	/* no user, no properties: keventd's user, the rule's description */
-	assert_int_equal(ktransient_build("x", NULL, 60000, NULL, 0, &plan, "/bin/true", 1, &t), 0);
+	assert_int_equal(
+		ktransient_build("x", unit, NULL, 60000, NULL, 0, &plan, "/bin/true", 1, &t), 0);
 	assert_int_equal(t.n_props, 4);
 	assert_string_equal(t.props[0].s, "keventd rule x, seq 1");
 	assert_string_equal(t.props[3].name, "RuntimeMaxUSec");
@@ -226,6 +239,137 @@ static void test_session_env(void **state)
 	strv_free(v);
 }
 
+#if KEVENT_DBUS
+/* A bus that sd-bus builds messages for: started on one end of a socket
+ * pair that nobody answers (nothing is sent). */
+static sd_bus *quiet_bus(int sv[2])
+{
+	sd_bus *bus = NULL;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(sd_bus_new(&bus), 0);
+	assert_true(sd_bus_set_fd(bus, sv[0], sv[0]) >= 0);
+	assert_true(sd_bus_start(bus) >= 0);
+	return bus;
+}
+
+/* Moves to the variant of property name in the call's (sv) array: true,
+ * or false when the call has no such property. */
+static bool seek_prop(sd_bus_message *m, const char *name)
+{
+	assert_int_equal(sd_bus_message_rewind(m, true), 1);
+	const char *unit, *mode;
+	assert_true(sd_bus_message_read(m, "ss", &unit, &mode) > 0);
+	assert_true(sd_bus_message_enter_container(m, 'a', "(sv)") > 0);
+	for (;;) {
+		const char *key;
+		if (sd_bus_message_enter_container(m, 'r', "sv") <= 0)
+			return false;
+		assert_true(sd_bus_message_read(m, "s", &key) > 0);
+		if (strcmp(key, name) == 0)
+			return true;
+		assert_true(sd_bus_message_skip(m, "v") >= 0);
+		assert_true(sd_bus_message_exit_container(m) >= 0);
+	}
+}
+
+static void find_prop(sd_bus_message *m, const char *name)
+{
+	assert_true(seek_prop(m, name));
+}
+
+/* The one encoder of transient and session runs: the command goes as
+ * ExecStartEx with no-env-expand, every byte of argv as the rule and the
+ * event made it ("$(...)", backquotes, "${NAME}", "$$" included), and a
+ * byte that is not UTF-8 as "\xHH" rather than a failed start. */
+static void test_start_message(void **state)
+{
+	(void)state;
+	static const char *const hostile = "$(touch /root/pwned)`touch /root/pwned2`${PATH}";
+	char *argv[] = {"/bin/sh", "-c", "printf '%s\\n' \"${KEVENT_PAYLOAD}\" $$X", NULL};
+	char payload[128];
+	snprintf(payload, sizeof(payload), "KEVENT_PAYLOAD=%s", hostile);
+	char *envp[] = {"PATH=/usr/bin", payload,
+			"KEVENT_CPU=a\xff"
+			"b",
+			NULL};
+	struct kplan plan = {.argv = argv, .argc = 3, .envp = envp, .n_env = 3, .cgroup_fd = -1};
+	struct ktransient t;
+	const char *name = "keventd-x-0000000000000001-1.service";
+	assert_int_equal(ktransient_build("x", name, NULL, 1000, NULL, 0, &plan, "/bin/sh", 5, &t),
+			 0);
+	int sv[2];
+	sd_bus *bus = quiet_bus(sv);
+	sd_bus_message *m = NULL;
+	assert_int_equal(ktrun_start_message(bus, &t, &m), 0);
+	assert_int_equal(sd_bus_message_seal(m, 1, 0), 0);
+
+	assert_int_equal(sd_bus_message_rewind(m, true), 1);
+	const char *unit, *mode;
+	assert_true(sd_bus_message_read(m, "ss", &unit, &mode) > 0);
+	assert_string_equal(unit, name);
+	assert_string_equal(mode, "fail");
+
+	find_prop(m, "ExecStartEx");
+	assert_true(sd_bus_message_enter_container(m, 'v', "a(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'a', "(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'r', "sasas") > 0);
+	const char *path;
+	char **args = NULL, **flags = NULL;
+	assert_true(sd_bus_message_read(m, "s", &path) > 0);
+	assert_true(sd_bus_message_read_strv(m, &args) > 0);
+	assert_true(sd_bus_message_read_strv(m, &flags) > 0);
+	assert_string_equal(path, "/bin/sh");
+	assert_int_equal(strv_length(args), 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_string_equal(args[i], argv[i]);
+	assert_int_equal(strv_length(flags), 1);
+	assert_string_equal(flags[0], "no-env-expand");
+	strv_free(args);
+	strv_free(flags);
+
+	assert_false(seek_prop(m, "ExecStart")); /* whose command systemd would expand */
+	sd_bus_message_unref(m);
+	sd_bus_close(bus);
+	sd_bus_unref(bus);
+	close(sv[1]);
+	ktransient_release(&t);
+}
+
+/* The environment goes as it is, but for a byte D-Bus cannot carry. */
+static void test_start_message_env(void **state)
+{
+	(void)state;
+	char *argv[] = {"/bin/true", NULL};
+	char *envp[] = {"KEVENT_PAYLOAD=$(id)",
+			"KEVENT_CPU=a\xff"
+			"b",
+			NULL};
+	struct kplan plan = {.argv = argv, .argc = 1, .envp = envp, .n_env = 2, .cgroup_fd = -1};
+	struct ktransient t;
+	assert_int_equal(ktransient_build("x", "keventd-x-1-1.service", NULL, 1000, NULL, 0, &plan,
+					  "/bin/true", 5, &t),
+			 0);
+	int sv[2];
+	sd_bus *bus = quiet_bus(sv);
+	sd_bus_message *m = NULL;
+	assert_int_equal(ktrun_start_message(bus, &t, &m), 0);
+	assert_int_equal(sd_bus_message_seal(m, 1, 0), 0);
+	find_prop(m, "Environment");
+	char **env = NULL;
+	assert_true(sd_bus_message_enter_container(m, 'v', "as") > 0);
+	assert_true(sd_bus_message_read_strv(m, &env) > 0);
+	assert_int_equal(strv_length(env), 2);
+	assert_string_equal(env[0], "KEVENT_PAYLOAD=$(id)");
+	assert_string_equal(env[1], "KEVENT_CPU=a\\xffb");
+	strv_free(env);
+	sd_bus_message_unref(m);
+	sd_bus_close(bus);
+	sd_bus_unref(bus);
+	close(sv[1]);
+	ktransient_release(&t);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +377,10 @@ int main(void)
 		cmocka_unit_test(test_unit_name),
 		cmocka_unit_test(test_build),
 		cmocka_unit_test(test_session_env),
+#if KEVENT_DBUS
+		cmocka_unit_test(test_start_message),
+		cmocka_unit_test(test_start_message_env),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

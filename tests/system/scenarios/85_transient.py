@@ -23,15 +23,22 @@ def send_wait(vm, signal, want_rc):
     return m.group(1), out
 
 
+def unit_of(out, rule):
+    """The unit send --wait names: keventd-RULE-INSTANCE-RUN.service."""
+    m = re.search(r"%s: running as (keventd-%s-[0-9a-f]{16}-\d+\.service)$" % (rule, rule), out,
+                  re.M)
+    if not m:
+        raise Fail("expected send --wait to say the rule runs as its unit, got %r" % out)
+    return m.group(1)
+
+
 def run(vm):
     st0 = vm.keventctl_status()["runs"]
     cur = vm.cursor()
 
     # a unit that runs 20 s; send --wait is over once it has started
     seq, out = send_wait(vm, "long", 0)
-    unit = "keventd-systest_transient_long-%s.service" % seq
-    if "systest_transient_long: running as %s" % unit not in out:
-        raise Fail("expected send --wait to say the rule runs as %s, got %r" % (unit, out))
+    unit = unit_of(out, "systest_transient_long")
     show = vm.show(unit, "ActiveState", "Description", "RuntimeMaxUSec", "ExecStart")
     if show.get("ActiveState") != "active":
         raise Fail("expected %s active, got %r" % (unit, show))
@@ -66,7 +73,7 @@ def run(vm):
 
     # MemoryMax: 20M, 100 MB wanted: killed by systemd's OOM handling, counted
     seq, out = send_wait(vm, "oom", 0)
-    unit = "keventd-systest_transient_oom-%s.service" % seq
+    unit = unit_of(out, "systest_transient_oom")
     vm.wait_journal(cur, "rule systest_transient_oom[%s]: the unit's result is oom-kill" % unit,
                     60, "keventd's line about the unit's OOM kill")
     rec = vm.wait_journal(cur, "rule systest_transient_oom[%s]: " % unit, 5,

@@ -36,9 +36,11 @@ def run(vm):
 
     cur = vm.cursor()
     seq, out = send_wait(vm, 0)
-    unit = "keventd-systest_session-%s.service" % seq
-    if "systest_session: running as %s" % unit not in out:
-        raise Fail("expected the rule to run as %s, got %r" % (unit, out))
+    m = re.search(r"systest_session: running as (keventd-systest_session-[0-9a-f]{16}-\d+"
+                  r"\.service)$", out, re.M)
+    if not m:
+        raise Fail("expected the rule to run as its unit, got %r" % out)
+    unit = m.group(1)
     f = "/tmp/systest-session-%s" % seq
     vm.wait("test -e %s" % f, 30, "the session handler's file %s" % f)
     env = dict(l.split("=", 1) for l in vm.sh("cat %s" % f).splitlines() if "=" in l)
