@@ -223,6 +223,20 @@ static void unit_ended(struct unit *u, sd_bus_message *m)
 		unit_release(u);
 		return;
 	}
+	if (u->rule->session && !start_us && !code && strcmp(result, "success") == 0) {
+		/* its ExecCondition found the session no longer active: the
+		 * handler never ran (ktransient_session_check) */
+		log_notice("rule %s[%s]: the session was no longer active when the unit started: "
+			   "run skipped (seq %" PRIu64 ")",
+			   u->rule->name, u->name, u->seq);
+		struct krun_report skipped = {.rule = u->rule,
+					      .unit = u->name,
+					      .unit_run = u->run,
+					      .outcome = KRUN_SKIPPED};
+		u->t->ops->ended(u->t->userdata, u->serial, &skipped);
+		unit_release(u);
+		return;
+	}
 	struct krun_report rep = {
 		.rule = u->rule,
 		.unit = u->name,
@@ -517,7 +531,7 @@ static int send_start(struct unit *u, char *const *argv, char *const *envp, cons
 	struct ktransient tu = {0};
 	sd_bus_message *m = NULL;
 	int r = ktransient_build(rule->name, u->name, user, rule->timeout_ms, rule->unit_props,
-				 rule->n_unit_props, &plan, exe, u->seq, &tu);
+				 rule->n_unit_props, &plan, exe, u->seq, rule->session, &tu);
 	if (r >= 0)
 		r = ktrun_start_message(t->bus, &tu, &m);
 	/* its changes are watched before it can have any */

@@ -12,6 +12,11 @@
 
 char *const ktransient_exec_flags[] = {"no-env-expand", NULL};
 
+char *const ktransient_session_check[] = {
+	"/bin/sh", "-c",
+	"a=$(loginctl show-session \"$KEVENT_SESSION\" -p Active --value) && [ \"$a\" = yes ]",
+	NULL};
+
 /* "keventd-<rule>", the rule's name escaped as systemd escapes unit names. */
 static void put_prefix(struct strbuf *sb, const char *rule)
 {
@@ -41,7 +46,7 @@ int ktransient_unit_name(const char *rule, uint64_t instance, uint64_t run, char
 
 int ktransient_build(const char *rule, const char *unit, const char *user, uint64_t timeout_ms,
 		     const struct kunitprop *props, size_t n_props, const struct kplan *plan,
-		     const char *path, uint64_t seq, struct ktransient *out)
+		     const char *path, uint64_t seq, bool session, struct ktransient *out)
 {
 	*out = (struct ktransient){0};
 	struct ktransient_prop *v = calloc(KTRANSIENT_FIXED + n_props, sizeof(*v));
@@ -63,6 +68,12 @@ int ktransient_build(const char *rule, const char *unit, const char *user, uint6
 					  .strv = plan->argv,
 					  .flags = ktransient_exec_flags};
 	v[n++] = (struct ktransient_prop){.name = "Environment", .type = 'E', .strv = plan->envp};
+	if (session)
+		v[n++] = (struct ktransient_prop){.name = "ExecConditionEx",
+						  .type = 'X',
+						  .s = ktransient_session_check[0],
+						  .strv = ktransient_session_check,
+						  .flags = ktransient_exec_flags};
 	if (user)
 		v[n++] = (struct ktransient_prop){.name = "User", .type = 's', .s = user};
 	v[n++] = (struct ktransient_prop){

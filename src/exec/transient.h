@@ -28,12 +28,20 @@ struct ktransient_prop {
 	char *const *flags; /* 'X': ExecStartEx's flags */
 };
 
-#define KTRANSIENT_FIXED 5 /* Description, ExecStartEx, Environment, User, RuntimeMaxUSec */
+/* Description, ExecStartEx, Environment, User, RuntimeMaxUSec, and for a
+ * session rule ExecConditionEx */
+#define KTRANSIENT_FIXED 6
 
 /* The flags of the handler's command: systemd expands no "$NAME" or
  * "${NAME}" in it, so argv reaches the program as the rule wrote it, as in
  * a direct run (keventd.rules(5), Transient units). */
 extern char *const ktransient_exec_flags[];
+
+/* A session rule's ExecConditionEx: /bin/sh -c with a fixed script that
+ * asks logind whether the session in KEVENT_SESSION is still the active
+ * one, right before the handler is executed; if not, systemd skips the
+ * unit (keventd.rules(5), Transient units). */
+extern char *const ktransient_session_check[];
 
 struct ktransient {
 	const char *unit; /* borrowed: ktransient_unit_name()'s */
@@ -54,12 +62,13 @@ int ktransient_unit_name(const char *rule, uint64_t instance, uint64_t run, char
  * The call for rule (its name, user and timeout) run as unit with plan
  * (argv and environment) as the program at path, for event seq (in the
  * description), with the rule's unit properties props (which come last
- * and replace a fixed property of the same name).  The strings are
+ * and replace a fixed property of the same name); with session, the unit
+ * checks that the session is still active (ktransient_session_check).  The strings are
  * borrowed from its arguments, which must outlive out.  0, or -ENOMEM.
  */
 int ktransient_build(const char *rule, const char *unit, const char *user, uint64_t timeout_ms,
 		     const struct kunitprop *props, size_t n_props, const struct kplan *plan,
-		     const char *path, uint64_t seq, struct ktransient *out);
+		     const char *path, uint64_t seq, bool session, struct ktransient *out);
 void ktransient_release(struct ktransient *t);
 
 /* The active session of seat0, as logind says (session: active). */

@@ -139,6 +139,13 @@ BASE=$CACHE/base-$KEY
 	# disk: MODULES=dep cannot tell which modules that is from a chroot,
 	# so they are listed.  A fixed machine-id: no first-boot preset run.
 	# The .debs are kept in $CACHE/archives between builds.
+	# mmdebstrap hands apt a pipe as 'cat >&N', which dash parses only
+	# for N < 10: descriptors inherited from the caller (ctest, flock)
+	# are closed so that the pipe gets a low number.
+	for fd in /proc/self/fd/*; do
+		n=${fd##*/}
+		[ "$n" -gt 2 ] && [ "$n" -ne 9 ] && eval "exec $n>&-"
+	done 2>/dev/null || true
 	if ! mmdebstrap --variant=apt --mode=root --format=directory \
 		--aptopt='APT::Install-Recommends "false"' \
 		--include="$(echo "$PACKAGES" | tr ' ' ',' | sed 's/,$//')" \

@@ -153,7 +153,7 @@ static void test_build(void **state)
 	struct ktransient t;
 	const char *unit = "keventd-backup-0000000000000001-5.service";
 	assert_int_equal(ktransient_build("backup", unit, "backup", 30000, props, 3, &plan,
-					  "/usr/local/bin/backup-disk", 42, &t),
+					  "/usr/local/bin/backup-disk", 42, false, &t),
 			 0);
 	assert_ptr_equal(t.unit, unit);
 	assert_int_equal(t.n_props, 7);
@@ -180,7 +180,8 @@ static void test_build(void **state)
 
 	/* no user, no properties: keventd's user, the rule's description */
 	assert_int_equal(
-		ktransient_build("x", unit, NULL, 60000, NULL, 0, &plan, "/bin/true", 1, &t), 0);
+		ktransient_build("x", unit, NULL, 60000, NULL, 0, &plan, "/bin/true", 1, false, &t),
+		0);
 	assert_int_equal(t.n_props, 4);
 	assert_string_equal(t.props[0].s, "keventd rule x, seq 1");
 	assert_string_equal(t.props[3].name, "RuntimeMaxUSec");
@@ -295,8 +296,9 @@ static void test_start_message(void **state)
 	struct kplan plan = {.argv = argv, .argc = 3, .envp = envp, .n_env = 3, .cgroup_fd = -1};
 	struct ktransient t;
 	const char *name = "keventd-x-0000000000000001-1.service";
-	assert_int_equal(ktransient_build("x", name, NULL, 1000, NULL, 0, &plan, "/bin/sh", 5, &t),
-			 0);
+	assert_int_equal(
+		ktransient_build("x", name, NULL, 1000, NULL, 0, &plan, "/bin/sh", 5, false, &t),
+		0);
 	int sv[2];
 	sd_bus *bus = quiet_bus(sv);
 	sd_bus_message *m = NULL;
@@ -335,7 +337,8 @@ static void test_start_message(void **state)
 	ktransient_release(&t);
 }
 
-/* The environment goes as it is, but for a byte D-Bus cannot carry. */
+/* The environment goes as it is, but for a byte D-Bus cannot carry; a
+ * session rule's unit checks the session again. */
 static void test_start_message_env(void **state)
 {
 	(void)state;
@@ -347,7 +350,7 @@ static void test_start_message_env(void **state)
 	struct kplan plan = {.argv = argv, .argc = 1, .envp = envp, .n_env = 2, .cgroup_fd = -1};
 	struct ktransient t;
 	assert_int_equal(ktransient_build("x", "keventd-x-1-1.service", NULL, 1000, NULL, 0, &plan,
-					  "/bin/true", 5, &t),
+					  "/bin/true", 5, true, &t),
 			 0);
 	int sv[2];
 	sd_bus *bus = quiet_bus(sv);
@@ -362,6 +365,22 @@ static void test_start_message_env(void **state)
 	assert_string_equal(env[0], "KEVENT_PAYLOAD=$(id)");
 	assert_string_equal(env[1], "KEVENT_CPU=a\\xffb");
 	strv_free(env);
+	/* a session rule: the unit asks logind again right before the run */
+	find_prop(m, "ExecConditionEx");
+	assert_true(sd_bus_message_enter_container(m, 'v', "a(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'a', "(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'r', "sasas") > 0);
+	const char *path;
+	char **args = NULL, **flags = NULL;
+	assert_true(sd_bus_message_read(m, "s", &path) > 0);
+	assert_true(sd_bus_message_read_strv(m, &args) > 0);
+	assert_true(sd_bus_message_read_strv(m, &flags) > 0);
+	assert_string_equal(path, "/bin/sh");
+	assert_int_equal(strv_length(args), 3);
+	assert_non_null(strstr(args[2], "loginctl show-session \"$KEVENT_SESSION\""));
+	assert_string_equal(flags[0], "no-env-expand");
+	strv_free(args);
+	strv_free(flags);
 	sd_bus_message_unref(m);
 	sd_bus_close(bus);
 	sd_bus_unref(bus);
