@@ -9,7 +9,7 @@
  * instance of the module and the last number handled), it asks for what
  * it missed on a socket of its own, read from the loop like any other,
  * and hands those events on flagged as recovered, in sequence order,
- * each number once (seqwin.h: kseqsync).  What the ring no longer has
+ * each number once (seqsync.h: kseqsync).  What the ring no longer has
  * is counted lost with the number the module reports.  Events it handed
  * on and that are not handled yet (queued, or their handlers running) are
  * in flight (inflight.h): the position lists them, so the next start
@@ -37,6 +37,7 @@
 #include "kernel-pos.h"
 #include "log.h"
 #include "loop.h"
+#include "seqsync.h"
 #include "seqwin.h"
 #include "source-genl.h"
 #include "util.h"

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "seqsync.h"
 #include "seqwin.h"
 
 #define I1 0x1111
