@@ -119,11 +119,65 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
-/* Tells ev's source that ev is handled (source.h).  Not for an event that
- * was accepted but could not be queued (no memory) or was dropped at a
- * stop: the source that can keeps it, and its next start runs it. */
-static void tell_handled(struct kdaemon *d, const struct kevent *ev)
+/*
+ * What became of an event.  Every event received ends in exactly one of
+ * handled, rate-limited, debounced or dropped (failed counts as handled,
+ * with a failure), so that status adds up (keventctl(8)); event_fate() is
+ * the one place that counts it and tells its source (source.h: handled()):
+ *
+ *   fate              counted                  source told
+ *   FATE_HANDLED      handled                  yes
+ *   FATE_RATELIMITED  ratelimited              yes
+ *   FATE_WAITS        nothing yet: its runs    yes: a debounced run is not
+ *                     wait for quiet           kept across a restart
+ *   FATE_FIRED        handled                  no: told as FATE_WAITS
+ *   FATE_DEBOUNCED    events_debounced         no: told as FATE_WAITS
+ *   FATE_FAILED       handled and failures     no: the source keeps it, and
+ *                     (accepted, not queued)   its next start runs it
+ *   FATE_DROPPED      dropped (a stop)         no: likewise
+ */
+enum fate {
+	FATE_HANDLED,
+	FATE_RATELIMITED,
+	FATE_WAITS,
+	FATE_FIRED,
+	FATE_DEBOUNCED,
+	FATE_FAILED,
+	FATE_DROPPED,
+};
+
+static void event_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
+		       enum fate fate)
 {
+	bool tell = false;
+	switch (fate) {
+	case FATE_HANDLED:
+		d->stats.handled++;
+		tell = true;
+		break;
+	case FATE_RATELIMITED:
+		d->stats.ratelimited++;
+		tell = true;
+		break;
+	case FATE_WAITS:
+		tell = true;
+		break;
+	case FATE_FIRED:
+		d->stats.handled++;
+		break;
+	case FATE_DEBOUNCED:
+		d->stats.events_debounced++;
+		break;
+	case FATE_FAILED:
+		d->stats.handled++;
+		d->stats.failures++;
+		break;
+	case FATE_DROPPED:
+		d->stats.dropped[src]++;
+		break;
+	}
+	if (!tell || !ev)
+		return;
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
 			d->sources[i]->handled(d->sources[i], ev);
@@ -135,16 +189,40 @@ void kdaemon_maybe_exit(struct kdaemon *d)
 		kloop_exit(d->loop, 0);
 }
 
+/* The rules an event matched: all of them (for the observers), those
+ * that run now and those that wait for quiet (debounce:).  Each grows as
+ * needed: no matched rule is ever left out. */
+struct rulevec {
+	const struct krule **v;
+	size_t n, cap;
+};
+
 struct collect {
 	struct kdaemon *d;
-	const struct krule *all[256];
-	size_t n_all;
-	const struct krule **run;
-	size_t n_run, cap_run;
-	const struct krule *deb[64]; /* rules with debounce: (the first 64) */
-	size_t n_deb;
+	struct rulevec all, run, deb;
 	bool oom;
 };
+
+static bool rulevec_add(struct rulevec *rv, const struct krule *r)
+{
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 8;
+		const struct krule **v = realloc(rv->v, cap * sizeof(*v));
+		if (!v)
+			return false;
+		rv->v = v;
+		rv->cap = cap;
+	}
+	rv->v[rv->n++] = r;
+	return true;
+}
+
+static void collect_release(struct collect *c)
+{
+	free(c->all.v);
+	free(c->run.v);
+	free(c->deb.v);
+}
 
 static bool collect_match(const struct krule *r, void *userdata)
 {
@@ -152,27 +230,11 @@ static bool collect_match(const struct krule *r, void *userdata)
 	struct krule_counters *rc = kstats_rule(&c->d->stats, r);
 	if (rc)
 		rc->matched++;
-	if (c->n_all < ARRAY_SIZE(c->all))
-		c->all[c->n_all++] = r;
-	if (!krule_runs_something(r))
-		return true;
-	if (r->debounce_ms) {
-		if (c->n_deb < ARRAY_SIZE(c->deb))
-			c->deb[c->n_deb++] = r;
-		return true;
-	}
-	if (c->n_run == c->cap_run) {
-		size_t cap = c->cap_run ? c->cap_run * 2 : 8;
-		const struct krule **v = realloc(c->run, cap * sizeof(*v));
-		if (!v) {
-			c->oom = true;
-			return false;
-		}
-		c->run = v;
-		c->cap_run = cap;
-	}
-	c->run[c->n_run++] = r;
-	return true;
+	bool ok = rulevec_add(&c->all, r);
+	if (ok && krule_runs_something(r))
+		ok = rulevec_add(r->debounce_ms ? &c->deb : &c->run, r);
+	c->oom = !ok;
+	return ok;
 }
 
 /*
@@ -205,17 +267,17 @@ static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum w
 	bool counted = w->fired || w->dropped;
 	if (end == WAIT_FIRED && !counted) {
 		w->fired = true;
-		d->stats.handled++;
+		event_fate(d, src, NULL, FATE_FIRED);
 	} else if (end == WAIT_DROPPED && !counted) {
 		w->dropped = true;
-		d->stats.dropped[src]++;
+		event_fate(d, src, NULL, FATE_DROPPED);
 	} else if (end == WAIT_FREED) {
 		w->dropped = true;
 	}
 	if (--w->waiting)
 		return;
 	if (!w->fired && !w->dropped)
-		d->stats.events_debounced++;
+		event_fate(d, src, NULL, FATE_DEBOUNCED);
 	free(w);
 }
 
@@ -249,7 +311,7 @@ static void debounce_fire(void *userdata, const struct krule *r, struct kevent *
 	if (d->stopping) {
 		debounce_wait_end(d, tag, WAIT_DROPPED, src);
 		if (!tag)
-			d->stats.dropped[src]++;
+			event_fate(d, src, NULL, FATE_DROPPED);
 		kevent_free(ev);
 		return;
 	}
@@ -283,15 +345,15 @@ static const struct kdebounce_ops debounce_ops = {.fire = debounce_fire, .gone =
  * now. */
 static bool debounce_all(struct kdaemon *d, const struct collect *c, const struct kevent *ev)
 {
-	if (d->stopping || c->oom || !c->n_deb)
+	if (d->stopping || c->oom || !c->deb.n)
 		return false;
 	/* NULL (no memory): counted now, as an event with nothing to run */
-	struct debounce_wait *w = c->n_run ? NULL : calloc(1, sizeof(*w));
+	struct debounce_wait *w = c->run.n ? NULL : calloc(1, sizeof(*w));
 	if (w)
-		w->waiting = c->n_deb;
+		w->waiting = c->deb.n;
 	bool waits = w; /* w may be freed by the pushes (each fired at once, or none kept) */
-	for (size_t i = 0; i < c->n_deb; i++)
-		debounce(d, c->deb[i], ev, w);
+	for (size_t i = 0; i < c->deb.n; i++)
+		debounce(d, c->deb.v[i], ev, w);
 	return waits;
 }
 
@@ -307,55 +369,41 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	if (matches)
 		d->stats.matched++;
 	for (size_t i = 0; i < d->n_observers; i++)
-		d->observers[i].event(d->observers[i].userdata, ev, c.all, c.n_all);
+		d->observers[i].event(d->observers[i].userdata, ev, c.all.v, c.all.n);
 	if (klog_enabled(LOG_DEBUG))
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
 			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
 	bool waits = debounce_all(d, &c, ev);
+	int rc = 0;
+	struct kjob *job = NULL;
 	if (c.oom) {
-		/* accepted but cannot be queued: count it as handled with a failure */
+		/* accepted but cannot be queued: handled, with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);
-		d->stats.failures++;
-		d->stats.handled++;
-		kevent_free(ev);
-		free(c.run);
-		return -ENOMEM;
-	}
-	if (!c.n_run) {
-		if (!waits)
-			d->stats.handled++;
-		tell_handled(d, ev);
-		kevent_free(ev);
-		free(c.run);
-		return 0;
-	}
-	if (d->stopping) {
+		event_fate(d, src, ev, FATE_FAILED);
+		rc = -ENOMEM;
+	} else if (!c.run.n) {
+		event_fate(d, src, ev, waits ? FATE_WAITS : FATE_HANDLED);
+	} else if (d->stopping) {
 		/* nothing starts any more: what came in on the way out is dropped
 		 * as the queue was, and counted in the last line of the log */
-		d->stats.dropped[src]++;
-		kevent_free(ev);
-		free(c.run);
+		event_fate(d, src, ev, FATE_DROPPED);
+	} else if ((rc = kjob_new(ev, c.run.v, c.run.n, &job)) < 0) {
+		event_fate(d, src, ev, FATE_FAILED);
+	} else {
+		collect_release(&c);
+		job->serial = d->serial;
+		rc = ksched_submit(d->sched, job); /* the job, and ev, are the scheduler's */
+		if (rc < 0) {
+			event_fate(d, src, NULL, FATE_FAILED);
+			return rc;
+		}
+		update_flow(d, src);
 		return 0;
 	}
-	struct kjob *job = NULL;
-	int rc = kjob_new(ev, c.run, c.n_run, &job);
-	free(c.run);
-	if (rc < 0) {
-		d->stats.failures++;
-		d->stats.handled++;
-		kevent_free(ev);
-		return rc;
-	}
-	job->serial = d->serial;
-	rc = ksched_submit(d->sched, job);
-	if (rc < 0) {
-		d->stats.failures++;
-		d->stats.handled++;
-		return rc;
-	}
-	update_flow(d, src);
-	return 0;
+	kevent_free(ev);
+	collect_release(&c);
+	return rc;
 }
 
 static bool has_file(const struct kruleset *rs, const char *name)
@@ -589,13 +637,9 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->ev->object, job->ev->signal);
 	/* a debounced run's event was counted when it came in, or when this run
 	 * fired (debounce_wait_end()), and its source was told when it came in */
-	if (!job->deferred) {
-		if (job->runs == 0 && job->suppressed > 0)
-			d->stats.ratelimited++;
-		else
-			d->stats.handled++;
-		tell_handled(d, job->ev);
-	}
+	if (!job->deferred)
+		event_fate(d, src, job->ev,
+			   job->runs == 0 && job->suppressed > 0 ? FATE_RATELIMITED : FATE_HANDLED);
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].done)
 			d->observers[i].done(d->observers[i].userdata, job);

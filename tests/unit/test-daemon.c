@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "debounce.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -28,7 +29,7 @@ struct spawned {
 
 struct fake {
 	struct kdaemon *d;
-	struct spawned v[32];
+	struct spawned v[320];
 	size_t n;
 };
 
@@ -600,6 +601,108 @@ static void test_stop_refetch(void **state)
 	setup_free(&t);
 }
 
+static bool setup_idle(void *userdata)
+{
+	return idle(((struct setup *)userdata)->d);
+}
+
+static void slow_then_stop(void *userdata)
+{
+	struct setup *t = userdata;
+	submit(t, "general /org/kernel/slow x"); /* handled: runs */
+	submit(t, "general /org/kernel/slow x"); /* queued behind it: dropped */
+	kdaemon_exit(t->d, 0);
+}
+
+/* One event of each fate: every event received ends in exactly one of
+ * handled, rate-limited, debounced and dropped. */
+static void test_fates(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_make(&t, "50-fates.yaml",
+		   "rules:\n"
+		   "  - name: limited\n"
+		   "    match: {object: /org/kernel/limited}\n"
+		   "    ratelimit: 1/1h\n"
+		   "    run: [/usr/local/sbin/limited]\n"
+		   "  - name: quiet\n"
+		   "    match: {object: /org/kernel/quiet}\n"
+		   "    debounce: 1h\n"
+		   "    run: [/usr/local/sbin/quiet]\n"
+		   "  - name: slow\n"
+		   "    match: {object: /org/kernel/slow}\n"
+		   "    run: [/usr/local/sbin/slow]\n");
+	submit(&t, "general /org/kernel/nothing x"); /* handled: nothing to run */
+	submit(&t, "general /org/kernel/limited x"); /* handled: its run */
+	submit(&t, "general /org/kernel/limited x"); /* rate-limited */
+	submit(&t, "general /org/kernel/quiet x");   /* debounced: replaced by the next */
+	submit(&t, "general /org/kernel/quiet x");   /* waits, still at the stop */
+	const struct kstats *st = &t.d->stats;
+	assert_int_equal(st->events_debounced, 1);
+	/* once idle: one that runs, one queued behind it and dropped at a stop */
+	struct tu_poll p;
+	tu_poll_arm(&p, t.d->loop, setup_idle, slow_then_stop, &t);
+	run_to_exit(&t, &p);
+	kdebounce_free(TAKE_PTR(t.d->debounce)); /* what a stop leaves waiting goes now */
+	assert_int_equal(st->received[KEVENT_SOURCE_KERNEL], 7);
+	assert_int_equal(st->handled, 3);
+	assert_int_equal(st->ratelimited, 1);
+	assert_int_equal(st->events_debounced, 1);
+	assert_int_equal(st->dropped[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(st->handled + st->ratelimited + st->events_debounced +
+				 st->dropped[KEVENT_SOURCE_KERNEL],
+			 st->received[KEVENT_SOURCE_KERNEL] - 1); /* the one still waiting */
+	setup_free(&t);
+}
+
+static bool all_spawned(void *userdata)
+{
+	struct setup *t = userdata;
+	return t->fake.n == 300 && idle(t->d);
+}
+
+static void stop_setup(void *userdata)
+{
+	struct setup *t = userdata;
+	kdaemon_exit(t->d, 0);
+}
+
+/* One event that matches 300 rules, 100 of them debounced: every one runs
+ * (no fixed array leaves any out), and the event is counted once. */
+static void test_many_rules(void **state)
+{
+	(void)state;
+	struct strbuf yaml = STRBUF_INIT;
+	strbuf_puts(&yaml, "rules:\n");
+	for (int i = 0; i < 300; i++) {
+		strbuf_printf(&yaml, "  - name: r%03d\n    match: {object: /org/kernel/many}\n", i);
+		if (i % 3 == 2)
+			strbuf_puts(&yaml, "    debounce: 1ms\n");
+		strbuf_printf(&yaml, "    run: [/usr/local/sbin/r%03d]\n", i);
+	}
+	struct setup t;
+	setup_make(&t, "50-many.yaml", strbuf_str(&yaml));
+	strbuf_release(&yaml);
+	submit(&t, "general /org/kernel/many x");
+	struct tu_poll p;
+	tu_poll_arm(&p, t.d->loop, all_spawned, stop_setup, &t);
+	run_to_exit(&t, &p);
+	assert_int_equal(t.fake.n, 300);
+	bool seen[300] = {false};
+	for (size_t k = 0; k < t.fake.n; k++) {
+		int i = atoi(t.fake.v[k].rule + 1);
+		assert_true(i >= 0 && i < 300 && !seen[i]);
+		seen[i] = true;
+	}
+	const struct kstats *st = &t.d->stats;
+	assert_int_equal(st->received[KEVENT_SOURCE_KERNEL], 1);
+	assert_int_equal(st->handled, 1);
+	assert_int_equal(st->runs, 300);
+	assert_int_equal(st->events_debounced, 0);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +713,8 @@ int main(void)
 		cmocka_unit_test(test_share_per_source),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_stop_refetch),
+		cmocka_unit_test(test_fates),
+		cmocka_unit_test(test_many_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
