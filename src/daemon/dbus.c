@@ -39,9 +39,9 @@ void kdbus_object_path(const char *object, struct strbuf *out)
 }
 
 #if KEVENT_DBUS
-#include <poll.h>
-#include <sys/epoll.h>
 #include <systemd/sd-bus.h>
+
+#include "busloop.h"
 
 /* Retries to connect: after 1 s, doubling, at most every 30 s. */
 #define RETRY_FIRST_NS (1000000000ull)
@@ -50,8 +50,7 @@ void kdbus_object_path(const char *object, struct strbuf *out)
 struct kdbus {
 	sd_bus *bus; /* NULL while not connected */
 	struct kloop *loop;
-	struct kio *io;
-	struct ktimer *timer;
+	struct kbusloop *bl;
 	struct ktimer *retry; /* the next attempt to connect, while not connected */
 	uint64_t retry_ns;    /* the wait before it */
 	uint64_t sent, dropped;
@@ -106,30 +105,9 @@ bool kdbus_available(void)
 	return true;
 }
 
-static void process(struct kdbus *b);
-
-static void on_timer(struct ktimer *t, void *userdata)
-{
-	struct kdbus *b = userdata;
-	(void)t;
-	b->timer = NULL; /* freed after it fires */
-	process(b);
-}
-
-static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
-{
-	(void)io;
-	(void)fd;
-	(void)events;
-	process(userdata);
-}
-
 static void disconnect(struct kdbus *b)
 {
-	kio_free(b->io);
-	b->io = NULL;
-	ktimer_cancel(b->timer);
-	b->timer = NULL;
+	kbusloop_free(TAKE_PTR(b->bl));
 	b->bus = sd_bus_close_unref(b->bus);
 }
 
@@ -153,39 +131,14 @@ static void schedule_retry(struct kdbus *b)
 		b->retry = NULL;
 }
 
-static void lost(struct kdbus *b, int r)
+static void lost(void *userdata, int r)
 {
+	struct kdbus *b = userdata;
 	log_warning("D-Bus: connection lost (%s): event signals dropped until it is back",
 		    strerror(-r));
 	disconnect(b);
 	b->retry_ns = 0;
 	schedule_retry(b);
-}
-
-/* Dispatches what came in and writes what is queued, without blocking;
- * then watches for what the connection waits for next. */
-static void process(struct kdbus *b)
-{
-	if (!b->bus)
-		return;
-	int r;
-	while ((r = sd_bus_process(b->bus, NULL)) > 0)
-		;
-	if (r < 0) {
-		lost(b, r);
-		return;
-	}
-	int ev = sd_bus_get_events(b->bus);
-	if (ev < 0) {
-		lost(b, ev);
-		return;
-	}
-	kio_set_events(b->io, (ev & POLLIN ? EPOLLIN : 0) | (ev & POLLOUT ? EPOLLOUT : 0));
-	uint64_t usec = UINT64_MAX;
-	ktimer_cancel(b->timer);
-	b->timer = NULL;
-	if (sd_bus_get_timeout(b->bus, &usec) >= 0 && usec != UINT64_MAX)
-		kloop_add_timer(b->loop, usec * 1000, on_timer, b, &b->timer);
 }
 
 /* Connects, asks for the name and watches the connection; when the bus
@@ -202,8 +155,7 @@ static int connect_bus(struct kdbus *b)
 		r = sd_bus_request_name_async(b->bus, NULL, KDBUS_NAME, SD_BUS_NAME_QUEUE,
 					      on_name_reply, b);
 	if (r >= 0)
-		r = kloop_add_io(b->loop, sd_bus_get_fd(b->bus), EPOLLIN | EPOLLOUT, on_io, b,
-				 &b->io);
+		r = kbusloop_new(b->loop, b->bus, lost, b, &b->bl);
 	if (r < 0) {
 		disconnect(b);
 		if (first)
@@ -220,7 +172,7 @@ static int connect_bus(struct kdbus *b)
 		b->unconnected = 0;
 	}
 	b->retry_ns = 0;
-	process(b);
+	kbusloop_process(b->bl);
 	return 0;
 }
 
@@ -278,7 +230,7 @@ void kdbus_emit(struct kdbus *b, const struct kevent *ev)
 			       b->dropped);
 	b->failing = false;
 	b->sent++;
-	process(b);
+	kbusloop_process(b->bl);
 }
 
 void kdbus_free(struct kdbus *b)

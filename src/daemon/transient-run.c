@@ -12,10 +12,10 @@
 #include "transient.h"
 
 #if KEVENT_DBUS
-#include <poll.h>
-#include <sys/epoll.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
+
+#include "busloop.h"
 
 #define SD_DEST	    "org.freedesktop.systemd1"
 #define SD_PATH	    "/org/freedesktop/systemd1"
@@ -53,11 +53,9 @@ struct ktrun {
 	const struct ktrun_ops *ops;
 	void *userdata;
 	sd_bus *bus;
-	struct kio *io;
-	struct ktimer *timer;
+	struct kbusloop *bl;
 	struct unit *units;
 	size_t running;
-	bool dispatching; /* in sd_bus_process(), which must not be called again */
 };
 
 bool ktrun_available(void)
@@ -119,10 +117,7 @@ static void disconnect(struct ktrun *t, const char *why)
 		sd_bus_slot_unref(TAKE_PTR(u->props));
 		sd_bus_slot_unref(TAKE_PTR(u->query));
 	}
-	kio_free(t->io);
-	t->io = NULL;
-	ktimer_cancel(t->timer);
-	t->timer = NULL;
+	kbusloop_free(TAKE_PTR(t->bl));
 	t->bus = sd_bus_close_unref(t->bus);
 	if (t->running)
 		log_warning("transient units: %s: the ends of %zu running unit(s) are not logged",
@@ -140,46 +135,15 @@ static void disconnect(struct ktrun *t, const char *why)
 	}
 }
 
-static void on_timer(struct ktimer *timer, void *userdata)
+static void lost(void *userdata, int r)
 {
-	struct ktrun *t = userdata;
-	(void)timer;
-	t->timer = NULL;
-	process(t);
+	log_warning("transient units: connection to the system bus lost (%s)", strerror(-r));
+	disconnect(userdata, "the system bus is gone");
 }
 
-static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
-{
-	(void)io;
-	(void)fd;
-	(void)events;
-	process(userdata);
-}
-
-/* Dispatches and writes without blocking, then watches what the
- * connection waits for, as the D-Bus forwarder does (dbus.c). */
 static void process(struct ktrun *t)
 {
-	if (!t->bus || t->dispatching)
-		return; /* the dispatch under way writes what was queued */
-	int r;
-	t->dispatching = true;
-	while ((r = sd_bus_process(t->bus, NULL)) > 0)
-		;
-	t->dispatching = false;
-	int ev = r < 0 ? r : sd_bus_get_events(t->bus);
-	if (ev < 0) {
-		log_warning("transient units: connection to the system bus lost (%s)",
-			    strerror(-ev));
-		disconnect(t, "the system bus is gone");
-		return;
-	}
-	kio_set_events(t->io, (ev & POLLIN ? EPOLLIN : 0) | (ev & POLLOUT ? EPOLLOUT : 0));
-	uint64_t usec = UINT64_MAX;
-	ktimer_cancel(t->timer);
-	t->timer = NULL;
-	if (sd_bus_get_timeout(t->bus, &usec) >= 0 && usec != UINT64_MAX)
-		(void)kloop_add_timer(t->loop, usec * 1000, on_timer, t, &t->timer);
+	kbusloop_process(t->bl);
 }
 
 static struct unit *find_starting(struct ktrun *t, const char *name)
@@ -432,8 +396,7 @@ static int bus_connect(struct ktrun *t)
 		r = sd_bus_call_method_async(t->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER,
 					     "Subscribe", on_subscribed, t, "");
 	if (r >= 0)
-		r = kloop_add_io(t->loop, sd_bus_get_fd(t->bus), EPOLLIN | EPOLLOUT, on_io, t,
-				 &t->io);
+		r = kbusloop_new(t->loop, t->bus, lost, t, &t->bl);
 	if (r < 0) {
 		log_warning("transient units: cannot connect to the system bus: %s", strerror(-r));
 		disconnect(t, "no system bus");
