@@ -54,8 +54,8 @@ void tu_tree_free(struct tu_tree *t);
 /* A malloc'd copy of a NULL-terminated string vector (strv_free() it). */
 char **tu_strv_dup(char *const *v);
 
-/* Skips the running test, saying why.  cmocka counts a skip as a pass, so
- * the program's exit status would not show it: the reason is kept for
+/* Skips the running test, printing why.  cmocka counts a skip as a pass, so
+ * the program's exit status would not show it: the skip is counted for
  * tu_result(). */
 #define tu_skip(...)                     \
 	do {                             \
