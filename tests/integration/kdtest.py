@@ -9,6 +9,10 @@ the test blocks on a "gate" FIFO.  Every wait is bounded; nothing sleeps to
 synchronise.  Polling `keventctl status --json` is the one allowed loop, for
 things only the daemon knows (inotify reloads, counters).
 
+main() exits 1 when a test failed, 77 (ctest: skipped; a failure in a
+tree configured with KEVENT_STRICT) when one skipped, each skip named
+with its reason, 0 when all ran and passed.
+
 Environment: KEVENTD and KEVENTCTL name the binaries (ctest sets them);
 KEVENT_TEST_TIMEOUT overrides the bound on each wait (seconds, default 20);
 KEVENT_TEST_KEEP=1 keeps the scratch directories.
