@@ -20,8 +20,9 @@ RULES = 1000
 WINDOW = 256  # requests in flight on the socket before reading replies
 # One event in 100 runs a handler (rules 0 and 100, one object), and jobs
 # are what fill the queue: a queue a quarter as large as those jobs fills
-# while the first handler is held.
-QUEUE = max(8, EVENTS // 400)
+# while the first handler is held (KEVENT_OVERLOAD_EVENTS of 26,000 or
+# more; the warm-up's 20 jobs never fill it).
+QUEUE = max(64, EVENTS // 400)
 
 
 def rss_kib(pid):
