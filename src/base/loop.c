@@ -36,6 +36,7 @@ struct kloop {
 	uint64_t armed; /* deadline the timerfd is set to; 0 = none */
 	struct kio *dead;
 	unsigned n_ios;
+	uint64_t wakeups; /* epoll_wait() returns: a loop that spins shows here */
 	bool exiting;
 	int exit_code;
 };
@@ -221,6 +222,7 @@ int kloop_run(struct kloop *l)
 	struct epoll_event evs[64];
 	while (!l->exiting) {
 		int n = epoll_wait(l->epfd, evs, (int)ARRAY_SIZE(evs), -1);
+		l->wakeups++;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -235,6 +237,11 @@ int kloop_run(struct kloop *l)
 	}
 	l->exiting = false; /* so that it may be run again */
 	return l->exit_code;
+}
+
+uint64_t kloop_wakeups(const struct kloop *l)
+{
+	return l->wakeups;
 }
 
 void kloop_exit(struct kloop *l, int code)

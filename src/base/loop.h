@@ -40,5 +40,7 @@ void ktimer_cancel(struct ktimer *t);
  * be run again after (tests run it a step at a time). */
 int kloop_run(struct kloop *l);
 void kloop_exit(struct kloop *l, int code);
+/* How many times kloop_run() has woken from epoll_wait(), all runs. */
+uint64_t kloop_wakeups(const struct kloop *l);
 
 #endif

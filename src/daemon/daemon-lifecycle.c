@@ -366,6 +366,7 @@ int kdaemon_run(struct kdaemon *d)
 			 strbuf_str(&per_source));
 	else
 		log_info("stopped");
+	log_debug("event loop: %" PRIu64 " wakeups", kloop_wakeups(d->loop));
 	return rc;
 }
 

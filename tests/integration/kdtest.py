@@ -9,6 +9,10 @@ the test blocks on a "gate" FIFO.  Every wait is bounded; nothing sleeps to
 synchronise.  Polling `keventctl status --json` is the one allowed loop, for
 things only the daemon knows (inotify reloads, counters).
 
+main() exits 1 when a test failed, 77 (ctest: skipped; a failure in a
+tree configured with KEVENT_STRICT) when one skipped, each skip named
+with its reason, 0 when all ran and passed.
+
 Environment: KEVENTD and KEVENTCTL name the binaries (ctest sets them);
 KEVENT_TEST_TIMEOUT overrides the bound on each wait (seconds, default 20);
 KEVENT_TEST_KEEP=1 keeps the scratch directories.
@@ -139,11 +143,32 @@ def have_binaries():
     return os.access(KEVENTD, os.X_OK) and os.access(KEVENTCTL, os.X_OK)
 
 
+def run_tests(**kw):
+    """unittest.main(**kw), but the exit status says what ran: 1 when a
+    test failed, 77 (ctest: skipped) when none failed and one was skipped,
+    each skip named with its reason at the end, 0 when every test ran and
+    passed.  unittest itself exits 0 with skips, so ctest would show
+    "Passed" for a file whose tests all skipped."""
+    prog = unittest.main(verbosity=2, exit=False, **kw)
+    r = prog.result
+    if not r.wasSuccessful():
+        sys.exit(1)
+    if r.skipped:
+        for test, why in r.skipped:
+            print("SKIP: %s: %s" % (test.id(), why), file=sys.stderr)
+        print("%d of %d tests skipped: exit status 77%s" % (
+            len(r.skipped), r.testsRun,
+            " (strict mode: a failure)" if os.environ.get("KEVENT_STRICT") == "1" else ""),
+            file=sys.stderr)
+        sys.exit(77)
+    sys.exit(0)
+
+
 def main():
     if not have_binaries():
         print("SKIP: keventd/keventctl not built (set KEVENTD and KEVENTCTL)", file=sys.stderr)
         sys.exit(77)
-    unittest.main(verbosity=2)
+    run_tests()
 
 
 def deadline_left(deadline):

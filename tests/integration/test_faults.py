@@ -5,7 +5,7 @@ counted, and keventd keeps its other work going: a handler that leaves a
 child behind, floods its output, closes it early, names a missing program,
 or crashes; and rules that set no_new_privs and resource limits."""
 import os
-import time
+import select
 
 import kdtest
 from kdtest import DaemonTest, yq
@@ -37,10 +37,18 @@ class HandlerFaults(DaemonTest):
         self.assertEqual(s.fifo.line(), "started")
         d.wait_idle(1)
         pid = int(s.read("out", "orphan.pid"))
-        # the handler has exited: what it left in its process group is killed
-        deadline = time.monotonic() + kdtest.TIMEOUT
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.02)  # the kernel delivering SIGKILL; nothing to wait on
+        # the handler has exited: what it left in its process group is killed;
+        # its pidfd says when it has died
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            pidfd = None  # already gone
+        if pidfd is not None:
+            try:
+                r, _, _ = select.select([pidfd], [], [], kdtest.TIMEOUT)
+            finally:
+                os.close(pidfd)
+            self.assertTrue(r, "the handler's background child survived it")
         self.assertFalse(alive(pid), "the handler's background child survived it")
         d.stop_ok(self)
 

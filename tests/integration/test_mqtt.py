@@ -58,8 +58,8 @@ class Mqtt(DaemonTest):
     def wait_mqtt(self, d, pred, what):
         return d.wait_status(lambda st: pred(st["mqtt"]), what)
 
-    def batch(self, n, obj="/fleet/e"):
-        path = self.s.path("batch-%d" % n)
+    def batch(self, n, obj="/fleet/e", name=""):
+        path = self.s.path("batch-%d%s" % (n, name))
         with open(path, "w") as f:
             for i in range(n):
                 f.write("general\t%s\tn%d\tI: %d\n" % (obj, i, i))
@@ -325,7 +325,7 @@ rules:
 rules:
   - name: any-host
     match: {source: mqtt, type: general}
-    run: [/bin/sh, -c, 'echo "$KEVENT_HOST $KEVENT_SIGNAL" >> %s']
+    run: [/bin/sh, -c, 'echo "$KEVENT_HOST $KEVENT_OBJECT $KEVENT_SIGNAL" >> %s']
 """ % count)
         central = self.central(b, ["fleet/+/general/#"], "--history", "0")
         hosts, procs = [], []
@@ -336,8 +336,10 @@ rules:
             d = self.start("--config", conf, "--control", ctl, "--history", "0",
                            "--max-children", "1", "--queue-size", "256")
             hosts.append((d, ctl))
-        batch = self.batch(per_host, "/burst")
-        for d, ctl in hosts:
+        # every sender its own object: the host name is the machine's, the
+        # same for all 50, so the object is what tells them apart centrally
+        for i, (d, ctl) in enumerate(hosts):
+            batch = self.batch(per_host, "/burst/h%d" % i, name="h%d" % i)
             procs.append(subprocess.Popen([kdtest.KEVENTCTL, "--control", ctl, "send",
                                            "--batch", batch], stdin=subprocess.DEVNULL))
         for p in procs:
@@ -353,9 +355,13 @@ rules:
         self.assertEqual(len(lines), total)
         per = {}
         for l in lines:
-            host, _ = l.split()
-            per[host] = per.get(host, 0) + 1
-        self.assertEqual(per, {HOST: total})  # the host name is the sender machine's
+            host, obj, sig = l.split()
+            self.assertEqual(host, HOST)  # the host name is the sender machine's
+            per.setdefault(obj, []).append(sig)
+        # each sender's 200, each event once
+        self.assertEqual(sorted(per), sorted("/burst/h%d" % i for i in range(n_hosts)))
+        for obj, sigs in per.items():
+            self.assertEqual(sorted(sigs), sorted("n%d" % i for i in range(per_host)), obj)
         central.stop_ok(self)
 
     def openssl(self, *args):

@@ -3,9 +3,11 @@
 """One source cannot starve another (keventd(8), --queue-size and SIGNALS):
 4,200 posts to a rule whose handler blocks fill the socket source's share
 of the queue and pause it, while a real kernel uevent (root writes "change"
-to /dev/null's uevent file) is still read and its rule fires within 2 s; a
-flood of socket jobs for many objects delays it by one handler slot, not by
-the queue; and SIGTERM with the share full exits within the running
+to /dev/null's uevent file) is still read and its rule fires, the socket's
+share still full and paused when it has; a flood of socket jobs for many
+objects delays it by one handler slot, not by the queue (they are still
+queued when it has run); how long it took is printed, not judged (speed is
+the benchmarks'); and SIGTERM with the share full exits within the running
 handler's timeout, dropping and logging what had not started."""
 import os
 import signal
@@ -20,8 +22,6 @@ NULL = "/org/kernel/devices/virtual/mem/null"
 POSTS = 4200
 # --queue-size 4096 (the default) between the two sources that are on
 SHARE = 2048
-# the uevent's rule must fire within this, whatever the socket has queued
-PROMPT = 2.0
 # events named one by one in the log at a stop (KDAEMON_STOP_LOG_NAMED)
 NAMED = 10
 
@@ -59,12 +59,13 @@ class Shares(DaemonTest):
         return p
 
     def uevent_fires(self, d):
-        """Writes the uevent; returns the seconds until its handler ran."""
+        """Writes the uevent; returns the seconds until its handler ran.
+        What proves it was not held behind the socket's jobs is the state
+        the callers find after it, not the time."""
         t0 = time.monotonic()
         with open(UEVENT, "w") as f:
             f.write("change")
-        self.assertEqual(self.s.fifo.line(timeout=PROMPT), "done null",
-                         "the uevent's rule did not fire within %.0fs" % PROMPT)
+        self.assertEqual(self.s.fifo.line(), "done null", "the uevent's rule did not fire")
         return time.monotonic() - t0
 
     def flood_one_object(self, timeout):

@@ -5,7 +5,12 @@ the service manager, as on this machine: the rule is an error when keventd
 loads its rules, with its place, and never runs; the other rules of its
 file load and run; keventctl verify warns and succeeds; keventctl test
 shows the unit the rule would get.  The runs themselves, through systemd,
-are the system tier's (tests/system/scenarios/85_transient.py)."""
+are the system tier's (tests/system/scenarios/85_transient.py).
+
+Where systemd is the service manager, keventd and keventctl run in a mount
+namespace of their own with an empty /run/systemd (root only), so that
+they see a machine without it."""
+import ctypes
 import os
 import subprocess
 import unittest
@@ -27,13 +32,35 @@ RULES = """rules:
 """
 
 
+SYSTEMD = os.path.isdir("/run/systemd/system")
+
+
+def hide_systemd():
+    """In a child before it runs keventd or keventctl: a mount namespace of
+    its own, private, with a tmpfs over /run/systemd."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWNS, MS_REC, MS_PRIVATE = 0x20000, 0x4000, 0x40000
+    if (libc.unshare(CLONE_NEWNS) != 0
+            or libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0
+            or libc.mount(b"tmpfs", b"/run/systemd", b"tmpfs", 0, None) != 0):
+        e = ctypes.get_errno()
+        raise OSError(e, "hiding /run/systemd: " + os.strerror(e))
+
+
+PREEXEC = hide_systemd if SYSTEMD else None
+
+
 def run_ctl(*args):
     return subprocess.run([kdtest.KEVENTCTL] + list(args), capture_output=True, text=True,
-                          timeout=kdtest.TIMEOUT, stdin=subprocess.DEVNULL)
+                          timeout=kdtest.TIMEOUT, stdin=subprocess.DEVNULL, preexec_fn=PREEXEC)
 
 
-@unittest.skipIf(os.path.isdir("/run/systemd/system"), "systemd is the service manager here")
+@unittest.skipIf(SYSTEMD and not kdtest.IS_ROOT,
+                 "systemd is the service manager here, and only root can hide it")
 class WithoutSystemd(DaemonTest):
+    def start(self, *args, **kw):
+        return super().start(*args, preexec=PREEXEC, **kw)
+
     def test_refused_at_load_rest_runs(self):
         out = os.path.join(self.s.dir, "normal.out")
         path = self.s.write_rule("50-t.yaml", RULES % out)

@@ -551,10 +551,8 @@ static void test_hung_up_make_room(void **state)
 static void test_per_user_and_root_slot(void **state)
 {
 	(void)state;
-	if (geteuid() != 0) {
-		print_message("needs root (connects as other users)\n");
-		skip();
-	}
+	if (geteuid() != 0)
+		tu_skip("needs root (connects as other users)");
 	struct srv t;
 	int fds[KCTL_MAX_CLIENTS + 1], fd;
 	srv_start(&t, OTHER_GID);
@@ -686,5 +684,5 @@ int main(void)
 		cmocka_unit_test(test_per_user_and_root_slot),
 		cmocka_unit_test(test_socket_path),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -354,7 +354,7 @@ static void test_trust(void **state)
 {
 	(void)state;
 	if (geteuid() != 0)
-		skip(); /* the files must be root's for the rest to be trusted */
+		tu_skip("needs root: the files must be root's for the rest to be trusted");
 	struct tu_tree t;
 	tu_tree_make(&t);
 	tu_write(t.lib, "50-v.yaml", BASE, 0644);
@@ -383,5 +383,5 @@ int main(void)
 		cmocka_unit_test(test_tree_origins), cmocka_unit_test(test_dirs),
 		cmocka_unit_test(test_trust),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

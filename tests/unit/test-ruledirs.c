@@ -199,10 +199,8 @@ static void test_symlinks(void **state)
 static void test_trust(void **state)
 {
 	(void)state;
-	if (geteuid() != 0) {
-		print_message("skipped: the trust checks need root (chown to root/nobody)\n");
-		skip();
-	}
+	if (geteuid() != 0)
+		tu_skip("the trust checks need root (chown to root/nobody)");
 	struct tu_tree t;
 	tu_tree_make(&t);
 	write_rule(t.lib, "10-ok.yaml", "ok");
@@ -216,12 +214,12 @@ static void test_trust(void **state)
 	char *p40 = tu_printf("%s/40-nobody.yaml", t.lib);
 	if (chown(p40, 65534, 65534) < 0) {
 		/* e.g. root in a user namespace without nobody mapped */
-		print_message("skipped: cannot chown to nobody: %s\n", strerror(errno));
+		int err = errno;
 		free(p20);
 		free(p30);
 		free(p40);
 		tu_tree_free(&t);
-		skip();
+		tu_skip("cannot chown to nobody: %s", strerror(err));
 	}
 	write_rule(t.lib, "50-readonly.yaml", "ro");
 	char *p50 = tu_printf("%s/50-readonly.yaml", t.lib);
@@ -466,5 +464,5 @@ int main(void)
 		cmocka_unit_test(test_symlinks),   cmocka_unit_test(test_trust),
 		cmocka_unit_test(test_kfile_load), cmocka_unit_test(test_reload),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -310,3 +310,27 @@ char *tu_capture_end(struct tu_capture *c)
 	close(c->fd);
 	return text;
 }
+
+static unsigned skipped;
+
+void tu_skipped(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("SKIP: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	skipped++;
+}
+
+int tu_result(int failed)
+{
+	if (failed)
+		return failed;
+	if (skipped) {
+		fprintf(stderr, "%u test(s) skipped: the program exits 77\n", skipped);
+		return 77;
+	}
+	return 0;
+}

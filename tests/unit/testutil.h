@@ -54,6 +54,19 @@ void tu_tree_free(struct tu_tree *t);
 /* A malloc'd copy of a NULL-terminated string vector (strv_free() it). */
 char **tu_strv_dup(char *const *v);
 
+/* Skips the running test, printing why.  cmocka counts a skip as a pass, so
+ * the program's exit status would not show it: the skip is counted for
+ * tu_result(). */
+#define tu_skip(...)                     \
+	do {                             \
+		tu_skipped(__VA_ARGS__); \
+		skip();                  \
+	} while (0)
+void tu_skipped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* main()'s exit status from cmocka_run_group_tests()'s FAILED: the failures
+ * if any, else 77 (ctest: skipped) when a test skipped, else 0. */
+int tu_result(int failed);
+
 /* What SIGTERM does to a child of tu_spawn(). */
 enum tu_term {
 	TU_TERM_DIE,	/* the default: it is killed by it */

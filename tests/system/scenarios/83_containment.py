@@ -3,8 +3,8 @@
 Containment): keventd runs each handler in a cgroup of its own, so a
 daemon a handler leaves behind with setsid() is killed when the handler
 exits, a handler over its memory_max is killed by the OOM killer and
-counted, and a fork bomb stays within its tasks_max while keventd goes on
-serving."""
+counted, and a fork bomb, held alive on a gate, stays within its
+tasks_max while keventd goes on serving."""
 import re
 
 from systest import Fail
@@ -50,19 +50,31 @@ def run(vm):
     if after != before + 1:
         raise Fail("expected oom_kills %d after the run, got %d" % (before + 1, after))
 
-    # a fork bomb under tasks_max: 8
-    rc, out, err = vm.run("keventctl send general /org/kernel/test/contain bomb")
+    # a fork bomb under tasks_max: 8, its processes held on the gate
+    rc, out, err = vm.run("keventctl send general /org/kernel/test/bomb bomb")
     if rc != 0:
         raise Fail("keventctl send bomb: %d %r" % (rc, err))
     vm.wait("grep -q '^max [1-9]' %s/systest-bomb-*/pids.events" % CG, 30,
             "the bomb's cgroup to refuse forks past its pids.max")
     if vm.sh("cat %s/systest-bomb-*/pids.max" % CG).strip() != "8":
         raise Fail("expected pids.max 8 in the bomb's cgroup")
-    # keventd serves meanwhile: status answers and another rule runs
+
+    def bomb_tasks(when):
+        n = vm.sh("cat %s/systest-bomb-*/pids.current" % CG).strip()
+        # the handler and at least one process of the bomb, at most the limit
+        if not n.isdigit() or not 1 < int(n) <= 8:
+            raise Fail("expected the held bomb's pids.current in 2..8 %s, got %r" % (when, n))
+        return int(n)
+
+    held = bomb_tasks("before the other run")
+    # keventd serves meanwhile: status answers and another rule runs, the
+    # bomb alive all along
     vm.sh("keventctl status >/dev/null")
     send_wait(vm, "escape", 0)
+    held_after = bomb_tasks("after the other run")
+    vm.sh("timeout 20 sh -c 'echo go > /run/systest/bomb-gate'", 30, "the bomb's gate opened")
     vm.wait("! pgrep -f 'systest-[b]omb'", 40, "nothing of the bomb left once its handler ended")
     vm.wait("[ $(ls -d %s/systest-* 2>/dev/null | wc -l) = 0 ]" % CG, 20,
             "every run's cgroup removed")
-    vm.figure("containment", "escapee killed, oom_kills %d -> %d, bomb held at pids.max 8"
-              % (before, after))
+    vm.figure("containment", "escapee killed, oom_kills %d -> %d, bomb held at pids.max 8 "
+              "(%d tasks, %d after the other run)" % (before, after, held, held_after))
