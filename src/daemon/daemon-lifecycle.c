@@ -72,7 +72,7 @@ static void on_dropped(const struct kjob *job, void *userdata)
 	struct dropped_log *l = userdata;
 	const struct kevent *ev = job->ev;
 	bool again = refetch(l->d, job);
-	l->d->stats.dropped[ev->source]++;
+	kdaemon_fate(l->d, ev->source, NULL, KFATE_DROPPED);
 	l->d->refetch[ev->source] += again;
 	size_t i = l->n;
 	if (i == ARRAY_SIZE(l->oldest)) {

@@ -119,60 +119,33 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
-/*
- * What became of an event.  Every event received ends in exactly one of
- * handled, rate-limited, debounced or dropped (failed counts as handled,
- * with a failure), so that status adds up (keventctl(8)); event_fate() is
- * the one place that counts it and tells its source (source.h: handled()):
- *
- *   fate              counted                  source told
- *   FATE_HANDLED      handled                  yes
- *   FATE_RATELIMITED  ratelimited              yes
- *   FATE_WAITS        nothing yet: its runs    yes: a debounced run is not
- *                     wait for quiet           kept across a restart
- *   FATE_FIRED        handled                  no: told as FATE_WAITS
- *   FATE_DEBOUNCED    events_debounced         no: told as FATE_WAITS
- *   FATE_FAILED       handled and failures     no: the source keeps it, and
- *                     (accepted, not queued)   its next start runs it
- *   FATE_DROPPED      dropped (a stop)         no: likewise
- */
-enum fate {
-	FATE_HANDLED,
-	FATE_RATELIMITED,
-	FATE_WAITS,
-	FATE_FIRED,
-	FATE_DEBOUNCED,
-	FATE_FAILED,
-	FATE_DROPPED,
-};
-
-static void event_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
-		       enum fate fate)
+void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
+		  enum kfate fate)
 {
 	bool tell = false;
 	switch (fate) {
-	case FATE_HANDLED:
+	case KFATE_HANDLED:
 		d->stats.handled++;
 		tell = true;
 		break;
-	case FATE_RATELIMITED:
+	case KFATE_RATELIMITED:
 		d->stats.ratelimited++;
 		tell = true;
 		break;
-	case FATE_WAITS:
+	case KFATE_WAITS:
 		tell = true;
 		break;
-	case FATE_FIRED:
+	case KFATE_FIRED:
 		d->stats.handled++;
 		break;
-	case FATE_DEBOUNCED:
+	case KFATE_DEBOUNCED:
 		d->stats.events_debounced++;
 		break;
-	case FATE_FAILED:
+	case KFATE_FAILED:
 		d->stats.handled++;
 		d->stats.failures++;
 		break;
-	case FATE_DROPPED:
+	case KFATE_DROPPED:
 		d->stats.dropped[src]++;
 		break;
 	}
@@ -267,17 +240,17 @@ static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum w
 	bool counted = w->fired || w->dropped;
 	if (end == WAIT_FIRED && !counted) {
 		w->fired = true;
-		event_fate(d, src, NULL, FATE_FIRED);
+		kdaemon_fate(d, src, NULL, KFATE_FIRED);
 	} else if (end == WAIT_DROPPED && !counted) {
 		w->dropped = true;
-		event_fate(d, src, NULL, FATE_DROPPED);
+		kdaemon_fate(d, src, NULL, KFATE_DROPPED);
 	} else if (end == WAIT_FREED) {
 		w->dropped = true;
 	}
 	if (--w->waiting)
 		return;
 	if (!w->fired && !w->dropped)
-		event_fate(d, src, NULL, FATE_DEBOUNCED);
+		kdaemon_fate(d, src, NULL, KFATE_DEBOUNCED);
 	free(w);
 }
 
@@ -311,7 +284,7 @@ static void debounce_fire(void *userdata, const struct krule *r, struct kevent *
 	if (d->stopping) {
 		debounce_wait_end(d, tag, WAIT_DROPPED, src);
 		if (!tag)
-			event_fate(d, src, NULL, FATE_DROPPED);
+			kdaemon_fate(d, src, NULL, KFATE_DROPPED);
 		kevent_free(ev);
 		return;
 	}
@@ -380,22 +353,22 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	if (c.oom) {
 		/* accepted but cannot be queued: handled, with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);
-		event_fate(d, src, ev, FATE_FAILED);
+		kdaemon_fate(d, src, ev, KFATE_FAILED);
 		rc = -ENOMEM;
 	} else if (!c.run.n) {
-		event_fate(d, src, ev, waits ? FATE_WAITS : FATE_HANDLED);
+		kdaemon_fate(d, src, ev, waits ? KFATE_WAITS : KFATE_HANDLED);
 	} else if (d->stopping) {
 		/* nothing starts any more: what came in on the way out is dropped
 		 * as the queue was, and counted in the last line of the log */
-		event_fate(d, src, ev, FATE_DROPPED);
+		kdaemon_fate(d, src, ev, KFATE_DROPPED);
 	} else if ((rc = kjob_new(ev, c.run.v, c.run.n, &job)) < 0) {
-		event_fate(d, src, ev, FATE_FAILED);
+		kdaemon_fate(d, src, ev, KFATE_FAILED);
 	} else {
 		collect_release(&c);
 		job->serial = d->serial;
 		rc = ksched_submit(d->sched, job); /* the job, and ev, are the scheduler's */
 		if (rc < 0) {
-			event_fate(d, src, NULL, FATE_FAILED);
+			kdaemon_fate(d, src, NULL, KFATE_FAILED);
 			return rc;
 		}
 		update_flow(d, src);
@@ -638,8 +611,9 @@ static void on_job_done(void *userdata, struct kjob *job)
 	/* a debounced run's event was counted when it came in, or when this run
 	 * fired (debounce_wait_end()), and its source was told when it came in */
 	if (!job->deferred)
-		event_fate(d, src, job->ev,
-			   job->runs == 0 && job->suppressed > 0 ? FATE_RATELIMITED : FATE_HANDLED);
+		kdaemon_fate(d, src, job->ev,
+			     job->runs == 0 && job->suppressed > 0 ? KFATE_RATELIMITED
+								   : KFATE_HANDLED);
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].done)
 			d->observers[i].done(d->observers[i].userdata, job);

@@ -145,6 +145,38 @@ void kdaemon_release(struct kdaemon *d);
 /* Exits the loop once stopping and nothing runs any more. */
 void kdaemon_maybe_exit(struct kdaemon *d);
 
+/*
+ * What became of an event.  Every event received ends in exactly one of
+ * handled, rate-limited, debounced or dropped (failed counts as handled,
+ * with a failure), so that status adds up (keventctl(8)); kdaemon_fate() is
+ * the one place that counts it and tells its source (source.h: handled()):
+ *
+ *   fate               counted                  source told
+ *   KFATE_HANDLED      handled                  yes
+ *   KFATE_RATELIMITED  ratelimited              yes
+ *   KFATE_WAITS        nothing yet: its runs    yes: a debounced run is not
+ *                      wait for quiet           kept across a restart
+ *   KFATE_FIRED        handled                  no: told as KFATE_WAITS
+ *   KFATE_DEBOUNCED    events_debounced         no: told as KFATE_WAITS
+ *   KFATE_FAILED       handled and failures     no: the source keeps it, and
+ *                      (accepted, not queued)   its next start runs it
+ *   KFATE_DROPPED      dropped (a stop)         no: likewise
+ */
+enum kfate {
+	KFATE_HANDLED,
+	KFATE_RATELIMITED,
+	KFATE_WAITS,
+	KFATE_FIRED,
+	KFATE_DEBOUNCED,
+	KFATE_FAILED,
+	KFATE_DROPPED,
+};
+
+/* Counts ev's fate, and tells its source when the fate says so (ev NULL:
+ * the source was told before).  Every place that counts one calls it. */
+void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
+		  enum kfate fate);
+
 /* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);
 
