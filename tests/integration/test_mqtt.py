@@ -89,13 +89,16 @@ class Mqtt(DaemonTest):
         st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged")
         self.assertEqual(st["mqtt"], {"enabled": True, "connected": True, "published": 1,
                                       "acknowledged": 1, "spooled": 0, "dropped": 0,
-                                      "received": 0, "connection_attempts": 1})
+                                      "corrupt": 0, "received": 0, "connection_attempts": 1,
+                                      "publishing": "on"})
         self.assertEqual(b.retained("fleet/h1/status"), "online")
         text = d.ctl("status", check=0).stdout
         self.assertIn("mqtt: connected (published 1, acknowledged 1, spooled 0, dropped 0, "
-                      "received 0, connection attempts 1)\n", text)
+                      "corrupt 0, received 0, connection attempts 1)\n", text)
         prom = d.ctl("status", "--prometheus", check=0).stdout
         self.assertIn("keventd_mqtt_connected 1\n", prom)
+        self.assertIn("keventd_mqtt_publishing 1\n", prom)
+        self.assertIn("keventd_mqtt_spool_corrupt_total 0\n", prom)
         self.assertIn("keventd_mqtt_acknowledged_total 1\n", prom)
         d.stop_ok(self)
         # a clean stop says so itself: the will is for a connection that breaks
@@ -222,17 +225,35 @@ class Mqtt(DaemonTest):
                          ["fleet/h1/general/x/after"])
         d2.stop_ok(self)
 
+    def status_at(self, ctl):
+        r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl, "status", "--json"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
     def test_spool_is_one_keventds(self):
         b = self.broker()
         conf = self.config(b)
         d = self.start("--config", conf)
-        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", self.s.path("ctl2")])
+        # a second keventd on the same spool: it does not publish, and runs
+        ctl2 = self.s.path("ctl2")
+        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", ctl2])
         self.daemons.append(d2)
-        with self.assertRaises(AssertionError):
-            d2.start()
-        self.assertEqual(d2.proc.wait(TIMEOUT), 1)
-        self.assertIn("mqtt: spool %s: Device or resource busy" % self.s.path("spool-keventd.yaml"),
-                      d2.logtext())
+        d2.start()
+        spool = self.s.path("spool-keventd.yaml")
+        self.assertIn("mqtt: spool %s: Device or resource busy" % spool, d2.logtext())
+        self.assertIn("mqtt: spool %s: Device or resource busy (the spool is another "
+                      "keventd's): publishing is off\n" % spool, d2.logtext())
+        st = self.status_at(ctl2)
+        self.assertEqual(st["mqtt"]["publishing"], "off (spool %s: Device or resource busy "
+                         "(the spool is another keventd's))" % spool)
+        r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl2, "send", "general", "/x", "y"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = self.status_at(ctl2)
+        self.assertEqual((st["sources"]["socket"]["received"], st["mqtt"]["spooled"]), (1, 0))
+        self.assertEqual(self.mqtt(d)["publishing"], "on")  # the first one's, untouched
+        d2.stop_ok(self)
         d.stop_ok(self)
 
     def central(self, b, filters, *args, prefix="fleet/central"):
@@ -243,6 +264,53 @@ class Mqtt(DaemonTest):
         for f in filters:
             b.wait_log("kd-central.yaml 1 %s" % f)
         return d
+
+    def test_spool_dir_writable_by_others(self):
+        """A spool directory that others may write to is refused: publishing
+        is off, in the log and in status, and keventd goes on: the socket
+        source, and the source mqtt over the same connection."""
+        b = self.broker().start()
+        b.session("watcher", "fleet/central/#")
+        spool = self.s.path("spool-central.yaml")
+        os.mkdir(spool)
+        os.chmod(spool, 0o777)
+        self.s.write_rule("10-both.yaml", r"""
+rules:
+  - name: fleet
+    match: {source: mqtt, type: power}
+    run: %s
+  - name: local
+    match: {source: socket, type: general}
+    run: %s
+""" % (self.h("report", self.s.path("out", "fleet.json"), self.s.fifo.path, "fleet"),
+       self.h("report", self.s.path("out", "local.json"), self.s.fifo.path, "local")))
+        d = self.central(b, ["fleet/+/power/#"])
+        why = ("spool %s: Permission denied (the spool directory is writable by group or "
+               "others (chmod 700 it))" % spool)
+        d.wait_log("mqtt: %s: publishing is off\n" % why)
+        st = self.mqtt(d)
+        self.assertEqual((st["publishing"], st["connected"]), ("off (%s)" % why, True))
+        text = d.ctl("status", check=0).stdout
+        self.assertIn("; publishing off (%s)\n" % why, text)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("keventd_mqtt_publishing 0\n", prom)
+        # the other sources run their rules
+        d.send("general", "/local", "x")
+        self.assertEqual(self.s.fifo.line(), "done local")
+        b.publish("fleet/h7/power/high/cpu",
+                  json.dumps({"type": "power", "object": "/cpu", "signal": "high",
+                              "host": "h7"}))
+        self.assertEqual(self.s.fifo.line(), "done fleet")
+        st = d.wait_idle(2)
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["received"]), (0, 0, 1))
+        # nothing written into a directory others could have swapped
+        self.assertEqual(os.listdir(spool), [])
+        self.assertEqual(os.stat(spool).st_mode & 0o777, 0o777)
+        # and nothing published but the status
+        self.assertEqual(b.collect("watcher", "fleet/central/#", 1),
+                         [("fleet/central/status", "online")])
+        d.stop_ok(self)
 
     def test_inbound_fires_only_source_mqtt_rules(self):
         b = self.broker().start()
@@ -490,13 +558,20 @@ rules:
             f.write("secret\n")
         os.chmod(pw, 0o640)
         conf = self.config(b, "  username: u\n  password_file: %s\n" % pw)
-        d = kdtest.Daemon(self.s, args=["--config", conf])
-        self.daemons.append(d)
-        with self.assertRaises(AssertionError):
-            d.start()
-        self.assertEqual(d.proc.wait(TIMEOUT), 1)
+        # refused, the password never read, and no connection: publishing is
+        # off, and keventd goes on
+        d = self.start("--config", conf)
         self.assertIn("mqtt: the password file may be read by group or others (chmod 600 it)",
                       d.logtext())
+        st = self.mqtt(d)
+        self.assertFalse(st["connected"])
+        self.assertTrue(st["publishing"].startswith(
+            "off (the password file may be read by group or others (chmod 600 it): %s: "
+            "Permission denied; no connection to the broker" % pw), st["publishing"])
+        self.assertEqual(st["connection_attempts"], 0)
+        d.send("general", "/x", "y")
+        self.assertEqual(d.wait_idle(1)["mqtt"]["published"], 0)
+        d.stop_ok(self)
 
 
 if __name__ == "__main__":
