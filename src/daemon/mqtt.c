@@ -666,6 +666,9 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	}
 	/* From here on a problem turns publishing off, and leaves the rest of
 	 * keventd be: a broker is never worth its other sources. */
+	const char *warn = kmqtt_config_warning(cfg);
+	if (warn)
+		log_warning("mqtt: %s", warn);
 	if (!connect_setup(m, cfg)) {
 		/* no connection: free libmosquitto's, and nothing to watch */
 		mosquitto_destroy(m->mosq);

@@ -505,6 +505,14 @@ rules:
             b, "  username: host1\n  password_file: %s\n" % pw, name="pw.yaml"))
         d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection Refused: not authorised"
                    % b.port)
+        # a password over mqtt://: said at start, and by keventctl verify
+        self.assertIn("mqtt: the broker's password is sent over mqtt://, in clear text",
+                      d.logtext())
+        r = subprocess.run([kdtest.KEVENTCTL, "verify", "--config", self.s.path("pw.yaml"),
+                            self.s.rules], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("%s:2:8: warning: mqtt: the broker's password is sent over mqtt://"
+                      % self.s.path("pw.yaml"), r.stdout)
         self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 3, "3 attempts")
         elapsed = time.monotonic() - t0
         self.assertGreaterEqual(elapsed, 1.5)  # 0.5 s, then 1 s: a backoff
