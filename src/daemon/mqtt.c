@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <fcntl.h>
 #include <mosquitto.h>
+#include <mqtt_protocol.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ struct kmqtt {
 	struct mosquitto *mosq;
 	enum state state;
 	bool started; /* mosquitto_connect_async() was called once */
+	bool v311;    /* the broker refused MQTT 5: 3.1.1 from now on */
+	bool v311_set;
 	struct kio *io;
 	struct ktimer *misc, *retry;
 	uint64_t connecting_since_ns;
@@ -180,9 +183,34 @@ static void on_log(struct mosquitto *mosq, void *userdata, int level, const char
 	m->lib_error = e;
 }
 
+/* MQTT 5, so that keventd can tell the broker the largest packet it takes
+ * (MAXIMUM_PACKET_SIZE in CONNECT): libmosquitto reads a packet whole,
+ * whatever its size, before keventd sees it.  libmosquitto 2.0 has no
+ * asynchronous connect with properties; mosquitto_connect_bind_v5() keeps
+ * them for every later connect before it checks its port, and a port of
+ * -1 stops it there, before it connects (and blocks). */
+static void set_protocol(struct kmqtt *m, bool v5)
+{
+	mosquitto_property *props = NULL;
+	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION,
+				   v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
+	if (v5 && mosquitto_property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
+					       KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS) {
+		(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+		return;
+	}
+	/* with v5 false, NULL: forgets them, as 3.1.1 has none */
+	(void)mosquitto_connect_bind_v5(m->mosq, m->host, -1, KMQTT_KEEPALIVE_S, NULL, props);
+	mosquitto_property_free_all(&props);
+}
+
 static void attempt(struct kmqtt *m)
 {
 	drop_io(m); /* reconnecting closes the old socket: its number may come back */
+	if (m->v311 && !m->v311_set) {
+		set_protocol(m, false);
+		m->v311_set = true;
+	}
 	m->c.attempts++;
 	free(m->lib_error);
 	m->lib_error = NULL;
@@ -253,12 +281,39 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 		sync_io(m);
 }
 
+/* What the broker's refusal says: MQTT 5's codes as 3.1.1's words where
+ * they mean the same. */
+static const char *refusal(int rc)
+{
+	switch (rc) {
+	case MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION:
+		return mosquitto_connack_string(CONNACK_REFUSED_PROTOCOL_VERSION);
+	case MQTT_RC_CLIENTID_NOT_VALID:
+		return mosquitto_connack_string(CONNACK_REFUSED_IDENTIFIER_REJECTED);
+	case MQTT_RC_SERVER_UNAVAILABLE:
+		return mosquitto_connack_string(CONNACK_REFUSED_SERVER_UNAVAILABLE);
+	case MQTT_RC_BAD_USERNAME_OR_PASSWORD:
+		return mosquitto_connack_string(CONNACK_REFUSED_BAD_USERNAME_PASSWORD);
+	case MQTT_RC_NOT_AUTHORIZED:
+		return mosquitto_connack_string(CONNACK_REFUSED_NOT_AUTHORIZED);
+	}
+	return rc <= CONNACK_REFUSED_NOT_AUTHORIZED ? mosquitto_connack_string(rc)
+						    : mosquitto_reason_string(rc);
+}
+
 static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
 {
 	struct kmqtt *m = userdata;
+	if (rc == MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION && !m->v311) {
+		/* a broker of MQTT 3.1.1 only */
+		log_warning("mqtt: %s:%u does not speak MQTT 5: speaking 3.1.1 to it, which "
+			    "cannot bound the size of the packets it sends",
+			    m->host, m->port);
+		m->v311 = true;
+	}
 	if (rc != 0) {
 		/* the broker said no: it closes, and on_disconnect follows */
-		lost(m, mosquitto_connack_string(rc));
+		lost(m, refusal(rc));
 		return;
 	}
 	m->state = CONNECTED;
@@ -287,7 +342,9 @@ static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
 	struct kmqtt *m = userdata;
 	(void)mosq;
 	if (m->state != DISCONNECTED)
-		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost" : errno_text(m, rc));
+		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost"
+			: rc >= 0x80 ? mosquitto_reason_string(rc) /* MQTT 5's DISCONNECT */
+				     : errno_text(m, rc));
 }
 
 /* A keventd's own "online" or "offline", which a wide filter also takes. */
@@ -559,7 +616,7 @@ static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
 	mosquitto_message_callback_set(m->mosq, on_message);
 	if (cfg->tls) /* else its log, formatted for every packet, tells keventd nothing */
 		mosquitto_log_callback_set(m->mosq, on_log);
-	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+	set_protocol(m, true);
 	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
 	if (mosquitto_will_set(m->mosq, m->status_topic, 7, "offline", 1, true) !=
 	    MOSQ_ERR_SUCCESS) {

@@ -31,6 +31,11 @@
 #define KMQTT_BACKOFF_MIN_MS	 500
 #define KMQTT_BACKOFF_MAX_MS	 30000
 #define KMQTT_CONNECT_TIMEOUT_MS 10000
+/* The largest packet keventd asks the broker to send it (MQTT 5's
+ * MAXIMUM_PACKET_SIZE): a message of KMQTT_MSG_MAX bytes on the longest
+ * topic, and room for the header and its properties.  A broker that keeps
+ * to MQTT 5 drops a larger one for keventd rather than send it. */
+#define KMQTT_PACKET_MAX (KMQTT_MSG_MAX + KMQTT_TOPIC_MAX + 4096)
 
 struct kmqtt;
 

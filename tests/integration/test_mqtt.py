@@ -312,6 +312,24 @@ rules:
                          [("fleet/central/status", "online")])
         d.stop_ok(self)
 
+    def test_inbound_packet_bound(self):
+        """keventd speaks MQTT 5 and tells the broker the largest packet it
+        takes: the broker drops a larger message for it instead of sending
+        it, and keventd never reads it."""
+        b = self.broker().start()
+        d = self.central(b, ["fleet/#"])
+        self.assertIn("as kd-central.yaml (p5, c1, k30", b.logtext())
+        ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
+        big = self.s.path("big")
+        with open(big, "wb") as f:  # over the bound of 64 KiB + 64 KiB + 4 KiB
+            f.write(b"{" + b" " * (200 * 1024) + b"}")
+        b.publish("fleet/h1/power/s/a", None, extra=["-f", big])
+        b.wait_log("Dropping too large outgoing PUBLISH for kd-central.yaml")
+        b.publish("fleet/h1/power/s/a", json.dumps(ok))
+        st = d.wait_status(lambda st: st["sources"]["mqtt"]["received"] == 1, "1 received")
+        self.assertEqual(st["sources"]["mqtt"]["rejected"], 0)
+        d.stop_ok(self)
+
     def test_inbound_fires_only_source_mqtt_rules(self):
         b = self.broker().start()
         out = self.s.path("out", "fleet.json")
