@@ -7,7 +7,11 @@ the retained status "online" and the will "offline", a broker outage with
 counted exactly, found again after a SIGKILL), the backoff while the broker is
 away or refuses a password, TLS with a CA and client certificates made by the
 test, publish: matched and QoS 0, events taken from the broker (source: mqtt
-rules only, 20 kinds of malformed message), and a fleet of 50 keventds."""
+rules only, 20 kinds of malformed message), and a fleet of 50 keventds.  What
+keeps keventd from publishing (a spool another keventd holds, a spool
+directory others may write to, a spool it cannot read, a password file
+others may read) turns publishing off and stops nothing else; a packet over
+the bound keventd gives the broker is dropped by the broker."""
 import json
 import os
 import signal
@@ -310,6 +314,31 @@ rules:
         # and nothing published but the status
         self.assertEqual(b.collect("watcher", "fleet/central/#", 1),
                          [("fleet/central/status", "online")])
+        d.stop_ok(self)
+
+    def test_spool_read_error_turns_publishing_off(self):
+        """A spool that cannot be read while keventd runs (here a segment
+        swapped for a directory: the read fails with EISDIR, as a disk's
+        would with EIO) turns publishing off, once, and keventd goes on."""
+        b = self.broker()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: cannot connect")
+        d.ctl("send", "--batch", self.batch(5), check=0)
+        d.wait_idle(5)
+        spool = self.s.path("spool-keventd.yaml")
+        seg = os.path.join(spool, "seg-%016x" % 1)
+        os.rename(seg, seg + ".away")
+        os.mkdir(seg, 0o700)
+        b.start()
+        why = "cannot read the spool %s: Is a directory" % spool
+        d.wait_log("mqtt: %s: publishing is off\n" % why)
+        st = self.wait_mqtt(d, lambda m: m["connected"], "connected")
+        self.assertEqual((st["mqtt"]["publishing"], st["mqtt"]["published"]),
+                         ("off (%s)" % why, 0))
+        d.send("general", "/after", "x")  # handled, not published
+        st = d.wait_idle(6)
+        self.assertEqual(st["mqtt"]["published"], 0)
+        self.assertEqual(d.logtext().count("publishing is off"), 1)
         d.stop_ok(self)
 
     def test_inbound_packet_bound(self):
