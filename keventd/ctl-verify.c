@@ -158,6 +158,12 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			}
 		}
 		koptions_finish(&ko);
+		const char *warn = checked_config ? kmqtt_config_warning(&ko.mqtt) : NULL;
+		if (warn) {
+			ctl_print(stdout, "%s:%u:%u: warning: mqtt: %s", path, ko.mqtt.url_line,
+				  ko.mqtt.url_col, warn);
+			t.warnings++;
+		}
 	}
 	if (rc == 0 && optind >= argc)
 		rc = check_dirs(ko.cfg.rule_dirs, ko.cfg.n_rule_dirs, &t, &d);

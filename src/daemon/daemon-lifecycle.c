@@ -276,6 +276,25 @@ static void setup_containment(struct kdaemon *d)
 	krunner_set_cgroup(d->runner, d->cgroup);
 }
 
+/* The broker of keventd.yaml: whatever goes wrong with it turns publishing
+ * off (kmqtt_new() says why) and never stops keventd. */
+static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
+{
+	const char *why = NULL;
+	int rc = kmqtt_new(d->loop, d->cfg.mqtt, wants(d, KEVENT_SOURCE_MQTT) ? sink : NULL,
+			   &d->mqtt, &why);
+	if (rc < 0) {
+		log_error("mqtt: %s%s%s: publishing is off, and so is the source mqtt",
+			  why ? why : "", why ? ": " : "", strerror(-rc));
+		return;
+	}
+	(void)kdaemon_observe(d, &(struct kobserver){.event = emit_mqtt, .userdata = d->mqtt});
+	if (!wants(d, KEVENT_SOURCE_MQTT) && d->cfg.mqtt->n_subscribe)
+		log_warning("mqtt: the source mqtt is not in --sources: subscribe is ignored");
+	else if (d->cfg.mqtt->n_subscribe && d->n_sources < ARRAY_SIZE(d->sources))
+		d->sources[d->n_sources++] = kmqtt_source(d->mqtt);
+}
+
 int kdaemon_start(struct kdaemon *d)
 {
 	struct ksink sink = kdaemon_sink(d);
@@ -303,22 +322,8 @@ int kdaemon_start(struct kdaemon *d)
 			(void)kdaemon_observe(
 				d, &(struct kobserver){.event = emit_dbus, .userdata = d->dbus});
 	}
-	if (d->cfg.mqtt) {
-		const char *why = NULL;
-		rc = kmqtt_new(d->loop, d->cfg.mqtt, wants(d, KEVENT_SOURCE_MQTT) ? &sink : NULL,
-			       &d->mqtt, &why);
-		if (rc < 0) {
-			log_error("mqtt: %s%s%s", why ? why : "", why ? ": " : "", strerror(-rc));
-			return rc;
-		}
-		(void)kdaemon_observe(d,
-				      &(struct kobserver){.event = emit_mqtt, .userdata = d->mqtt});
-		if (!wants(d, KEVENT_SOURCE_MQTT) && d->cfg.mqtt->n_subscribe)
-			log_warning("mqtt: the source mqtt is not in --sources: subscribe is "
-				    "ignored");
-		else if (d->cfg.mqtt->n_subscribe && d->n_sources < ARRAY_SIZE(d->sources))
-			d->sources[d->n_sources++] = kmqtt_source(d->mqtt);
-	}
+	if (d->cfg.mqtt)
+		start_mqtt(d, &sink);
 	if (wants(d, KEVENT_SOURCE_SOCKET))
 		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);
 	if (wants(d, KEVENT_SOURCE_UDEV)) {

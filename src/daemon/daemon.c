@@ -487,7 +487,9 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		.history_bytes = khistory_bytes(d->history),
 		.mqtt_off = !d->mqtt,
 		.mqtt_enabled = d->mqtt != NULL,
+		.mqtt_publishing_text = "off (no broker)",
 	};
+	_cleanup_strbuf_ struct strbuf publishing = STRBUF_INIT;
 	if (d->mqtt) {
 		struct kmqtt_counters c;
 		kmqtt_counters(d->mqtt, &c);
@@ -499,6 +501,12 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		x.mqtt_dropped = c.dropped;
 		x.mqtt_received = c.received;
 		x.mqtt_attempts = c.attempts;
+		x.mqtt_corrupt = c.corrupt;
+		x.mqtt_publishing = !c.off;
+		x.mqtt_off_why = c.off;
+		if (c.off)
+			strbuf_printf(&publishing, "off (%s)", c.off);
+		x.mqtt_publishing_text = !c.off ? "on" : publishing.oom ? "off" : publishing.buf;
 	}
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
 		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);

@@ -55,6 +55,14 @@ const char *kmqtt_filter_problem(const char *s)
 	return NULL;
 }
 
+const char *kmqtt_config_warning(const struct kmqtt_config *c)
+{
+	if (c->enabled && c->password_file && !c->tls)
+		return "the broker's password is sent over mqtt://, in clear text, for anyone on "
+		       "the way to read: use mqtts://";
+	return NULL;
+}
+
 struct parse {
 	const char *path;
 	struct kdiags *diags;
@@ -292,6 +300,8 @@ static void section(struct parse *p, const struct ynode *n, struct kmqtt_config 
 		if (strcmp(key, "url") == 0) {
 			url_node = v;
 			url(p, v, c);
+			c->url_line = v->line;
+			c->url_col = v->col;
 		} else if (strcmp(key, "client_id") == 0) {
 			scalar(p, key, v, &c->client_id);
 			if (c->client_id && strlen(c->client_id) > 65535)

@@ -39,6 +39,7 @@ struct kmqtt_config {
 	unsigned spool_max_mb;
 	char **subscribe; /* topic filters */
 	size_t n_subscribe;
+	unsigned url_line, url_col; /* where the file says url */
 };
 
 /* The defaults, for a configuration with no section. */
@@ -48,6 +49,9 @@ void kmqtt_config_release(struct kmqtt_config *c);
  * diagnostic for each in diags and *c unchanged.  0, -EINVAL or -ENOMEM. */
 int kmqtt_config_parse(struct kmqtt_config *c, const struct ynode *n, const char *path,
 		       struct kdiags *diags);
+/* What is allowed but unwise in c, for keventd's log and keventctl verify:
+ * a password sent over mqtt://, in clear text.  NULL, or a static text. */
+const char *kmqtt_config_warning(const struct kmqtt_config *c);
 /* Whether s is a valid MQTT topic filter: not empty, "+" and "#" only as
  * whole levels and "#" only last.  NULL, or a static reason. */
 const char *kmqtt_filter_problem(const char *s);

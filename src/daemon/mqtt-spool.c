@@ -14,23 +14,26 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MAGIC	     0x6b6d7131u /* "kmq1" */
+#include "mqtt-spool-rec.h"
+
 #define SEG_MIN	     (64u * 1024)
 #define SEG_MAX	     (4u * 1024 * 1024)
 #define MAX_SEGMENTS 4096
-
-struct rec {
-	uint32_t magic;
-	uint32_t topic_len;
-	uint32_t msg_len;
-	uint32_t sum; /* FNV-1a of seq, topic and message */
-	uint64_t seq;
-};
+#define HDR	     sizeof(struct kmqtt_rec_hdr)
+/* The most a segment of ours holds: up to SEG_MAX, then one record more.
+ * What a file holds past it is not ours, and read as damaged. */
+#define SEG_READ_MAX ((uint64_t)SEG_MAX + HDR + KMQTT_REC_TOPIC_MAX + KMQTT_REC_MSG_MAX)
 
 struct seg {
-	uint64_t first; /* number of its first record */
-	uint64_t n;	/* records */
+	uint64_t first; /* its name: no record of it is numbered below */
+	uint64_t end;	/* one past the number of its last record */
 	uint64_t bytes;
+};
+
+/* Numbers [from, to) that no record holds: skipped as damaged, or left
+ * out when a damaged segment was rewritten. */
+struct hole {
+	uint64_t from, to;
 };
 
 struct kmqtt_spool {
@@ -39,28 +42,17 @@ struct kmqtt_spool {
 	int rfd;	      /* the segment the cursor is in */
 	size_t rseg;	      /* its index */
 	uint64_t roff;	      /* the cursor's offset in it */
-	uint64_t read_seq;    /* the cursor: the next record to send */
+	uint64_t read_seq;    /* the cursor: no record below it is still to send */
 	uint64_t next_seq;    /* the number of the next record appended */
 	uint64_t acked_below; /* everything below is acknowledged */
 	uint64_t max_bytes, seg_max, bytes;
 	struct seg *segs;
 	size_t n_segs, cap_segs;
+	struct hole *holes; /* in order, apart */
+	size_t n_holes, cap_holes;
+	unsigned aside_files; /* *.corrupt files in the directory */
+	struct kmqtt_spool_damage damage;
 };
-
-static uint32_t fnv(uint32_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-static uint32_t checksum(uint64_t seq, const char *topic, size_t tlen, const char *msg, size_t mlen)
-{
-	uint32_t h = fnv(2166136261u, &seq, sizeof(seq));
-	h = fnv(h, topic, tlen);
-	return fnv(h, msg, mlen);
-}
 
 static void seg_name(uint64_t first, char name[32])
 {
@@ -81,6 +73,75 @@ static void write_acked(struct kmqtt_spool *s)
 	(void)!pwrite(s->ackfd, &v, sizeof(v), 0);
 }
 
+/* ---- holes ---- */
+
+/* How many numbers of [a, b) are holes. */
+static uint64_t holes_in(const struct kmqtt_spool *s, uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->n_holes; i++) {
+		uint64_t lo = s->holes[i].from > a ? s->holes[i].from : a;
+		uint64_t hi = s->holes[i].to < b ? s->holes[i].to : b;
+		if (lo < hi)
+			n += hi - lo;
+	}
+	return n;
+}
+
+static int cmp_hole(const void *a, const void *b)
+{
+	uint64_t x = ((const struct hole *)a)->from, y = ((const struct hole *)b)->from;
+	return x < y ? -1 : x > y;
+}
+
+/* [from, to) holds no record: in order, merged with its neighbours. */
+static int add_hole(struct kmqtt_spool *s, uint64_t from, uint64_t to)
+{
+	if (from >= to)
+		return 0;
+	if (s->n_holes && s->holes[s->n_holes - 1].to == from) {
+		s->holes[s->n_holes - 1].to = to; /* the usual case: the last grows */
+		return 0;
+	}
+	if (s->n_holes == s->cap_holes) {
+		size_t cap = s->cap_holes ? 2 * s->cap_holes : 8;
+		struct hole *v = realloc(s->holes, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->holes = v;
+		s->cap_holes = cap;
+	}
+	s->holes[s->n_holes++] = (struct hole){from, to};
+	if (s->n_holes > 1 && s->holes[s->n_holes - 2].from > from) {
+		qsort(s->holes, s->n_holes, sizeof(*s->holes), cmp_hole);
+		size_t k = 0;
+		for (size_t i = 1; i < s->n_holes; i++) {
+			if (s->holes[i].from <= s->holes[k].to) {
+				if (s->holes[i].to > s->holes[k].to)
+					s->holes[k].to = s->holes[i].to;
+			} else {
+				s->holes[++k] = s->holes[i];
+			}
+		}
+		s->n_holes = k + 1;
+	}
+	return 0;
+}
+
+/* Forgets the holes below the acknowledged. */
+static void trim_holes(struct kmqtt_spool *s)
+{
+	size_t k = 0;
+	while (k < s->n_holes && s->holes[k].to <= s->acked_below)
+		k++;
+	if (!k)
+		return;
+	memmove(s->holes, s->holes + k, (s->n_holes - k) * sizeof(*s->holes));
+	s->n_holes -= k;
+}
+
+/* ---- segments ---- */
+
 /* Forgets the oldest segment, and its file. */
 static void drop_first(struct kmqtt_spool *s)
 {
@@ -89,7 +150,7 @@ static void drop_first(struct kmqtt_spool *s)
 	seg_name(g->first, name);
 	(void)unlinkat(s->dirfd, name, 0);
 	s->bytes -= g->bytes;
-	uint64_t end = g->first + g->n;
+	uint64_t end = g->end;
 	if (s->wfd >= 0 && s->n_segs == 1) {
 		close(s->wfd);
 		s->wfd = -1;
@@ -110,9 +171,10 @@ static void drop_first(struct kmqtt_spool *s)
 		s->acked_below = end;
 		write_acked(s);
 	}
+	trim_holes(s);
 }
 
-static int add_seg(struct kmqtt_spool *s, uint64_t first, uint64_t n, uint64_t bytes)
+static int add_seg(struct kmqtt_spool *s, uint64_t first, uint64_t end, uint64_t bytes)
 {
 	if (s->n_segs == s->cap_segs) {
 		size_t cap = s->cap_segs ? 2 * s->cap_segs : 16;
@@ -122,9 +184,207 @@ static int add_seg(struct kmqtt_spool *s, uint64_t first, uint64_t n, uint64_t b
 		s->segs = v;
 		s->cap_segs = cap;
 	}
-	s->segs[s->n_segs++] = (struct seg){first, n, bytes};
+	s->segs[s->n_segs++] = (struct seg){first, end, bytes};
 	s->bytes += bytes;
 	return 0;
+}
+
+/* ---- damage ---- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Keeps len bytes found damaged at off of segment name in a file of their
+ * own, "<name>@<off>.corrupt", within the bound. */
+static void set_aside(struct kmqtt_spool *s, const char *name, uint64_t off, const void *bytes,
+		      size_t len)
+{
+	if (s->aside_files >= KMQTT_SPOOL_ASIDE_FILES) {
+		s->damage.not_kept++;
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "%s@%016" PRIx64 ".corrupt", name, off);
+	_cleanup_close_ int fd =
+		openat(s->dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		if (errno != EEXIST) /* else kept already, by an earlier look */
+			s->damage.not_kept++;
+		return;
+	}
+	s->aside_files++;
+	size_t n = len < KMQTT_SPOOL_ASIDE_MAX ? len : KMQTT_SPOOL_ASIDE_MAX;
+	if (write_all(fd, bytes, n) == 0)
+		s->damage.aside += n;
+}
+
+/* Reads all of what fd holds from off, up to len bytes, into a new buffer;
+ * *got says how much there was.  0 or -errno. */
+static int read_at(int fd, uint64_t off, size_t len, char **out, size_t *got)
+{
+	char *buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	size_t n = 0;
+	while (n < len) {
+		ssize_t k = pread(fd, buf + n, len - n, (off_t)(off + n));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int rc = -errno;
+			free(buf);
+			return rc;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	*out = buf;
+	*got = n;
+	return 0;
+}
+
+/* Writes the valid records of buf (read from min on) to segment name,
+ * through a new file renamed over it.  0 or -errno (name is then as it
+ * was). */
+static int rewrite(struct kmqtt_spool *s, const char *name, const char *buf, size_t len,
+		   uint64_t min)
+{
+	char tmp[40];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = 0;
+	struct kmqtt_rec r;
+	for (size_t off = 0; rc == 0; off += r.len) {
+		kmqtt_rec_next(buf, len, off, min, &r);
+		if (r.kind == KMQTT_REC_END)
+			break;
+		if (r.kind != KMQTT_REC_RECORD)
+			continue;
+		rc = write_all(fd, buf + off, r.len);
+		min = r.seq + 1;
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && renameat(s->dirfd, tmp, s->dirfd, name) < 0)
+		rc = -errno;
+	if (rc < 0)
+		(void)unlinkat(s->dirfd, tmp, 0);
+	return rc;
+}
+
+/* Numbers in [from, to) the broker had not acknowledged: lost with damage. */
+static uint64_t lost(uint64_t from, uint64_t to, uint64_t acked)
+{
+	if (from < acked)
+		from = acked;
+	return to > from ? to - from : 0;
+}
+
+/* ---- loading ---- */
+
+/* Loads segment name (next: the name of the segment after it, 0 for none;
+ * acked: as the file says).  Damaged bytes are skipped, counted, kept
+ * aside and rewritten away; a torn record at the end is cut off. */
+static int load_seg(struct kmqtt_spool *s, uint64_t first, uint64_t next, uint64_t acked,
+		    const char **why)
+{
+	char name[32];
+	seg_name(first, name);
+	struct stat st;
+	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		*why = "cannot read a segment";
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*why = "an entry named like a segment is not a regular file";
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	_cleanup_close_ int fd = openat(s->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		*why = "cannot open a segment";
+		return -errno;
+	}
+	uint64_t size = (uint64_t)st.st_size, extra = 0;
+	if (size > SEG_READ_MAX) {
+		extra = size - SEG_READ_MAX;
+		size = SEG_READ_MAX;
+	}
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int rc = read_at(fd, 0, (size_t)size, &buf, &len);
+	if (rc < 0) {
+		*why = "cannot read a segment";
+		return rc;
+	}
+	if (len < size)
+		extra = 0; /* it shrank: what was read is all */
+	const uint64_t min = first > s->next_seq ? first : s->next_seq;
+	uint64_t m = min, kept = 0, recs = 0, torn_at = 0;
+	bool damaged = extra > 0, torn = false, lost_pending = false;
+	struct kmqtt_rec r;
+	for (size_t off = 0;; off += r.len) {
+		kmqtt_rec_next(buf, len, off, m, &r);
+		if (r.kind == KMQTT_REC_END)
+			break;
+		if (r.kind == KMQTT_REC_TORN) {
+			s->damage.cut += r.len;
+			torn = true;
+			torn_at = off;
+		} else if (r.kind == KMQTT_REC_DAMAGED) {
+			s->damage.damaged += r.len;
+			s->damage.regions++;
+			set_aside(s, name, off, buf + off, r.len);
+			damaged = lost_pending = true;
+		} else {
+			if (lost_pending)
+				s->damage.corrupt += lost(s->next_seq, r.seq, acked);
+			lost_pending = false;
+			rc = add_hole(s, s->next_seq, r.seq);
+			if (rc < 0)
+				return rc;
+			s->next_seq = m = r.seq + 1;
+			kept += r.len;
+			recs++;
+		}
+	}
+	if (extra) {
+		s->damage.damaged += extra;
+		s->damage.regions++;
+		s->damage.not_kept++;
+		lost_pending = true;
+	}
+	if (lost_pending) /* up to the next segment, or at least one */
+		s->damage.corrupt += next ? lost(s->next_seq, next, acked)
+					  : lost(s->next_seq, s->next_seq + 1, acked);
+	if (!recs) {
+		(void)unlinkat(s->dirfd, name, 0);
+		return 0;
+	}
+	if (damaged) {
+		rc = rewrite(s, name, buf, len, min);
+		if (rc < 0) {
+			*why = "cannot rewrite a damaged segment";
+			return rc;
+		}
+	} else if (torn && ftruncate(fd, (off_t)torn_at) < 0) {
+		*why = "cannot cut a torn record off a segment";
+		return -errno;
+	}
+	return add_seg(s, first, s->next_seq, damaged ? kept : torn ? torn_at : len);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -133,39 +393,23 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Reads record at off of fd: 0 with *r (and topic, msg when given), 1 at
- * a torn or foreign record, -errno. */
-static int read_rec(int fd, uint64_t off, struct rec *r, struct strbuf *topic, struct strbuf *msg)
+/* Whether name is "seg-<16 hex digits>" followed by exactly tail. */
+static bool seg_named(const char *name, const char *tail, uint64_t *first)
 {
-	ssize_t n = pread(fd, r, sizeof(*r), (off_t)off);
-	if (n < 0)
-		return -errno;
-	if ((size_t)n < sizeof(*r) || r->magic != MAGIC || r->topic_len > 65535 ||
-	    r->msg_len > 16 * 1024 * 1024)
-		return 1;
-	size_t len = (size_t)r->topic_len + r->msg_len;
-	_cleanup_free_ char *buf = malloc(len + 1);
-	if (!buf)
-		return -ENOMEM;
-	n = pread(fd, buf, len, (off_t)(off + sizeof(*r)));
-	if (n < 0)
-		return -errno;
-	if ((size_t)n < len ||
-	    checksum(r->seq, buf, r->topic_len, buf + r->topic_len, r->msg_len) != r->sum)
-		return 1;
-	if (topic) {
-		strbuf_reset(topic);
-		strbuf_add(topic, buf, r->topic_len);
-	}
-	if (msg) {
-		strbuf_reset(msg);
-		strbuf_add(msg, buf + r->topic_len, r->msg_len);
-	}
-	return 0;
+	if (strncmp(name, "seg-", 4) != 0 || strlen(name) != 20 + strlen(tail) ||
+	    strcmp(name + 20, tail) != 0)
+		return false;
+	char hex[17];
+	memcpy(hex, name + 4, 16);
+	hex[16] = '\0';
+	if (strspn(hex, "0123456789abcdef") != 16)
+		return false;
+	*first = strtoull(hex, NULL, 16);
+	return true;
 }
 
-/* Loads the segments there are; a torn record ends the spool there. */
-static int load(struct kmqtt_spool *s, uint64_t *cut)
+/* Loads the segments there are, in order. */
+static int load(struct kmqtt_spool *s, uint64_t acked, const char **why)
 {
 	int dfd = dup(s->dirfd);
 	if (dfd < 0)
@@ -175,14 +419,17 @@ static int load(struct kmqtt_spool *s, uint64_t *cut)
 		close(dfd);
 		return -errno;
 	}
-	uint64_t *firsts = NULL;
+	_cleanup_free_ uint64_t *firsts = NULL;
 	size_t n = 0, cap = 0;
 	int rc = 0;
-	for (struct dirent *e; (e = readdir(d));) {
+	errno = 0;
+	for (struct dirent *e; (e = readdir(d)); errno = 0) {
 		uint64_t first;
-		char end;
-		if (strncmp(e->d_name, "seg-", 4) != 0 ||
-		    sscanf(e->d_name + 4, "%16" SCNx64 "%c", &first, &end) != 1)
+		if (str_has_suffix(e->d_name, ".corrupt"))
+			s->aside_files++;
+		if (seg_named(e->d_name, ".tmp", &first)) /* a rewrite cut short */
+			(void)unlinkat(s->dirfd, e->d_name, 0);
+		if (!seg_named(e->d_name, "", &first))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -195,66 +442,60 @@ static int load(struct kmqtt_spool *s, uint64_t *cut)
 		}
 		firsts[n++] = first;
 	}
-	closedir(d);
-	if (rc == 0 && n)
-		qsort(firsts, n, sizeof(*firsts), cmp_u64);
-	bool torn = false;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		char name[32];
-		seg_name(firsts[i], name);
-		struct stat st;
-		int fd = open_seg(s, firsts[i], O_RDWR);
-		if (fd < 0) {
-			rc = fd;
-			break;
-		}
-		if (fstat(fd, &st) < 0) {
-			rc = -errno;
-			close(fd);
-			break;
-		}
-		if (torn || firsts[i] < s->next_seq) {
-			/* after a torn record, or overlapping: not ours to trust */
-			*cut += (uint64_t)st.st_size;
-			close(fd);
-			(void)unlinkat(s->dirfd, name, 0);
-			continue;
-		}
-		uint64_t off = 0, recs = 0;
-		struct rec r;
-		while (off < (uint64_t)st.st_size) {
-			int k = read_rec(fd, off, &r, NULL, NULL);
-			if (k < 0) {
-				rc = k;
-				break;
-			}
-			if (k > 0 || r.seq != firsts[i] + recs) {
-				torn = true;
-				*cut += (uint64_t)st.st_size - off;
-				if (ftruncate(fd, (off_t)off) < 0)
-					rc = -errno;
-				break;
-			}
-			off += sizeof(r) + r.topic_len + r.msg_len;
-			recs++;
-		}
-		close(fd);
-		if (rc < 0)
-			break;
-		if (!recs) {
-			(void)unlinkat(s->dirfd, name, 0);
-			continue;
-		}
-		rc = add_seg(s, firsts[i], recs, off);
-		s->next_seq = firsts[i] + recs;
+	if (rc == 0 && errno) {
+		rc = -errno;
+		*why = "cannot read the spool directory";
 	}
-	free(firsts);
+	closedir(d);
+	if (rc == 0 && n) {
+		qsort(firsts, n, sizeof(*firsts), cmp_u64);
+		if (firsts[0] > s->next_seq)
+			s->next_seq = firsts[0];
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = load_seg(s, firsts[i], i + 1 < n ? firsts[i + 1] : 0, acked, why);
 	return rc;
 }
 
-int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **out, uint64_t *cut)
+/* Reads the record at the cursor: its size, or 0 when it is not a valid
+ * record numbered read_seq or more that ends within the segment. */
+static int read_record(struct kmqtt_spool *s, const struct seg *g, struct strbuf *topic,
+		       struct strbuf *msg, uint64_t *seq)
 {
-	*cut = 0;
+	struct kmqtt_rec_hdr h;
+	ssize_t n = pread(s->rfd, &h, sizeof(h), (off_t)s->roff);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < sizeof(h) || h.topic_len > KMQTT_REC_TOPIC_MAX ||
+	    h.msg_len > KMQTT_REC_MSG_MAX)
+		return 0;
+	size_t size = HDR + (size_t)h.topic_len + h.msg_len;
+	if (s->roff + size > g->bytes)
+		return 0;
+	_cleanup_free_ char *buf = NULL;
+	size_t got = 0;
+	int rc = read_at(s->rfd, s->roff, size, &buf, &got);
+	if (rc < 0)
+		return rc;
+	if (kmqtt_rec_valid(buf, got, s->read_seq) != size)
+		return 0;
+	if (topic) {
+		strbuf_reset(topic);
+		strbuf_add(topic, buf + HDR, h.topic_len);
+	}
+	if (msg) {
+		strbuf_reset(msg);
+		strbuf_add(msg, buf + HDR + h.topic_len, h.msg_len);
+	}
+	*seq = h.seq;
+	return (int)size;
+}
+
+int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **out,
+		     struct kmqtt_spool_damage *damage, const char **why)
+{
+	*damage = (struct kmqtt_spool_damage){0};
+	*why = NULL;
 	/* the directory and its parents, as mkdir -p */
 	_cleanup_free_ char *path = strdup(dir);
 	if (!path)
@@ -263,12 +504,16 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			*why = "cannot make the spool directory";
 			return -errno;
+		}
 		*p = '/';
 	}
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		*why = "cannot make the spool directory";
 		return -errno;
+	}
 	struct kmqtt_spool *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -279,8 +524,24 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 	s->next_seq = 1;
 	int rc = 0;
 	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->dirfd < 0)
+	if (s->dirfd < 0) {
 		rc = -errno;
+		*why = "cannot open the spool directory";
+	}
+	/* the messages of every event, and what keventd will send: the
+	 * directory's owner's alone, as rule files are root's */
+	struct stat st;
+	if (rc == 0 && fstat(s->dirfd, &st) < 0) {
+		rc = -errno;
+		*why = "cannot open the spool directory";
+	}
+	if (rc == 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
+		rc = -EACCES;
+		*why = "the spool directory is neither root's nor keventd's user's";
+	} else if (rc == 0 && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		rc = -EACCES;
+		*why = "the spool directory is writable by group or others (chmod 700 it)";
+	}
 	if (rc == 0) {
 		s->lockfd =
 			openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -288,19 +549,26 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 			rc = -errno;
 		else if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0)
 			rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (rc < 0)
+			*why = rc == -EBUSY ? "the spool is another keventd's"
+					    : "cannot lock the spool";
 	}
 	if (rc == 0) {
 		s->ackfd =
 			openat(s->dirfd, "acked", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (s->ackfd < 0)
+		if (s->ackfd < 0) {
 			rc = -errno;
+			*why = "cannot open the spool's file acked";
+		}
 	}
 	uint64_t acked = 0;
 	if (rc == 0 && pread(s->ackfd, &acked, sizeof(acked), 0) != sizeof(acked))
 		acked = 0;
 	if (rc == 0)
-		rc = load(s, cut);
+		rc = load(s, acked, why);
 	if (rc < 0) {
+		if (!*why)
+			*why = "cannot load the spool";
 		kmqtt_spool_free(s);
 		return rc;
 	}
@@ -310,23 +578,30 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 		s->acked_below = acked > s->next_seq ? s->next_seq : acked;
 	if (!s->n_segs && acked > s->next_seq)
 		s->next_seq = s->acked_below = acked; /* numbers never repeat */
-	while (s->n_segs && s->segs[0].first + s->segs[0].n <= s->acked_below)
+	while (s->n_segs && s->segs[0].end <= s->acked_below)
 		drop_first(s);
+	trim_holes(s);
 	s->read_seq = s->acked_below;
 	s->rseg = 0;
 	s->roff = 0;
-	if (s->n_segs && s->read_seq > s->segs[0].first) {
+	if (s->n_segs) {
 		/* skip the acknowledged records of the first segment */
-		int fd = open_seg(s, s->segs[0].first, O_RDONLY);
-		struct rec r;
-		for (uint64_t q = s->segs[0].first; fd >= 0 && q < s->read_seq; q++) {
-			if (read_rec(fd, s->roff, &r, NULL, NULL) != 0)
+		s->rfd = open_seg(s, s->segs[0].first, O_RDONLY);
+		uint64_t seq, want = s->read_seq;
+		s->read_seq = 0;
+		while (s->rfd >= 0 && s->roff < s->segs[0].bytes) {
+			int size = read_record(s, &s->segs[0], NULL, NULL, &seq);
+			if (size <= 0 || seq >= want)
 				break;
-			s->roff += sizeof(r) + r.topic_len + r.msg_len;
+			s->roff += (uint64_t)size;
 		}
-		s->rfd = fd;
+		s->read_seq = want;
+		if (s->rfd < 0)
+			s->rfd = -1;
 	}
 	write_acked(s);
+	*damage = s->damage;
+	s->damage = (struct kmqtt_spool_damage){0};
 	*out = s;
 	return 0;
 }
@@ -346,6 +621,7 @@ void kmqtt_spool_free(struct kmqtt_spool *s)
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	free(s->segs);
+	free(s->holes);
 	free(s);
 }
 
@@ -353,8 +629,8 @@ void kmqtt_spool_free(struct kmqtt_spool *s)
 static uint64_t unsent_in_first(const struct kmqtt_spool *s)
 {
 	const struct seg *g = &s->segs[0];
-	uint64_t end = g->first + g->n;
-	return s->read_seq >= end ? 0 : end - (s->read_seq > g->first ? s->read_seq : g->first);
+	uint64_t from = s->read_seq > g->first ? s->read_seq : g->first;
+	return from >= g->end ? 0 : g->end - from - holes_in(s, from, g->end);
 }
 
 int kmqtt_spool_append(struct kmqtt_spool *s, const char *topic, const char *msg, size_t len,
@@ -362,8 +638,8 @@ int kmqtt_spool_append(struct kmqtt_spool *s, const char *topic, const char *msg
 {
 	*dropped = 0;
 	size_t tlen = strlen(topic);
-	uint64_t size = sizeof(struct rec) + tlen + len;
-	if (size > s->max_bytes || tlen > 65535 || len > 16 * 1024 * 1024) {
+	uint64_t size = HDR + tlen + len;
+	if (size > s->max_bytes || tlen > KMQTT_REC_TOPIC_MAX || len > KMQTT_REC_MSG_MAX) {
 		*dropped = 1;
 		return 0;
 	}
@@ -381,13 +657,13 @@ int kmqtt_spool_append(struct kmqtt_spool *s, const char *topic, const char *msg
 			s->wfd = -1;
 			return rc;
 		}
-		int rc = add_seg(s, s->next_seq, 0, 0);
+		int rc = add_seg(s, s->next_seq, s->next_seq, 0);
 		if (rc < 0)
 			return rc;
 		last = &s->segs[s->n_segs - 1];
 	}
-	struct rec r = {MAGIC, (uint32_t)tlen, (uint32_t)len,
-			checksum(s->next_seq, topic, tlen, msg, len), s->next_seq};
+	struct kmqtt_rec_hdr r;
+	kmqtt_rec_header(&r, s->next_seq, topic, tlen, msg, len);
 	struct iovec iov[3] = {{&r, sizeof(r)}, {(void *)topic, tlen}, {(void *)msg, len}};
 	ssize_t n = writev(s->wfd, iov, 3);
 	if (n < 0 || (uint64_t)n != size) {
@@ -401,18 +677,51 @@ int kmqtt_spool_append(struct kmqtt_spool *s, const char *topic, const char *msg
 		s->wfd = -1;
 		return rc;
 	}
-	last->n++;
+	last->end = s->next_seq + 1;
 	last->bytes += size;
 	s->bytes += size;
 	s->next_seq++;
 	return 0;
 }
 
+/* The record at the cursor is damaged: skips to the next valid one of the
+ * segment (or its end), as at open, counting what is lost. */
+static int resync(struct kmqtt_spool *s, const struct seg *g)
+{
+	char name[32];
+	seg_name(g->first, name);
+	uint64_t left = g->bytes - s->roff;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int rc = read_at(s->rfd, s->roff, left > SEG_READ_MAX ? SEG_READ_MAX : (size_t)left, &buf,
+			 &len);
+	if (rc < 0)
+		return rc;
+	struct kmqtt_rec r, after;
+	kmqtt_rec_next(buf, len, 0, s->read_seq, &r);
+	if (r.kind == KMQTT_REC_RECORD || r.kind == KMQTT_REC_END)
+		return -EIO; /* it read wrong a moment ago, and right now */
+	s->damage.damaged += r.len;
+	s->damage.regions++;
+	set_aside(s, name, s->roff, buf, r.len);
+	kmqtt_rec_next(buf, len, r.len, s->read_seq, &after);
+	uint64_t to = after.kind == KMQTT_REC_RECORD ? after.seq : g->end;
+	s->damage.corrupt += to - s->read_seq - holes_in(s, s->read_seq, to);
+	rc = add_hole(s, s->read_seq, to);
+	if (after.kind == KMQTT_REC_RECORD) {
+		s->roff += r.len;
+	} else {
+		s->roff = g->bytes;
+		s->read_seq = g->end;
+	}
+	return rc;
+}
+
 int kmqtt_spool_next(struct kmqtt_spool *s, struct strbuf *topic, struct strbuf *msg, uint64_t *seq)
 {
 	while (s->rseg < s->n_segs) {
 		struct seg *g = &s->segs[s->rseg];
-		if (s->read_seq >= g->first + g->n) {
+		if (s->read_seq >= g->end) {
 			/* this one is done: on to the next */
 			if (s->rseg + 1 == s->n_segs)
 				return -ENOENT;
@@ -431,22 +740,35 @@ int kmqtt_spool_next(struct kmqtt_spool *s, struct strbuf *topic, struct strbuf 
 				return rc;
 			}
 		}
-		struct rec r;
-		int rc = read_rec(s->rfd, s->roff, &r, topic, msg);
-		if (rc < 0)
-			return rc;
-		if (rc > 0 || r.seq != s->read_seq) {
-			/* torn: what is left of the segment is lost */
-			s->read_seq = g->first + g->n;
+		uint64_t got = 0;
+		int size = read_record(s, g, topic, msg, &got);
+		if (size < 0)
+			return size;
+		if (size == 0) {
+			int rc = resync(s, g);
+			if (rc < 0)
+				return rc;
 			continue;
 		}
-		s->roff += sizeof(r) + r.topic_len + r.msg_len;
-		*seq = s->read_seq++;
+		s->roff += (uint64_t)size;
+		s->read_seq = got + 1;
+		*seq = got;
 		if (topic->oom || msg->oom)
 			return -ENOMEM;
 		return 0;
 	}
 	return -ENOENT;
+}
+
+void kmqtt_spool_damage(struct kmqtt_spool *s, struct kmqtt_spool_damage *out)
+{
+	out->cut += s->damage.cut;
+	out->damaged += s->damage.damaged;
+	out->regions += s->damage.regions;
+	out->corrupt += s->damage.corrupt;
+	out->aside += s->damage.aside;
+	out->not_kept += s->damage.not_kept;
+	s->damage = (struct kmqtt_spool_damage){0};
 }
 
 uint64_t kmqtt_spool_cursor(const struct kmqtt_spool *s)
@@ -459,14 +781,15 @@ void kmqtt_spool_ack_below(struct kmqtt_spool *s, uint64_t seq)
 	if (seq <= s->acked_below)
 		return;
 	s->acked_below = seq;
-	while (s->n_segs > 1 && s->segs[0].first + s->segs[0].n <= seq)
+	while (s->n_segs > 1 && s->segs[0].end <= seq)
 		drop_first(s);
+	trim_holes(s);
 	write_acked(s);
 }
 
 uint64_t kmqtt_spool_pending(const struct kmqtt_spool *s)
 {
-	return s->next_seq - s->acked_below;
+	return s->next_seq - s->acked_below - holes_in(s, s->acked_below, s->next_seq);
 }
 
 uint64_t kmqtt_spool_bytes(const struct kmqtt_spool *s)

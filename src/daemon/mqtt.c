@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <fcntl.h>
 #include <mosquitto.h>
+#include <mqtt_protocol.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,8 @@ struct kmqtt {
 	struct mosquitto *mosq;
 	enum state state;
 	bool started; /* mosquitto_connect_async() was called once */
+	bool v311;    /* the broker refused MQTT 5: 3.1.1 from now on */
+	bool v311_set;
 	struct kio *io;
 	struct ktimer *misc, *retry;
 	uint64_t connecting_since_ns;
@@ -49,6 +53,7 @@ struct kmqtt {
 	unsigned port;
 	int qos;
 	enum kmqtt_publish publish;
+	char *off; /* why publishing is off; NULL while it is on */
 
 	/* QoS 1: in the spool, and the window of them in libmosquitto's
 	 * hands, oldest first */
@@ -178,9 +183,34 @@ static void on_log(struct mosquitto *mosq, void *userdata, int level, const char
 	m->lib_error = e;
 }
 
+/* MQTT 5, so that keventd can tell the broker the largest packet it takes
+ * (MAXIMUM_PACKET_SIZE in CONNECT): libmosquitto reads a packet whole,
+ * whatever its size, before keventd sees it.  libmosquitto 2.0 has no
+ * asynchronous connect with properties; mosquitto_connect_bind_v5() keeps
+ * them for every later connect before it checks its port, and a port of
+ * -1 stops it there, before it connects (and blocks). */
+static void set_protocol(struct kmqtt *m, bool v5)
+{
+	mosquitto_property *props = NULL;
+	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION,
+				   v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
+	if (v5 && mosquitto_property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
+					       KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS) {
+		(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+		return;
+	}
+	/* with v5 false, NULL: forgets them, as 3.1.1 has none */
+	(void)mosquitto_connect_bind_v5(m->mosq, m->host, -1, KMQTT_KEEPALIVE_S, NULL, props);
+	mosquitto_property_free_all(&props);
+}
+
 static void attempt(struct kmqtt *m)
 {
 	drop_io(m); /* reconnecting closes the old socket: its number may come back */
+	if (m->v311 && !m->v311_set) {
+		set_protocol(m, false);
+		m->v311_set = true;
+	}
 	m->c.attempts++;
 	free(m->lib_error);
 	m->lib_error = NULL;
@@ -251,12 +281,39 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 		sync_io(m);
 }
 
+/* What the broker's refusal says: MQTT 5's codes as 3.1.1's words where
+ * they mean the same. */
+static const char *refusal(int rc)
+{
+	switch (rc) {
+	case MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION:
+		return mosquitto_connack_string(CONNACK_REFUSED_PROTOCOL_VERSION);
+	case MQTT_RC_CLIENTID_NOT_VALID:
+		return mosquitto_connack_string(CONNACK_REFUSED_IDENTIFIER_REJECTED);
+	case MQTT_RC_SERVER_UNAVAILABLE:
+		return mosquitto_connack_string(CONNACK_REFUSED_SERVER_UNAVAILABLE);
+	case MQTT_RC_BAD_USERNAME_OR_PASSWORD:
+		return mosquitto_connack_string(CONNACK_REFUSED_BAD_USERNAME_PASSWORD);
+	case MQTT_RC_NOT_AUTHORIZED:
+		return mosquitto_connack_string(CONNACK_REFUSED_NOT_AUTHORIZED);
+	}
+	return rc <= CONNACK_REFUSED_NOT_AUTHORIZED ? mosquitto_connack_string(rc)
+						    : mosquitto_reason_string(rc);
+}
+
 static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
 {
 	struct kmqtt *m = userdata;
+	if (rc == MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION && !m->v311) {
+		/* a broker of MQTT 3.1.1 only */
+		log_warning("mqtt: %s:%u does not speak MQTT 5: speaking 3.1.1 to it, which "
+			    "cannot bound the size of the packets it sends",
+			    m->host, m->port);
+		m->v311 = true;
+	}
 	if (rc != 0) {
 		/* the broker said no: it closes, and on_disconnect follows */
-		lost(m, mosquitto_connack_string(rc));
+		lost(m, refusal(rc));
 		return;
 	}
 	m->state = CONNECTED;
@@ -285,7 +342,9 @@ static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
 	struct kmqtt *m = userdata;
 	(void)mosq;
 	if (m->state != DISCONNECTED)
-		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost" : errno_text(m, rc));
+		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost"
+			: rc >= 0x80 ? mosquitto_reason_string(rc) /* MQTT 5's DISCONNECT */
+				     : errno_text(m, rc));
 }
 
 /* A keventd's own "online" or "offline", which a wide filter also takes. */
@@ -371,19 +430,57 @@ static bool refused(int rc)
 	return false;
 }
 
+/* Publishing stops, for good: said once, and in status. */
+static void turn_off(struct kmqtt *m, const char *fmt, ...) _printf_(2, 3);
+static void turn_off(struct kmqtt *m, const char *fmt, ...)
+{
+	if (m->off)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&m->off, fmt, ap) < 0)
+		m->off = NULL;
+	va_end(ap);
+	if (!m->off)
+		m->off = strdup("out of memory");
+	log_error("mqtt: %s: publishing is off", m->off ? m->off : "out of memory");
+}
+
+static const char aside_full[] =
+	" (not all: at most " STRINGIFY(KMQTT_SPOOL_ASIDE_FILES) " files are kept, of 64 KiB each)";
+
+/* Says what the spool found damaged, and counts the messages lost. */
+static void say_damage(struct kmqtt *m, const struct kmqtt_spool_damage *g)
+{
+	if (g->cut)
+		log_warning("mqtt: spool %s: %" PRIu64 " bytes of a torn record cut off "
+			    "(keventd stopped while writing it)",
+			    m->spool_dir, g->cut);
+	if (!g->regions)
+		return;
+	m->c.corrupt += g->corrupt;
+	log_error("mqtt: spool %s: %" PRIu64 " damaged bytes in %" PRIu64 " places skipped, "
+		  "the records after them kept; %" PRIu64 " messages lost with them (counted "
+		  "corrupt); %" PRIu64 " bytes kept aside in *.corrupt%s",
+		  m->spool_dir, g->damaged, g->regions, g->corrupt, g->aside,
+		  g->not_kept ? aside_full : "");
+}
+
 /* Hands libmosquitto what its window has room for, from the spool. */
 static void feed(struct kmqtt *m)
 {
-	if (m->state != CONNECTED || !m->spool)
+	if (m->state != CONNECTED || !m->spool || m->off)
 		return;
 	while (m->n_flight < KMQTT_WINDOW) {
 		uint64_t seq;
 		int rc = kmqtt_spool_next(m->spool, &m->topic, &m->msg, &seq);
+		struct kmqtt_spool_damage g = {0};
+		kmqtt_spool_damage(m->spool, &g);
+		say_damage(m, &g);
 		if (rc == -ENOENT)
 			break;
 		if (rc < 0) {
-			log_error("mqtt: cannot read the spool %s: %s", m->spool_dir,
-				  strerror(-rc));
+			turn_off(m, "cannot read the spool %s: %s", m->spool_dir, strerror(-rc));
 			break;
 		}
 		int mid = 0;
@@ -417,7 +514,8 @@ static void count_dropped(struct kmqtt *m, uint64_t n)
 
 void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 {
-	if (m->publish == KMQTT_PUBLISH_NONE || (m->publish == KMQTT_PUBLISH_MATCHED && !matched))
+	if (m->off || m->publish == KMQTT_PUBLISH_NONE ||
+	    (m->publish == KMQTT_PUBLISH_MATCHED && !matched))
 		return;
 	if (ev->source == KEVENT_SOURCE_MQTT) /* another machine's: never sent back */
 		return;
@@ -461,6 +559,7 @@ void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out)
 {
 	*out = m->c;
 	out->spooled = m->spool ? (size_t)kmqtt_spool_pending(m->spool) : 0;
+	out->off = m->off ? m->off : m->publish == KMQTT_PUBLISH_NONE ? "publish: none" : NULL;
 }
 
 /* The password: the first line of a file no one else may read. */
@@ -501,6 +600,87 @@ static char *dup_or(const char *s, const char *a, char sep, const char *b)
 	return r;
 }
 
+/* The client, its callbacks, its login and TLS: whether it can connect
+ * (else publishing is off, said why). */
+static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
+{
+	const char *no = "; no connection to the broker, for publishing nor for the source mqtt";
+	m->mosq = mosquitto_new(m->client_id, true, m);
+	if (!m->mosq) {
+		turn_off(m, "libmosquitto cannot make a client: %s%s", strerror(errno), no);
+		return false;
+	}
+	mosquitto_connect_callback_set(m->mosq, on_connect);
+	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
+	mosquitto_publish_callback_set(m->mosq, on_publish);
+	mosquitto_message_callback_set(m->mosq, on_message);
+	if (cfg->tls) /* else its log, formatted for every packet, tells keventd nothing */
+		mosquitto_log_callback_set(m->mosq, on_log);
+	set_protocol(m, true);
+	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
+	if (mosquitto_will_set(m->mosq, m->status_topic, 7, "offline", 1, true) !=
+	    MOSQ_ERR_SUCCESS) {
+		turn_off(m, "libmosquitto refuses the status topic %s%s", m->status_topic, no);
+		return false;
+	}
+	if (cfg->username) {
+		_cleanup_free_ char *password = NULL;
+		const char *why = NULL;
+		if (cfg->password_file) {
+			int rc = read_password(cfg->password_file, &password, &why);
+			if (rc < 0) {
+				turn_off(m, "%s: %s: %s%s",
+					 why ? why : "cannot read the password file",
+					 cfg->password_file, strerror(-rc), no);
+				return false;
+			}
+		}
+		int rc = mosquitto_username_pw_set(m->mosq, cfg->username, password);
+		if (password)
+			explicit_bzero(password, strlen(password));
+		if (rc != MOSQ_ERR_SUCCESS) {
+			turn_off(m, "libmosquitto refuses the username or password%s", no);
+			return false;
+		}
+	}
+	if (cfg->tls) {
+		/* no ca_file: the system's store */
+		const char *capath = cfg->ca_file ? NULL : "/etc/ssl/certs";
+		int trc = mosquitto_tls_set(m->mosq, cfg->ca_file, capath, cfg->cert_file,
+					    cfg->key_file, NULL);
+		if (trc != MOSQ_ERR_SUCCESS) {
+			turn_off(m, "%s%s",
+				 trc == MOSQ_ERR_INVAL ? "cannot read the TLS files (ca_file, "
+							 "cert_file, key_file)"
+						       : mosquitto_strerror(trc),
+				 no);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The spool of QoS 1; publishing is off without it (the connection stays,
+ * for the source mqtt). */
+static void open_spool(struct kmqtt *m, const struct kmqtt_config *cfg)
+{
+	struct kmqtt_spool_damage g;
+	const char *why = NULL;
+	int rc = kmqtt_spool_open(m->spool_dir, (uint64_t)cfg->spool_max_mb << 20, &m->spool, &g,
+				  &why);
+	if (rc < 0) {
+		m->spool = NULL;
+		turn_off(m, "spool %s: %s (%s)", m->spool_dir, strerror(-rc),
+			 why ? why : "cannot open it");
+		return;
+	}
+	say_damage(m, &g);
+	uint64_t held = kmqtt_spool_pending(m->spool);
+	if (held)
+		log_info("mqtt: %" PRIu64 " messages in the spool %s, sent once connected", held,
+			 m->spool_dir);
+}
+
 int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct ksink *sink,
 	      struct kmqtt **out, const char **why)
 {
@@ -536,83 +716,33 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	m->client_id = dup_or(cfg->client_id, "keventd", '-', host);
 	m->prefix = dup_or(cfg->topic_prefix, "keventd", '/', host);
 	m->status_topic = m->prefix ? dup_or(NULL, m->prefix, '/', "status") : NULL;
-	int rc = -ENOMEM;
 	if (!m->spool_dir || !m->host || !m->hostname || !m->client_id || !m->prefix ||
-	    !m->status_topic)
-		goto fail;
-	m->mosq = mosquitto_new(m->client_id, true, m);
-	if (!m->mosq)
-		goto fail;
-	mosquitto_connect_callback_set(m->mosq, on_connect);
-	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
-	mosquitto_publish_callback_set(m->mosq, on_publish);
-	mosquitto_message_callback_set(m->mosq, on_message);
-	if (cfg->tls) /* else its log, formatted for every packet, tells keventd nothing */
-		mosquitto_log_callback_set(m->mosq, on_log);
-	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
-	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
-	rc = -EINVAL;
-	if (mosquitto_will_set(m->mosq, m->status_topic, 7, "offline", 1, true) !=
-	    MOSQ_ERR_SUCCESS) {
-		*why = "libmosquitto refuses the status topic";
-		goto fail;
+	    !m->status_topic) {
+		kmqtt_free(m);
+		return -ENOMEM;
 	}
-	if (cfg->username) {
-		_cleanup_free_ char *password = NULL;
-		if (cfg->password_file) {
-			rc = read_password(cfg->password_file, &password, why);
-			if (rc < 0)
-				goto fail;
-		}
-		rc = -EINVAL;
-		if (mosquitto_username_pw_set(m->mosq, cfg->username, password) !=
-		    MOSQ_ERR_SUCCESS) {
-			*why = "libmosquitto refuses the username or password";
-			goto fail;
-		}
-		if (password)
-			explicit_bzero(password, strlen(password));
+	/* From here on a problem turns publishing off, and leaves the rest of
+	 * keventd be: a broker is never worth its other sources. */
+	const char *warn = kmqtt_config_warning(cfg);
+	if (warn)
+		log_warning("mqtt: %s", warn);
+	if (!connect_setup(m, cfg)) {
+		/* no connection: free libmosquitto's, and nothing to watch */
+		mosquitto_destroy(m->mosq);
+		m->mosq = NULL;
+		*out = m;
+		return 0;
 	}
-	if (cfg->tls) {
-		/* no ca_file: the system's store */
-		const char *capath = cfg->ca_file ? NULL : "/etc/ssl/certs";
-		int trc = mosquitto_tls_set(m->mosq, cfg->ca_file, capath, cfg->cert_file,
-					    cfg->key_file, NULL);
-		if (trc != MOSQ_ERR_SUCCESS) {
-			*why = trc == MOSQ_ERR_INVAL ? "cannot read the TLS files (ca_file, "
-						       "cert_file, key_file)"
-						     : mosquitto_strerror(trc);
-			goto fail;
-		}
-	}
-	if (m->qos == 1) {
-		uint64_t cut = 0;
-		rc = kmqtt_spool_open(m->spool_dir, (uint64_t)cfg->spool_max_mb << 20, &m->spool,
-				      &cut);
-		if (rc < 0) {
-			*why = rc == -EBUSY ? "the spool is another keventd's"
-					    : "cannot open the spool";
-			log_error("mqtt: spool %s: %s", m->spool_dir, strerror(-rc));
-			goto fail;
-		}
-		if (cut)
-			log_warning("mqtt: spool %s: %" PRIu64 " bytes of a torn record cut off "
-				    "(keventd stopped while writing it)",
-				    m->spool_dir, cut);
-		uint64_t held = kmqtt_spool_pending(m->spool);
-		if (held)
-			log_info("mqtt: %" PRIu64 " messages in the spool %s, sent once connected",
-				 held, m->spool_dir);
-	}
+	if (m->qos == 1 && m->publish != KMQTT_PUBLISH_NONE)
+		open_spool(m, cfg);
 	attempt(m);
-	rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
-	if (rc < 0)
-		goto fail;
+	int rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
+	if (rc < 0) {
+		kmqtt_free(m);
+		return rc;
+	}
 	*out = m;
 	return 0;
-fail:
-	kmqtt_free(m);
-	return rc;
 }
 
 /* On a clean stop: "offline" on the status topic (the will is only for a
@@ -656,6 +786,7 @@ void kmqtt_free(struct kmqtt *m)
 	strbuf_release(&m->msg);
 	free(m->last_error);
 	free(m->lib_error);
+	free(m->off);
 	free(m->host);
 	free(m->hostname);
 	free(m->client_id);

@@ -31,6 +31,11 @@
 #define KMQTT_BACKOFF_MIN_MS	 500
 #define KMQTT_BACKOFF_MAX_MS	 30000
 #define KMQTT_CONNECT_TIMEOUT_MS 10000
+/* The largest packet keventd asks the broker to send it (MQTT 5's
+ * MAXIMUM_PACKET_SIZE): a message of KMQTT_MSG_MAX bytes on the longest
+ * topic, and room for the header and its properties.  A broker that keeps
+ * to MQTT 5 drops a larger one for keventd rather than send it. */
+#define KMQTT_PACKET_MAX (KMQTT_MSG_MAX + KMQTT_TOPIC_MAX + 4096)
 
 struct kmqtt;
 
@@ -41,14 +46,18 @@ struct kmqtt_counters {
 	uint64_t dropped;   /* messages never sent: the spool was full, or QoS 0 offline */
 	uint64_t received;  /* messages taken from the broker */
 	uint64_t attempts;  /* connection attempts */
+	uint64_t corrupt;   /* spooled messages lost with damaged records of the spool */
 	size_t spooled;	    /* messages in the spool, sent or not, not yet acknowledged */
+	const char *off;    /* why publishing is off (valid until the next call); NULL: on */
 };
 
 /*
  * Sets up the client of cfg (which must outlive it) and starts
- * connecting, without waiting.  0, or -errno with *why saying what failed: -EACCES for a
- * password file others may read, -EBUSY for a spool another keventd
- * holds, -EINVAL for settings libmosquitto refuses.
+ * connecting, without waiting.  What keeps it from publishing (a password
+ * file others may read, TLS files it cannot read, a spool it cannot open
+ * or trust) turns publishing off, logged and in kmqtt_counters(), and the
+ * rest goes on: the connection too, for the source mqtt, when only the
+ * spool is at fault.  0, or -ENOMEM (*why is then NULL).
  */
 int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct ksink *sink,
 	      struct kmqtt **out, const char **why);

@@ -99,6 +99,7 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs)
 #define SUM(f)	    KSTATS_FROM_SOURCES_SUM, offsetof(struct kstats, f)
 #define EXTRA(f)    KSTATS_FROM_EXTRA, offsetof(struct kstatus_extra, f)
 #define FLAG(f)	    KSTATS_FROM_EXTRA_FLAG, offsetof(struct kstatus_extra, f)
+#define TEXT(f)	    KSTATS_FROM_EXTRA_TEXT, offsetof(struct kstatus_extra, f)
 #define XSOURCES(f) KSTATS_FROM_EXTRA_SOURCES, offsetof(struct kstatus_extra, f)
 #define XFLAGS(f)   KSTATS_FROM_EXTRA_SOURCES_FLAG, offsetof(struct kstatus_extra, f)
 #define RULESET(f)  KSTATS_FROM_RULESET, offsetof(struct kruleset, f)
@@ -238,11 +239,19 @@ const struct kstats_row kstats_rows[] = {
 	 "Messages waiting for the broker or its acknowledgement now."},
 	{KSTATS_MQTT, ", dropped #", "dropped", "mqtt_dropped_total", "counter",
 	 EXTRA(mqtt_dropped), "Messages never sent: the spool was full, or QoS 0 while offline."},
+	{KSTATS_MQTT, ", corrupt #", "corrupt", "mqtt_spool_corrupt_total", "counter",
+	 EXTRA(mqtt_corrupt),
+	 "Spooled messages lost with damaged records of the spool, skipped by their numbers."},
 	{KSTATS_MQTT, ", received #", "received", "mqtt_received_total", "counter",
 	 EXTRA(mqtt_received), "Messages taken from the broker's subscriptions."},
 	{KSTATS_MQTT, ", connection attempts #)", "connection_attempts",
 	 "mqtt_connection_attempts_total", "counter", EXTRA(mqtt_attempts),
 	 "Attempts to connect to the broker."},
+	/* publishing: words in the text while it is off, a string in JSON, a gauge */
+	{KSTATS_MQTT, "; publishing off (#)", NULL, NULL, "gauge", TEXT(mqtt_off_why), NULL},
+	{KSTATS_MQTT, NULL, "publishing", NULL, "gauge", TEXT(mqtt_publishing_text), NULL},
+	{KSTATS_MQTT, NULL, NULL, "mqtt_publishing", "gauge", FLAG(mqtt_publishing),
+	 "1 while events are published; 0 when publishing is off (keventctl status says why)."},
 
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
@@ -331,6 +340,8 @@ static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i
 		return (now_monotonic_ns() - v->s->started_ns) / 1000000000ull;
 	case KSTATS_FROM_RULE:
 		return AT(uint64_t, lookup(v->s, v->rs->rules[i]), r->off);
+	case KSTATS_FROM_EXTRA_TEXT:
+		return 0; /* not a number: its renderings read it themselves */
 	}
 	return 0;
 }
@@ -348,6 +359,15 @@ static void text_line(struct strbuf *o, const struct view *v, enum kstats_sectio
 		if (r->section != sec || !r->text)
 			continue;
 		const char *hash = strchr(r->text, '#');
+		if (r->from == KSTATS_FROM_EXTRA_TEXT) {
+			const char *t = AT(char *, v->x, r->off);
+			if (t) {
+				strbuf_add(o, r->text, (size_t)(hash - r->text));
+				strbuf_put_escaped(o, t);
+				strbuf_puts(o, hash + 1);
+			}
+			continue;
+		}
 		uint64_t n = i < 0 ? 0 : value(r, v, (size_t)i);
 		if (sec == KSTATS_SOURCES && i < 0)
 			strbuf_printf(o, " %12s", r->text);
@@ -404,11 +424,19 @@ static void json_members(struct strbuf *o, const struct view *v, enum kstats_sec
 			continue;
 		uint64_t n = value(r, v, i);
 		strbuf_printf(o, "%s\"%s\":", sep, r->json);
+		sep = ",";
+		if (r->from == KSTATS_FROM_EXTRA_TEXT) {
+			const char *t = AT(char *, v->x, r->off);
+			if (t)
+				strbuf_json(o, t);
+			else
+				strbuf_puts(o, "null");
+			continue;
+		}
 		if (is_flag(r))
 			strbuf_puts(o, n ? "true" : "false");
 		else
 			strbuf_printf(o, "%" PRIu64, n);
-		sep = ",";
 	}
 }
 

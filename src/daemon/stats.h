@@ -75,6 +75,11 @@ struct kstatus_extra {
 	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
 	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;
 	size_t mqtt_published, mqtt_acked, mqtt_spooled, mqtt_dropped, mqtt_received, mqtt_attempts;
+	size_t mqtt_corrupt; /* spooled messages lost with damaged records */
+	/* publishing: on or not; why not (NULL while on, or with no broker);
+	 * "on" or "off (why)" */
+	bool mqtt_publishing;
+	const char *mqtt_off_why, *mqtt_publishing_text;
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -105,7 +110,10 @@ enum kstats_from {
 	KSTATS_FROM_EXTRA_SOURCES_FLAG,
 	KSTATS_FROM_RULESET, /* size_t in struct kruleset; 0 before the first load */
 	KSTATS_FROM_UPTIME,  /* seconds since started_ns; no off */
-	KSTATS_FROM_RULE,    /* uint64_t in struct krule_counters */
+	/* const char * in struct kstatus_extra: the text shows it while it is
+	 * not NULL, in place of the '#'; JSON, a string or null */
+	KSTATS_FROM_EXTRA_TEXT,
+	KSTATS_FROM_RULE, /* uint64_t in struct krule_counters */
 };
 
 /*

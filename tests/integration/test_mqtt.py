@@ -7,7 +7,11 @@ the retained status "online" and the will "offline", a broker outage with
 counted exactly, found again after a SIGKILL), the backoff while the broker is
 away or refuses a password, TLS with a CA and client certificates made by the
 test, publish: matched and QoS 0, events taken from the broker (source: mqtt
-rules only, 20 kinds of malformed message), and a fleet of 50 keventds."""
+rules only, 20 kinds of malformed message), and a fleet of 50 keventds.  What
+keeps keventd from publishing (a spool another keventd holds, a spool
+directory others may write to, a spool it cannot read, a password file
+others may read) turns publishing off and stops nothing else; a packet over
+the bound keventd gives the broker is dropped by the broker."""
 import json
 import os
 import signal
@@ -89,13 +93,16 @@ class Mqtt(DaemonTest):
         st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged")
         self.assertEqual(st["mqtt"], {"enabled": True, "connected": True, "published": 1,
                                       "acknowledged": 1, "spooled": 0, "dropped": 0,
-                                      "received": 0, "connection_attempts": 1})
+                                      "corrupt": 0, "received": 0, "connection_attempts": 1,
+                                      "publishing": "on"})
         self.assertEqual(b.retained("fleet/h1/status"), "online")
         text = d.ctl("status", check=0).stdout
         self.assertIn("mqtt: connected (published 1, acknowledged 1, spooled 0, dropped 0, "
-                      "received 0, connection attempts 1)\n", text)
+                      "corrupt 0, received 0, connection attempts 1)\n", text)
         prom = d.ctl("status", "--prometheus", check=0).stdout
         self.assertIn("keventd_mqtt_connected 1\n", prom)
+        self.assertIn("keventd_mqtt_publishing 1\n", prom)
+        self.assertIn("keventd_mqtt_spool_corrupt_total 0\n", prom)
         self.assertIn("keventd_mqtt_acknowledged_total 1\n", prom)
         d.stop_ok(self)
         # a clean stop says so itself: the will is for a connection that breaks
@@ -222,17 +229,81 @@ class Mqtt(DaemonTest):
                          ["fleet/h1/general/x/after"])
         d2.stop_ok(self)
 
+    def status_at(self, ctl):
+        r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl, "status", "--json"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_spool_flipped_byte_costs_one_message(self):
+        """1,500 messages spooled, one byte of the spool flipped while keventd
+        is stopped: the next keventd sends the other 1,499, in order, counts
+        the one lost (corrupt) and keeps every segment (one such byte used to
+        leave 254, none counted)."""
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        b.stop()
+        conf = self.config(b, spool_mb=1)  # segments of 128 KiB: a few of them
+        d = self.start("--config", conf)
+        d.wait_log("mqtt: cannot connect")
+        n = 1500
+        d.ctl("send", "--batch", self.batch(n), check=0)
+        d.wait_idle(n)
+        self.assertEqual(self.mqtt(d)["spooled"], n)
+        d.stop_ok(self)
+        spool = self.s.path("spool-keventd.yaml")
+        segs = sorted(f for f in os.listdir(spool) if f.startswith("seg-"))
+        self.assertGreaterEqual(len(segs), 3)
+        with open(os.path.join(spool, segs[0]), "r+b") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(size // 2)
+            c = f.read(1)
+            f.seek(size // 2)
+            f.write(bytes([c[0] ^ 0x01]))
+        d = self.start("--config", conf)
+        d.wait_log("damaged bytes in 1 places skipped, the records after them kept; "
+                   "1 messages lost with them (counted corrupt)")
+        st = self.mqtt(d)
+        self.assertEqual((st["spooled"], st["corrupt"], st["publishing"]), (n - 1, 1, "on"))
+        self.assertEqual(sorted(f for f in os.listdir(spool) if f.startswith("seg-") and
+                                "." not in f), segs)
+        self.assertEqual(len([f for f in os.listdir(spool) if f.endswith(".corrupt")]), 1)
+        b.start()
+        st = self.wait_mqtt(d, lambda m: m["acknowledged"] == n - 1, "1,499 acknowledged")
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["dropped"], st["mqtt"]["corrupt"]), (n - 1, 0, 0, 1))
+        got = [int(t.split("/")[3][1:]) for t, _ in
+               b.collect("watcher", "fleet/h1/general/#", n - 1)]
+        self.assertEqual(len(got), n - 1)
+        self.assertEqual(got, sorted(got))  # in order
+        lost = set(range(n)) - set(got)
+        self.assertEqual(len(lost), 1)
+        self.assertLess(lost.pop(), n // 2)  # in the first segment
+        d.stop_ok(self)
+
     def test_spool_is_one_keventds(self):
         b = self.broker()
         conf = self.config(b)
         d = self.start("--config", conf)
-        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", self.s.path("ctl2")])
+        # a second keventd on the same spool: it does not publish, and runs
+        ctl2 = self.s.path("ctl2")
+        d2 = kdtest.Daemon(self.s, args=["--config", conf, "--control", ctl2])
         self.daemons.append(d2)
-        with self.assertRaises(AssertionError):
-            d2.start()
-        self.assertEqual(d2.proc.wait(TIMEOUT), 1)
-        self.assertIn("mqtt: spool %s: Device or resource busy" % self.s.path("spool-keventd.yaml"),
-                      d2.logtext())
+        d2.start()
+        spool = self.s.path("spool-keventd.yaml")
+        self.assertIn("mqtt: spool %s: Device or resource busy" % spool, d2.logtext())
+        self.assertIn("mqtt: spool %s: Device or resource busy (the spool is another "
+                      "keventd's): publishing is off\n" % spool, d2.logtext())
+        st = self.status_at(ctl2)
+        self.assertEqual(st["mqtt"]["publishing"], "off (spool %s: Device or resource busy "
+                         "(the spool is another keventd's))" % spool)
+        r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl2, "send", "general", "/x", "y"],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = self.status_at(ctl2)
+        self.assertEqual((st["sources"]["socket"]["received"], st["mqtt"]["spooled"]), (1, 0))
+        self.assertEqual(self.mqtt(d)["publishing"], "on")  # the first one's, untouched
+        d2.stop_ok(self)
         d.stop_ok(self)
 
     def central(self, b, filters, *args, prefix="fleet/central"):
@@ -243,6 +314,96 @@ class Mqtt(DaemonTest):
         for f in filters:
             b.wait_log("kd-central.yaml 1 %s" % f)
         return d
+
+    def test_spool_dir_writable_by_others(self):
+        """A spool directory that others may write to is refused: publishing
+        is off, in the log and in status, and keventd goes on: the socket
+        source, and the source mqtt over the same connection."""
+        b = self.broker().start()
+        b.session("watcher", "fleet/central/#")
+        spool = self.s.path("spool-central.yaml")
+        os.mkdir(spool)
+        os.chmod(spool, 0o777)
+        self.s.write_rule("10-both.yaml", r"""
+rules:
+  - name: fleet
+    match: {source: mqtt, type: power}
+    run: %s
+  - name: local
+    match: {source: socket, type: general}
+    run: %s
+""" % (self.h("report", self.s.path("out", "fleet.json"), self.s.fifo.path, "fleet"),
+       self.h("report", self.s.path("out", "local.json"), self.s.fifo.path, "local")))
+        d = self.central(b, ["fleet/+/power/#"])
+        why = ("spool %s: Permission denied (the spool directory is writable by group or "
+               "others (chmod 700 it))" % spool)
+        d.wait_log("mqtt: %s: publishing is off\n" % why)
+        st = self.mqtt(d)
+        self.assertEqual((st["publishing"], st["connected"]), ("off (%s)" % why, True))
+        text = d.ctl("status", check=0).stdout
+        self.assertIn("; publishing off (%s)\n" % why, text)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("keventd_mqtt_publishing 0\n", prom)
+        # the other sources run their rules
+        d.send("general", "/local", "x")
+        self.assertEqual(self.s.fifo.line(), "done local")
+        b.publish("fleet/h7/power/high/cpu",
+                  json.dumps({"type": "power", "object": "/cpu", "signal": "high",
+                              "host": "h7"}))
+        self.assertEqual(self.s.fifo.line(), "done fleet")
+        st = d.wait_idle(2)
+        self.assertEqual((st["mqtt"]["published"], st["mqtt"]["spooled"],
+                          st["mqtt"]["received"]), (0, 0, 1))
+        # nothing written into a directory others could have swapped
+        self.assertEqual(os.listdir(spool), [])
+        self.assertEqual(os.stat(spool).st_mode & 0o777, 0o777)
+        # and nothing published but the status
+        self.assertEqual(b.collect("watcher", "fleet/central/#", 1),
+                         [("fleet/central/status", "online")])
+        d.stop_ok(self)
+
+    def test_spool_read_error_turns_publishing_off(self):
+        """A spool that cannot be read while keventd runs (here a segment
+        swapped for a directory: the read fails with EISDIR, as a disk's
+        would with EIO) turns publishing off, once, and keventd goes on."""
+        b = self.broker()
+        d = self.start("--config", self.config(b))
+        d.wait_log("mqtt: cannot connect")
+        d.ctl("send", "--batch", self.batch(5), check=0)
+        d.wait_idle(5)
+        spool = self.s.path("spool-keventd.yaml")
+        seg = os.path.join(spool, "seg-%016x" % 1)
+        os.rename(seg, seg + ".away")
+        os.mkdir(seg, 0o700)
+        b.start()
+        why = "cannot read the spool %s: Is a directory" % spool
+        d.wait_log("mqtt: %s: publishing is off\n" % why)
+        st = self.wait_mqtt(d, lambda m: m["connected"], "connected")
+        self.assertEqual((st["mqtt"]["publishing"], st["mqtt"]["published"]),
+                         ("off (%s)" % why, 0))
+        d.send("general", "/after", "x")  # handled, not published
+        st = d.wait_idle(6)
+        self.assertEqual(st["mqtt"]["published"], 0)
+        self.assertEqual(d.logtext().count("publishing is off"), 1)
+        d.stop_ok(self)
+
+    def test_inbound_packet_bound(self):
+        """keventd speaks MQTT 5 and tells the broker the largest packet it
+        takes: the broker drops a larger message for it instead of sending
+        it, and keventd never reads it."""
+        b = self.broker().start()
+        d = self.central(b, ["fleet/#"])
+        self.assertIn("as kd-central.yaml (p5, c1, k30", b.logtext())
+        ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
+        big = self.s.path("big")
+        with open(big, "wb") as f:  # over the bound of 64 KiB + 64 KiB + 4 KiB
+            f.write(b"{" + b" " * (200 * 1024) + b"}")
+        b.publish("fleet/h1/power/s/a", None, extra=["-f", big])
+        b.wait_log("Dropping too large outgoing PUBLISH for kd-central.yaml")
+        b.publish("fleet/h1/power/s/a", json.dumps(ok))
+        st = d.wait_status(lambda st: st["sources"]["mqtt"]["received"] == 1, "1 received")
+        self.assertEqual(st["sources"]["mqtt"]["rejected"], 0)
+        d.stop_ok(self)
 
     def test_inbound_fires_only_source_mqtt_rules(self):
         b = self.broker().start()
@@ -443,6 +604,14 @@ rules:
             b, "  username: host1\n  password_file: %s\n" % pw, name="pw.yaml"))
         d.wait_log("mqtt: cannot connect to 127.0.0.1:%d: Connection Refused: not authorised"
                    % b.port)
+        # a password over mqtt://: said at start, and by keventctl verify
+        self.assertIn("mqtt: the broker's password is sent over mqtt://, in clear text",
+                      d.logtext())
+        r = subprocess.run([kdtest.KEVENTCTL, "verify", "--config", self.s.path("pw.yaml"),
+                            self.s.rules], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("%s:2:8: warning: mqtt: the broker's password is sent over mqtt://"
+                      % self.s.path("pw.yaml"), r.stdout)
         self.wait_mqtt(d, lambda m: m["connection_attempts"] >= 3, "3 attempts")
         elapsed = time.monotonic() - t0
         self.assertGreaterEqual(elapsed, 1.5)  # 0.5 s, then 1 s: a backoff
@@ -496,13 +665,20 @@ rules:
             f.write("secret\n")
         os.chmod(pw, 0o640)
         conf = self.config(b, "  username: u\n  password_file: %s\n" % pw)
-        d = kdtest.Daemon(self.s, args=["--config", conf])
-        self.daemons.append(d)
-        with self.assertRaises(AssertionError):
-            d.start()
-        self.assertEqual(d.proc.wait(TIMEOUT), 1)
+        # refused, the password never read, and no connection: publishing is
+        # off, and keventd goes on
+        d = self.start("--config", conf)
         self.assertIn("mqtt: the password file may be read by group or others (chmod 600 it)",
                       d.logtext())
+        st = self.mqtt(d)
+        self.assertFalse(st["connected"])
+        self.assertTrue(st["publishing"].startswith(
+            "off (the password file may be read by group or others (chmod 600 it): %s: "
+            "Permission denied; no connection to the broker" % pw), st["publishing"])
+        self.assertEqual(st["connection_attempts"], 0)
+        d.send("general", "/x", "y")
+        self.assertEqual(d.wait_idle(1)["mqtt"]["published"], 0)
+        d.stop_ok(self)
 
 
 if __name__ == "__main__":

@@ -175,6 +175,43 @@ static void test_mqtt(void **state)
 	koptions_release(&o);
 }
 
+/* A password over mqtt:// is allowed, and warned about, with where the
+ * url is; never over mqtts://, and never without a password. */
+static void test_mqtt_warning(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *yaml;
+		bool warns;
+		unsigned line, col;
+	} cases[] = {
+		{"mqtt:\n  username: u\n  password_file: /p\n  url: mqtt://b\n", true, 4, 8},
+		{"mqtt: {url: mqtt://b, username: u, password_file: /p}\n", true, 1, 13},
+		{"mqtt: {url: mqtts://b, username: u, password_file: /p}\n", false, 0, 0},
+		{"mqtt: {url: mqtt://b, username: u}\n", false, 0, 0},
+		{"mqtt: {url: mqtt://b}\n", false, 0, 0},
+		{"max-children: 2\n", false, 0, 0},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct koptions o;
+		_cleanup_free_ char *diags = parse(&o, cases[i].yaml);
+		assert_null(diags);
+		const char *w = kmqtt_config_warning(&o.mqtt);
+		if (!w != !cases[i].warns)
+			fail_msg("%s: %s", cases[i].yaml, w ? w : "no warning");
+		if (w) {
+			assert_string_equal(w, "the broker's password is sent over mqtt://, in "
+					       "clear text, for anyone on the way to read: use "
+					       "mqtts://");
+			assert_int_equal(o.mqtt.url_line, cases[i].line);
+			assert_int_equal(o.mqtt.url_col, cases[i].col);
+		}
+		koptions_release(&o);
+	}
+}
+
 /* Each mistake is one diagnostic at its place, and sets nothing. */
 static void test_bad(void **state)
 {
@@ -282,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_command_line_wins),
 		cmocka_unit_test(test_mqtt),
+		cmocka_unit_test(test_mqtt_warning),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_load_file),
 	};

@@ -83,7 +83,9 @@ static const struct counter_case counters[] = {
 	{"mqtt spooled", X(mqtt_spooled), 309, "spooled 309", "\"spooled\":309", "keventd_mqtt_spooled 309\n"},
 	{"mqtt dropped", X(mqtt_dropped), 253, "dropped 253", "\"dropped\":253", "keventd_mqtt_dropped_total 253\n"},
 	{"mqtt received", X(mqtt_received), 254, "received 254", "\"received\":254", "keventd_mqtt_received_total 254\n"},
-	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255}", "keventd_mqtt_connection_attempts_total 255\n"},
+	{"mqtt corrupt", X(mqtt_corrupt), 256, "corrupt 256", "\"corrupt\":256", "keventd_mqtt_spool_corrupt_total 256\n"},
+	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255,", "keventd_mqtt_connection_attempts_total 255\n"},
+	{"mqtt publishing", SET_NONE, 0, 1, "; publishing off (spool /x: \\x1b broken)\n", "\"publishing\":\"off (spool /x: \\u001b broken)\"}", "keventd_mqtt_publishing 1\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -199,6 +201,9 @@ static int setup(void **state)
 	fx->x.process_group = true;
 	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
 	fx->x.mqtt_connected = fx->x.mqtt_disconnected = true;
+	fx->x.mqtt_publishing = true; /* and the words of off: every row shows */
+	fx->x.mqtt_off_why = "spool /x: \x1b broken";
+	fx->x.mqtt_publishing_text = "off (spool /x: \x1b broken)";
 	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
@@ -465,6 +470,10 @@ static const struct gap {
 	{KSTATS_MQTT, "off", "json prom"}, /* the text's words for enabled false */
 	{KSTATS_MQTT, "enabled", "text"},
 	{KSTATS_MQTT, "disconnected", "json prom"}, /* connected false */
+	/* publishing: the words of off, the string, the gauge */
+	{KSTATS_MQTT, "; publishing off (#)", "json prom"},
+	{KSTATS_MQTT, "publishing", "text prom"},
+	{KSTATS_MQTT, "mqtt_publishing", "text json"},
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -540,6 +549,9 @@ static void test_every_row_rendered(void **state)
 			if (r->section ==
 			    KSTATS_SOURCES) /* a column heading; the cells are numbers */
 				assert_non_null(strstr(line, r->text));
+			else if (r->from == KSTATS_FROM_EXTRA_TEXT) /* words, then text */
+				assert_non_null(
+					memmem(line, strlen(line), r->text, strcspn(r->text, "#")));
 			else if (!has_words(line, r->text))
 				fail_msg("text: no \"%s\" in \"%s\"", r->text, line);
 			free(line);
@@ -549,7 +561,9 @@ static void test_every_row_rendered(void **state)
 				object_of(strbuf_str(&fx->json), where_shown[r->section].json, 0);
 			char *key = tu_printf("\"%s\":", r->json);
 			const char *p = strstr(obj, key);
-			if (!p || !strchr("{,", p[-1]) || !strchr("0123456789tf", p[strlen(key)]))
+			if (!p || !strchr("{,", p[-1]) ||
+			    !strchr(r->from == KSTATS_FROM_EXTRA_TEXT ? "\"n" : "0123456789tf",
+				    p[strlen(key)]))
 				fail_msg("JSON: no %s in %s", key, obj);
 			free(obj);
 			free(key);
@@ -598,7 +612,7 @@ static void test_golden(void **state)
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
 		"over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
-		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, received 254, connection attempts 255)\n"
+		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -624,7 +638,7 @@ static void test_golden(void **state)
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
 		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
-		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"received\":254,\"connection_attempts\":255},"
+		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
 		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
@@ -849,12 +863,18 @@ static void test_golden(void **state)
 		"# HELP keventd_mqtt_dropped_total Messages never sent: the spool was full, or QoS 0 while offline.\n"
 		"# TYPE keventd_mqtt_dropped_total counter\n"
 		"keventd_mqtt_dropped_total 253\n"
+		"# HELP keventd_mqtt_spool_corrupt_total Spooled messages lost with damaged records of the spool, skipped by their numbers.\n"
+		"# TYPE keventd_mqtt_spool_corrupt_total counter\n"
+		"keventd_mqtt_spool_corrupt_total 256\n"
 		"# HELP keventd_mqtt_received_total Messages taken from the broker's subscriptions.\n"
 		"# TYPE keventd_mqtt_received_total counter\n"
 		"keventd_mqtt_received_total 254\n"
 		"# HELP keventd_mqtt_connection_attempts_total Attempts to connect to the broker.\n"
 		"# TYPE keventd_mqtt_connection_attempts_total counter\n"
 		"keventd_mqtt_connection_attempts_total 255\n"
+		"# HELP keventd_mqtt_publishing 1 while events are published; 0 when publishing is off (keventctl status says why).\n"
+		"# TYPE keventd_mqtt_publishing gauge\n"
+		"keventd_mqtt_publishing 1\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
