@@ -304,9 +304,13 @@ static void *entry_buffer(struct khistory *h, struct entry *e, uint64_t serial, 
 	*capp = cap;
 	if (!e->cap && h->ring_mapped && cap <= HUGE_PAGE) {
 		/* a piece of the current chunk costs nothing more; a new chunk
-		 * is taken only within the bound (else a buffer of its own) */
+		 * is taken only while the chunks stay within half the bound
+		 * (else a buffer of its own): chunks are never given back, and
+		 * the other half is for the buffers of the events that outgrow
+		 * their pieces, which the oldest entries give back */
 		size_t size = (cap + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
-		if ((h->n_chunks && h->chunk_used + size <= HUGE_PAGE) || fits(h, HUGE_PAGE))
+		if ((h->n_chunks && h->chunk_used + size <= HUGE_PAGE) ||
+		    ((h->n_chunks + 1) * HUGE_PAGE <= h->max_bytes / 2 && fits(h, HUGE_PAGE)))
 			return piece(h, cap);
 	}
 	/* nothing in the old buffer is kept: the entry is written anew */
