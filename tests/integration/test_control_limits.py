@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The control socket's limits against the real keventd (keventd(8),
 docs/SECURITY.md): a monitor that asks without reading cannot grow keventd;
+nor can clients that ask for the whole history and read nothing;
 connections held by members of the control group cannot lock root out;
 what keventd refuses to replace at its --control path.
 
@@ -25,6 +26,13 @@ from kdtest import DaemonTest, Raw, TIMEOUT
 # a batch of requests held) with room for the allocator; before the bound
 # in bytes, the same attack grew it by 300 MiB in 8 s.
 RSS_GROWTH_KIB = 8 * 1024
+
+# What keventd may hold for one client whatever it asks (control-protocol.md):
+# 256 KiB of replies and one more of 8 KiB, the part of a streamed reply
+# being cut, 16 requests of 8 KiB read and not yet handled; rounded up.
+CLIENT_BOUND_KIB = 512
+# The allocator's slack over what is held, for the bound on many clients.
+ALLOCATOR_SLACK_KIB = 4 * 1024
 
 
 def proc_status(pid, key):
@@ -172,6 +180,65 @@ class ControlLimits(DaemonTest):
         d.send("general", "/after", "x")
         self.assertEqual(mon.recv(), ["data", "(3 events not shown: monitor too slow)"])
         self.assertTrue(mon.recv()[1].startswith("socket seq=4 general /after x "))
+        d.stop_ok(self)
+
+    def test_history_replies_are_bounded(self):
+        """8 clients ask for the whole history, 20,000 events of about 1 KiB
+        each (22 MB of text a reply), and read nothing: keventd renders a
+        reply as its client reads it, so its RSS grows by at most 8 times
+        the bound per client (rendered whole, the same replies grew it
+        from 28 MB to 196 MB); another client is served meanwhile; and
+        once they read, each gets every event, in order, then ok."""
+        n = 20000
+        self.s.write_rule("10-w.yaml", "rules:\n  - name: watch-%s\n    match: {signal: s}\n"
+                          % ("w" * 40))
+        d = self.start("--history", str(n))
+        pid = d.proc.pid
+        obj = "/org/kernel/test/" + "o" * 980
+        poster = self.raw()
+        post = Raw.encode("post", "general", obj, "s", "")
+        for _ in range(n):
+            poster.send_raw(post)  # blocks while keventd has not read the last ones
+        self.assertEqual(poster.request("sync"), ("ok", str(n), []))
+        d.wait_idle(n)
+        idle = proc_status(pid, "VmRSS")
+        readers = [self.raw() for _ in range(8)]
+        for r in readers:
+            r.send_raw(Raw.encode("events", "0", "text"))
+        # a reply has begun: keventd took the request, and queued for it all
+        # it will until the client reads
+        for r in readers:
+            ready, _, _ = select.select([r.sock], [], [], TIMEOUT)
+            self.assertTrue(ready, "no reply to events")
+        held = proc_status(pid, "VmRSS")
+        # another client is served meanwhile
+        last = [json.loads(l) for l in d.ctl("events", "--json", "-n", "3", check=0)
+                .stdout.splitlines()]
+        self.assertEqual([e["seqnum"] for e in last], [n - 2, n - 1, n])
+        self.assertEqual(d.status()["control"]["clients"], 8 + 1 + 1)
+        print("RSS with %d events kept %d KiB; with 8 clients owed them all %d KiB (+%d)"
+              % (n, idle, held, held - idle))
+        if asan_build():
+            print("ASan build: memory size not checked (its quarantine keeps freed memory)")
+        else:
+            self.assertLess(held - idle, 8 * CLIENT_BOUND_KIB + ALLOCATOR_SLACK_KIB)
+        # each reply, read now, is whole: every event once, in order
+        for r in readers:
+            seqs = []
+            rest = ""
+            while True:
+                m = r.recv()
+                self.assertIsNotNone(m, "keventd closed the connection")
+                if m[0] != "data":
+                    self.assertEqual(m, ["ok"])
+                    break
+                text = rest + m[1]
+                lines = text.split("\n")
+                rest = lines.pop()
+                seqs += [int(l.split(" seq=")[1].split()[0]) for l in lines
+                         if not l.startswith("  ")]
+            self.assertEqual(rest, "")
+            self.assertEqual(seqs, list(range(1, n + 1)))
         d.stop_ok(self)
 
     def root_is_served(self, d):
