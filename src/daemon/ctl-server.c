@@ -179,9 +179,6 @@ static bool client_done(struct kctl_client *c)
 	return true;
 }
 
-/* Sends what can be sent now.  A peer that cannot take replies any more is
- * marked gone, and its replies dropped; the client itself is not freed here
- * (see client_done()). */
 static void produce(struct kctl_client *c);
 
 /* Sends what the socket takes; returns whether it is full. */
@@ -220,6 +217,9 @@ static bool send_queued(struct kctl_client *c)
 	return false;
 }
 
+/* Sends what can be sent now, and what more of a stream the socket takes.
+ * A peer that cannot take replies any more is marked gone, and its replies
+ * dropped; the client itself is not freed here (see client_done()). */
 void kctl_client_flush(struct kctl_client *c)
 {
 	/* a stream's next parts are made only once what was queued is in
