@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"  --queue-size N         events queued before the sources pause (default %d)\n"
 		"  --history N            events kept for 'keventctl events' (default %d; 0: "
 		"none)\n"
+		"  --history-bytes SIZE   and the bytes of their text at most (K, M, G; default\n"
+		"                         2K per event kept)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
 		"  --log-format FORMAT    text or json (default text)\n"
 		"  --dry-run              log what would run instead of running it\n"
@@ -88,6 +90,7 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 		{"max-children", required_argument, NULL, O_OPTION},
 		{"queue-size", required_argument, NULL, O_OPTION},
 		{"history", required_argument, NULL, O_OPTION},
+		{"history-bytes", required_argument, NULL, O_OPTION},
 		{"log-level", required_argument, NULL, O_OPTION},
 		{"log-format", required_argument, NULL, O_OPTION},
 		{"dry-run", no_argument, NULL, O_OPTION},

@@ -29,7 +29,7 @@
 #define READS_PER_WAKEUP 64
 #define RECV_BATCH	 16 /* messages per recvmmsg() */
 #define SEND_BATCH	 64 /* replies per sendmmsg() */
-#define CHUNK		 (KCTL_MSG_MAX - 64)
+#define CHUNK		 KCTL_DATA_CHUNK
 
 /* A reply queued to a client, or a message read from it and held. */
 struct outmsg {
@@ -56,6 +56,15 @@ struct kctl_client {
 	struct outmsg *held, *held_tail;
 	bool eof;  /* it shut down its side: every request read, replies go on */
 	bool gone; /* it cannot be written to: its replies are dropped */
+	/* a reply sent as it reads (kctl_client_stream()): its text rendered
+	 * and not yet cut into replies; what others sent meanwhile, to follow
+	 * it (counted in later_bytes, not in queued) */
+	struct kctl_stream *stream;
+	struct strbuf pending;
+	bool stream_done; /* its text is all rendered */
+	bool streaming;	  /* queueing its own replies now */
+	struct outmsg *later, *later_tail;
+	size_t later_bytes;
 	struct kctl_client *prev, *next;
 };
 
@@ -81,15 +90,33 @@ static size_t cost(const struct outmsg *m)
 	return m->len + KCTL_MSG_COST;
 }
 
+static void free_list(struct outmsg *m)
+{
+	while (m) {
+		struct outmsg *next = m->next;
+		free(m);
+		m = next;
+	}
+}
+
+static void end_stream(struct kctl_client *c)
+{
+	if (c->stream)
+		c->stream->free(c->stream);
+	c->stream = NULL;
+	strbuf_release(&c->pending);
+	c->stream_done = false;
+}
+
 static void drop_replies(struct kctl_client *c)
 {
-	while (c->head) {
-		struct outmsg *m = c->head;
-		c->head = m->next;
-		free(m);
-	}
-	c->tail = NULL;
+	free_list(c->head);
+	c->head = c->tail = NULL;
 	c->queued = 0;
+	end_stream(c);
+	free_list(c->later);
+	c->later = c->later_tail = NULL;
+	c->later_bytes = 0;
 }
 
 static uint64_t now_ns(const struct kctl_server *s)
@@ -101,7 +128,7 @@ static uint64_t now_ns(const struct kctl_server *s)
  * its replies under the bound. */
 static bool may_take(const struct kctl_client *c)
 {
-	return !c->parked && c->queued < KCTL_OUTQ_BYTES;
+	return !c->parked && !c->stream && c->queued < KCTL_OUTQ_BYTES;
 }
 
 static void client_free(struct kctl_client *c)
@@ -119,11 +146,7 @@ static void client_free(struct kctl_client *c)
 	close(c->fd);
 	drop_replies(c);
 	free(c->parked);
-	while (c->held) {
-		struct outmsg *m = c->held;
-		c->held = m->next;
-		free(m);
-	}
+	free_list(c->held);
 	free(c);
 }
 
@@ -138,7 +161,7 @@ static void update_events(struct kctl_client *c)
 	 * taken first, see wake()) */
 	if (may_take(c) && !c->eof && !c->srv->stopped)
 		ev |= EPOLLIN;
-	if (c->head && !c->gone)
+	if ((c->head || c->stream) && !c->gone)
 		ev |= EPOLLOUT;
 	kio_set_events(c->io, ev);
 }
@@ -150,16 +173,16 @@ static void update_events(struct kctl_client *c)
  * writing side.  Returns whether it was freed. */
 static bool client_done(struct kctl_client *c)
 {
-	if (!c->eof || c->parked || c->held || (c->head && !c->gone))
+	if (!c->eof || c->parked || c->held || ((c->head || c->stream) && !c->gone))
 		return false;
 	client_free(c);
 	return true;
 }
 
-/* Sends what can be sent now.  A peer that cannot take replies any more is
- * marked gone, and its replies dropped; the client itself is not freed here
- * (see client_done()). */
-void kctl_client_flush(struct kctl_client *c)
+static void produce(struct kctl_client *c);
+
+/* Sends what the socket takes; returns whether it is full. */
+static bool send_queued(struct kctl_client *c)
 {
 	/* a storm of sends is answered by a storm of "ok": one sendmmsg() for
 	 * up to SEND_BATCH of them instead of one send() each */
@@ -175,10 +198,10 @@ void kctl_client_flush(struct kctl_client *c)
 		if (sent < 0 && errno == EINTR)
 			continue;
 		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
+			return true;
 		if (sent < 0) {
 			c->gone = true;
-			break;
+			return true;
 		}
 		for (int i = 0; i < sent; i++) {
 			struct outmsg *m = c->head;
@@ -189,7 +212,24 @@ void kctl_client_flush(struct kctl_client *c)
 		if (!c->head)
 			c->tail = NULL;
 		if ((unsigned)sent < n)
-			break; /* the socket's buffer is full: wait for EPOLLOUT */
+			return true; /* the socket's buffer is full: wait for EPOLLOUT */
+	}
+	return false;
+}
+
+/* Sends what can be sent now, and what more of a stream the socket takes.
+ * A peer that cannot take replies any more is marked gone, and its replies
+ * dropped; the client itself is not freed here (see client_done()). */
+void kctl_client_flush(struct kctl_client *c)
+{
+	/* a stream's next parts are made only once what was queued is in
+	 * the socket: what keventd holds for it is what the client has not
+	 * read, up to the bound */
+	while (!send_queued(c) && c->stream && !c->gone) {
+		size_t before = c->queued;
+		produce(c);
+		if (c->queued == before && c->stream)
+			break; /* nothing made: never spin */
 	}
 	if (c->gone)
 		drop_replies(c);
@@ -218,12 +258,105 @@ void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n
 	m->len = len;
 	for (size_t i = 0, off = 0; i < n; off += lens[i], i++)
 		memcpy(m->data + off, fields[i], lens[i]);
+	if (c->stream && !c->streaming) {
+		/* not the stream's: it goes after the stream's last reply */
+		if (c->later_tail)
+			c->later_tail->next = m;
+		else
+			c->later = m;
+		c->later_tail = m;
+		c->later_bytes += cost(m);
+		return;
+	}
 	if (c->tail)
 		c->tail->next = m;
 	else
 		c->head = m;
 	c->tail = m;
 	c->queued += cost(m);
+}
+
+/* Queues the first data reply of the stream's pending text, cut where
+ * kctl_client_reply_data() would cut the whole text: at the last line end
+ * within CHUNK bytes, once more than CHUNK bytes are pending, or all that
+ * is left once the text is all rendered.  Returns whether it queued one. */
+static bool cut_chunk(struct kctl_client *c)
+{
+	struct strbuf *p = &c->pending;
+	size_t n = p->len;
+	if (!n || (n <= CHUNK && !c->stream_done))
+		return false;
+	if (n > CHUNK) {
+		n = CHUNK;
+		const char *nl = memrchr(p->buf, '\n', n);
+		if (nl)
+			n = (size_t)(nl - p->buf) + 1;
+	}
+	char keep = p->buf[n];
+	p->buf[n] = '\0';
+	kctl_client_reply(c, "data", p->buf);
+	p->buf[n] = keep;
+	memmove(p->buf, p->buf + n, p->len - n + 1);
+	p->len -= n;
+	return true;
+}
+
+/* The stream is over: its last reply, then what waited for it. */
+static void finish_stream(struct kctl_client *c)
+{
+	const char *kind = "ok", *text = NULL;
+	if (c->pending.oom) {
+		kind = "err";
+		text = "out of memory";
+	} else {
+		c->stream->end(c->stream, &kind, &text);
+	}
+	kctl_client_reply(c, kind, text);
+	end_stream(c);
+	if (c->later) {
+		if (c->tail)
+			c->tail->next = c->later;
+		else
+			c->head = c->later;
+		c->tail = c->later_tail;
+		c->queued += c->later_bytes;
+		c->later = c->later_tail = NULL;
+		c->later_bytes = 0;
+	}
+}
+
+/* Renders and queues the stream's next replies while c's queue is under
+ * the bound: what keventd holds for it is at most KCTL_OUTQ_BYTES, one
+ * reply of CHUNK bytes, and the text of one part not yet cut. */
+static void produce(struct kctl_client *c)
+{
+	c->streaming = true;
+	while (c->stream && c->queued < KCTL_OUTQ_BYTES) {
+		if (cut_chunk(c))
+			continue;
+		if (c->stream_done || c->pending.oom) {
+			c->stream_done = true;
+			if (!cut_chunk(c))
+				finish_stream(c);
+			continue;
+		}
+		if (!c->stream->next(c->stream, &c->pending))
+			c->stream_done = true;
+	}
+	c->streaming = false;
+}
+
+void kctl_client_stream(struct kctl_client *c, struct kctl_stream *s)
+{
+	if (c->gone || c->stream) {
+		/* nobody to send it to; or (never) one already going */
+		s->free(s);
+		return;
+	}
+	c->stream = s;
+	c->pending = (struct strbuf)STRBUF_INIT;
+	c->stream_done = false;
+	produce(c);
 }
 
 void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text)
@@ -724,7 +857,7 @@ void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber)
 
 bool kctl_client_full(const struct kctl_client *c)
 {
-	return c->queued >= KCTL_OUTQ_BYTES;
+	return c->stream || c->queued >= KCTL_OUTQ_BYTES;
 }
 
 size_t kctl_client_queued(const struct kctl_client *c)

@@ -31,6 +31,8 @@
  * replies to the request that crossed it are queued whole. */
 #define KCTL_OUTQ_BYTES (256 * 1024)
 #define KCTL_MSG_COST	32 /* keventd's bookkeeping of a queued message */
+/* The most text one data reply carries (kctl_client_reply_data()). */
+#define KCTL_DATA_CHUNK (KCTL_MSG_MAX - 64)
 
 struct kctl_server;
 struct kctl_client;
@@ -101,7 +103,8 @@ uid_t kctl_client_uid(const struct kctl_client *c);
 /* A subscriber (a monitor) is sent lines unasked, which its owner drops
  * while kctl_client_full(); it is never closed for being idle. */
 void kctl_client_set_subscriber(struct kctl_client *c, bool subscriber);
-/* Whether c's queued replies are over KCTL_OUTQ_BYTES: it is not read. */
+/* Whether c's queued replies are over KCTL_OUTQ_BYTES (it is not read), or
+ * a stream is being sent to it. */
 bool kctl_client_full(const struct kctl_client *c);
 /* The bytes queued to c, as KCTL_OUTQ_BYTES counts them. */
 size_t kctl_client_queued(const struct kctl_client *c);
@@ -115,5 +118,30 @@ void kctl_client_reply(struct kctl_client *c, const char *kind, const char *text
 void kctl_client_reply_data(struct kctl_client *c, const char *text);
 /* Sends what the socket takes now; the rest when it is writable. */
 void kctl_client_flush(struct kctl_client *c);
+
+/*
+ * A reply made as the client reads it, so that what keventd holds for it
+ * stays within KCTL_OUTQ_BYTES whatever it asks: its text, a part at a
+ * time (a cursor into what it shows), then its last message.
+ */
+struct kctl_stream {
+	/* Appends the next part of the text to out (an entry, a rule: a few
+	 * KiB at most); false, appending nothing, once all of it is out. */
+	bool (*next)(struct kctl_stream *s, struct strbuf *out);
+	/* Once next() said false: the last reply, kind "ok" or "err" and
+	 * its text (NULL: none), valid until free(). */
+	void (*end)(struct kctl_stream *s, const char **kind, const char **text);
+	void (*free)(struct kctl_stream *s);
+};
+
+/*
+ * Sends s's text as data replies, cut where kctl_client_reply_data() cuts
+ * it, each part rendered only while c's queued replies are under
+ * KCTL_OUTQ_BYTES, then its last reply; s is taken (and freed once done,
+ * or with c).  Until then nothing more is read from c, kctl_client_full()
+ * is true (a monitor's lines are dropped), and other replies sent to c
+ * wait to follow it.
+ */
+void kctl_client_stream(struct kctl_client *c, struct kctl_stream *s);
 
 #endif

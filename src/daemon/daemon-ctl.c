@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "daemon.h"
-#include "explain.h"
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
+#include "reply.h"
 #include "source-udev.h"
 
 /* A send --wait client, until the job of its event is done. */
@@ -129,14 +129,37 @@ static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 	p->ops->reply(p, "ok", NULL);
 }
 
+/* A reply rendered as p reads it, s taken (NULL: out of memory); at once
+ * for a peer that takes no stream. */
+static void send_stream(struct kctl_peer *p, struct kctl_stream *s)
+{
+	if (!s) {
+		p->ops->reply(p, "err", "out of memory");
+		return;
+	}
+	if (p->ops->stream) {
+		p->ops->stream(p, s);
+		return;
+	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	while (s->next(s, &sb))
+		;
+	const char *kind = "ok", *text = NULL;
+	s->end(s, &kind, &text);
+	p->ops->reply_data(p, strbuf_str(&sb));
+	if (sb.oom)
+		p->ops->reply(p, "err", "out of memory");
+	else
+		p->ops->reply(p, kind, text);
+	s->free(s);
+}
+
 static void do_status(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
-	kdaemon_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
-		       kdaemon_ctl_clients(ctl), &sb);
-	p->ops->reply_data(p, strbuf_str(&sb));
-	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+	send_stream(p,
+		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
+				  kdaemon_ctl_clients(ctl)));
 }
 
 static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
@@ -151,7 +174,6 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 /* events [N [text|json]]: the last N events of the history (0 or none: all). */
 static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int64_t n = 0;
 	if (m->n > 3 || (m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
 	    (m->n > 2 && strcmp(m->f[2], "text") != 0 && strcmp(m->f[2], "json") != 0)) {
@@ -163,9 +185,7 @@ static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct
 		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
 		return;
 	}
-	khistory_render(ctl->d->history, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0, &sb);
-	p->ops->reply_data(p, strbuf_str(&sb));
-	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+	send_stream(p, kreply_events(ctl->d, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0));
 }
 
 /* "seq 12 (socket) is not in the history: it holds N events, from seq 3
@@ -227,21 +247,13 @@ static void do_explain(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		reply_not_kept(ctl, p, what);
 		return;
 	}
-	_cleanup_(kevent_freep) struct kevent *ev = NULL;
-	_cleanup_(kruleset_freep) struct kruleset *then = NULL;
-	size_t n_files;
-	struct kfile *const *files = khistory_entry_files(e, &n_files);
-	int rc = khistory_entry_event(e, &ev);
-	if (rc == 0 && files)
-		rc = kruleset_from_files(files, n_files, &then);
+	struct kctl_stream *s = NULL;
+	int rc = kreply_explain(d, e, m->n > 3 && strcmp(m->f[3], "json") == 0, &s);
 	if (rc < 0) {
 		p->ops->reply(p, "err", strerror(-rc));
 		return;
 	}
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	kexplain_render(ev, then, d->rules, m->n > 3 && strcmp(m->f[3], "json") == 0, &sb);
-	p->ops->reply_data(p, strbuf_str(&sb));
-	p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : NULL);
+	send_stream(p, s);
 }
 
 /* trigger ACTION [SUBSYSTEM,...]: the devices present as udev events,
@@ -528,12 +540,18 @@ static void peer_subscribe(struct kctl_peer *p)
 	kctl_client_set_subscriber(client_of(p), true);
 }
 
+static void peer_stream(struct kctl_peer *p, struct kctl_stream *s)
+{
+	kctl_client_stream(client_of(p), s);
+}
+
 static const struct kctl_peer_ops peer_ops = {
 	.reply = peer_reply,
 	.reply_data = peer_reply_data,
 	.full = peer_full,
 	.flush = peer_flush,
 	.subscribe = peer_subscribe,
+	.stream = peer_stream,
 };
 
 static int srv_opened(void *userdata, struct kctl_client *c)

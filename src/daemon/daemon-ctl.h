@@ -30,6 +30,9 @@ struct kctl_peer_ops {
 	void (*flush)(struct kctl_peer *p);
 	/* it asked for what it is sent unasked (monitor) */
 	void (*subscribe)(struct kctl_peer *p);
+	/* a reply sent as it reads (kctl_client_stream()), s taken; NULL:
+	 * the whole text at once through reply_data, then the last reply */
+	void (*stream)(struct kctl_peer *p, struct kctl_stream *s);
 };
 
 /* One client as the handlers see it. */

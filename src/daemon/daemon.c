@@ -471,8 +471,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
-		    struct strbuf *out)
+void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out)
 {
 	struct kstatus_extra x = {
 		.pending = ksched_pending(d->sched),
@@ -514,6 +513,14 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 		x.source_paused[i] = d->paused[i];
 		x.paused |= d->paused[i];
 	}
+	*out = x;
+}
+
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
+		    struct strbuf *out)
+{
+	struct kstatus_extra x;
+	kdaemon_status_extra(d, clients, &x);
 	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
 	else if (format == KSTATUS_PROMETHEUS)
@@ -709,6 +716,11 @@ int kdaemon_init(struct kdaemon *d)
 		return rc;
 	if (d->cfg.history) {
 		rc = khistory_new(d->cfg.history, &d->history);
+		if (rc == 0)
+			khistory_set_max_bytes(d->history,
+					       d->cfg.history_bytes
+						       ? d->cfg.history_bytes
+						       : d->cfg.history * KHISTORY_BYTES_PER_ENTRY);
 		if (rc == 0)
 			rc = kdaemon_observe(d, &(struct kobserver){.event = history_event,
 								    .report = history_report,

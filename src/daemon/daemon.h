@@ -42,9 +42,10 @@ struct kdaemon_config {
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
-	bool trust;	/* check rule file ownership: running as root */
-	bool dbus;	/* forward every event to the system bus (--dbus) */
-	size_t history; /* events kept for `keventctl events` (--history); 0: none */
+	bool trust;	      /* check rule file ownership: running as root */
+	bool dbus;	      /* forward every event to the system bus (--dbus) */
+	size_t history;	      /* events kept for `keventctl events` (--history); 0: none */
+	size_t history_bytes; /* their text's bytes at most (--history-bytes); 0: the default */
 	/* the broker to publish to (keventd.yaml(5)); NULL or not enabled: none */
 	const struct kmqtt_config *mqtt;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
@@ -210,9 +211,13 @@ size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src);
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report);
-/* Renders status as text, JSON or the Prometheus text format; clients is
- * the number of control clients connected. */
+/* Renders status as text, JSON or the Prometheus text format, whole;
+ * clients is the number of control clients connected.  (The control
+ * socket sends it as the client reads: reply.h.) */
 void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
 		    struct strbuf *out);
+/* What status shows besides the counters (the queue, the history...),
+ * as it is now. */
+void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out);
 
 #endif

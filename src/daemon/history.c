@@ -100,6 +100,8 @@ struct khistory {
 	size_t n_chunks, chunk_used;
 	size_t cap, len;
 	size_t bytes;				 /* of the buffers */
+	size_t max_bytes;			 /* khistory_bytes() at most */
+	uint64_t first;				 /* no entry older is held */
 	uint64_t last;				 /* the newest serial */
 	struct hgen *gens[KHISTORY_GENERATIONS]; /* oldest first */
 	size_t n_gens;
@@ -205,6 +207,8 @@ int khistory_new(size_t cap, struct khistory **out)
 	if (!h)
 		return -ENOMEM;
 	h->cap = cap;
+	h->max_bytes = SIZE_MAX;
+	h->first = 1;
 	if (cap >= KHISTORY_BIG) {
 		size_t size = cap * sizeof(*h->ring);
 		h->ring_mapped = (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
@@ -247,6 +251,85 @@ static struct entry *find(const struct khistory *h, uint64_t serial)
 	return e->serial == serial ? e : NULL;
 }
 
+void khistory_set_max_bytes(struct khistory *h, size_t max)
+{
+	h->max_bytes = max ? max : SIZE_MAX;
+}
+
+size_t khistory_max_bytes(const struct khistory *h)
+{
+	return h && h->max_bytes != SIZE_MAX ? h->max_bytes : 0;
+}
+
+/* Whether add more bytes of buffers keep the history within its bound. */
+static bool fits(const struct khistory *h, size_t add)
+{
+	return h->bytes <= h->max_bytes && add <= h->max_bytes - h->bytes;
+}
+
+/* Lets go of the oldest entry held before serial, its buffer with it
+ * unless the buffer is a piece of a chunk (which stays with its slot, for
+ * the slot's next event).  Returns false when there is none. */
+static bool evict_oldest(struct khistory *h, uint64_t serial)
+{
+	for (; h->first < serial; h->first++) {
+		struct entry *e = &h->ring[h->first % h->cap];
+		if (e->serial != h->first)
+			continue; /* never kept, or already gone */
+		e->serial = 0;
+		h->len--;
+		entry_set_gen(e, NULL);
+		if (e->own) {
+			free(e->rules);
+			h->bytes -= e->cap;
+			e->rules = NULL;
+			e->text = NULL;
+			e->cap = 0;
+			e->own = false;
+		}
+		h->first++;
+		return true;
+	}
+	return false;
+}
+
+/* A buffer of at least need bytes for e, the slot of serial, within the
+ * byte bound: the oldest entries go first until it fits.  NULL when even
+ * an empty history has no room for it, or on ENOMEM. */
+static void *entry_buffer(struct khistory *h, struct entry *e, uint64_t serial, size_t need,
+			  size_t *capp)
+{
+	/* grown, never shrunk: a slot's buffer is as big as its biggest event */
+	size_t cap = need < PIECE_MIN ? PIECE_MIN : need;
+	*capp = cap;
+	if (!e->cap && h->ring_mapped && cap <= HUGE_PAGE) {
+		/* a piece of the current chunk costs nothing more; a new chunk
+		 * is taken only while the chunks stay within half the bound
+		 * (else a buffer of its own): chunks are never given back, and
+		 * the other half is for the buffers of the events that outgrow
+		 * their pieces, which the oldest entries give back */
+		size_t size = (cap + PIECE_ALIGN - 1) / PIECE_ALIGN * PIECE_ALIGN;
+		if ((h->n_chunks && h->chunk_used + size <= HUGE_PAGE) ||
+		    ((h->n_chunks + 1) * HUGE_PAGE <= h->max_bytes / 2 && fits(h, HUGE_PAGE)))
+			return piece(h, cap);
+	}
+	/* nothing in the old buffer is kept: the entry is written anew */
+	size_t old = e->own ? e->cap : 0;
+	if (h->n_chunks * HUGE_PAGE + cap > h->max_bytes)
+		return NULL; /* no room even alone: the others stay */
+	while (cap > old && !fits(h, cap - old))
+		if (!evict_oldest(h, serial))
+			return NULL;
+	void *buf = malloc(cap);
+	if (!buf)
+		return NULL;
+	if (e->own)
+		free(e->rules);
+	h->bytes += cap - old;
+	e->own = true;
+	return buf;
+}
+
 int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 		 const struct krule *const *rules, size_t n, bool dropped,
 		 const struct kruleset *rs, uint64_t generation)
@@ -264,22 +347,12 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 		h->len--;
 	e->serial = 0;
 	entry_set_gen(e, NULL);
+	/* what the ring no longer holds: the slot's entry of cap events ago */
+	if (serial >= h->cap && h->first < serial - h->cap + 1)
+		h->first = serial - h->cap + 1;
 	if (need > e->cap) {
-		/* grown, never shrunk: a slot's buffer is as big as its biggest event */
-		size_t cap = need < PIECE_MIN ? PIECE_MIN : need;
-		void *buf;
-		if (!e->cap && h->ring_mapped && cap <= HUGE_PAGE) {
-			buf = piece(h, cap);
-		} else {
-			/* nothing in the old buffer is kept: the entry is written anew */
-			buf = malloc(cap);
-			if (buf && e->own)
-				free(e->rules);
-			if (buf) {
-				h->bytes += cap - (e->own ? e->cap : 0);
-				e->own = true;
-			}
-		}
+		size_t cap;
+		void *buf = entry_buffer(h, e, serial, need, &cap);
 		if (!buf)
 			return -ENOMEM;
 		e->rules = buf;
@@ -381,10 +454,16 @@ void khistory_done(struct khistory *h, uint64_t serial)
 	}
 }
 
+/* The oldest serial the history may hold. */
+static uint64_t oldest_serial(const struct khistory *h)
+{
+	return h ? h->first : 1;
+}
+
 const struct khistory_entry *khistory_find(const struct khistory *h, int source, uint64_t seqnum,
 					   bool last)
 {
-	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	uint64_t oldest = oldest_serial(h);
 	for (uint64_t s = h ? h->last : 0; s >= oldest && s; s--) {
 		const struct entry *e = find(h, s);
 		if (!e || (source >= 0 && e->source != source) || (!last && e->seqnum != seqnum))
@@ -396,7 +475,7 @@ const struct khistory_entry *khistory_find(const struct khistory *h, int source,
 
 const struct khistory_entry *khistory_oldest(const struct khistory *h)
 {
-	uint64_t oldest = h && h->last > h->cap ? h->last - h->cap + 1 : 1;
+	uint64_t oldest = oldest_serial(h);
 	for (uint64_t s = oldest; h && s <= h->last; s++)
 		if (find(h, s))
 			return (const struct khistory_entry *)find(h, s);
@@ -592,25 +671,52 @@ static void render_json(const struct entry *e, struct strbuf *out)
 	strbuf_printf(out, "],\"matched\":%" PRIu32 "}\n", e->n_matched);
 }
 
-void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out)
+void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
+			  struct khistory_cursor *cur)
 {
+	*cur = (struct khistory_cursor){.next = 1, .end = 0, .json = json};
 	if (!h || !h->len)
 		return;
 	if (!n || n > h->len)
 		n = h->len;
-	/* the ring holds serials up to last, each at serial % cap, with a
-	 * hole where an entry could not be kept: the first of the last n */
-	uint64_t first = h->last, oldest = h->last > h->cap ? h->last - h->cap + 1 : 1;
+	/* the ring holds serials from first to last, each at serial % cap,
+	 * with a hole where an entry could not be kept: the first of the last n */
+	uint64_t first = h->last, oldest = oldest_serial(h);
 	for (size_t found = 0; first >= oldest; first--)
 		if (find(h, first) && ++found == n)
 			break;
-	for (uint64_t s = first < oldest ? oldest : first; s <= h->last; s++) {
-		const struct entry *e = find(h, s);
+	cur->next = first < oldest ? oldest : first;
+	cur->end = h->last;
+}
+
+bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur, struct strbuf *out)
+{
+	/* what left the history since the cursor was made is skipped, and
+	 * counted (with any entry among it that could not be kept) */
+	uint64_t oldest = oldest_serial(h);
+	if (cur->next < oldest && cur->next <= cur->end) {
+		uint64_t to = oldest <= cur->end ? oldest : cur->end + 1;
+		cur->skipped += to - cur->next;
+		cur->next = to;
+	}
+	for (; cur->next <= cur->end; cur->next++) {
+		const struct entry *e = find(h, cur->next);
 		if (!e)
 			continue;
-		if (json)
+		if (cur->json)
 			render_json(e, out);
 		else
 			render_text(e, out);
+		cur->next++;
+		return true;
 	}
+	return false;
+}
+
+void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out)
+{
+	struct khistory_cursor cur;
+	khistory_cursor_init(h, n, json, &cur);
+	while (khistory_cursor_next(h, &cur, out))
+		;
 }

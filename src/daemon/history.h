@@ -6,7 +6,8 @@
  * `keventctl events` and `keventctl explain` (keventctl(8)).  Its memory
  * is bounded: N entries of fixed size, each with one buffer for its text
  * (object, signal, rule names, at most KHISTORY_RULES_MAX of them, and
- * payload), reused when the ring comes round; and references on the rule
+ * payload), reused when the ring comes round, and the buffers in all
+ * within a bound in bytes (khistory_set_max_bytes()); and references on the rule
  * files in force when each event was handled, for at most
  * KHISTORY_GENERATIONS rule sets (when a reload makes one more, the
  * entries of the oldest lose theirs).  Pure: the daemon feeds it
@@ -29,11 +30,22 @@
 #define KHISTORY_MAX	     1048576
 #define KHISTORY_RULES_MAX   32 /* rules named per event; the rest are counted */
 #define KHISTORY_GENERATIONS 8	/* rule sets kept for the entries that were handled by them */
+/* keventd's bound on the entries' buffers, unless --history-bytes says:
+ * this much per entry of --history (2 MiB at the default) */
+#define KHISTORY_BYTES_PER_ENTRY 2048
+#define KHISTORY_BYTES_MIN	 4096
+#define KHISTORY_BYTES_MAX	 ((size_t)1 << 40)
 
 struct khistory;
 
 /* cap entries; 0 is a history that keeps nothing.  0 or -ENOMEM. */
 int khistory_new(size_t cap, struct khistory **out);
+/* A bound on the bytes of the entries' buffers (khistory_bytes() less the
+ * ring's fixed size; 0: none, the default): the oldest entries go when a
+ * new one would take it over, and an entry that could not fit alone is
+ * not kept.  It holds from the next khistory_add() on. */
+void khistory_set_max_bytes(struct khistory *h, size_t max);
+size_t khistory_max_bytes(const struct khistory *h); /* 0: none */
 void khistory_free(struct khistory *h);
 static inline void khistory_freep(struct khistory **h)
 {
@@ -78,6 +90,22 @@ size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
 /* The last n entries (0: all), oldest first: as text, a line per event and
  * an indented line per rule, or as one JSON object a line. */
 void khistory_render(const struct khistory *h, size_t n, bool json, struct strbuf *out);
+
+/* The same, an entry at a time, for a reply sent as it is read: the
+ * entries the rendering of the moment khistory_cursor_init() was called
+ * would show, each as it is when its turn comes.  Those that left the
+ * history before their turn are skipped, and counted. */
+struct khistory_cursor {
+	uint64_t next, end; /* serials: the next to show, the last */
+	uint64_t skipped;   /* entries that left the history before their turn */
+	bool json;
+};
+void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
+			  struct khistory_cursor *cur);
+/* Renders the next entry into out; false, rendering nothing, when none is
+ * left. */
+bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
+			  struct strbuf *out);
 
 /* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
 void khistory_put_report(struct strbuf *out, const struct krun_report *rep);

@@ -23,6 +23,7 @@ enum opt {
 	O_MAXCH,
 	O_QUEUE,
 	O_HISTORY,
+	O_HISTORY_BYTES,
 	O_LEVEL,
 	O_FORMAT,
 	O_DRY,
@@ -42,6 +43,7 @@ static const struct {
 	[O_MAXCH] = {"max-children", true},
 	[O_QUEUE] = {"queue-size", true},
 	[O_HISTORY] = {"history", true},
+	[O_HISTORY_BYTES] = {"history-bytes", true},
 	[O_LEVEL] = {"log-level", true},
 	[O_FORMAT] = {"log-format", true},
 	[O_DRY] = {"dry-run", false},
@@ -107,6 +109,23 @@ static int parse_size(const char *s, size_t min, size_t max, size_t *out)
 	if (parse_int64(s, &v) < 0 || v < (int64_t)min || (uint64_t)v > max)
 		return -EINVAL;
 	*out = (size_t)v;
+	return 0;
+}
+
+/* A number of bytes, with K, M or G for KiB, MiB or GiB, min..max. */
+static int parse_bytes(const char *s, size_t min, size_t max, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	int shift = 0;
+	if (end == s || *s == '-' || errno)
+		return -EINVAL;
+	if (*end && !end[1])
+		shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : -1;
+	if (shift < 0 || (*end && (!shift || end[1])) || v > max >> shift || (v << shift) < min)
+		return -EINVAL;
+	*out = (size_t)(v << shift);
 	return 0;
 }
 
@@ -239,6 +258,14 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 			return fail(why, "%shistory wants 0..%d, not '%s'", dash, KHISTORY_MAX,
 				    value);
 		o->cfg.history = n;
+		break;
+	case O_HISTORY_BYTES:
+		if (parse_bytes(value, KHISTORY_BYTES_MIN, KHISTORY_BYTES_MAX, &n) < 0)
+			return fail(why,
+				    "%shistory-bytes wants a size of 4K..1024G (bytes, or with K, "
+				    "M or G), not '%s'",
+				    dash, value);
+		o->cfg.history_bytes = n;
 		break;
 	case O_LEVEL: {
 		int level = klog_level_from_name(value);

@@ -395,24 +395,28 @@ static void rule_heading(struct strbuf *o, const struct krule *r)
 	strbuf_puts(o, "): ");
 }
 
-void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
-			const struct kstatus_extra *x, struct strbuf *o)
+/* Everything before the rules' lines (the last section). */
+static void text_head(struct strbuf *o, const struct view *v)
 {
-	const struct view v = {s, rs, x};
-	for (size_t k = 0; k < ARRAY_SIZE(text_order); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(text_order) && text_order[k] != KSTATS_RULES; k++) {
 		enum kstats_section sec = text_order[k];
-		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(&v, sec); i++) {
+		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(v, sec); i++) {
 			if (sec == KSTATS_SOURCES)
 				strbuf_printf(o, "%-10s",
 					      i < 0 ? "source"
 						    : kevent_source_name((enum kevent_source)i));
-			else if (sec == KSTATS_RULES)
-				rule_heading(o, rs->rules[i]);
 			else
 				strbuf_puts(o, sections[sec].text);
-			text_line(o, &v, sec, i);
+			text_line(o, v, sec, i);
 		}
 	}
+}
+
+/* Rule i's line. */
+static void text_rule(struct strbuf *o, const struct view *v, size_t i)
+{
+	rule_heading(o, v->rs->rules[i]);
+	text_line(o, v, KSTATS_RULES, (long)i);
 }
 
 /* "key":value for each row of sec, the first after sep. */
@@ -441,32 +445,36 @@ static void json_members(struct strbuf *o, const struct view *v, enum kstats_sec
 }
 
 /* {"uptime_seconds":N,"sources":{"kernel":{...},...},"events":{...},...,
- *  "rules":[{"name":"...","file":"...",...},...]} */
-void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
-			const struct kstatus_extra *x, struct strbuf *o)
+ *  "rules":[{"name":"...","file":"...",...},...]}: everything before the
+ * rules' objects (the rules, the last section, are streamed). */
+static void json_head(struct strbuf *o, const struct view *v)
 {
-	const struct view v = {s, rs, x};
 	strbuf_putc(o, '{');
-	json_members(o, &v, KSTATS_UPTIME, 0, "");
-	for (int sec = KSTATS_UPTIME + 1; sec < KSTATS_NSECTIONS; sec++) {
-		strbuf_printf(o, ",\"%s\":%c", sections[sec].json, sec == KSTATS_RULES ? '[' : '{');
-		for (size_t i = 0; i < count(&v, sec); i++) {
+	json_members(o, v, KSTATS_UPTIME, 0, "");
+	for (int sec = KSTATS_UPTIME + 1; sec < KSTATS_RULES; sec++) {
+		strbuf_printf(o, ",\"%s\":{", sections[sec].json);
+		for (size_t i = 0; i < count(v, sec); i++) {
 			if (sec == KSTATS_SOURCES)
 				strbuf_printf(o, "%s\"%s\":{", i ? "," : "",
 					      kevent_source_name((enum kevent_source)i));
-			if (sec == KSTATS_RULES) {
-				strbuf_puts(o, i ? ",{\"name\":" : "{\"name\":");
-				strbuf_json(o, rs->rules[i]->name);
-				strbuf_puts(o, ",\"file\":");
-				strbuf_json(o, rs->rules[i]->file->path);
-			}
-			json_members(o, &v, sec, i, sec == KSTATS_RULES ? "," : "");
-			if (sec == KSTATS_SOURCES || sec == KSTATS_RULES)
+			json_members(o, v, sec, i, "");
+			if (sec == KSTATS_SOURCES)
 				strbuf_putc(o, '}');
 		}
-		strbuf_putc(o, sec == KSTATS_RULES ? ']' : '}');
+		strbuf_putc(o, '}');
 	}
-	strbuf_puts(o, "}\n");
+	strbuf_printf(o, ",\"%s\":[", sections[KSTATS_RULES].json);
+}
+
+/* Rule i's object. */
+static void json_rule(struct strbuf *o, const struct view *v, size_t i)
+{
+	strbuf_puts(o, i ? ",{\"name\":" : "{\"name\":");
+	strbuf_json(o, v->rs->rules[i]->name);
+	strbuf_puts(o, ",\"file\":");
+	strbuf_json(o, v->rs->rules[i]->file->path);
+	json_members(o, v, KSTATS_RULES, i, ",");
+	strbuf_putc(o, '}');
 }
 
 int kstatus_format_from_name(const char *name)
@@ -497,31 +505,125 @@ static void prom_label(struct strbuf *o, char sep, const char *name, const char 
 	strbuf_putc(o, '"');
 }
 
-void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
-			      const struct kstatus_extra *x, struct strbuf *o)
+static void prom_help(struct strbuf *o, const struct kstats_row *r)
 {
-	const struct view v = {s, rs, x};
+	strbuf_printf(o, "# HELP keventd_%s %s\n# TYPE keventd_%s %s\n", r->prom, r->help, r->prom,
+		      r->type);
+}
+
+/* Row r's sample for source or rule i. */
+static void prom_sample(struct strbuf *o, const struct view *v, const struct kstats_row *r,
+			size_t i)
+{
+	strbuf_printf(o, "keventd_%s", r->prom);
+	if (r->section == KSTATS_SOURCES) {
+		prom_label(o, '{', "source", kevent_source_name((enum kevent_source)i));
+		strbuf_putc(o, '}');
+	} else if (r->section == KSTATS_RULES) {
+		prom_label(o, '{', "rule", v->rs->rules[i]->name);
+		prom_label(o, ',', "file", v->rs->rules[i]->file->path);
+		strbuf_putc(o, '}');
+	}
+	strbuf_printf(o, " %" PRIu64 "\n", value(r, v, i));
+}
+
+/* The families before the rules' (the rows are in section order, the
+ * rules' last). */
+static void prom_head(struct strbuf *o, const struct view *v)
+{
 	strbuf_puts(o, "# HELP keventd_build_info Always 1; the version label is keventd's.\n"
 		       "# TYPE keventd_build_info gauge\nkeventd_build_info");
 	prom_label(o, '{', "version", KEVENT_VERSION);
 	strbuf_puts(o, "} 1\n");
 	for (const struct kstats_row *r = kstats_rows; r < kstats_rows + kstats_n_rows; r++) {
-		if (!r->prom)
+		if (!r->prom || r->section == KSTATS_RULES)
 			continue;
-		strbuf_printf(o, "# HELP keventd_%s %s\n# TYPE keventd_%s %s\n", r->prom, r->help,
-			      r->prom, r->type);
-		for (size_t i = 0; i < count(&v, r->section); i++) {
-			strbuf_printf(o, "keventd_%s", r->prom);
-			if (r->section == KSTATS_SOURCES) {
-				prom_label(o, '{', "source",
-					   kevent_source_name((enum kevent_source)i));
-				strbuf_putc(o, '}');
-			} else if (r->section == KSTATS_RULES) {
-				prom_label(o, '{', "rule", rs->rules[i]->name);
-				prom_label(o, ',', "file", rs->rules[i]->file->path);
-				strbuf_putc(o, '}');
-			}
-			strbuf_printf(o, " %" PRIu64 "\n", value(r, &v, i));
+		prom_help(o, r);
+		for (size_t i = 0; i < count(v, r->section); i++)
+			prom_sample(o, v, r, i);
+	}
+}
+
+/* The rules' families, a sample at a time: false once all are out. */
+static bool prom_rules_next(struct kstats_cursor *cur, const struct view *v, struct strbuf *o)
+{
+	size_t before = o->len;
+	for (; cur->row < kstats_n_rows; cur->row++, cur->i = 0, cur->helped = false) {
+		const struct kstats_row *r = &kstats_rows[cur->row];
+		if (!r->prom || r->section != KSTATS_RULES)
+			continue;
+		if (!cur->helped)
+			prom_help(o, r);
+		cur->helped = true;
+		if (cur->i < count(v, KSTATS_RULES)) {
+			prom_sample(o, v, r, cur->i++);
+			return true;
 		}
 	}
+	return o->len > before;
+}
+
+void kstats_cursor_init(struct kstats_cursor *cur, enum kstatus_format format)
+{
+	*cur = (struct kstats_cursor){.format = format};
+}
+
+bool kstats_render_next(struct kstats_cursor *cur, const struct kstats *s,
+			const struct kruleset *rs, const struct kstatus_extra *x, struct strbuf *o)
+{
+	const struct view v = {s, rs, x};
+	if (!cur->head) {
+		cur->head = true;
+		if (cur->format == KSTATUS_JSON)
+			json_head(o, &v);
+		else if (cur->format == KSTATUS_PROMETHEUS)
+			prom_head(o, &v);
+		else
+			text_head(o, &v);
+		return true;
+	}
+	if (cur->format == KSTATUS_PROMETHEUS)
+		return prom_rules_next(cur, &v, o);
+	if (cur->i < count(&v, KSTATS_RULES)) {
+		if (cur->format == KSTATUS_JSON)
+			json_rule(o, &v, cur->i);
+		else
+			text_rule(o, &v, cur->i);
+		cur->i++;
+		return true;
+	}
+	if (cur->format == KSTATUS_JSON && !cur->tail) {
+		cur->tail = true;
+		strbuf_puts(o, "]}\n");
+		return true;
+	}
+	return false;
+}
+
+/* The whole rendering at once. */
+static void render_all(enum kstatus_format format, const struct kstats *s,
+		       const struct kruleset *rs, const struct kstatus_extra *x, struct strbuf *o)
+{
+	struct kstats_cursor cur;
+	kstats_cursor_init(&cur, format);
+	while (kstats_render_next(&cur, s, rs, x, o))
+		;
+}
+
+void kstats_render_text(const struct kstats *s, const struct kruleset *rs,
+			const struct kstatus_extra *x, struct strbuf *o)
+{
+	render_all(KSTATUS_TEXT, s, rs, x, o);
+}
+
+void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
+			const struct kstatus_extra *x, struct strbuf *o)
+{
+	render_all(KSTATUS_JSON, s, rs, x, o);
+}
+
+void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
+			      const struct kstatus_extra *x, struct strbuf *o)
+{
+	render_all(KSTATUS_PROMETHEUS, s, rs, x, o);
 }

@@ -150,4 +150,19 @@ void kstats_render_json(const struct kstats *s, const struct kruleset *rs,
 void kstats_render_prometheus(const struct kstats *s, const struct kruleset *rs,
 			      const struct kstatus_extra *x, struct strbuf *out);
 
+/* The same renderings a part at a time, for a reply sent as it is read:
+ * first every counter but the rules' (x is read then only), then a rule's
+ * line, object or sample at a time, the counters read as each is
+ * rendered.  rs must stay the same throughout. */
+struct kstats_cursor {
+	enum kstatus_format format;
+	bool head, tail, helped;
+	size_t row, i; /* the row (Prometheus) and the rule next */
+};
+void kstats_cursor_init(struct kstats_cursor *cur, enum kstatus_format format);
+/* Appends the next part to out; false, appending nothing, once all is. */
+bool kstats_render_next(struct kstats_cursor *cur, const struct kstats *s,
+			const struct kruleset *rs, const struct kstatus_extra *x,
+			struct strbuf *out);
+
 #endif

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The control socket's limits against the real keventd (keventd(8),
 docs/SECURITY.md): a monitor that asks without reading cannot grow keventd;
+nor can clients that ask for the whole history and read nothing;
 connections held by members of the control group cannot lock root out;
 what keventd refuses to replace at its --control path.
 
@@ -28,6 +29,13 @@ from kdtest import DaemonTest, Raw, TIMEOUT
 # a batch of requests held) with room for the allocator; before the bound
 # in bytes, the same attack grew it by 300 MiB in 8 s.
 RSS_GROWTH_KIB = 8 * 1024
+
+# What keventd may hold for one client whatever it asks (control-protocol.md):
+# 256 KiB of replies and one more of 8 KiB, the part of a streamed reply
+# being cut, 16 requests of 8 KiB read and not yet handled; rounded up.
+CLIENT_BOUND_KIB = 512
+# The allocator's slack over what is held, for the bound on many clients.
+ALLOCATOR_SLACK_KIB = 4 * 1024
 
 
 def proc_status(pid, key):
@@ -183,6 +191,105 @@ class ControlLimits(DaemonTest):
         d.send("general", "/after", "x")
         self.assertEqual(mon.recv(), ["data", "(3 events not shown: monitor too slow)"])
         self.assertTrue(mon.recv()[1].startswith("socket seq=4 general /after x "))
+        d.stop_ok(self)
+
+    def test_history_replies_are_bounded(self):
+        """8 clients ask for the whole history, 20,000 events of about 1 KiB
+        each (22 MB of text a reply), and read nothing: keventd renders a
+        reply as its client reads it, so its RSS grows by at most 8 times
+        the bound per client (rendered whole, the same replies grew it
+        from 28 MB to 196 MB); another client is served meanwhile; and
+        once they read, each gets every event, in order, then ok."""
+        n = 20000
+        self.s.write_rule("10-w.yaml", "rules:\n  - name: watch-%s\n    match: {signal: s}\n"
+                          % ("w" * 40))
+        d = self.start("--history", str(n))
+        pid = d.proc.pid
+        obj = "/org/kernel/test/" + "o" * 980
+        poster = self.raw()
+        post = Raw.encode("post", "general", obj, "s", "")
+        for _ in range(n):
+            poster.send_raw(post)  # blocks while keventd has not read the last ones
+        self.assertEqual(poster.request("sync"), ("ok", str(n), []))
+        d.wait_idle(n)
+        idle = proc_status(pid, "VmRSS")
+        readers = [self.raw() for _ in range(8)]
+        for r in readers:
+            r.send_raw(Raw.encode("events", "0", "text"))
+        # a reply has begun: keventd took the request, and queued for it all
+        # it will until the client reads
+        for r in readers:
+            ready, _, _ = select.select([r.sock], [], [], TIMEOUT)
+            self.assertTrue(ready, "no reply to events")
+        held = proc_status(pid, "VmRSS")
+        # another client is served meanwhile
+        last = [json.loads(l) for l in d.ctl("events", "--json", "-n", "3", check=0)
+                .stdout.splitlines()]
+        self.assertEqual([e["seqnum"] for e in last], [n - 2, n - 1, n])
+        # the readers, the poster and the status query (keventctl's hang-up may lag)
+        d.wait_status(lambda st: st["control"]["clients"] == 8 + 1 + 1, "ten clients")
+        print("RSS with %d events kept %d KiB; with 8 clients owed them all %d KiB (+%d)"
+              % (n, idle, held, held - idle))
+        if asan_build():
+            print("ASan build: memory size not checked (its quarantine keeps freed memory)")
+        else:
+            self.assertLess(held - idle, 8 * CLIENT_BOUND_KIB + ALLOCATOR_SLACK_KIB)
+        # each reply, read now, is whole: every event once, in order
+        for r in readers:
+            seqs = []
+            rest = ""
+            while True:
+                m = r.recv()
+                self.assertIsNotNone(m, "keventd closed the connection")
+                if m[0] != "data":
+                    self.assertEqual(m, ["ok"])
+                    break
+                text = rest + m[1]
+                lines = text.split("\n")
+                rest = lines.pop()
+                seqs += [int(l.split(" seq=")[1].split()[0]) for l in lines
+                         if not l.startswith("  ")]
+            self.assertEqual(rest, "")
+            self.assertEqual(seqs, list(range(1, n + 1)))
+        d.stop_ok(self)
+
+    def test_rule_set_replies_are_bounded(self):
+        """With 5,000 rules, 8 clients ask for status in the Prometheus
+        format (2.8 MB each) and 8 to explain an event against every rule
+        (0.7 MB each), and read nothing: keventd's RSS grows by at most 16
+        times the bound per client (rendered whole, 10,000 rules grew it
+        by 60 MB); once they read, each reply is whole."""
+        n = 5000
+        self.rule_files(n)
+        d = self.start()
+        pid = d.proc.pid
+        d.send("general", "/o", "s%d" % (n - 1))
+        idle = proc_status(pid, "VmRSS")
+        status = [self.raw() for _ in range(8)]
+        explain = [self.raw() for _ in range(8)]
+        for r in status:
+            r.send_raw(Raw.encode("status", "prometheus"))
+        for r in explain:
+            r.send_raw(Raw.encode("explain", "last", "", "text"))
+        for r in status + explain:
+            ready, _, _ = select.select([r.sock], [], [], TIMEOUT)
+            self.assertTrue(ready, "no reply")
+        held = proc_status(pid, "VmRSS")
+        print("RSS with %d rules %d KiB; with 16 clients owed status and explain %d KiB (+%d)"
+              % (n, idle, held, held - idle))
+        if asan_build():
+            print("ASan build: memory size not checked (its quarantine keeps freed memory)")
+        else:
+            self.assertLess(held - idle, 16 * CLIENT_BOUND_KIB + ALLOCATOR_SLACK_KIB)
+        for r in status + explain:
+            kind, _, data = r.reply()
+            self.assertEqual(kind, "ok")
+            text = "".join(data)
+            if r in status:
+                self.assertEqual(text.count("\nkeventd_rule_matched_total{rule="), n)
+            else:
+                self.assertTrue(text.endswith("\n1 of %d rules matched then\n"
+                                              "today's rules decide the same\n" % n), text[-200:])
         d.stop_ok(self)
 
     def root_is_served(self, d):

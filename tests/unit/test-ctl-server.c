@@ -35,9 +35,12 @@ struct srv {
 	size_t opened, closed, requests, parks;
 	size_t refused[KCTL_REFUSED_USER + 1];
 	size_t dropped;
-	size_t dropped_id[8]; /* the opened() order (from 1) of each dropped one */
-	size_t max_queued;    /* the most queued to a client after a request */
-	size_t max_reply;     /* the most one request's replies added */
+	size_t dropped_id[8];	  /* the opened() order (from 1) of each dropped one */
+	size_t max_queued;	  /* the most queued to a client after a request */
+	size_t max_reply;	  /* the most one request's replies added */
+	size_t streamed;	  /* bytes of text a stream rendered */
+	size_t stream_max_queued; /* the most queued to its client while it renders */
+	size_t streams_freed;
 	bool (*until)(struct srv *t);
 };
 
@@ -65,8 +68,51 @@ static void srv_closed(void *userdata, struct kctl_client *c)
 	check(t);
 }
 
-/* "ping ID": ok ID; "big N ID": N bytes of data, then ok ID; "monitor":
- * a subscriber; "park ID": waits while there is no room. */
+/* A stream of n bytes of text, lines of 100 (99 'x' and a newline, as
+ * "big" sends), rendered in parts of 777 bytes that fall anywhere in a
+ * line, then "ok ID". */
+struct test_stream {
+	struct kctl_stream s;
+	struct srv *t;
+	struct kctl_client *c;
+	size_t n, done;
+	char id[16];
+};
+
+static bool ts_next(struct kctl_stream *s, struct strbuf *out)
+{
+	struct test_stream *ts = container_of(s, struct test_stream, s);
+	size_t q = kctl_client_queued(ts->c);
+	/* a part is rendered only while the client's queue is under the bound */
+	assert_true(q < KCTL_OUTQ_BYTES);
+	assert_true(kctl_client_full(ts->c));
+	if (q > ts->t->stream_max_queued)
+		ts->t->stream_max_queued = q;
+	if (ts->done == ts->n)
+		return false;
+	for (size_t k = 0; k < 777 && ts->done < ts->n; k++, ts->done++)
+		strbuf_putc(out, ts->done % 100 == 99 ? '\n' : 'x');
+	ts->t->streamed = ts->done;
+	return true;
+}
+
+static void ts_end(struct kctl_stream *s, const char **kind, const char **text)
+{
+	struct test_stream *ts = container_of(s, struct test_stream, s);
+	*kind = "ok";
+	*text = ts->id;
+}
+
+static void ts_free(struct kctl_stream *s)
+{
+	struct test_stream *ts = container_of(s, struct test_stream, s);
+	ts->t->streams_freed++;
+	free(ts);
+}
+
+/* "ping ID": ok ID; "big N ID": N bytes of data, then ok ID; "stream N
+ * ID": the same as a stream; "monitor": a subscriber; "park ID": waits
+ * while there is no room. */
 static int srv_request(void *userdata, struct kctl_client *c, const struct kctl_msg *m,
 		       bool may_park)
 {
@@ -91,6 +137,19 @@ static int srv_request(void *userdata, struct kctl_client *c, const struct kctl_
 		text[n] = '\0';
 		kctl_client_reply_data(c, text);
 		free(text);
+	} else if (strcmp(cmd, "stream") == 0) {
+		struct test_stream *ts = calloc(1, sizeof(*ts));
+		assert_non_null(ts);
+		*ts = (struct test_stream){
+			.s = {.next = ts_next, .end = ts_end, .free = ts_free},
+			.t = t,
+			.c = c,
+			.n = (size_t)atol(m->f[1]),
+		};
+		snprintf(ts->id, sizeof(ts->id), "%s", id);
+		kctl_client_stream(c, &ts->s);
+		check(t);
+		return 0;
 	} else if (strcmp(cmd, "monitor") == 0) {
 		kctl_client_set_subscriber(c, true);
 	}
@@ -203,6 +262,8 @@ struct conn {
 	int fd;
 	struct kio *io;
 	size_t oks, datas;
+	size_t data_bytes; /* of the data replies' text */
+	bool data_lines;   /* each data reply was whole lines of 99 'x' */
 	char *ok_ids[64];
 	bool eof;
 	bool (*until)(struct conn *c);
@@ -296,7 +357,12 @@ static void on_conn(struct kio *io, int fd, uint32_t events, void *userdata)
 			assert_true(c->oks < ARRAY_SIZE(c->ok_ids));
 			c->ok_ids[c->oks++] = strdup(buf + 3);
 		} else if (strcmp(buf, "data") == 0) {
+			size_t len = strlen(buf + 5);
+			for (size_t i = 0; i < len; i++)
+				c->data_lines &= buf[5 + i] == (i % 100 == 99 ? '\n' : 'x');
+			c->data_lines &= len % 100 == 0;
 			c->datas++;
+			c->data_bytes += len;
 		}
 	}
 	if (c->until && c->until(c)) {
@@ -409,6 +475,70 @@ static bool refused_enough(struct srv *t)
 	for (size_t i = 0; i < ARRAY_SIZE(t->refused); i++)
 		n += t->refused[i];
 	return n >= want_refused;
+}
+
+static bool two_oks(struct conn *c)
+{
+	return c->oks == 2;
+}
+
+static bool stream_freed(struct srv *t)
+{
+	return t->streams_freed == 1 && t->closed == 2;
+}
+
+/* A stream of 3 MB to a client that reads nothing: rendered only while the
+ * client's queue is under the bound, so keventd holds at most the bound
+ * and one reply for it; the client's next request waits for the stream's
+ * end.  Once it reads, the text comes cut as kctl_client_reply_data()
+ * cuts it, then the stream's last reply, then the next request's; a
+ * client that hangs up in the middle takes its stream with it. */
+static void test_stream_within_the_bound(void **state)
+{
+	(void)state;
+	const size_t n = 3000000;
+	struct srv t;
+	srv_start(&t, (gid_t)-1);
+	struct conn c = {.t = &t, .fd = connect_to(t.path), .data_lines = true};
+	want_opened = 1;
+	run_until(&t, opened_enough);
+	send_msg(c.fd, "stream", "3000000", "s");
+	send_msg(c.fd, "ping", "p", NULL);
+	want_requests = 1;
+	run_until(&t, requests_enough);
+	run_for(&t, 200); /* what the kernel took is sent; nothing more is rendered */
+	size_t streamed = t.streamed;
+	assert_true(streamed > KCTL_OUTQ_BYTES && streamed < n);
+	/* the bound, the kernel's socket buffer, a reply and a part */
+	assert_true(streamed < KCTL_OUTQ_BYTES + 4 * 1024 * 1024);
+	assert_true(t.stream_max_queued < KCTL_OUTQ_BYTES);
+	assert_true(t.max_queued < KCTL_OUTQ_BYTES + KCTL_MSG_MAX + KCTL_MSG_COST);
+	run_for(&t, 100);
+	assert_int_equal(t.streamed, streamed);
+	assert_int_equal(t.requests, 1); /* the ping waits */
+	read_until(&c, two_oks);
+	assert_int_equal(t.streamed, n);
+	assert_int_equal(t.requests, 2);
+	assert_string_equal(c.ok_ids[0], "s");
+	assert_string_equal(c.ok_ids[1], "p");
+	/* 8,100 bytes a reply (81 lines), as "big" would send it */
+	assert_int_equal(c.data_bytes, n);
+	assert_int_equal(c.datas, (n + 8099) / 8100);
+	assert_true(c.data_lines);
+	assert_int_equal(t.streams_freed, 1);
+	conn_release(&c);
+
+	/* one that hangs up in the middle */
+	t.streams_freed = 0;
+	int fd = connect_to(t.path);
+	want_opened = 2;
+	run_until(&t, opened_enough);
+	send_msg(fd, "stream", "3000000", "s2");
+	want_requests = 3;
+	run_until(&t, requests_enough);
+	close(fd);
+	run_until(&t, stream_freed);
+	srv_stop(&t);
 }
 
 /* The answer keventd sends a refused peer, then the end. */
@@ -678,6 +808,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_in_bytes),
+		cmocka_unit_test(test_stream_within_the_bound),
 		cmocka_unit_test(test_idle_connection_dropped),
 		cmocka_unit_test(test_stuck_client_counts_as_idle),
 		cmocka_unit_test(test_hung_up_make_room),

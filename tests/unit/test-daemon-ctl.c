@@ -124,6 +124,8 @@ struct setup {
 	struct kdaemon_ctl *ctl;
 };
 
+static size_t setup_history; /* --history of the next setup_make() */
+
 static void setup_make(struct setup *t, unsigned sources, size_t queue_size)
 {
 	*t = (struct setup){.dir = tu_mkdtemp()};
@@ -139,6 +141,7 @@ static void setup_make(struct setup *t, unsigned sources, size_t queue_size)
 		.queue_size = queue_size,
 		.spawn = fake_spawn,
 		.spawn_userdata = &t->fake,
+		.history = setup_history,
 	};
 	assert_int_equal(kdaemon_new(&cfg, &t->d), 0);
 	assert_int_equal(kdaemon_ctl_new(t->d, NULL, (gid_t)-1, &t->ctl), 0);
@@ -583,12 +586,112 @@ static void test_parking_while_stopping(void **state)
 	setup_free(&t);
 }
 
+/* A peer that takes streams: the test steps the one it was given. */
+static struct kctl_stream *given;
+
+static void peer_take_stream(struct kctl_peer *p, struct kctl_stream *s)
+{
+	(void)p;
+	assert_null(given);
+	given = s;
+}
+
+static const struct kctl_peer_ops stream_peer_ops = {
+	.reply = peer_reply,
+	.reply_data = peer_reply_data,
+	.full = peer_full,
+	.flush = peer_flush,
+	.subscribe = peer_subscribe,
+	.stream = peer_take_stream,
+};
+
+/* The stream's last reply, and the stream freed. */
+static void end_given(const char *kind, const char *text_starts)
+{
+	const char *k = NULL, *text = NULL;
+	given->end(given, &k, &text);
+	print_message("  end %s %s\n", k ? k : "(ok)", text ? text : "");
+	assert_string_equal(k ? k : "ok", kind);
+	if (text_starts) {
+		assert_non_null(text);
+		assert_memory_equal(text, text_starts, strlen(text_starts));
+	} else {
+		assert_null(text);
+	}
+	given->free(given);
+	given = NULL;
+}
+
+/* events, status and explain are streams for a peer that takes them,
+ * rendered as it reads: events that leave the history before their turn
+ * are skipped, the rest sent from the oldest still kept, and the last
+ * reply says how many; a reload while status or explain is sent ends it
+ * with an error.  Nothing is replied before the stream's own end. */
+static void test_streams(void **state)
+{
+	(void)state;
+	struct setup t;
+	setup_history = 4;
+	setup_make(&t, SOCKET_ON, 64);
+	setup_history = 0;
+	struct peer pr;
+	peer_init(&pr, 1);
+	pr.p.ops = &stream_peer_ops;
+	char req[64];
+	for (int i = 1; i <= 4; i++) {
+		snprintf(req, sizeof(req), "send|general|/o|s%d", i);
+		assert_int_equal(request(&t, &pr, req, true), 0);
+	}
+	assert_int_equal(pr.n, 4);
+	struct strbuf sb = STRBUF_INIT;
+	assert_int_equal(request(&t, &pr, "events|0|text", true), 0);
+	assert_non_null(given);
+	assert_true(given->next(given, &sb));
+	assert_non_null(strstr(strbuf_str(&sb), " socket seq=1 general /o s1\n"));
+	for (int i = 5; i <= 7; i++) {
+		snprintf(req, sizeof(req), "send|general|/o|s%d", i);
+		assert_int_equal(request(&t, &pr, req, true), 0);
+	}
+	strbuf_reset(&sb);
+	assert_true(given->next(given, &sb));
+	assert_non_null(strstr(strbuf_str(&sb), " socket seq=4 general /o s4\n"));
+	strbuf_reset(&sb);
+	assert_false(given->next(given, &sb));
+	assert_int_equal(sb.len, 0);
+	end_given("err", "2 of the events asked for left the history before they were sent");
+	/* all read in time: ok */
+	assert_int_equal(request(&t, &pr, "events|2|json", true), 0);
+	assert_true(given->next(given, &sb));
+	assert_true(given->next(given, &sb));
+	assert_false(given->next(given, &sb));
+	end_given("ok", NULL);
+
+	static const char *const reloading[] = {"status|json", "status|prometheus", "status",
+						"explain|last"};
+	for (size_t i = 0; i < ARRAY_SIZE(reloading); i++) {
+		print_message("case: %s\n", reloading[i]);
+		assert_int_equal(request(&t, &pr, reloading[i], true), 0);
+		strbuf_reset(&sb);
+		assert_true(given->next(given, &sb));
+		assert_true(sb.len > 0);
+		assert_int_equal(kdaemon_reload(t.d, NULL), 0);
+		assert_false(given->next(given, &sb));
+		end_given("err", "the rules were reloaded while this reply was sent: ask again");
+	}
+	assert_int_equal(pr.n, 7); /* the sends' */
+	strbuf_release(&sb);
+	drain(&t);
+	peer_release(&pr);
+	setup_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_requests),
 		cmocka_unit_test(test_json_check),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_monitor),
 		cmocka_unit_test(test_bad_messages),
 		cmocka_unit_test(test_parking_on_a_full_queue),

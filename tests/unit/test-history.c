@@ -277,12 +277,147 @@ static void test_large(void **state)
 	kfile_unref(f);
 }
 
+/* A cursor renders what khistory_render() would have at the moment it was
+ * made, an entry at a time, each as it is at its turn; what leaves the
+ * history before its turn is skipped, counted, and the rest follows from
+ * the oldest entry still kept. */
+static void test_cursor(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(4, &h), 0);
+	for (uint64_t i = 1; i <= 4; i++)
+		add(h, i, "s", r, 1);
+	char *whole = render(h, 3, false);
+	struct khistory_cursor cur;
+	khistory_cursor_init(h, 3, false, &cur);
+	struct strbuf sb = STRBUF_INIT;
+	assert_true(khistory_cursor_next(h, &cur, &sb)); /* event 2 */
+	assert_non_null(strstr(strbuf_str(&sb), " seq=20 "));
+	/* event 3 runs its rule, then leaves; 5 and 6 come, after the cursor's end */
+	khistory_report(h, 3, &(struct krun_report){.rule = r[0], .outcome = KRUN_DRY_RUN});
+	assert_true(khistory_cursor_next(h, &cur, &sb)); /* event 3, as it is now */
+	assert_non_null(strstr(strbuf_str(&sb), "  a: dry-run (not run)\n"));
+	add(h, 5, "s", r, 1);
+	add(h, 6, "s", r, 1);
+	assert_true(khistory_cursor_next(h, &cur, &sb)); /* event 4, the last then */
+	assert_false(khistory_cursor_next(h, &cur, &sb));
+	assert_int_equal(cur.skipped, 0);
+	/* what the cursor rendered is the rendering of then, but for event 3's news */
+	char *now = strdup(strbuf_str(&sb));
+	char *at = strstr(whole, "  a: queued\n1970"); /* event 2's rule, then event 3 */
+	assert_non_null(at);
+	at = strstr(at + 1, "  a: queued\n"); /* event 3's rule */
+	assert_non_null(at);
+	size_t pre = (size_t)(at - whole);
+	assert_memory_equal(now, whole, pre);
+	assert_string_equal(now + pre + strlen("  a: dry-run (not run)\n"),
+			    whole + pre + strlen("  a: queued\n"));
+	free(now);
+	/* a cursor outrun by the ring: the two gone are skipped and counted */
+	strbuf_reset(&sb);
+	khistory_cursor_init(h, 0, true, &cur); /* events 3 to 6 */
+	assert_true(khistory_cursor_next(h, &cur, &sb));
+	assert_non_null(strstr(strbuf_str(&sb), "\"seqnum\":30,"));
+	add(h, 7, "s", r, 1);
+	add(h, 8, "s", r, 1);
+	add(h, 9, "s", r, 1); /* 4, 5 (and 3) gone */
+	strbuf_reset(&sb);
+	assert_true(khistory_cursor_next(h, &cur, &sb));
+	assert_non_null(strstr(strbuf_str(&sb), "\"seqnum\":60,"));
+	assert_false(khistory_cursor_next(h, &cur, &sb));
+	assert_int_equal(cur.skipped, 2);
+	strbuf_release(&sb);
+	free(whole);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
+/* Events in the history, and the first of them, from its text rendering. */
+static size_t held(const struct khistory *h, uint64_t *first)
+{
+	char *s = render(h, 0, true);
+	size_t n = 0;
+	*first = 0;
+	for (const char *p = s; (p = strstr(p, "\"seqnum\":")); p++, n++)
+		if (!n)
+			*first = strtoull(p + strlen("\"seqnum\":"), NULL, 10) / 10;
+	free(s);
+	return n;
+}
+
+/* A payload of n bytes (at most 3999). */
+static void add_big(struct khistory *h, uint64_t serial, size_t n)
+{
+	char *payload = malloc(n + 1);
+	assert_non_null(payload);
+	memset(payload, 'p', n);
+	payload[n] = '\0';
+	struct kevent *ev = tu_event(0, "/o", "big", payload);
+	ev->seqnum = serial * 10;
+	int rc = khistory_add(h, serial, ev, NULL, 0, false, NULL, 0);
+	kevent_free(ev);
+	free(payload);
+	assert_int_equal(rc, 0);
+}
+
+/* With a bound in bytes, the buffers never take more than it: the oldest
+ * entries go first, so what is kept is the newest, one after another; an
+ * event that could not fit alone is not kept, and the rest stay; without
+ * a bound the ring's own bound holds. */
+static void test_bytes_bound(void **state)
+{
+	(void)state;
+	for (size_t big = 0; big < 2; big++) {
+		/* small rings in malloc()ed buffers; a large one in chunks */
+		size_t cap = big ? 16384 : 64;
+		struct khistory *h = NULL;
+		assert_int_equal(khistory_new(cap, &h), 0);
+		size_t empty = khistory_bytes(h);
+		size_t max = big ? 3 * 2 * 1024 * 1024 : 16 * 1024;
+		khistory_set_max_bytes(h, max);
+		assert_int_equal(khistory_max_bytes(h), max);
+		uint64_t first;
+		for (uint64_t i = 1; i <= 3 * cap; i++) {
+			add_big(h, i, i % 5 ? 100 : 3000); /* every fifth outgrows its buffer */
+			assert_true(khistory_bytes(h) - empty <= max);
+			if (big && i % 997)
+				continue;
+			size_t n = held(h, &first);
+			assert_int_equal(khistory_len(h), n);
+			assert_int_equal(first, i - n + 1); /* the newest n */
+			assert_true(n >= 1);
+		}
+		assert_true(khistory_len(h) < cap);
+		khistory_free(h);
+	}
+	/* an entry too big for the bound alone: not kept, the others stay */
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(8, &h), 0);
+	khistory_set_max_bytes(h, 2048);
+	add_big(h, 1, 100);
+	add_big(h, 2, 100);
+	char payload[3001];
+	memset(payload, 'p', 3000);
+	payload[3000] = '\0';
+	struct kevent *ev = tu_event(0, "/o", "big", payload);
+	assert_int_equal(khistory_add(h, 3, ev, NULL, 0, false, NULL, 0), -ENOMEM);
+	kevent_free(ev);
+	uint64_t first;
+	assert_int_equal(held(h, &first), 2);
+	assert_int_equal(first, 1);
+	khistory_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring),  cmocka_unit_test(test_outcomes),
-		cmocka_unit_test(test_unit),  cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_empty), cmocka_unit_test(test_large),
+		cmocka_unit_test(test_ring),   cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_unit),   cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_empty),  cmocka_unit_test(test_large),
+		cmocka_unit_test(test_cursor), cmocka_unit_test(test_bytes_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

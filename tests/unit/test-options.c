@@ -312,6 +312,40 @@ static void test_load_file(void **state)
 	tu_rm_rf(dir);
 }
 
+/* --history-bytes: bytes, KiB, MiB or GiB, from 4 KiB to 1024 GiB; unset,
+ * 0 (the default: 2 KiB per event kept). */
+static void test_history_bytes(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *value; size_t bytes; } cases[] = {
+		{"4096", 4096},
+		{"64K", 64 * 1024},
+		{"3M", 3 * 1024 * 1024},
+		{"2G", (size_t)2 << 30},
+		{"1024G", (size_t)1 << 40},
+		{"0", 0}, {"4095", 0}, {"1025G", 0}, {"-1", 0}, {"1KB", 0}, {"1Q", 0},
+		{"K", 0}, {"", 0}, {"99999999999999999999", 0},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct koptions o;
+		koptions_init(&o);
+		assert_int_equal(o.cfg.history_bytes, 0);
+		struct strbuf why = STRBUF_INIT;
+		int rc = koptions_set(&o, "history-bytes", cases[i].value, false, &why);
+		print_message("case %s: %d %s\n", cases[i].value, rc, strbuf_str(&why));
+		assert_int_equal(rc, cases[i].bytes ? 0 : -EINVAL);
+		assert_int_equal(o.cfg.history_bytes, cases[i].bytes);
+		if (!cases[i].bytes)
+			assert_non_null(strstr(strbuf_str(&why), "--history-bytes wants a size of "
+								 "4K..1024G (bytes, or with K, M "
+								 "or G)"));
+		strbuf_release(&why);
+		koptions_release(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_mqtt_warning),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_history_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The replies whose size is not the client's to bound (events, explain,
+ * status: the history and the rule set decide it) as streams
+ * (ctl-server.h: struct kctl_stream), rendered a part at a time as the
+ * client reads them: a cursor into the history by serial, a rule's index.
+ * What one holds is its cursor and the part being cut into replies.
+ */
+#ifndef KEVENT_REPLY_H
+#define KEVENT_REPLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ctl-server.h"
+#include "history.h"
+#include "stats.h"
+
+struct kdaemon;
+
+/*
+ * The last n events of d's history (0: all), oldest first, as they are
+ * when their turn comes.  Those that leave the history before their turn
+ * are skipped: the reply goes on with the oldest still kept, and its last
+ * message is an error that says how many.  NULL on ENOMEM.
+ */
+struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json);
+/* status, as text, JSON or the Prometheus text format; clients is the
+ * number of control clients connected.  NULL on ENOMEM. */
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients);
+/* explain of history entry e (a stream of it taken).  0 or -errno. */
+int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
+		   struct kctl_stream **out);
+
+#endif
