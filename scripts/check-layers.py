@@ -21,7 +21,9 @@ LAYERS = {
     "rules": {"event", "base"},
     "exec": {"rules", "event", "base"},
     "sources": {"event", "base"},
-    "daemon": {"exec", "sources", "rules", "event", "base"},
+    "outputs": {"exec", "sources", "rules", "event", "base"},
+    "control": {"outputs", "exec", "sources", "rules", "event", "base"},
+    "daemon": {"control", "outputs", "exec", "sources", "rules", "event", "base"},
 }
 
 
