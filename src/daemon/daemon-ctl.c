@@ -428,10 +428,11 @@ static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	}
 }
 
-static void on_report(void *userdata, const struct krun_report *rep)
+static void on_report(void *userdata, uint64_t serial, const struct krun_report *rep)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	struct waiter **w = find_wait(ctl, rep->job->serial);
+	/* a unit's end comes after its job: nobody waits for it any more */
+	struct waiter **w = rep->job ? find_wait(ctl, serial) : NULL;
 	/* a transient rule's run is its unit's start: the unit runs on */
 	if (!w || (rep->outcome == KRUN_STARTED && !rep->unit))
 		return;
@@ -470,10 +471,12 @@ static void on_done(void *userdata, const struct kjob *job)
 }
 
 /* Sends one event line (and the rules it matched) to every monitor. */
-static void on_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-		     size_t n)
+static void on_event(void *userdata, const struct kobs_event *e)
 {
 	struct kdaemon_ctl *ctl = userdata;
+	const struct kevent *ev = e->ev;
+	const struct krule *const *rules = e->rules;
+	size_t n = e->n_rules;
 	if (ctl->arming) {
 		ctl->arming->serial = ctl->d->serial;
 		for (size_t i = 0; i < n; i++)
@@ -683,7 +686,8 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 				    .free = src_free};
 	int rc = path ? kctl_server_new(d->loop, path, gid, &srv_ops, ctl, &ctl->srv) : 0;
 	if (rc == 0)
-		rc = kdaemon_observe(d, &(struct kobserver){.event = on_event,
+		rc = kdaemon_observe(d, &(struct kobserver){.name = "control",
+							    .event = on_event,
 							    .report = on_report,
 							    .done = on_done,
 							    .userdata = ctl});

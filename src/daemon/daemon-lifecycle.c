@@ -16,8 +16,7 @@
 #include "config.h"
 #include "daemon-ctl.h"
 #include "daemon.h"
-#include "dbus.h"
-#include "mqtt.h"
+#include "mqtt-config.h"
 #include "log.h"
 #include "notify.h"
 #include "source-genl.h"
@@ -37,6 +36,9 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
 	if (rc < 0)
 		return rc;
 	rc = kdaemon_init(d);
+	if (rc < 0)
+		return rc;
+	rc = kdaemon_history_start(d);
 	if (rc < 0)
 		return rc;
 	*out = TAKE_PTR(d);
@@ -223,21 +225,6 @@ static void on_rules_changed(void *userdata)
 	(void)kdaemon_reload(userdata, NULL);
 }
 
-static void emit_dbus(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-		      size_t n)
-{
-	(void)rules;
-	(void)n;
-	kdbus_emit(userdata, ev);
-}
-
-static void emit_mqtt(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-		      size_t n)
-{
-	(void)rules;
-	kmqtt_publish(userdata, ev, n > 0);
-}
-
 /* Adds a source that could be made; one that could not is logged and left out. */
 static void add_source(struct kdaemon *d, const char *name, int rc, struct ksource *src)
 {
@@ -276,23 +263,15 @@ static void setup_containment(struct kdaemon *d)
 	krunner_set_cgroup(d->runner, d->cgroup);
 }
 
-/* The broker of keventd.yaml: whatever goes wrong with it turns publishing
- * off (kmqtt_new() says why) and never stops keventd. */
+/* The broker of keventd.yaml, and the source mqtt when it subscribes. */
 static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
 {
-	const char *why = NULL;
-	int rc = kmqtt_new(d->loop, d->cfg.mqtt, wants(d, KEVENT_SOURCE_MQTT) ? sink : NULL,
-			   &d->mqtt, &why);
-	if (rc < 0) {
-		log_error("mqtt: %s%s%s: publishing is off, and so is the source mqtt",
-			  why ? why : "", why ? ": " : "", strerror(-rc));
-		return;
-	}
-	(void)kdaemon_observe(d, &(struct kobserver){.event = emit_mqtt, .userdata = d->mqtt});
-	if (!wants(d, KEVENT_SOURCE_MQTT) && d->cfg.mqtt->n_subscribe)
+	bool wanted = wants(d, KEVENT_SOURCE_MQTT);
+	struct ksource *src = kdaemon_mqtt_start(d, wanted ? sink : NULL);
+	if (!wanted && d->mqtt && d->cfg.mqtt->n_subscribe)
 		log_warning("mqtt: the source mqtt is not in --sources: subscribe is ignored");
-	else if (d->cfg.mqtt->n_subscribe && d->n_sources < ARRAY_SIZE(d->sources))
-		d->sources[d->n_sources++] = kmqtt_source(d->mqtt);
+	else if (src && d->n_sources < ARRAY_SIZE(d->sources))
+		d->sources[d->n_sources++] = src;
 }
 
 int kdaemon_start(struct kdaemon *d)
@@ -313,15 +292,8 @@ int kdaemon_start(struct kdaemon *d)
 		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
 		return rc;
 	}
-	if (d->cfg.dbus) {
-		rc = kdbus_new(d->loop, &d->dbus);
-		if (rc < 0)
-			log_error("D-Bus: cannot start the forwarder (%s): no event signals",
-				  strerror(-rc));
-		else
-			(void)kdaemon_observe(
-				d, &(struct kobserver){.event = emit_dbus, .userdata = d->dbus});
-	}
+	if (d->cfg.dbus)
+		kdaemon_dbus_start(d);
 	if (d->cfg.mqtt)
 		start_mqtt(d, &sink);
 	if (wants(d, KEVENT_SOURCE_SOCKET))
@@ -384,10 +356,8 @@ void kdaemon_free(struct kdaemon *d)
 		if (d->sources[i]->free)
 			d->sources[i]->free(d->sources[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
-	kdbus_free(d->dbus);
-	kmqtt_free(d->mqtt);
-	kdaemon_release(d);
-	kcgroup_free(d->cgroup); /* after the runner, which removes the runs' cgroups */
+	kdaemon_release(d);	  /* the outputs go last, after the runner's reports */
+	kcgroup_free(d->cgroup);  /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);

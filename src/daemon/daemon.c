@@ -2,6 +2,7 @@
 /* The daemon's core (daemon.h): intake, matching, observers, flow control,
  * the runner's reports, reload and status.  Its lifecycle, which starts the
  * sources and the control socket that call in here, is daemon-lifecycle.c. */
+#include "config.h"
 #include "daemon.h"
 
 #include <errno.h>
@@ -9,12 +10,9 @@
 #include <malloc.h>
 #include <string.h>
 
-#include "dbus.h"
 #include "debounce.h"
-#include "history.h"
-#include "transient-run.h"
+#include "mqtt-config.h"
 #include "log.h"
-#include "mqtt.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -341,8 +339,16 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
+	const struct kobs_event rec = {.ev = ev,
+				       .serial = d->serial,
+				       .rules = c.all.v,
+				       .n_rules = c.all.n,
+				       .ruleset = d->rules,
+				       .generation = d->generation,
+				       .stopping = d->stopping};
 	for (size_t i = 0; i < d->n_observers; i++)
-		d->observers[i].event(d->observers[i].userdata, ev, c.all.v, c.all.n);
+		if (d->observers[i].event)
+			d->observers[i].event(d->observers[i].userdata, &rec);
 	if (klog_enabled(LOG_DEBUG))
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
@@ -392,7 +398,7 @@ static bool has_file(const struct kruleset *rs, const char *name)
  * other rules of its file load. */
 static void refuse_transient(struct kruleset *rs, struct kdiags *diags)
 {
-	bool can = ktrun_available();
+	bool can = krunner_units_available();
 	for (size_t i = 0; i < rs->n_files; i++)
 		for (size_t j = 0; j < rs->files[i]->n_rules; j++) {
 			struct krule *r = &rs->files[i]->rules[j];
@@ -406,8 +412,7 @@ static void refuse_transient(struct kruleset *rs, struct kdiags *diags)
 					"the service manager here (no /run/systemd/system%s): the "
 					"rule is not loaded",
 					r->name, r->session ? "session: active" : "transient: true",
-					kdbus_available() ? ""
-							  : "; keventd is built without sd-bus");
+					KEVENT_DBUS ? "" : "; keventd is built without sd-bus");
 		}
 }
 
@@ -473,7 +478,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 
 void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out)
 {
-	struct kstatus_extra x = {
+	*out = (struct kstatus_extra){
 		.pending = ksched_pending(d->sched),
 		.running = ksched_running(d->sched),
 		.max_children = d->cfg.max_children,
@@ -481,39 +486,18 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 		.clients = clients,
 		.cgroup = d->cgroup != NULL,
 		.process_group = d->cgroup == NULL,
-		.history_len = khistory_len(d->history),
-		.history_capacity = khistory_capacity(d->history),
-		.history_bytes = khistory_bytes(d->history),
-		.mqtt_off = !d->mqtt,
-		.mqtt_enabled = d->mqtt != NULL,
+		.mqtt_off = true,
 		.mqtt_publishing_text = "off (no broker)",
 	};
-	_cleanup_strbuf_ struct strbuf publishing = STRBUF_INIT;
-	if (d->mqtt) {
-		struct kmqtt_counters c;
-		kmqtt_counters(d->mqtt, &c);
-		x.mqtt_connected = c.connected;
-		x.mqtt_disconnected = !c.connected;
-		x.mqtt_published = c.published;
-		x.mqtt_acked = c.acked;
-		x.mqtt_spooled = c.spooled;
-		x.mqtt_dropped = c.dropped;
-		x.mqtt_received = c.received;
-		x.mqtt_attempts = c.attempts;
-		x.mqtt_corrupt = c.corrupt;
-		x.mqtt_publishing = !c.off;
-		x.mqtt_off_why = c.off;
-		if (c.off)
-			strbuf_printf(&publishing, "off (%s)", c.off);
-		x.mqtt_publishing_text = !c.off ? "on" : publishing.oom ? "off" : publishing.buf;
-	}
+	for (size_t i = 0; i < d->n_observers; i++)
+		if (d->observers[i].status)
+			d->observers[i].status(d->observers[i].userdata, out);
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		x.source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
-		x.source_share[i] = ksched_share(d->sched);
-		x.source_paused[i] = d->paused[i];
-		x.paused |= d->paused[i];
+		out->source_pending[i] = ksched_pending_of(d->sched, (enum kevent_source)i);
+		out->source_share[i] = ksched_share(d->sched);
+		out->source_paused[i] = d->paused[i];
+		out->paused |= d->paused[i];
 	}
-	*out = x;
 }
 
 void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
@@ -581,7 +565,8 @@ static void count_run(struct kstats *s, struct krule_counters *rc, const struct 
 	}
 }
 
-/* The runner's reports, counted. */
+/* The runner's reports, a transient unit's end included: counted, and
+ * told to the observers. */
 static void on_run_report(void *userdata, const struct krun_report *rep)
 {
 	struct kdaemon *d = userdata;
@@ -589,29 +574,8 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 	struct krule_counters none = {0};
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].report)
-			d->observers[i].report(d->observers[i].userdata, rep);
+			d->observers[i].report(d->observers[i].userdata, rep->serial, rep);
 	count_run(&d->stats, rc ? rc : &none, rep);
-}
-
-/* A transient rule's unit has ended, after its job: counted as a run's
- * end, and told to the history (its event may still be there). */
-static void on_unit_ended(void *userdata, uint64_t serial, const struct krun_report *rep)
-{
-	struct kdaemon *d = userdata;
-	struct krule_counters *rc = kstats_rule(&d->stats, rep->rule);
-	struct krule_counters none = {0};
-	count_run(&d->stats, rc ? rc : &none, rep);
-	if (d->history)
-		khistory_report(d->history, serial, rep);
-}
-
-static const struct ktrun_ops trun_ops = {.ended = on_unit_ended};
-
-static int start_unit(void *userdata, struct krunner_unit *u, const struct kplan *plan,
-		      const char *path)
-{
-	struct kdaemon *d = userdata;
-	return d->trun ? ktrun_start(d->trun, u, plan, path) : -EOPNOTSUPP;
 }
 
 static void on_job_done(void *userdata, struct kjob *job)
@@ -637,29 +601,6 @@ static void on_job_done(void *userdata, struct kjob *job)
 	kdaemon_maybe_exit(d);
 }
 
-/* The history, an observer of every event and of what its runs became. */
-
-static void history_event(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-			  size_t n)
-{
-	struct kdaemon *d = userdata;
-	if (khistory_add(d->history, d->serial, ev, rules, n, d->stopping, d->rules,
-			 d->generation) < 0)
-		d->stats.history_lost++;
-}
-
-static void history_report(void *userdata, const struct krun_report *rep)
-{
-	struct kdaemon *d = userdata;
-	khistory_report(d->history, rep->job->serial, rep);
-}
-
-static void history_done(void *userdata, const struct kjob *job)
-{
-	struct kdaemon *d = userdata;
-	khistory_done(d->history, job->serial);
-}
-
 static int spawn_handler(void *userdata, const struct kplan *plan, const struct krule *r,
 			 struct kproc *p, const char **what)
 {
@@ -672,7 +613,6 @@ static int spawn_handler(void *userdata, const struct kplan *plan, const struct 
 static const struct krunner_ops runner_ops = {
 	.spawn = spawn_handler,
 	.report = on_run_report,
-	.start_unit = start_unit,
 	.done = on_job_done,
 };
 
@@ -705,30 +645,12 @@ int kdaemon_init(struct kdaemon *d)
 	rc = krunner_new(d->loop, d->rl, d->cfg.dry_run, &runner_ops, d, &d->runner);
 	if (rc < 0)
 		return rc;
-	rc = ktrun_new(d->loop, &trun_ops, d, &d->trun);
-	if (rc < 0)
-		return rc;
 	rc = ksched_new(d->cfg.max_children, kdaemon_share(&d->cfg), start_job, d, &d->sched);
 	if (rc < 0)
 		return rc;
 	rc = kdebounce_new(d->loop, &debounce_ops, d, &d->debounce);
 	if (rc < 0)
 		return rc;
-	if (d->cfg.history) {
-		rc = khistory_new(d->cfg.history, &d->history);
-		if (rc == 0)
-			khistory_set_max_bytes(d->history,
-					       d->cfg.history_bytes
-						       ? d->cfg.history_bytes
-						       : d->cfg.history * KHISTORY_BYTES_PER_ENTRY);
-		if (rc == 0)
-			rc = kdaemon_observe(d, &(struct kobserver){.event = history_event,
-								    .report = history_report,
-								    .done = history_done,
-								    .userdata = d});
-		if (rc < 0)
-			return rc;
-	}
 	rc = kdaemon_reload(d, NULL);
 	if (rc < 0)
 		return rc;
@@ -741,10 +663,8 @@ void kdaemon_release(struct kdaemon *d)
 {
 	kdebounce_free(TAKE_PTR(d->debounce));
 	ksched_free(TAKE_PTR(d->sched));
-	ktrun_free(TAKE_PTR(d->trun)); /* before the runner: its starts are the runner's */
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
 	kratelimit_free(TAKE_PTR(d->rl));
-	khistory_free(TAKE_PTR(d->history));
 	kstats_release(&d->stats);
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "log.h"
+#include "observer.h"
 #include "loop.h"
 #include "ratelimit.h"
 #include "runner.h"
@@ -52,19 +53,6 @@ struct kdaemon_config {
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
 	void *spawn_userdata;
-};
-
-/* Something told of every event the daemon takes, after matching: the
- * monitor clients, the D-Bus forwarder, the history.  rules are those it
- * matched; the event is number kdaemon.serial.  Those that want to know
- * what became of it also get, when given, each step of each rule's run
- * (report) and the end of its job (done): the job's serial is the event's. */
-struct kobserver {
-	void (*event)(void *userdata, const struct kevent *ev, const struct krule *const *rules,
-		      size_t n);
-	void (*report)(void *userdata, const struct krun_report *rep);
-	void (*done)(void *userdata, const struct kjob *job);
-	void *userdata;
 };
 
 struct kdaemon_ctl;
@@ -177,6 +165,17 @@ enum kfate {
  * the source was told before).  Every place that counts one calls it. */
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
 		  enum kfate fate);
+
+/* The outputs, as observers (observers.c).  The history of cfg.history
+ * events, if any: 0, or -errno. */
+int kdaemon_history_start(struct kdaemon *d);
+/* The D-Bus forwarder (--dbus); a failure is logged, never fatal. */
+void kdaemon_dbus_start(struct kdaemon *d);
+/* The broker of cfg.mqtt; a failure turns publishing off, logged.
+ * Returns the source mqtt to add when sink is given and it subscribes. */
+struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
+/* Frees them all (after the sources and the runner are done). */
+void kdaemon_outputs_free(struct kdaemon *d);
 
 /* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);

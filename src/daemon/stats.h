@@ -80,6 +80,9 @@ struct kstatus_extra {
 	 * "on" or "off (why)" */
 	bool mqtt_publishing;
 	const char *mqtt_off_why, *mqtt_publishing_text;
+	/* what the two point to while publishing is off: the struct may be
+	 * kept while a reply is sent, and the broker's own text changes */
+	char mqtt_off_buf[160], mqtt_publishing_buf[176];
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The runner (runner.h). */
 #include "runner.h"
+#include "transient-run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +55,7 @@ struct krunner {
 	struct kcgroup *cg; /* NULL: no cgroup per run */
 	uint64_t cg_runs;   /* names runs' cgroups */
 	uint64_t unit_runs; /* names transient rules' units */
+	struct ktrun *trun; /* transient rules' units, unless ops->start_unit */
 	struct leftover *leftovers;
 	size_t n_leftovers;
 	struct kratelimit *rl;
@@ -85,7 +87,38 @@ static void run_next(struct krunner *r, struct kjob *job);
 
 static void report(struct krunner *r, const struct krun_report *rep)
 {
-	r->ops->report(r->userdata, rep);
+	struct krun_report x = *rep;
+	if (x.job)
+		x.serial = x.job->serial;
+	r->ops->report(r->userdata, &x);
+}
+
+/* A transient rule's unit has ended, after its job. */
+static void on_unit_ended(void *userdata, uint64_t serial, const struct krun_report *rep)
+{
+	struct krun_report x = *rep;
+	x.serial = serial;
+	report(userdata, &x);
+}
+
+static void on_unit_started(void *userdata, struct krunner_unit *u, int error)
+{
+	(void)userdata;
+	krunner_unit_started(u, error);
+}
+
+static void on_unit_skipped(void *userdata, struct krunner_unit *u)
+{
+	(void)userdata;
+	krunner_unit_skipped(u);
+}
+
+static const struct ktrun_ops trun_ops = {
+	.ended = on_unit_ended, .started = on_unit_started, .skipped = on_unit_skipped};
+
+bool krunner_units_available(void)
+{
+	return ktrun_available();
 }
 
 static void emit_line(struct child *c, struct stream *s)
@@ -185,46 +218,6 @@ static void on_timeout(struct ktimer *t, void *userdata)
 			    c->rule->name, (int)c->proc.pid);
 		kill_all(c);
 	}
-}
-
-/* One record per run: a sentence for people, and the fields rule, file
- * (path:line), seq, pid (or unit), exit or signal, timed_out and
- * duration_ms for grep and for machines (klog_fields; --log-format json
- * makes them JSON keys). */
-void krunner_log_result(const struct krule *rule, uint64_t seq, pid_t pid, const char *unit,
-			const struct krun_report *rep)
-{
-	const char *name = rule->name;
-	bool exited = rep->outcome == KRUN_EXITED;
-	uint64_t ms = rep->duration_ms;
-	struct strbuf where = STRBUF_INIT, who = STRBUF_INIT;
-	strbuf_printf(&where, "%s:%u", rule->file->path, rule->line);
-	if (unit)
-		strbuf_puts(&who, unit);
-	else
-		strbuf_printf(&who, "%d", (int)pid);
-	struct klog_field f[] = {
-		KLOG_STR("rule", name),
-		KLOG_STR("file", strbuf_str(&where)),
-		KLOG_UINT("seq", seq),
-		unit ? KLOG_STR("unit", unit) : KLOG_INT("pid", pid),
-		exited ? KLOG_INT("exit", rep->status) : KLOG_INT("signal", rep->status),
-		KLOG_BOOL("timed_out", rep->timed_out),
-		KLOG_UINT("duration_ms", ms),
-	};
-	if (exited)
-		klog_fields(rep->status ? LOG_WARNING : LOG_INFO, f, ARRAY_SIZE(f),
-			    "rule %s[%s]: exited %d after %" PRIu64 "ms (seq %" PRIu64 ")%s", name,
-			    strbuf_str(&who), rep->status, ms, seq,
-			    rep->status == 127 ? ": program not found?" : "");
-	else
-		klog_fields(LOG_WARNING, f, ARRAY_SIZE(f),
-			    "rule %s[%s]: killed by signal %d (%s) after %" PRIu64
-			    "ms (seq %" PRIu64 ")%s",
-			    name, strbuf_str(&who), rep->status, strsignal(rep->status), ms, seq,
-			    rep->timed_out ? ", timed out" : "");
-	strbuf_release(&where);
-	strbuf_release(&who);
 }
 
 static void log_result(struct child *c, const struct krun_report *rep)
@@ -383,7 +376,7 @@ static int start_unit(struct krunner *r, struct kjob *job, const struct krule *r
 {
 	_cleanup_free_ char *path = NULL;
 	const char *what = "find the program";
-	int rc = r->ops->start_unit ? kexec_resolve(plan->argv[0], &path) : -EOPNOTSUPP;
+	int rc = r->ops->start_unit || r->trun ? kexec_resolve(plan->argv[0], &path) : -EOPNOTSUPP;
 	struct krunner_unit *u = NULL;
 	if (rc == 0) {
 		what = "start a unit";
@@ -398,7 +391,8 @@ static int start_unit(struct krunner *r, struct kjob *job, const struct krule *r
 	}
 	if (rc == 0) {
 		r->units_starting++;
-		rc = r->ops->start_unit(r->userdata, u, plan, path);
+		rc = r->ops->start_unit ? r->ops->start_unit(r->userdata, u, plan, path)
+					: ktrun_start(r->trun, u, plan, path);
 		if (rc == 0)
 			return 0;
 		r->units_starting--;
@@ -593,6 +587,11 @@ int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 		return -ENOMEM;
 	*r = (struct krunner){
 		.loop = loop, .rl = rl, .dry_run = dry_run, .ops = ops, .userdata = userdata};
+	int rc = ops->start_unit ? 0 : ktrun_new(loop, &trun_ops, r, &r->trun);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
 	*out = r;
 	return 0;
 }
@@ -611,6 +610,7 @@ void krunner_free(struct krunner *r)
 {
 	if (!r)
 		return;
+	ktrun_free(TAKE_PTR(r->trun)); /* its starts are over: the jobs are done */
 	while (r->leftovers) {
 		struct leftover *l = r->leftovers;
 		(void)kcgroup_run_kill(l->fd);

@@ -51,6 +51,9 @@ struct krun_report {
 	 * end comes from the owner, after the job (job NULL) */
 	const char *unit;
 	uint64_t unit_run; /* with unit: the run's number in its name */
+	/* the owner's number of the event (kjob.serial): set by the runner
+	 * for every report, a unit's end included */
+	uint64_t serial;
 };
 
 /* A transient rule's run (transient: true) that the owner is starting as a
@@ -74,8 +77,9 @@ struct krunner_ops {
 	/* Starts the run u of a transient rule as a systemd unit, plan's
 	 * program resolved to path: 0 when the start is under way, and the
 	 * owner then calls krunner_unit_started(u, ...) once, never before
-	 * this returns; or -errno (a failed start).  NULL: transient rules
-	 * fail to start (-EOPNOTSUPP). */
+	 * this returns; or -errno (a failed start).  NULL: the runner's own
+	 * backend starts it (transient-run.h), and reports the unit's end
+	 * after the job, with the event's serial. */
 	int (*start_unit)(void *userdata, struct krunner_unit *u, const struct kplan *plan,
 			  const char *path);
 	/* Every rule of the job has been run or suppressed: the job is the
@@ -85,6 +89,8 @@ struct krunner_ops {
 
 struct krunner;
 
+/* Whether transient rules can run here (ktrun_available()). */
+bool krunner_units_available(void);
 /* rl may be NULL (no rate limits); dry_run logs what would run instead. */
 int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 		const struct krunner_ops *ops, void *userdata, struct krunner **out);

@@ -102,10 +102,11 @@ static void unit_release(struct unit *u)
  * start and moves on.  Frees u. */
 static void start_failed(struct unit *u, int error)
 {
+	struct ktrun *t = u->t;
 	struct krunner_unit *start = u->start;
 	u->start = NULL;
 	unit_release(u);
-	krunner_unit_started(start, error);
+	t->ops->started(t->userdata, start, error);
 }
 
 static void disconnect(struct ktrun *t, const char *why)
@@ -131,7 +132,7 @@ static void disconnect(struct ktrun *t, const char *why)
 		struct krunner_unit *start = TAKE_PTR(u->start);
 		unit_free(u);
 		if (start)
-			krunner_unit_started(start, -ECONNRESET);
+			t->ops->started(t->userdata, start, -ECONNRESET);
 	}
 }
 
@@ -329,7 +330,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	t->running++;
 	u->started_ns = now_monotonic_ns();
 	query(u); /* it may have ended already */
-	krunner_unit_started(start, 0);
+	t->ops->started(t->userdata, start, 0);
 	return 0;
 }
 
@@ -523,9 +524,10 @@ static void skip(struct unit *u, const char *why)
 	klog_throttled(&skip_log, LOG_NOTICE,
 		       "rule %s: no active session on seat0 (%s): run skipped (seq %" PRIu64 ")",
 		       u->rule->name, why, u->seq);
+	struct ktrun *t = u->t;
 	struct krunner_unit *start = TAKE_PTR(u->start);
 	unit_free(u);
-	krunner_unit_skipped(start);
+	t->ops->skipped(t->userdata, start);
 }
 
 /* The session's properties: its user, state, display and type. */

@@ -33,6 +33,11 @@ bool ktrun_available(void);
  * owner's number of the event (kjob.serial). */
 struct ktrun_ops {
 	void (*ended)(void *userdata, uint64_t serial, const struct krun_report *rep);
+	/* u's unit started (error 0) or could not (-errno):
+	 * krunner_unit_started() */
+	void (*started)(void *userdata, struct krunner_unit *u, int error);
+	/* u's session rule found no active session: krunner_unit_skipped() */
+	void (*skipped)(void *userdata, struct krunner_unit *u);
 };
 
 /* 0, or -ENOMEM; connects nothing yet. */
