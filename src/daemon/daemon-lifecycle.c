@@ -19,10 +19,6 @@
 #include "mqtt-config.h"
 #include "log.h"
 #include "notify.h"
-#include "source-genl.h"
-#include "source-input.h"
-#include "source-udev.h"
-#include "thermal.h"
 #include "watch.h"
 
 int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
@@ -225,17 +221,6 @@ static void on_rules_changed(void *userdata)
 	(void)kdaemon_reload(userdata, NULL);
 }
 
-/* Adds a source that could be made; one that could not is logged and left out. */
-static void add_source(struct kdaemon *d, const char *name, int rc, struct ksource *src)
-{
-	if (rc < 0)
-		log_error("%s source unavailable: %s", name, strerror(-rc));
-	else if (d->n_sources < ARRAY_SIZE(d->sources))
-		d->sources[d->n_sources++] = src;
-	else
-		src->free(src);
-}
-
 static bool wants(const struct kdaemon *d, enum kevent_source s)
 {
 	return d->cfg.sources & (1u << s);
@@ -267,17 +252,14 @@ static void setup_containment(struct kdaemon *d)
 static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
 {
 	bool wanted = wants(d, KEVENT_SOURCE_MQTT);
-	struct ksource *src = kdaemon_mqtt_start(d, wanted ? sink : NULL);
+	d->mqtt_source = kdaemon_mqtt_start(d, wanted ? sink : NULL);
 	if (!wanted && d->mqtt && d->cfg.mqtt->n_subscribe)
 		log_warning("mqtt: the source mqtt is not in --sources: subscribe is ignored");
-	else if (src && d->n_sources < ARRAY_SIZE(d->sources))
-		d->sources[d->n_sources++] = src;
 }
 
 int kdaemon_start(struct kdaemon *d)
 {
 	struct ksink sink = kdaemon_sink(d);
-	struct ksource *src = NULL;
 	int rc = setup_signals(d);
 	if (rc < 0)
 		return rc;
@@ -296,29 +278,7 @@ int kdaemon_start(struct kdaemon *d)
 		kdaemon_dbus_start(d);
 	if (d->cfg.mqtt)
 		start_mqtt(d, &sink);
-	if (wants(d, KEVENT_SOURCE_SOCKET))
-		d->sources[d->n_sources++] = kdaemon_ctl_source(d->ctl);
-	if (wants(d, KEVENT_SOURCE_UDEV)) {
-		rc = ksource_udev_new(&sink, d->cfg.udev_monitor, &src);
-		add_source(d, "udev", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_THERMAL)) {
-		const char *root = d->cfg.thermal_sysfs ? d->cfg.thermal_sysfs : KTHERMAL_SYSFS;
-		rc = ksource_thermal_new(&sink, root, &src);
-		add_source(d, "thermal", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_ACPI)) {
-		rc = ksource_acpi_new(&sink, &src);
-		add_source(d, "acpi", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_INPUT)) {
-		rc = ksource_input_new(&sink, d->cfg.udev_monitor, &src);
-		add_source(d, "input", rc, src);
-	}
-	if (wants(d, KEVENT_SOURCE_KERNEL)) {
-		rc = ksource_kernel_new(&sink, &src);
-		add_source(d, "kernel", rc, src);
-	}
+	kdaemon_start_sources(d, &sink);
 	return 0;
 }
 

@@ -77,14 +77,15 @@ struct kdaemon {
 	size_t n_sources;
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
-	uint64_t serial;	    /* events taken so far: the number of the last one */
-	uint64_t generation;	    /* rule sets loaded so far: the number of d->rules */
-	struct khistory *history;   /* the last cfg.history events (history.h) */
-	struct kdebounce *debounce; /* runs waiting for their rule's quiet time */
-	struct kdaemon_ctl *ctl;    /* the control socket's requests (daemon-ctl.c) */
-	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
-	struct kmqtt *mqtt;	    /* NULL unless keventd.yaml has a broker */
-	struct ktrun *trun;	    /* transient rules' units (transient-run.h) */
+	uint64_t serial;	     /* events taken so far: the number of the last one */
+	uint64_t generation;	     /* rule sets loaded so far: the number of d->rules */
+	struct khistory *history;    /* the last cfg.history events (history.h) */
+	struct kdebounce *debounce;  /* runs waiting for their rule's quiet time */
+	struct kdaemon_ctl *ctl;     /* the control socket's requests (daemon-ctl.c) */
+	struct kdbus *dbus;	     /* NULL unless --dbus and connected */
+	struct kmqtt *mqtt;	     /* NULL unless keventd.yaml has a broker */
+	struct ksource *mqtt_source; /* its subscriptions, when wanted */
+	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kio *signal_io;
 	int signal_fd;
@@ -174,6 +175,9 @@ void kdaemon_dbus_start(struct kdaemon *d);
 /* The broker of cfg.mqtt; a failure turns publishing off, logged.
  * Returns the source mqtt to add when sink is given and it subscribes. */
 struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
+/* Makes the sources cfg.sources names, from the sources table
+ * (source-table.c); one that cannot be made is logged and left out. */
+void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 

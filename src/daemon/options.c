@@ -222,11 +222,13 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 		int rc = parse_sources(value, &set);
 		if (rc == -ENOMEM)
 			return rc;
-		if (rc < 0)
-			return fail(why,
-				    "unknown source in '%s' (kernel, udev, thermal, socket, acpi, "
-				    "input, mqtt)",
-				    value);
+		if (rc < 0) {
+			_cleanup_strbuf_ struct strbuf names = STRBUF_INIT;
+			for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+				strbuf_printf(&names, "%s%s", i ? ", " : "",
+					      kevent_source_name((enum kevent_source)i));
+			return fail(why, "unknown source in '%s' (%s)", value, strbuf_str(&names));
+		}
 		o->cfg.sources = set;
 		break;
 	}
@@ -335,6 +337,32 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	return 0;
 }
 
+/* keventd.yaml's sections: a key whose value is a mapping of its own,
+ * parsed by the part of keventd it configures (keventd.yaml(5)).  A new
+ * source or output with settings adds its row here. */
+static int parse_mqtt(struct koptions *o, const struct ynode *v, const char *path,
+		      struct kdiags *diags)
+{
+	return kmqtt_config_parse(&o->mqtt, v, path, diags);
+}
+
+struct section {
+	const char *name;
+	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
+		     struct kdiags *diags);
+};
+
+static const struct section sections[] = {
+	{"mqtt", parse_mqtt},
+};
+
+static const struct section *find_section(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+		if (strcmp(sections[i].name, name) == 0)
+			return &sections[i];
+	return NULL;
+}
 int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const char *path,
 			struct kdiags *diags)
 {
@@ -383,8 +411,9 @@ int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const c
 			kdiags_add(diags, path, k->line, k->col, "'%s' given twice", k->value);
 			continue;
 		}
-		if (strcmp(k->value, "mqtt") == 0) {
-			rc = kmqtt_config_parse(&o->mqtt, v, path, diags);
+		const struct section *sec = find_section(k->value);
+		if (sec) {
+			rc = sec->parse(o, v, path, diags);
 			if (rc == -EINVAL)
 				rc = 0;
 		} else {

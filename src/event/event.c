@@ -14,10 +14,9 @@ static const char *const type_names[KEVENT_NTYPES] = {
 };
 
 static const char *const source_names[KEVENT_SOURCE_MAX] = {
-	[KEVENT_SOURCE_KERNEL] = "kernel",   [KEVENT_SOURCE_UDEV] = "udev",
-	[KEVENT_SOURCE_THERMAL] = "thermal", [KEVENT_SOURCE_SOCKET] = "socket",
-	[KEVENT_SOURCE_ACPI] = "acpi",	     [KEVENT_SOURCE_INPUT] = "input",
-	[KEVENT_SOURCE_MQTT] = "mqtt",
+#define SOURCE_NAME(id, name) [KEVENT_SOURCE_##id] = name,
+	KEVENT_SOURCE_LIST(SOURCE_NAME)
+#undef SOURCE_NAME
 };
 
 const char *kevent_type_name(enum kevent_type t)

@@ -13,15 +13,26 @@
 
 #include <linux/kevent.h>
 
+/*
+ * Every source, once: its enum name and its name, which is also its word
+ * in --sources, its column in status and KEVENT_SOURCE.  A new source is
+ * one line here and one row in the daemon's sources table
+ * (daemon/source-table.c); docs/HACKING.md has the whole recipe.
+ */
+#define KEVENT_SOURCE_LIST(X) \
+	X(KERNEL, "kernel")   \
+	X(UDEV, "udev")       \
+	X(THERMAL, "thermal") \
+	X(SOCKET, "socket")   \
+	X(ACPI, "acpi")       \
+	X(INPUT, "input")     \
+	X(MQTT, "mqtt") /* another machine's keventd, through a broker */
+
 enum kevent_source {
-	KEVENT_SOURCE_KERNEL,
-	KEVENT_SOURCE_UDEV,
-	KEVENT_SOURCE_THERMAL,
-	KEVENT_SOURCE_SOCKET,
-	KEVENT_SOURCE_ACPI,
-	KEVENT_SOURCE_INPUT,
-	KEVENT_SOURCE_MQTT, /* another machine's keventd, through a broker */
-	KEVENT_SOURCE_MAX,
+#define KEVENT_SOURCE_ENUM(id, name) KEVENT_SOURCE_##id,
+	KEVENT_SOURCE_LIST(KEVENT_SOURCE_ENUM)
+#undef KEVENT_SOURCE_ENUM
+		KEVENT_SOURCE_MAX,
 };
 
 #define KEVENT_NTYPES (KEVENT_TYPE_MAX + 1)
