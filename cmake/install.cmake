@@ -154,6 +154,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.org/keventd")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "dkms")
+# dlopen()ed when keventd.yaml configures a broker (keventd.yaml(5))
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libmosquitto1")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 foreach(script postinst prerm)
   configure_file(${CMAKE_SOURCE_DIR}/packaging/${script}.in

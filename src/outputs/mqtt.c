@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
-#include <mosquitto.h>
 #include <mqtt_protocol.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 #include "event-json.h"
 #include "mqtt-spool.h"
 #include "log.h"
+#include "mosq-dl.h"
 
 /* A QoS 1 message in libmosquitto's hands, not yet acknowledged. */
 struct msg {
@@ -37,7 +37,7 @@ struct kmqtt {
 	struct kloop *loop;
 	struct mosquitto *mosq;
 	enum state state;
-	bool started; /* mosquitto_connect_async() was called once */
+	bool started; /* kmosq.connect_async() was called once */
 	bool v311;    /* the broker refused MQTT 5: 3.1.1 from now on */
 	bool v311_set;
 	struct kio *io;
@@ -104,14 +104,14 @@ static void drop_io(struct kmqtt *m)
 /* Watches libmosquitto's socket for what it wants now. */
 static void sync_io(struct kmqtt *m)
 {
-	int fd = mosquitto_socket(m->mosq);
+	int fd = kmosq.socket(m->mosq);
 	if (fd < 0) {
 		drop_io(m);
 		return;
 	}
 	/* while the source mqtt is paused, the broker waits (TCP's flow control) */
 	bool reading = !m->paused || m->state != CONNECTED;
-	uint32_t want = (reading ? EPOLLIN : 0) | (mosquitto_want_write(m->mosq) ? EPOLLOUT : 0);
+	uint32_t want = (reading ? EPOLLIN : 0) | (kmosq.want_write(m->mosq) ? EPOLLOUT : 0);
 	if (!m->io) {
 		int rc = kloop_add_io(m->loop, fd, want, on_io, m, &m->io);
 		if (rc < 0)
@@ -165,7 +165,7 @@ static const char *errno_text(struct kmqtt *m, int rc)
 {
 	if (rc == MOSQ_ERR_TLS && m->lib_error)
 		return m->lib_error;
-	return rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(rc);
+	return rc == MOSQ_ERR_ERRNO ? strerror(errno) : kmosq.strerror(rc);
 }
 
 /* libmosquitto says why a TLS handshake failed only in its log: keep its
@@ -186,22 +186,22 @@ static void on_log(struct mosquitto *mosq, void *userdata, int level, const char
 /* MQTT 5, so that keventd can tell the broker the largest packet it takes
  * (MAXIMUM_PACKET_SIZE in CONNECT): libmosquitto reads a packet whole,
  * whatever its size, before keventd sees it.  libmosquitto 2.0 has no
- * asynchronous connect with properties; mosquitto_connect_bind_v5() keeps
+ * asynchronous connect with properties; kmosq.connect_bind_v5() keeps
  * them for every later connect before it checks its port, and a port of
  * -1 stops it there, before it connects (and blocks). */
 static void set_protocol(struct kmqtt *m, bool v5)
 {
 	mosquitto_property *props = NULL;
-	(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION,
-				   v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
-	if (v5 && mosquitto_property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
-					       KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS) {
-		(void)mosquitto_int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+	(void)kmosq.int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION,
+			       v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
+	if (v5 && kmosq.property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
+					   KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS) {
+		(void)kmosq.int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 		return;
 	}
 	/* with v5 false, NULL: forgets them, as 3.1.1 has none */
-	(void)mosquitto_connect_bind_v5(m->mosq, m->host, -1, KMQTT_KEEPALIVE_S, NULL, props);
-	mosquitto_property_free_all(&props);
+	(void)kmosq.connect_bind_v5(m->mosq, m->host, -1, KMQTT_KEEPALIVE_S, NULL, props);
+	kmosq.property_free_all(&props);
 }
 
 static void attempt(struct kmqtt *m)
@@ -218,10 +218,10 @@ static void attempt(struct kmqtt *m)
 	m->connecting_since_ns = now_monotonic_ns();
 	int rc;
 	if (!m->started) {
-		rc = mosquitto_connect_async(m->mosq, m->host, (int)m->port, KMQTT_KEEPALIVE_S);
+		rc = kmosq.connect_async(m->mosq, m->host, (int)m->port, KMQTT_KEEPALIVE_S);
 		m->started = rc == MOSQ_ERR_SUCCESS;
 	} else {
-		rc = mosquitto_reconnect_async(m->mosq);
+		rc = kmosq.reconnect_async(m->mosq);
 	}
 	if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_CONN_PENDING) {
 		lost(m, errno_text(m, rc));
@@ -248,7 +248,7 @@ static void on_misc(struct ktimer *t, void *userdata)
 	    now_monotonic_ns() - m->connecting_since_ns > KMQTT_CONNECT_TIMEOUT_MS * 1000000ull)
 		lost(m, "no answer in time");
 	else if (m->state != DISCONNECTED)
-		(void)mosquitto_loop_misc(m->mosq); /* keepalive; on_disconnect when it fails */
+		(void)kmosq.loop_misc(m->mosq); /* keepalive; on_disconnect when it fails */
 	if (m->state != DISCONNECTED)
 		sync_io(m);
 	(void)kloop_add_timer(m->loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
@@ -260,7 +260,7 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 	(void)io;
 	(void)fd;
 	/* Reading also drives a TLS handshake, which may wait to write: read
-	 * on either.  mosquitto_loop_read() reads one packet a call (its
+	 * on either.  kmosq.loop_read() reads one packet a call (its
 	 * max_packets counts QoS 2 messages only): call it until the socket
 	 * is drained, a bounded number of times, and while the source has room. */
 	int rc = MOSQ_ERR_SUCCESS;
@@ -269,12 +269,12 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 		    (m->paused || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
 			break;
 		errno = 0;
-		rc = mosquitto_loop_read(m->mosq, 1);
+		rc = kmosq.loop_read(m->mosq, 1);
 		if (rc != MOSQ_ERR_SUCCESS || errno == EAGAIN || errno == EWOULDBLOCK)
 			break;
 	}
 	if (rc == MOSQ_ERR_SUCCESS && m->state != DISCONNECTED && (events & EPOLLOUT))
-		rc = mosquitto_loop_write(m->mosq, 64);
+		rc = kmosq.loop_write(m->mosq, 64);
 	if (rc != MOSQ_ERR_SUCCESS && m->state != DISCONNECTED)
 		lost(m, errno_text(m, rc));
 	if (m->state != DISCONNECTED)
@@ -287,18 +287,18 @@ static const char *refusal(int rc)
 {
 	switch (rc) {
 	case MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION:
-		return mosquitto_connack_string(CONNACK_REFUSED_PROTOCOL_VERSION);
+		return kmosq.connack_string(CONNACK_REFUSED_PROTOCOL_VERSION);
 	case MQTT_RC_CLIENTID_NOT_VALID:
-		return mosquitto_connack_string(CONNACK_REFUSED_IDENTIFIER_REJECTED);
+		return kmosq.connack_string(CONNACK_REFUSED_IDENTIFIER_REJECTED);
 	case MQTT_RC_SERVER_UNAVAILABLE:
-		return mosquitto_connack_string(CONNACK_REFUSED_SERVER_UNAVAILABLE);
+		return kmosq.connack_string(CONNACK_REFUSED_SERVER_UNAVAILABLE);
 	case MQTT_RC_BAD_USERNAME_OR_PASSWORD:
-		return mosquitto_connack_string(CONNACK_REFUSED_BAD_USERNAME_PASSWORD);
+		return kmosq.connack_string(CONNACK_REFUSED_BAD_USERNAME_PASSWORD);
 	case MQTT_RC_NOT_AUTHORIZED:
-		return mosquitto_connack_string(CONNACK_REFUSED_NOT_AUTHORIZED);
+		return kmosq.connack_string(CONNACK_REFUSED_NOT_AUTHORIZED);
 	}
-	return rc <= CONNACK_REFUSED_NOT_AUTHORIZED ? mosquitto_connack_string(rc)
-						    : mosquitto_reason_string(rc);
+	return rc <= CONNACK_REFUSED_NOT_AUTHORIZED ? kmosq.connack_string(rc)
+						    : kmosq.reason_string(rc);
 }
 
 static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
@@ -330,9 +330,9 @@ static void on_connect(struct mosquitto *mosq, void *userdata, int rc)
 			    m->dropped_in_outage);
 	m->drop_logged = false;
 	m->dropped_in_outage = 0;
-	(void)mosquitto_publish(mosq, &m->status_mid, m->status_topic, 6, "online", 1, true);
+	(void)kmosq.publish(mosq, &m->status_mid, m->status_topic, 6, "online", 1, true);
 	for (size_t i = 0; m->subscribing && i < m->n_filters; i++)
-		if (mosquitto_subscribe(mosq, NULL, m->filters[i], 1) != MOSQ_ERR_SUCCESS)
+		if (kmosq.subscribe(mosq, NULL, m->filters[i], 1) != MOSQ_ERR_SUCCESS)
 			log_error("mqtt: cannot subscribe to %s", m->filters[i]);
 	feed(m);
 }
@@ -343,8 +343,8 @@ static void on_disconnect(struct mosquitto *mosq, void *userdata, int rc)
 	(void)mosq;
 	if (m->state != DISCONNECTED)
 		lost(m, rc == MOSQ_ERR_CONN_LOST ? "connection lost"
-			: rc >= 0x80 ? mosquitto_reason_string(rc) /* MQTT 5's DISCONNECT */
-				     : errno_text(m, rc));
+			: rc >= 0x80		 ? kmosq.reason_string(rc) /* MQTT 5's DISCONNECT */
+						 : errno_text(m, rc));
 }
 
 /* A keventd's own "online" or "offline", which a wide filter also takes. */
@@ -413,7 +413,7 @@ static void on_publish(struct mosquitto *mosq, void *userdata, int mid)
 		m->qos0_pending--;
 }
 
-/* Whether mosquitto_publish() failed before it queued the message:
+/* Whether kmosq.publish() failed before it queued the message:
  * anything else means libmosquitto holds it and sends it once it can. */
 static bool refused(int rc)
 {
@@ -484,8 +484,8 @@ static void feed(struct kmqtt *m)
 			break;
 		}
 		int mid = 0;
-		rc = mosquitto_publish(m->mosq, &mid, m->topic.buf, (int)m->msg.len, m->msg.buf, 1,
-				       false);
+		rc = kmosq.publish(m->mosq, &mid, m->topic.buf, (int)m->msg.len, m->msg.buf, 1,
+				   false);
 		if (refused(rc)) {
 			m->c.dropped++;
 			trim(m);
@@ -532,8 +532,7 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 			m->c.dropped++;
 			return;
 		}
-		int rc = mosquitto_publish(m->mosq, NULL, topic.buf, (int)msg.len, msg.buf, 0,
-					   false);
+		int rc = kmosq.publish(m->mosq, NULL, topic.buf, (int)msg.len, msg.buf, 0, false);
 		if (rc != MOSQ_ERR_SUCCESS) {
 			m->c.dropped++;
 			return;
@@ -605,21 +604,20 @@ static char *dup_or(const char *s, const char *a, char sep, const char *b)
 static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
 {
 	const char *no = "; no connection to the broker, for publishing nor for the source mqtt";
-	m->mosq = mosquitto_new(m->client_id, true, m);
+	m->mosq = kmosq.new(m->client_id, true, m);
 	if (!m->mosq) {
 		turn_off(m, "libmosquitto cannot make a client: %s%s", strerror(errno), no);
 		return false;
 	}
-	mosquitto_connect_callback_set(m->mosq, on_connect);
-	mosquitto_disconnect_callback_set(m->mosq, on_disconnect);
-	mosquitto_publish_callback_set(m->mosq, on_publish);
-	mosquitto_message_callback_set(m->mosq, on_message);
+	kmosq.connect_callback_set(m->mosq, on_connect);
+	kmosq.disconnect_callback_set(m->mosq, on_disconnect);
+	kmosq.publish_callback_set(m->mosq, on_publish);
+	kmosq.message_callback_set(m->mosq, on_message);
 	if (cfg->tls) /* else its log, formatted for every packet, tells keventd nothing */
-		mosquitto_log_callback_set(m->mosq, on_log);
+		kmosq.log_callback_set(m->mosq, on_log);
 	set_protocol(m, true);
-	(void)mosquitto_max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
-	if (mosquitto_will_set(m->mosq, m->status_topic, 7, "offline", 1, true) !=
-	    MOSQ_ERR_SUCCESS) {
+	(void)kmosq.max_inflight_messages_set(m->mosq, KMQTT_WINDOW);
+	if (kmosq.will_set(m->mosq, m->status_topic, 7, "offline", 1, true) != MOSQ_ERR_SUCCESS) {
 		turn_off(m, "libmosquitto refuses the status topic %s%s", m->status_topic, no);
 		return false;
 	}
@@ -635,7 +633,7 @@ static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
 				return false;
 			}
 		}
-		int rc = mosquitto_username_pw_set(m->mosq, cfg->username, password);
+		int rc = kmosq.username_pw_set(m->mosq, cfg->username, password);
 		if (password)
 			explicit_bzero(password, strlen(password));
 		if (rc != MOSQ_ERR_SUCCESS) {
@@ -646,13 +644,13 @@ static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
 	if (cfg->tls) {
 		/* no ca_file: the system's store */
 		const char *capath = cfg->ca_file ? NULL : "/etc/ssl/certs";
-		int trc = mosquitto_tls_set(m->mosq, cfg->ca_file, capath, cfg->cert_file,
-					    cfg->key_file, NULL);
+		int trc = kmosq.tls_set(m->mosq, cfg->ca_file, capath, cfg->cert_file,
+					cfg->key_file, NULL);
 		if (trc != MOSQ_ERR_SUCCESS) {
 			turn_off(m, "%s%s",
 				 trc == MOSQ_ERR_INVAL ? "cannot read the TLS files (ca_file, "
 							 "cert_file, key_file)"
-						       : mosquitto_strerror(trc),
+						       : kmosq.strerror(trc),
 				 no);
 			return false;
 		}
@@ -688,10 +686,13 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	*why = NULL;
 	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
 		strcpy(host, "localhost");
+	int rc = kmosq_load(why);
+	if (rc < 0)
+		return rc;
 	struct kmqtt *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	mosquitto_lib_init();
+	kmosq.lib_init();
 	m->loop = loop;
 	m->src = (struct ksource){.name = "mqtt",
 				  .kind = KEVENT_SOURCE_MQTT,
@@ -728,7 +729,7 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 		log_warning("mqtt: %s", warn);
 	if (!connect_setup(m, cfg)) {
 		/* no connection: free libmosquitto's, and nothing to watch */
-		mosquitto_destroy(m->mosq);
+		kmosq.destroy(m->mosq);
 		m->mosq = NULL;
 		*out = m;
 		return 0;
@@ -736,7 +737,7 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	if (m->qos == 1 && m->publish != KMQTT_PUBLISH_NONE)
 		open_spool(m, cfg);
 	attempt(m);
-	int rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
+	rc = kloop_add_timer(loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
 	if (rc < 0) {
 		kmqtt_free(m);
 		return rc;
@@ -751,18 +752,18 @@ static void say_goodbye(struct kmqtt *m)
 {
 	if (m->state != CONNECTED)
 		return;
-	(void)mosquitto_publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true);
+	(void)kmosq.publish(m->mosq, NULL, m->status_topic, 7, "offline", 1, true);
 	m->state = DISCONNECTED; /* what follows is no outage */
-	(void)mosquitto_disconnect(m->mosq);
+	(void)kmosq.disconnect(m->mosq);
 	uint64_t deadline = now_monotonic_ns() + 1000000000ull;
-	while (mosquitto_want_write(m->mosq) && mosquitto_socket(m->mosq) >= 0) {
+	while (kmosq.want_write(m->mosq) && kmosq.socket(m->mosq) >= 0) {
 		uint64_t now = now_monotonic_ns();
 		if (now >= deadline)
 			break;
-		struct pollfd p = {.fd = mosquitto_socket(m->mosq), .events = POLLOUT};
+		struct pollfd p = {.fd = kmosq.socket(m->mosq), .events = POLLOUT};
 		if (poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1) <= 0)
 			break;
-		if (mosquitto_loop_write(m->mosq, 8) != MOSQ_ERR_SUCCESS)
+		if (kmosq.loop_write(m->mosq, 8) != MOSQ_ERR_SUCCESS)
 			break;
 	}
 }
@@ -774,9 +775,9 @@ void kmqtt_free(struct kmqtt *m)
 	if (m->mosq) {
 		say_goodbye(m);
 		m->state = DISCONNECTED; /* no more callbacks of ours */
-		mosquitto_destroy(m->mosq);
+		kmosq.destroy(m->mosq);
 	}
-	mosquitto_lib_cleanup();
+	kmosq.lib_cleanup();
 	drop_io(m);
 	ktimer_cancel(m->misc);
 	ktimer_cancel(m->retry);
