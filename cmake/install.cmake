@@ -5,13 +5,13 @@
 #   <prefix>/sbin/keventd, <prefix>/bin/keventctl
 #   <prefix>/lib/keventd/rules.d/*.yaml        the vendor layer (rules.d/)
 #   /etc/keventd/rules.d/                      the admin's layer, empty
-#   <includedir>/linux/kevent.h                the UAPI header, for listeners
+#   <includedir>/kevent/kevent.h               the UAPI header, for listeners
 #   <mandir>/man{5,8,9}/                       the man pages
 #   <unitdir>/keventd.service                  the systemd unit
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
 #   <datadir>/dbus-1/system.d/org.kernel.Event1.conf   only root owns the name
-#   <datadir>/pkgconfig/keventd.pc             where rule packs install
+#   <datadir>/pkgconfig/keventd.pc             where rule packs install, the header
 # With KEVENT_DEB also the Debian layout: gzipped man pages, the copyright
 # file and changelog in <datadir>/doc/keventd, and the module's source for
 # DKMS in /usr/src/kevent-<version>/.
@@ -61,8 +61,9 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/rules.d/
 install(DIRECTORY DESTINATION ${KEVENT_ADMIN_RULES_DIR}
         DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
                               GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+# Not <includedir>/linux: that directory is the kernel's (linux-libc-dev).
 install(FILES ${CMAKE_SOURCE_DIR}/kernel/include/uapi/linux/kevent.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/linux)
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kevent)
 install(FILES ${CMAKE_BINARY_DIR}/keventd.service DESTINATION ${KEVENT_SYSTEMD_UNITDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/docs/org.kernel.Event.xml # keventd --dbus's interface
         DESTINATION ${CMAKE_INSTALL_DATADIR}/dbus-1/interfaces)

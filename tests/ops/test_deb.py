@@ -129,7 +129,7 @@ class Inspect(unittest.TestCase):
         self.entry("lib/systemd/system/keventd.service", reg)
         for m in MAN:
             self.entry(m, reg)
-        self.entry("usr/include/linux/kevent.h", reg)
+        self.entry("usr/include/kevent/kevent.h", reg)
         self.entry("usr/share/bash-completion/completions/keventctl", reg)
         self.entry("usr/share/dbus-1/interfaces/org.kernel.Event.xml", reg)
         self.entry("usr/share/dbus-1/system.d/org.kernel.Event1.conf", reg)

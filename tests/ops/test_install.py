@@ -84,7 +84,10 @@ class InstallTree(unittest.TestCase):
         self.assertEqual(os.listdir(self.p("/etc/keventd/rules.d")), [])
 
     def test_uapi_header(self):
-        h = E["KEVENT_INCLUDEDIR"] + "/linux/kevent.h"
+        """The UAPI header is <kevent/kevent.h>: <includedir>/linux is the
+        kernel's own headers' directory."""
+        h = E["KEVENT_INCLUDEDIR"] + "/kevent/kevent.h"
+        self.assertFalse(os.path.exists(self.p(E["KEVENT_INCLUDEDIR"] + "/linux")))
         self.assertMode(h, 0o644)
         self.assertEqual(read(self.p(h)),
                          read(os.path.join(E["KEVENT_SOURCE_DIR"], "kernel/include/uapi/linux/kevent.h")))
@@ -93,7 +96,7 @@ class InstallTree(unittest.TestCase):
         if cc:
             src = os.path.join(self.dest, "listener.c")
             with open(src, "w") as f:
-                f.write("#include <linux/kevent.h>\nint main(void) { return "
+                f.write("#include <kevent/kevent.h>\nint main(void) { return "
                         "KEVENT_CMD_EVENT > 0 && KEVENT_A_SEQNUM > 0 ? 0 : 1; }\n")
             r = subprocess.run([cc, "-Wall", "-Werror", "-I", self.p(E["KEVENT_INCLUDEDIR"]),
                                 "-fsyntax-only", src], capture_output=True, text=True)
@@ -160,6 +163,7 @@ class InstallTree(unittest.TestCase):
             return r.stdout.strip()
         self.assertEqual(var("rulesdir"), E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd/rules.d")
         self.assertEqual(var("confdir"), "/etc/keventd")
+        self.assertEqual(var("includedir"), E["KEVENT_INCLUDEDIR"])
 
     def test_dbus_interface(self):
         self.assertMode(E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml", 0o644)
@@ -206,12 +210,11 @@ complete_for keventctl --control /x send po
 
     def test_manifest_has_nothing_else(self):
         allowed = [E["KEVENT_SBINDIR"], E["KEVENT_BINDIR"], E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd",
-                   E["KEVENT_INCLUDEDIR"] + "/linux/kevent.h", E["KEVENT_MANDIR"],
+                   E["KEVENT_INCLUDEDIR"] + "/kevent/kevent.h", E["KEVENT_MANDIR"],
                    E["KEVENT_UNITDIR"], E["KEVENT_DATADIR"] + "/bash-completion",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",
                    E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf",
-                   E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc",
-                   E["KEVENT_DATADIR"] + "/doc/keventd", "/usr/src/kevent-"]
+                   E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc"]
         for f in self.manifest.split():
             self.assertTrue(any(f.startswith(self.dest + a) or f.startswith(a) for a in allowed),
                             "unexpected installed file " + f)
