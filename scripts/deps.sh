@@ -7,6 +7,7 @@
 #                   the peers it measures: acpid, busybox)
 #   deps.sh test    also what the tests need (QEMU, busybox, kernel source
 #                   for checkpatch, iasl, packaging tools: dpkg-dev,
+#                   debhelper and dh-dkms (dpkg-buildpackage of debian/),
 #                   lintian, man-db, bash-completion, systemd-analyze;
 #                   for the system tests mmdebstrap, qemu-img, mkfs.ext4
 #                   and debugfs; an MQTT broker and its clients, and
@@ -25,7 +26,7 @@ fi
 if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
-linux-source-6.1 bash-completion dpkg-dev lintian systemd gzip dbus-daemon dbus-bin
+linux-source-6.1 bash-completion dpkg-dev debhelper dh-dkms lintian systemd gzip dbus-daemon dbus-bin
 mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl"
 fi
 missing=""
