@@ -1,23 +1,29 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The .deb, from the source tree to a running keventd.  Never installs it.
+"""The Debian packages, from a copy of the tree to a running keventd.  Never
+installs them.
 
-  test_deb.py build    configure a tree for /usr with KEVENT_DEB=ON, build it,
-                       cpack -G DEB into $KEVENT_DEB_DIR (the ctest fixture)
-  test_deb.py inspect  dpkg-deb -c / -I / -e: every file, mode and owner, the
-                       control fields, the maintainer scripts (run against
-                       stub dkms and systemd helpers: with and without dkms);
-                       lintian, which must report no error or warning
-  test_deb.py run      dpkg-deb -x into a scratch root; start that keventd as
-                       its unit would (no systemd: ExecStart with --control
-                       and --rules-dir pointing into the root, --sources socket
-                       so that the host's uevents stay out of it, the unit's
-                       UMask and RuntimeDirectory, readiness on NOTIFY_SOCKET,
-                       reload on SIGHUP); man -l renders each page from the root;
-                       a rule dropped into the root's /etc/keventd/rules.d
-                       fires (its handler writes a file)
+  test_deb.py build    copy the tree (the files git knows), make the
+                       .orig.tar.xz and the source package (dpkg-source -b),
+                       dpkg-buildpackage -us -uc -b, into $KEVENT_DEB_DIR
+                       (the ctest fixture)
+  test_deb.py inspect  each package's files against the tables of
+                       docs/packaging.md, both ways, with modes and owners;
+                       the control fields; the maintainer scripts (run against
+                       stub dkms and systemd helpers); lintian at >=warning on
+                       the source and binary packages, every override with
+                       its reason
+  test_deb.py run      dpkg-deb -x keventd into a scratch root; start that
+                       keventd as its unit would (no systemd: ExecStart with
+                       --control and --rules-dir pointing into the root,
+                       --sources socket so that the host's uevents stay out
+                       of it, the unit's UMask and RuntimeDirectory, readiness
+                       on NOTIFY_SOCKET, reload on SIGHUP); man -l renders
+                       each page from the root; a rule dropped into the root's
+                       /etc/keventd/rules.d fires (its handler writes a file)
 
-Environment (ctest sets it): KEVENT_SOURCE_DIR, KEVENT_DEB_DIR, KEVENT_VERSION.
+Environment (ctest sets it): KEVENT_SOURCE_DIR, KEVENT_DEB_DIR.
 """
+import fnmatch
 import glob
 import json
 import os
@@ -36,12 +42,13 @@ E = os.environ
 SRC = E.get("KEVENT_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 OUT = E.get("KEVENT_DEB_DIR", "")
-VERSION = E.get("KEVENT_VERSION", "0.1.0")
 TIMEOUT = float(E.get("KEVENT_TEST_TIMEOUT", "20"))
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAN = {"usr/share/man/man8/keventd.8.gz", "usr/share/man/man8/keventctl.8.gz",
-       "usr/share/man/man5/keventd.rules.5.gz",
-       "usr/share/man/man5/keventd.yaml.5.gz", "usr/share/man/man9/send_kevent.9.gz"}
+PACKAGES = ("keventd", "kevent-dkms", "keventd-dev")
+MAN = {"usr/share/man/man8/keventd.8.gz": "keventd", "usr/share/man/man8/keventctl.8.gz": "keventd",
+       "usr/share/man/man5/keventd.rules.5.gz": "keventd",
+       "usr/share/man/man5/keventd.yaml.5.gz": "keventd",
+       "usr/share/man/man9/send_kevent.9.gz": "kevent-dkms"}
 
 
 def skip(why):
@@ -71,177 +78,297 @@ def run(argv, check_rc=True, **kw):
     return r
 
 
-def the_deb():
-    debs = glob.glob(os.path.join(OUT, "keventd_*.deb"))
+def changelog_version():
+    """The version of debian/changelog's first entry: 0.1.0-1."""
+    m = re.match(r"\S+ \(([^)]+)\)", read(os.path.join(SRC, "debian/changelog")))
+    return m.group(1)
+
+
+def the_deb(package):
+    arch = "all" if package != "keventd" else "*"
+    debs = glob.glob(os.path.join(OUT, "%s_*_%s.deb" % (package, arch)))
     if len(debs) != 1:
-        raise AssertionError("expected one keventd_*.deb in %s (ops-deb-build makes it), found %r"
-                             % (OUT, debs))
+        raise AssertionError("expected one %s .deb in %s (ops-deb-build makes it), found %r"
+                             % (package, OUT, debs))
     return debs[0]
 
 
+def copy_tree(dest):
+    """The files git knows (tracked, and new ones not ignored), as a
+    clean checkout has them, symlinks kept; without git, the tree less
+    its build directories."""
+    os.makedirs(dest)
+    r = run(["git", "-C", SRC, "ls-files", "-z", "-co", "--exclude-standard"], check_rc=False)
+    if r.returncode == 0 and r.stdout:
+        files = [f for f in r.stdout.split("\0") if f and os.path.lexists(os.path.join(SRC, f))]
+        lst = os.path.join(os.path.dirname(dest), "files")
+        with open(lst, "w") as f:
+            f.write("\0".join(files))
+        run(["tar", "-C", SRC, "--null", "-T", lst, "-cf", lst + ".tar"])
+        run(["tar", "-C", dest, "-xf", lst + ".tar"])
+    else:
+        shutil.copytree(SRC, dest, symlinks=True, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("build*", ".git", ".run", "obj-*"))
+
+
 def build():
-    need("cmake", "cpack", "dpkg-shlibdeps", "dpkg-deb", "gzip", "objcopy")
+    need("dpkg-buildpackage", "dpkg-source", "dpkg-checkbuilddeps", "dh", "dh_dkms", "tar", "xz")
+    r = run(["dpkg-checkbuilddeps", os.path.join(SRC, "debian/control")], check_rc=False)
+    if r.returncode != 0:
+        skip("build dependencies missing (sh scripts/deps.sh test installs them): "
+             + r.stderr.strip())
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
-    tree = os.path.join(OUT, "build")
+    version = changelog_version()
+    upstream = version.rsplit("-", 1)[0]
+    tree = os.path.join(OUT, "keventd-" + upstream)
+    copy_tree(tree)
     env = dict(os.environ)
-    for k in ("DESTDIR", "CFLAGS", "LDFLAGS"):  # a package is built clean
-        env.pop(k, None)
-    run(["cmake", "-S", SRC, "-B", tree, "-DCMAKE_INSTALL_PREFIX=/usr", "-DKEVENT_DEB=ON",
-         "-DBUILD_TESTING=OFF", "-DKEVENT_SANITIZE=OFF", "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
-        env=env)
-    run(["cmake", "--build", tree, "-j%d" % (os.cpu_count() or 2)], env=env)
-    run(["cpack", "-G", "DEB", "-B", OUT], cwd=tree, env=env)
-    print("built", the_deb())
+    for k in list(env):  # a package is built clean
+        if k in ("DESTDIR", "CFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS", "MFLAGS") or \
+                k.startswith(("CTEST_", "DEB_")):
+            env.pop(k)
+    env["DEB_BUILD_OPTIONS"] = "parallel=%d" % min(os.cpu_count() or 1, 2)
+    run(["tar", "-C", OUT, "--exclude", "keventd-%s/debian" % upstream, "-cJf",
+         os.path.join(OUT, "keventd_%s.orig.tar.xz" % upstream), "keventd-" + upstream])
+    run(["dpkg-source", "-b", "keventd-" + upstream], cwd=OUT, env=env)
+    start = time.monotonic()
+    r = run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=tree, env=env, check_rc=False,
+            timeout=1200)
+    with open(os.path.join(OUT, "build.log"), "w") as f:
+        f.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise AssertionError("dpkg-buildpackage -us -uc -b failed, exit %d:\n%s"
+                             % (r.returncode, "\n".join((r.stdout + r.stderr).splitlines()[-60:])))
+    # the build-time tests ran, and passed
+    if not re.search(r"100% tests passed, 0 tests failed out of [1-9]", r.stdout):
+        raise AssertionError("dpkg-buildpackage ran no tests (see %s/build.log)" % OUT)
+    print("FIGURE dpkg-buildpackage -b: %.0f s" % (time.monotonic() - start))
+    for p in PACKAGES:
+        print("built", the_deb(p))
+
+
+def doc_lists():
+    """docs/packaging.md's tables under "### PACKAGE": {package: [(path, mode)]}."""
+    lists, pkg = {}, None
+    for line in read(os.path.join(SRC, "docs/packaging.md")).splitlines():
+        m = re.match(r"### (\S+)$", line)
+        if m:
+            pkg = m.group(1) if m.group(1) in PACKAGES else None
+            continue
+        if line.startswith("## "):
+            pkg = None
+        m = re.match(r"\| `(/[^`]+)` \| (0[0-7]{3}) \|$", line)
+        if pkg and m:
+            lists.setdefault(pkg, []).append((m.group(1), m.group(2)))
+    return lists
 
 
 class Inspect(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.deb = the_deb()
         cls.tmp = tempfile.mkdtemp(prefix="kevent-deb-")
-        cls.entries = {}
-        for line in run(["dpkg-deb", "-c", cls.deb]).stdout.splitlines():
-            # drwxr-xr-x root/root 0 2026-12-03 05:00 ./etc/keventd/
-            f = line.split(None, 5)
-            cls.entries[f[5].lstrip("./").rstrip("/")] = (f[0], f[1])
+        cls.version = changelog_version()
+        cls.upstream = cls.version.rsplit("-", 1)[0]
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def entry(self, path, mode):
-        self.assertIn(path, self.entries, "missing from the .deb: " + path)
-        self.assertEqual(self.entries[path], (mode, "root/root"), path)
+    def entries(self, package):
+        """{path: (mode string, owner)} of the package's files, /-rooted."""
+        res = {}
+        for line in run(["dpkg-deb", "-c", the_deb(package)]).stdout.splitlines():
+            # drwxr-xr-x root/root 0 2026-12-03 05:00 ./etc/keventd/
+            f = line.split(None, 5)
+            path = f[5].split(" -> ")[0].lstrip("./").rstrip("/")
+            if path:
+                res["/" + path] = (f[0], f[1])
+        return res
 
-    def test_contents(self):
-        exe, reg, d = "-rwxr-xr-x", "-rw-r--r--", "drwxr-xr-x"
-        self.entry("usr/sbin/keventd", exe)
-        self.entry("usr/bin/keventctl", exe)
+    def test_file_lists(self):
+        """Each package holds what docs/packaging.md's table says, no more,
+        no less: every row matches a file of it, every file (and every
+        empty directory) a row, with the row's mode, owned by root."""
+        lists = doc_lists()
+        self.assertEqual(sorted(lists), sorted(PACKAGES), "a table per package in docs/packaging.md")
+        modes = {"0755": ("-rwxr-xr-x", "drwxr-xr-x"), "0644": ("-rw-r--r--",)}
+        for package, rows in lists.items():
+            entries = self.entries(package)
+            # files, and directories with nothing in them
+            files = {p for p, (m, _) in entries.items()
+                     if not m.startswith("d") or not any(q.startswith(p + "/") for q in entries)}
+            rows = [(p.replace("<version>", self.upstream), mode) for p, mode in rows]
+            for path, mode in rows:
+                hits = [f for f in files if fnmatch.fnmatchcase(f, path.rstrip("/"))
+                        and "/" not in f[len(os.path.dirname(path)) + 1:]]
+                self.assertTrue(hits, "%s: docs/packaging.md lists %s, the package has no such file"
+                                % (package, path))
+                for h in hits:
+                    self.assertIn(entries[h][0], modes[mode], "%s: %s" % (package, h))
+                    self.assertEqual(entries[h][1], "root/root", "%s: %s" % (package, h))
+                    self.assertEqual(entries[h][0].startswith("d"), path.endswith("/"), h)
+            for f in files:
+                self.assertTrue(any(fnmatch.fnmatchcase(f, p.rstrip("/"))
+                                    and "/" not in f[len(os.path.dirname(p)) + 1:]
+                                    for p, _ in rows),
+                                "%s holds %s, which docs/packaging.md does not list" % (package, f))
+        # the globs stand for the tree's files
         rules = sorted(os.path.basename(f) for f in glob.glob(os.path.join(SRC, "rules.d/*.yaml")))
         self.assertTrue(rules)
-        self.assertEqual(sorted(p[len("usr/lib/keventd/rules.d/"):] for p in self.entries
-                                if p.startswith("usr/lib/keventd/rules.d/")), rules)
-        for r in rules:
-            self.entry("usr/lib/keventd/rules.d/" + r, reg)
-        self.entry("etc/keventd/rules.d", d)
-        self.assertFalse([p for p in self.entries if p.startswith("etc/keventd/rules.d/")])
-        self.entry("lib/systemd/system/keventd.service", reg)
-        for m in MAN:
-            self.entry(m, reg)
-        self.entry("usr/include/kevent/kevent.h", reg)
-        self.entry("usr/share/bash-completion/completions/keventctl", reg)
-        self.entry("usr/share/dbus-1/interfaces/org.kernel.Event.xml", reg)
-        self.entry("usr/share/dbus-1/system.d/org.kernel.Event1.conf", reg)
-        self.entry("usr/share/doc/keventd/copyright", reg)
-        self.entry("usr/share/doc/keventd/changelog.Debian.gz", reg)
-        dkms = "usr/src/kevent-%s/" % VERSION
-        for f in ("dkms.conf", "Makefile", "Kbuild", "Kconfig", "kevent_bridges.c", "kevent_core.c",
-                  "kevent_debugfs.c", "kevent_internal.h", "include/linux/kevent.h",
-                  "include/uapi/linux/kevent.h"):
-            self.entry(dkms + f, reg)
-        self.entry(dkms + "dkms-post-build.sh", exe)  # dkms.conf's POST_BUILD
-        self.entry("usr/share/pkgconfig/keventd.pc", reg)
-        # nothing from the build tree or the tests
-        for p in self.entries:
-            self.assertFalse(re.search(r"(^|/)(tests?|CMakeFiles|\.git)(/|$)", p), p)
+        self.assertEqual(sorted(os.path.basename(p) for p in self.entries("keventd")
+                                if p.startswith("/usr/lib/keventd/rules.d/")), rules)
+        src = sorted(os.path.basename(f) for f in glob.glob(os.path.join(SRC, "kernel/*.[ch]")))
+        self.assertEqual(sorted(os.path.basename(p) for p in self.entries("kevent-dkms")
+                                if re.match(r"/usr/src/kevent-[^/]+/[^/]+\.[ch]$", p)), src)
+
+    def control(self, package, *fields):
+        return {k: run(["dpkg-deb", "-f", the_deb(package), k]).stdout.strip() for k in fields}
 
     def test_control(self):
-        f = {k: run(["dpkg-deb", "-f", self.deb, k]).stdout.strip()
-             for k in ("Package", "Version", "Section", "Depends", "Recommends", "Suggests")}
-        self.assertEqual(f["Package"], "keventd")
-        self.assertEqual(f["Version"], VERSION + "-1")
+        f = self.control("keventd", "Version", "Section", "Depends", "Recommends", "Suggests",
+                         "Architecture")
+        self.assertEqual(f["Version"], self.version)
         self.assertEqual(f["Section"], "admin")
         for lib in ("libnl-3-200", "libnl-genl-3-200", "libyaml-0-2", "libudev1", "libc6"):
             self.assertIn(lib, f["Depends"])
         # dlopen()ed when keventd.yaml has a broker: not a dependency
         self.assertNotIn("libmosquitto1", f["Depends"])
         self.assertIn("libmosquitto1", f["Recommends"])
-        self.assertIn("dkms", f["Suggests"])
+        self.assertEqual(f["Suggests"], "kevent-dkms")
+        self.assertNotIn("kevent-dkms", f["Depends"])  # the daemon works without the module
+        f = self.control("kevent-dkms", "Version", "Section", "Depends", "Architecture")
+        self.assertEqual((f["Version"], f["Section"], f["Architecture"]),
+                         (self.version, "kernel", "all"))
+        self.assertRegex(f["Depends"], r"(^|, )dkms( |,|$)")  # dh_dkms's
+        f = self.control("keventd-dev", "Version", "Section", "Architecture")
+        self.assertEqual((f["Version"], f["Section"], f["Architecture"]),
+                         (self.version, "devel", "all"))
 
-    def test_dkms_conf(self):
-        d = os.path.join(self.tmp, "x")
-        run(["dpkg-deb", "-x", self.deb, d])
-        conf = read(os.path.join(d, "usr/src/kevent-%s/dkms.conf" % VERSION))
-        self.assertIn('PACKAGE_NAME="kevent"', conf)
-        self.assertIn('PACKAGE_VERSION="%s"' % VERSION, conf,
-                      "kernel/dkms.conf's PACKAGE_VERSION must be the project's version")
-        self.assertIn('BUILT_MODULE_NAME[0]="kevent"', conf)
-
-    def maintainer_scripts(self):
-        d = os.path.join(self.tmp, "control")
+    def unpack(self, package):
+        d = os.path.join(self.tmp, package)
         if not os.path.isdir(d):
-            run(["dpkg-deb", "-e", self.deb, d])
+            run(["dpkg-deb", "-x", the_deb(package), d])
+            run(["dpkg-deb", "-e", the_deb(package), os.path.join(d, "DEBIAN")])
         return d
 
-    def stubs(self, with_dkms, dkms_status=""):
+    def test_dkms_conf(self):
+        conf = read(os.path.join(self.unpack("kevent-dkms"),
+                                 "usr/src/kevent-%s/dkms.conf" % self.upstream))
+        self.assertIn('PACKAGE_NAME="kevent"', conf)
+        self.assertIn('PACKAGE_VERSION="%s"' % self.upstream, conf,
+                      "dkms.conf's PACKAGE_VERSION must be the package's upstream version")
+        self.assertIn('BUILT_MODULE_NAME[0]="kevent"', conf)
+        # the rest is kernel/dkms.conf's
+        ours = [l for l in read(os.path.join(SRC, "kernel/dkms.conf")).splitlines()
+                if not l.startswith("PACKAGE_VERSION=")]
+        self.assertEqual([l for l in conf.splitlines() if not l.startswith("PACKAGE_VERSION=")], ours)
+
+    def test_header_and_pc(self):
+        d = self.unpack("keventd-dev")
+        self.assertEqual(read(os.path.join(d, "usr/include/kevent/kevent.h")),
+                         read(os.path.join(SRC, "kernel/include/uapi/linux/kevent.h")))
+        if not shutil.which("pkg-config") or not shutil.which("cc"):
+            self.skipTest("no pkg-config or cc")
+        pc = read(os.path.join(d, "usr/share/pkgconfig/keventd.pc"))
+        self.assertIn("rulesdir=${prefix}/lib/keventd/rules.d", pc)
+        # a listener compiles with <kevent/kevent.h> from the package alone
+        src = os.path.join(self.tmp, "listener.c")
+        with open(src, "w") as f:
+            f.write("#include <kevent/kevent.h>\nint main(void) { return "
+                    "KEVENT_CMD_EVENT > 0 && KEVENT_A_SEQNUM > 0 ? 0 : 1; }\n")
+        run(["cc", "-Wall", "-Werror", "-I", os.path.join(d, "usr/include"), "-fsyntax-only", src])
+
+    def stubs(self, with_dkms=True):
         """A PATH of stubs that log their argv; the real dkms and systemd
         helpers are never reached."""
         d = tempfile.mkdtemp(dir=self.tmp)
         log = os.path.join(d, "calls")
-        names = ["deb-systemd-helper", "deb-systemd-invoke", "systemctl"]
+        names = ["deb-systemd-helper", "deb-systemd-invoke", "systemctl", "rmmod"]
         if with_dkms:
             names.append("dkms")
         for n in names:
             with open(os.path.join(d, n), "w") as f:
-                f.write('#!/bin/sh\necho "%s $*" >> %s\n' % (n, log))
-                if n == "dkms":
-                    f.write('[ "$1" = status ] && printf "%%s" "%s"\n' % dkms_status)
-                f.write("exit 0\n")
+                f.write('#!/bin/sh\necho "%s $*" >> %s\nexit 0\n' % (n, log))
             os.chmod(os.path.join(d, n), 0o755)
-        # /usr/bin and /bin for sh, grep, uname; not /usr/sbin, where dkms is
-        env = {"PATH": d + ":/usr/bin:/bin", "LC_ALL": "C"}
-        return env, log
+        # /usr/bin and /bin for sh; not /usr/sbin, where dkms is
+        return {"PATH": d + ":/usr/bin:/bin", "LC_ALL": "C"}, log
 
     def calls(self, log):
         return read(log).splitlines() if os.path.exists(log) else []
 
-    def test_maintainer_scripts(self):
-        d = self.maintainer_scripts()
+    def test_keventd_scripts(self):
+        d = os.path.join(self.unpack("keventd"), "DEBIAN")
         for s in ("postinst", "prerm", "postrm"):
             p = os.path.join(d, s)
             self.assertEqual(os.stat(p).st_mode & 0o777, 0o755, s)
             run(["sh", "-n", p])
-        # no dkms: configure still succeeds, and says how to build the module
-        env, log = self.stubs(with_dkms=False)
-        r = run(["sh", os.path.join(d, "postinst"), "configure"], env=env)
-        self.assertIn("dkms is not installed", r.stderr)
-        self.assertIn("deb-systemd-helper enable keventd.service", self.calls(log))
-        r = run(["sh", os.path.join(d, "prerm"), "remove"], env=env)
-        # with dkms: add (once), then install for every kernel whose headers
-        # are installed (not only the running one: a chroot runs the host's)
-        env, log = self.stubs(with_dkms=True)
+        # dh_installsystemd's: enable on configure, stop on remove, purge
+        env, log = self.stubs()
         run(["sh", os.path.join(d, "postinst"), "configure"], env=env)
-        calls = self.calls(log)
-        self.assertIn("dkms add -m kevent -v %s" % VERSION, calls)
-        kernels = [k for k in sorted(glob.glob("/lib/modules/*"))
-                   if os.path.exists(os.path.join(k, "build", "Makefile"))]
-        self.assertEqual(sorted(c for c in calls if c.startswith("dkms install")),
-                         sorted("dkms install -m kevent -v %s -k %s" % (VERSION, os.path.basename(k))
-                                for k in kernels), calls)
-        # already added (an upgrade): no second add
-        env, log = self.stubs(with_dkms=True, dkms_status="kevent/%s: added" % VERSION)
-        run(["sh", os.path.join(d, "postinst"), "configure", "0.0.9-1"], env=env)
-        self.assertFalse([c for c in self.calls(log) if c.startswith("dkms add")])
+        self.assertIn("deb-systemd-helper enable keventd.service", self.calls(log))
+        env, log = self.stubs()
+        run(["sh", os.path.join(d, "postrm"), "purge"], env=env)
+        self.assertIn("deb-systemd-helper purge keventd.service", self.calls(log))
+        # the trigger on the vendor rule directory, and what it runs
+        self.assertEqual([l.split() for l in read(os.path.join(d, "triggers")).splitlines()
+                          if l and not l.startswith("#")],
+                         [["interest-noawait", "/usr/lib/keventd/rules.d"]])
+        post = read(os.path.join(d, "postinst"))
+        self.assertRegex(post, r'"\$1" = triggered .*\n\s*deb-systemd-invoke '
+                         r'try-reload-or-restart keventd\.service')
+        # without systemd running (a chroot, this machine), a trigger does
+        # nothing and succeeds
+        if not os.path.isdir("/run/systemd/system"):
+            env, log = self.stubs()
+            run(["sh", os.path.join(d, "postinst"), "triggered", "/usr/lib/keventd/rules.d"],
+                env=env)
+            self.assertEqual(self.calls(log), [])
+        # no DKMS in the daemon's package
+        self.assertNotIn("dkms", post + read(os.path.join(d, "prerm")))
+
+    def test_dkms_scripts(self):
+        d = os.path.join(self.unpack("kevent-dkms"), "DEBIAN")
+        for s in ("postinst", "prerm"):
+            self.assertEqual(os.stat(os.path.join(d, s)).st_mode & 0o777, 0o755, s)
+            run(["sh", "-n", os.path.join(d, s)])
+        # dh_dkms's: DKMS's common.postinst with the module's name and version
+        self.assertRegex(read(os.path.join(d, "postinst")),
+                         r"DKMS_NAME=kevent\n(.*\n)*DKMS_VERSION=%s\n" % re.escape(self.upstream))
+        self.assertIn("/usr/lib/dkms/common.postinst", read(os.path.join(d, "postinst")))
+        # prerm: removal takes the module out of DKMS (its status is asked
+        # first); no rmmod where systemd does not run the machine
+        env, log = self.stubs()
+        with open(os.path.join(os.path.dirname(log), "dkms"), "w") as f:
+            f.write('#!/bin/sh\necho "dkms $*" >> %s\n[ "$1" = status ] && echo "kevent/%s: added"\n'
+                    'exit 0\n' % (log, self.upstream))
         run(["sh", os.path.join(d, "prerm"), "remove"], env=env)
-        self.assertIn("dkms remove -m kevent -v %s --all" % VERSION, self.calls(log))
-        # an upgrade to a new revision keeps the module; to a new version, not
-        env, log = self.stubs(with_dkms=True, dkms_status="kevent/%s: added" % VERSION)
-        run(["sh", os.path.join(d, "prerm"), "upgrade", "1:%s-9" % VERSION], env=env)
-        self.assertFalse([c for c in self.calls(log) if c.startswith("dkms remove")])
-        run(["sh", os.path.join(d, "prerm"), "upgrade", "%s.1-1" % VERSION], env=env)
-        self.assertIn("dkms remove -m kevent -v %s --all" % VERSION, self.calls(log))
+        self.assertIn("dkms remove -m kevent -v %s --all" % self.upstream, self.calls(log))
+        if not os.path.isdir("/run/systemd/system"):
+            self.assertFalse([c for c in self.calls(log) if c.startswith("rmmod")])
 
     def test_lintian(self):
         if not shutil.which("lintian"):
             skip("lintian is not installed (sh scripts/deps.sh test installs it)")
-        r = run(["lintian", "--display-info", "--pedantic", "--show-overrides", "--tag-display-limit",
-                 "0", self.deb], check_rc=False)
+        what = glob.glob(os.path.join(OUT, "*.dsc")) + glob.glob(os.path.join(OUT, "*.changes"))
+        self.assertEqual(len(what), 2, what)
+        r = run(["lintian", "--display-level", ">=warning", "--show-overrides",
+                 "--tag-display-limit", "0"] + what, check_rc=False)
         out = [l for l in (r.stdout + r.stderr).splitlines()
                if l and "running with root privileges" not in l]
         print("lintian says:\n  " + ("\n  ".join(out) if out else "(nothing)"))
         bad = [l for l in out if l.startswith(("E:", "W:"))]
         self.assertEqual(bad, [], "lintian errors or warnings")
+        # every override has its reason, a comment, beside it
+        for f in glob.glob(os.path.join(SRC, "debian/*lintian-overrides")):
+            comment = False
+            for line in read(f).splitlines():
+                if line.startswith("#"):
+                    comment = True
+                elif line.strip():
+                    self.assertTrue(comment, "%s: %r has no reason above it" % (f, line))
+                else:
+                    comment = False
 
 
 class Notify:
@@ -266,11 +393,12 @@ class Notify:
 
 class RunUnpacked(unittest.TestCase):
     def setUp(self):
-        self.deb = the_deb()
+        self.deb = the_deb("keventd")
         self.dir = tempfile.mkdtemp(prefix="kevent-root-", dir="/tmp")
         os.chmod(self.dir, 0o755)
         self.root = os.path.join(self.dir, "root")
         run(["dpkg-deb", "-x", self.deb, self.root])
+        run(["dpkg-deb", "-x", the_deb("kevent-dkms"), self.root])  # send_kevent(9)
         self.proc = None
 
     def tearDown(self):
