@@ -4,14 +4,16 @@
 # image.sh --cache DIR --out DIR --debs-env FILE
 #
 # The disk image the system tests boot: the Debian 12 base of
-# base-image.sh, with keventd installed from its .deb the way an admin
-# does it, `apt-get install ./keventd_*.deb` (here in a chroot: DKMS builds
-# kevent.ko for both of the image's kernels then), and the test's own
-# pieces (guest/install.sh): the control channel's agent, a rule file of
-# the admin's, a rule pack built as docs/packaging.md says, a third-party
-# module built with DKMS against kevent.ko.  FILE is build-debs.sh's
-# debs.env: DEB is installed, REVISION_DEB is left in /var/lib/systest for
-# the upgrade scenario.
+# base-image.sh, with keventd installed from its packages the way an admin
+# does it, `apt-get install ./keventd_*.deb ./kevent-dkms_*.deb
+# ./keventd-dev_*.deb` (here in a chroot: DKMS builds kevent.ko for both of
+# the image's kernels then), and the test's own pieces (guest/install.sh):
+# the control channel's agent, a rule file of the admin's, a rule pack built
+# as docs/packaging.md says (installed by a scenario), a third-party module
+# built with DKMS against kevent.ko, and debian/tests, the autopkgtests.
+# FILE is build-debs.sh's debs.env: DEB, DKMS_DEB and DEV_DEB are
+# installed, REVISION_DEB is left in /var/lib/systest for the upgrade
+# scenario.
 #
 # The base stays untouched (an overlay takes the changes); the result is
 # an ext4 image made with mkfs.ext4 -d, plus each kernel and initrd of the
@@ -44,6 +46,7 @@ fi
 # shellcheck disable=SC1090
 . "$DEBS_ENV"
 DEB2=$REVISION_DEB
+AUTOPKGTEST=$HERE/../../debian/tests
 log() { echo "image: $*" >&2; }
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
@@ -60,8 +63,8 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 KEY=$( {
 	echo "$BASE"
-	deb_sum "$DEB" "$DEB2"
-	find "$HERE/guest" -type f -print0 | LC_ALL=C sort -z |
+	deb_sum "$DEB" "$DKMS_DEB" "$DEV_DEB" "$DEB2"
+	find "$HERE/guest" "$AUTOPKGTEST" -type f -print0 | LC_ALL=C sort -z |
 		xargs -0 sha256sum | cut -d' ' -f1
 	cat "$0"
 } | sha256sum | cut -c1-16)
@@ -80,12 +83,13 @@ KEY=$( {
 
 	S=$M/var/lib/systest
 	mkdir -p "$S"
-	cp "$DEB" "$DEB2" "$S/"
+	cp "$DEB" "$DKMS_DEB" "$DEV_DEB" "$DEB2" "$S/"
 	cp -r "$HERE/guest" "$S/guest"
+	cp -r "$AUTOPKGTEST" "$S/autopkgtest"
 	echo "KVER_6_1=$KVER_6_1 KVER_6_12=$KVER_6_12" >"$S/kernels"
 	log "installing $(basename "$DEB") and the test's pieces in the image (chroot)"
 	if ! in_chroot bash /var/lib/systest/guest/install.sh "$(basename "$DEB")" \
-		>"$OUT/install.log" 2>&1; then
+		"$(basename "$DKMS_DEB")" "$(basename "$DEV_DEB")" >"$OUT/install.log" 2>&1; then
 		tail -n 40 "$OUT/install.log" >&2
 		log "installing in the image failed (whole log: $OUT/install.log)"
 		exit 1

@@ -41,7 +41,7 @@ in_chroot() {
 }
 
 # deb_sum DEB...: a hash of what the packages hold (control files and data:
-# names, modes, contents), not of their bytes: cpack stamps each build with
+# names, modes, contents), not of their bytes: a build stamps its files with
 # the time, and an image need not be made again for that.
 deb_sum() {
 	python3 - "$@" <<'PY'

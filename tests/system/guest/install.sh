@@ -3,13 +3,15 @@
 #
 # Runs in the image's chroot at image-build time (image.sh), as root, with
 # the .debs and this directory in /var/lib/systest:
-#   install.sh KEVENTD.deb
+#   install.sh KEVENTD.deb KEVENT-DKMS.deb KEVENTD-DEV.deb
 # 1. what the purge scenario compares with: users, groups, DKMS, modules;
 # 2. keventd, as an admin installs it: apt-get install ./keventd_*.deb
-#    (its output is kept in /var/lib/systest/install.log);
+#    ./kevent-dkms_*.deb ./keventd-dev_*.deb (its output is kept in
+#    /var/lib/systest/install.log);
 # 3. the test's own pieces: the agent, the admin's rule file and its
-#    handler, a rule pack built as docs/packaging.md says, and a
-#    third-party module built through DKMS against kevent.ko.
+#    handler, a rule pack built as docs/packaging.md says (the rule pack
+#    scenario installs it on the running system), and a third-party module
+#    built through DKMS against kevent.ko.
 set -euo pipefail
 S=/var/lib/systest
 G=$S/guest
@@ -34,9 +36,9 @@ cp /etc/group group.before
 dkms status >dkms.before 2>&1 || true
 find /lib/modules -name '*.ko*' | LC_ALL=C sort >modules.before
 
-echo "== apt-get install ./$1"
+echo "== apt-get install ./$1 ./$2 ./$3"
 # 2>&1: what the admin's terminal shows
-apt-get install -y -o Dpkg::Use-Pty=0 "./$1" 2>&1 | tee install.log
+apt-get install -y -o Dpkg::Use-Pty=0 "./$1" "./$2" "./$3" 2>&1 | tee install.log
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "install.sh: apt-get install failed"; exit 1; }
 dpkg-query -W -f='${Version}\n' keventd >version.installed
 
@@ -51,9 +53,8 @@ keventctl verify /etc/keventd/rules.d/80-systest.yaml
 # An ext4 file system a hot-plugged disk's handler mounts.
 mkdir -p /mnt/systest
 
-echo "== a rule pack, built as docs/packaging.md says"
+echo "== a rule pack, built as docs/packaging.md says (installed by a scenario)"
 bash "$G/rulepack/build.sh" "$S/rulepack"
-apt-get install -y -o Dpkg::Use-Pty=0 "$S"/rulepack/keventd-rules-systest_*.deb
 
 echo "== a third-party module through DKMS, against kevent.ko"
 cp -r "$G/kevent-thirdparty" /usr/src/kevent-thirdparty-1.0

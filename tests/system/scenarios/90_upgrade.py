@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""apt-get install of a newer build of the package (keventd_<v>-2, cpack
--D CPACK_DEBIAN_PACKAGE_RELEASE=2) over the running service: keventd
-restarts, the admin's files in /etc are kept, and kevent.ko, whose version
-and source did not change, is kept as DKMS built it, not rebuilt.  (The
-upgrade that changes the module's version, and so rebuilds it, is
-dkms-upgrade.sh's: under TCG it would take minutes.)"""
+"""apt-get install of a newer build of the daemon (keventd_<v>-2, a new
+debian/changelog entry) over the running service: keventd restarts, the
+admin's files in /etc are kept, and kevent-dkms, which keventd does not tie
+to its own version, stays as it was, and kevent.ko with it, not rebuilt.
+(An upgrade of kevent-dkms rebuilds the module, as dh_dkms's scripts do;
+that one is dkms-upgrade.sh's: under TCG it would take minutes.)"""
 import os
 
 from systest import Fail
@@ -32,6 +32,8 @@ def run(vm):
             raise Fail("expected nothing like %r in what the upgrade printed:\n%s" % (bad, out))
     if vm.sh("dpkg-query -W -f='${Version}' keventd") != version + "-2":
         raise Fail("expected keventd %s-2 installed" % version)
+    if vm.sh("dpkg-query -W -f='${Version}' kevent-dkms") != version + "-1":
+        raise Fail("expected kevent-dkms %s-1 left as it was" % version)
 
     p = vm.show("keventd.service", "MainPID", "ActiveState", "SubState")
     if p["MainPID"] == pid0 or (p["ActiveState"], p["SubState"]) != ("active", "running"):
@@ -43,12 +45,11 @@ def run(vm):
 
     # the module: the same DKMS state, the very same files
     if vm.sh("dkms status kevent") != dkms0 or vm.sh(MODULES) != modules0:
-        raise Fail("expected kevent.ko kept as it was (same version, same source):\n"
+        raise Fail("expected kevent.ko kept as it was (kevent-dkms not upgraded):\n"
                    "before:\n%s%safter:\n%s%s" % (dkms0, modules0, vm.sh("dkms status kevent"),
                                                   vm.sh(MODULES)))
-    for k in (vm.image["KVER_6_1"], vm.image["KVER_6_12"]):
-        if "keventd: kevent.ko for %s is up to date" % k not in out:
-            raise Fail("expected the postinst to say kevent.ko for %s is up to date:\n%s" % (k, out))
+    if "kevent-dkms" in out or "Building for" in out:
+        raise Fail("expected the daemon's upgrade to leave the module alone:\n" + out)
 
     # and it works: an admin's rule fires
     vm.sh("rm -rf /run/systest/events; keventctl send general /org/kernel/test/flow after 'N: 1'")

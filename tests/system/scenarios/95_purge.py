@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""apt-get purge keventd (and the rule pack that depends on it) leaves no
-file, unit, module or user behind: only the admin's own files in
-/etc/keventd, as dpkg leaves every file a package did not install."""
+"""apt-get purge of keventd, kevent-dkms, keventd-dev (and the rule pack
+that depends on keventd) leaves no file, unit, module or user behind: only
+the admin's own files in /etc/keventd, as dpkg leaves every file a package
+did not install."""
 from systest import Fail
 
 KERNELS = ("6.1",)
 
 
 def run(vm):
-    files = vm.sh("dpkg -L keventd keventd-rules-systest").split()
+    pkgs = "keventd kevent-dkms keventd-dev keventd-rules-systest"
+    files = vm.sh("dpkg -L %s" % pkgs).split()
     # kevent-thirdparty stays in DKMS: its owner's to remove (under TCG each
     # DKMS removal costs a depmod per kernel, about a minute each)
-    rc, out, err = vm.run("apt-get purge -y -o Dpkg::Use-Pty=0 keventd keventd-rules-systest 2>&1",
-                          600)
+    rc, out, err = vm.run("apt-get purge -y -o Dpkg::Use-Pty=0 %s 2>&1" % pkgs, 600)
     if rc != 0:
         raise Fail("expected apt-get purge to succeed, exit %d:\n%s%s" % (rc, out, err))
     for bad in ("write error", "Broken pipe", "Error!"):
@@ -48,6 +49,11 @@ def run(vm):
     mods = vm.sh("find /lib/modules -name 'kevent.ko*'; dkms status kevent").strip()
     if mods:
         raise Fail("expected no kevent.ko and no DKMS entry left, found:\n" + mods)
+    left = vm.sh("dpkg-query -W -f='${db:Status-Abbrev} ${Package}\\n' %s 2>/dev/null; true"
+                 % pkgs).split("\n")
+    left = [l for l in left if l.strip() and not l.startswith("un ")]
+    if left:
+        raise Fail("expected dpkg to know nothing more of the packages, it says %r" % left)
     if vm.ok("test -e /sys/module/kevent"):
         raise Fail("expected kevent.ko unloaded by the removal (nothing uses it any more)")
     # no user, no group
