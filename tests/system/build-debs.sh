@@ -59,13 +59,17 @@ else
 	tar -C "$SRC" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$TREE/src" -xf -
 fi
 
-# entry VERSION: a new first entry in debian/changelog
+# entry VERSION: a new first entry in debian/changelog, dated as the last
+# one (the packages' contents then depend on the source alone, and the
+# image that holds them is not made again for a new date)
 entry() {
+	local date
+	date=$(dpkg-parsechangelog -l "$TREE/src/debian/changelog" -S Date)
 	{
 		printf 'keventd (%s) unstable; urgency=medium\n\n' "$1"
 		printf '  * A newer build, for the upgrade tests.\n\n'
 		printf ' -- keventd maintainers <maintainers@users.noreply.a-seed-48a12240.example>  %s\n\n' \
-			"$(date -R)"
+			"$date"
 		cat "$TREE/src/debian/changelog"
 	} >"$TREE/changelog" && mv "$TREE/changelog" "$TREE/src/debian/changelog"
 }
