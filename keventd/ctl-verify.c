@@ -11,6 +11,7 @@
 
 #include "ctl.h"
 #include "options.h"
+#include "source-trace.h"
 #include "ruleset.h"
 #include "transient-run.h"
 
@@ -158,6 +159,10 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			}
 		}
 		koptions_finish(&ko);
+		/* whether this kernel has the tracepoints and takes their
+		 * filters: what keventd checks at its start */
+		if (rc == 0 && checked_config && ko.trace.n)
+			rc = ktrace_config_check(&ko.trace, &d);
 		const char *warn = checked_config ? kmqtt_config_warning(&ko.mqtt) : NULL;
 		if (warn) {
 			ctl_print(stdout, "%s:%u:%u: warning: mqtt: %s", path, ko.mqtt.url_line,

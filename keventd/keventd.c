@@ -20,6 +20,7 @@
 #include "history.h"
 #include "log.h"
 #include "options.h"
+#include "source-trace.h"
 
 #define EXIT_USAGE 2
 #define MAX_DIRS   KOPTIONS_MAX_DIRS
@@ -37,7 +38,8 @@ static void usage(FILE *f)
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
 		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
-		"                         input, mqtt (default: all)\n"
+		"                         input, mqtt, trace (default: all; trace only with\n"
+		"                         trace: entries in the configuration file)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
@@ -77,6 +79,20 @@ static int usage_error(const char *fmt, ...)
 struct arg {
 	const char *name, *value;
 };
+
+/* Prints the configuration file's mistakes and frees them: EXIT_USAGE. */
+static int report_diags(struct kdiags *diags)
+{
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < diags->n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&diags->v[i], &sb);
+		fprintf(stderr, "keventd: %s\n", strbuf_str(&sb));
+	}
+	strbuf_release(&sb);
+	kdiags_free(diags);
+	return EXIT_USAGE;
+}
 
 static int parse_args(int argc, char **argv, struct koptions *o)
 {
@@ -141,17 +157,8 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 		kdiags_free(&diags);
 		return 1;
 	}
-	if (diags.n) {
-		struct strbuf sb = STRBUF_INIT;
-		for (size_t i = 0; i < diags.n; i++) {
-			strbuf_reset(&sb);
-			kdiag_format(&diags.v[i], &sb);
-			fprintf(stderr, "keventd: %s\n", strbuf_str(&sb));
-		}
-		strbuf_release(&sb);
-		kdiags_free(&diags);
-		return EXIT_USAGE;
-	}
+	if (diags.n)
+		return report_diags(&diags);
 	for (size_t i = 0; i < n_args; i++) {
 		struct strbuf why = STRBUF_INIT;
 		rc = koptions_set(o, args[i].name, args[i].value, false, &why);
@@ -164,6 +171,15 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 			return rc;
 	}
 	koptions_finish(o);
+	/* the tracepoints and their filters, as the kernel sees them: a
+	 * mistake is the file's, at its line, before anything starts */
+	if (o->cfg.sources & (1u << KEVENT_SOURCE_TRACE)) {
+		rc = ktrace_config_check(&o->trace, &diags);
+		if (rc < 0)
+			return usage_error("%s", strerror(-rc));
+		if (diags.n)
+			return report_diags(&diags);
+	}
 	return 0;
 }
 

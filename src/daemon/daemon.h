@@ -49,6 +49,9 @@ struct kdaemon_config {
 	size_t history_bytes; /* their text's bytes at most (--history-bytes); 0: the default */
 	/* the broker to publish to (keventd.yaml(5)); NULL or not enabled: none */
 	const struct kmqtt_config *mqtt;
+	/* the tracepoints to read (keventd.yaml(5), trace:); NULL or none: no
+	 * trace source */
+	const struct ktrace_config *trace;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -62,6 +65,7 @@ struct ktrun;
 struct khistory;
 struct kmqtt;
 struct kmqtt_config;
+struct ktrace_config;
 struct kwatch;
 
 struct kdaemon {

@@ -80,6 +80,7 @@ void koptions_release(struct koptions *o)
 	o->owned = NULL;
 	o->n_owned = 0;
 	kmqtt_config_release(&o->mqtt);
+	ktrace_config_release(&o->trace);
 }
 
 int koptions_takes_value(const char *name)
@@ -304,7 +305,8 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	int takes = koptions_takes_value(name);
 	if (takes < 0) {
 		kdiags_add(diags, path, k->line, k->col,
-			   "unknown option '%s' (a long option of keventd(8), or 'mqtt')", name);
+			   "unknown option '%s' (a long option of keventd(8), 'mqtt' or 'trace')",
+			   name);
 		return 0;
 	}
 	const struct ynode *const *items = &v;
@@ -346,6 +348,12 @@ static int parse_mqtt(struct koptions *o, const struct ynode *v, const char *pat
 	return kmqtt_config_parse(&o->mqtt, v, path, diags);
 }
 
+static int parse_trace(struct koptions *o, const struct ynode *v, const char *path,
+		       struct kdiags *diags)
+{
+	return ktrace_config_parse(&o->trace, v, path, diags);
+}
+
 struct section {
 	const char *name;
 	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
@@ -354,6 +362,7 @@ struct section {
 
 static const struct section sections[] = {
 	{"mqtt", parse_mqtt},
+	{"trace", parse_trace},
 };
 
 static const struct section *find_section(const char *name)
@@ -455,4 +464,7 @@ void koptions_finish(struct koptions *o)
 	o->cfg.rule_dirs = o->dirs;
 	o->cfg.n_rule_dirs = o->n_dirs;
 	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
+	o->cfg.trace = &o->trace;
+	if (!o->trace.n)
+		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
 }

@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "diag.h"
 #include "mqtt-config.h"
+#include "trace-config.h"
 
 #define KEVENT_DEFAULT_CONFIG	  "/etc/keventd/keventd.yaml"
 #define KOPTIONS_MAX_DIRS	  64
@@ -30,7 +31,8 @@ struct koptions {
 	int log_level;
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
-	char **owned; /* the strings above that o holds copies of */
+	struct ktrace_config trace; /* the section trace: */
+	char **owned;		    /* the strings above that o holds copies of */
 	size_t n_owned;
 };
 
@@ -69,8 +71,9 @@ int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const c
  */
 int koptions_load_file(struct koptions *o, const char *path, bool trust, struct kdiags *diags);
 
-/* Fills in cfg.rule_dirs (the default three when none were given) and
- * cfg.mqtt.  Call once every option is set. */
+/* Fills in cfg.rule_dirs (the default three when none were given),
+ * cfg.mqtt and cfg.trace; without a trace: entry, the trace source is
+ * left out of cfg.sources.  Call once every option is set. */
 void koptions_finish(struct koptions *o);
 
 #endif

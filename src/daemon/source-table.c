@@ -16,6 +16,7 @@
 #include "log.h"
 #include "source-genl.h"
 #include "source-input.h"
+#include "source-trace.h"
 #include "source-udev.h"
 #include "thermal.h"
 
@@ -67,17 +68,28 @@ static int make_mqtt(struct kdaemon *d, const struct ksink *sink, struct ksource
 	return 0;
 }
 
+/* keventd.yaml's tracepoints; no entry, no source and no perf descriptor */
+static int make_trace(struct kdaemon *d, const struct ksink *sink, struct ksource **out)
+{
+	if (!d->cfg.trace || !d->cfg.trace->n) {
+		log_info("trace source: keventd.yaml lists no tracepoint (trace:)");
+		*out = NULL;
+		return 0;
+	}
+	return ksource_trace_new(sink, d->cfg.trace, out);
+}
+
 static const make_fn makers[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_SOCKET] = make_socket,	[KEVENT_SOURCE_UDEV] = make_udev,
 	[KEVENT_SOURCE_THERMAL] = make_thermal, [KEVENT_SOURCE_ACPI] = make_acpi,
 	[KEVENT_SOURCE_INPUT] = make_input,	[KEVENT_SOURCE_KERNEL] = make_kernel,
-	[KEVENT_SOURCE_MQTT] = make_mqtt,
+	[KEVENT_SOURCE_MQTT] = make_mqtt,	[KEVENT_SOURCE_TRACE] = make_trace,
 };
 /* the order sources are made in: the broker's subscriptions and the
  * control socket first, the kernel's ring last */
 static const enum kevent_source order[] = {
-	KEVENT_SOURCE_MQTT, KEVENT_SOURCE_SOCKET, KEVENT_SOURCE_UDEV,	KEVENT_SOURCE_THERMAL,
-	KEVENT_SOURCE_ACPI, KEVENT_SOURCE_INPUT,  KEVENT_SOURCE_KERNEL,
+	KEVENT_SOURCE_MQTT, KEVENT_SOURCE_SOCKET, KEVENT_SOURCE_UDEV,  KEVENT_SOURCE_THERMAL,
+	KEVENT_SOURCE_ACPI, KEVENT_SOURCE_INPUT,  KEVENT_SOURCE_TRACE, KEVENT_SOURCE_KERNEL,
 };
 static_assert(sizeof(order) / sizeof(order[0]) == KEVENT_SOURCE_MAX,
 	      "every source of KEVENT_SOURCE_LIST has a place in the order");

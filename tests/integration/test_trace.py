@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The trace source (docs/sources.md, keventd.yaml(5)) on this machine's
+kernel: sched/sched_process_exec through a kernel filter on the file name,
+exactly one event per matching exec and none for the others, the record's
+fields in the payload; a tracepoint the kernel does not have and a filter
+it refuses reported at FILE:LINE:COLUMN by keventctl verify and at
+keventd's start; no perf descriptor without a trace: entry."""
+import os
+import shutil
+import subprocess
+
+import kdtest
+from kdtest import DaemonTest, TIMEOUT
+
+EXEC = "sched/sched_process_exec"
+TRACEFS = "/sys/kernel/tracing"
+
+
+def run(*argv, **kw):
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL, **kw)
+
+
+def pin():
+    # every exec on one CPU: one ring, read in the order the kernel wrote it
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def perf_fds(pid):
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
+                n += 1
+        except OSError:
+            pass
+    return n
+
+
+def payload(text):
+    return dict(l.split(": ", 1) for l in text.splitlines() if ": " in l)
+
+
+class Trace(DaemonTest):
+    def setUp(self):
+        super().setUp()
+        if not kdtest.IS_ROOT:
+            self.skipTest("perf_event_open() on tracepoints needs root")
+        if not os.path.exists(os.path.join(TRACEFS, "events")) and \
+                run("mount", "-t", "tracefs", "nodev", TRACEFS).returncode != 0:
+            self.skipTest("no tracefs at %s" % TRACEFS)
+        if not os.path.exists(os.path.join(TRACEFS, "events", EXEC)):
+            self.skipTest("this kernel has no %s" % EXEC)
+        self.match = self.s.path("kdtrace-match")
+        self.other = self.s.path("kdtrace-other")
+        for p in (self.match, self.other):
+            shutil.copy("/bin/true", p)
+
+    def conf(self, text):
+        path = self.s.path("keventd.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o644)
+        return path
+
+    def exec_conf(self, filter):
+        return self.conf("trace:\n  - event: %s\n    filter: %s\n    type: hotplug\n"
+                         % (EXEC, kdtest.yq(filter)))
+
+    def test_exec_filtered_in_the_kernel(self):
+        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        out = self.s.mkdir("seen", 0o777)
+        self.s.write_rule("10-exec.yaml", (
+            "rules:\n  - match: {type: hotplug, object: /org/kernel/trace/sched, "
+            "signal: sched_process_exec}\n    shell: %s\n")
+            % kdtest.yq('printf "%%s\\n" "$KEVENT_PAYLOAD" > %s/$KEVENT_SEQNUM; '
+                        'echo "done $KEVENT_SEQNUM" > %s' % (out, self.s.fifo.path)))
+        d = self.start("--config", conf, "--sources", "socket,trace")
+        d.wait_log("trace: reading %s" % EXEC)
+        # the others first, then the matching ones, all on one CPU: when
+        # the last matching one is in, an other before it would be too
+        for prog in [self.other] * 50 + [self.match] * 50:
+            r = run(prog, preexec_fn=pin)
+            self.assertEqual(r.returncode, 0)
+        done = sorted(int(l.split()[1]) for l in self.s.fifo.lines(50))
+        self.assertEqual(done, list(range(1, 51)))
+        st = d.status()["sources"]["trace"]
+        self.assertEqual((st["received"], st["lost"], st["rejected"]), (50, 0, 0), st)
+        for seq in (1, 50):
+            with open(os.path.join(out, str(seq))) as f:
+                p = payload(f.read())
+            self.assertEqual(p["filename"], self.match)
+            self.assertEqual(p["pid"], p["Task-Pid"])
+            self.assertIn("old_pid", p)
+            self.assertEqual(p["Task-Comm"], "kdtrace-match")
+            self.assertIn("Cpu", p)
+            self.assertNotIn("common_pid", p)
+        d.stop_ok(self)
+
+    def test_refused_at_verify_and_at_load(self):
+        conf = self.conf("trace:\n"
+                         "  - event: sched/no_such_tracepoint\n"
+                         "  - event: %s\n"
+                         "    filter: 'no_such_field == 1'\n" % EXEC)
+        want = ["%s:2:12: error: trace: sched/no_such_tracepoint: the kernel has no such "
+                "tracepoint" % conf,
+                "%s:4:13: error: trace: %s: the kernel refuses the filter "
+                "\"no_such_field == 1\"" % (conf, EXEC)]
+        r = run(kdtest.KEVENTCTL, "verify", "--config", conf, self.s.rules)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), want)
+        r = run(kdtest.KEVENTD, "--config", conf, "--control", self.s.ctl,
+                "--rules-dir", self.s.rules, "--sources", "socket,trace")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.splitlines(), ["keventd: " + w for w in want])
+        # a filter the kernel takes: no error
+        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        r = run(kdtest.KEVENTCTL, "verify", "--config", conf, self.s.rules)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+
+    def test_no_perf_descriptor_without_an_entry(self):
+        for text in ("trace:\n", "max-children: 3\n"):
+            d = self.start("--config", self.conf(text), "--sources", "socket,trace")
+            self.assertEqual(perf_fds(d.proc.pid), 0, text)
+            d.stop_ok(self)
+        # with an entry: a descriptor per CPU
+        d = self.start("--config", self.exec_conf('filename ~ "*/kdtrace-match"'),
+                       "--sources", "socket,trace")
+        d.wait_log("trace: reading %s" % EXEC)
+        self.assertGreaterEqual(perf_fds(d.proc.pid), 1)
+        d.stop_ok(self)
+
+
+if __name__ == "__main__":
+    kdtest.main()
