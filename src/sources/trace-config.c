@@ -64,7 +64,9 @@ static bool split_event(const char *s, char **system, char **event)
 static const struct ynode *scalar(struct parse *p, const char *key, const struct ynode *v)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
-		err(p, v, "trace: '%s' wants a value, not %s", key, ynode_kind_name(v));
+		err(p, v, "trace: '%s' wants a value, not %s", key,
+		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									 : ynode_kind_name(v));
 		return NULL;
 	}
 	return v;

@@ -48,6 +48,12 @@ static const char *read_number(const char *p, const char *end, const char *key, 
 	return p + 1;
 }
 
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
 static bool word_is(const char *s, size_t n, const char *word)
 {
 	return strlen(word) == n && memcmp(s, word, n) == 0;
@@ -69,10 +75,12 @@ static bool read_decl(const char *d, size_t n, struct ktrace_field *fl)
 		array = true;
 	}
 	size_t name_start = name_end;
-	while (name_start && kevent_prop_key_char(d[name_start - 1]))
+	while (name_start && ident_char(d[name_start - 1]))
 		name_start--;
 	size_t name_len = name_end - name_start;
-	if (!name_len || name_len >= sizeof(fl->name) || !name_start)
+	/* a C identifier, after a type: the payload's key as it is */
+	if (!name_len || name_len >= sizeof(fl->name) || !name_start ||
+	    (d[name_start] >= '0' && d[name_start] <= '9'))
 		return false;
 	memcpy(fl->name, d + name_start, name_len);
 	fl->name[name_len] = '\0';
