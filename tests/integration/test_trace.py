@@ -8,6 +8,7 @@ it refuses reported at FILE:LINE:COLUMN by keventctl verify and at
 keventd's start; no perf descriptor without a trace: entry."""
 import os
 import shutil
+import signal
 import subprocess
 
 import kdtest
@@ -96,6 +97,34 @@ class Trace(DaemonTest):
             self.assertEqual(p["Task-Comm"], "kdtrace-match")
             self.assertIn("Cpu", p)
             self.assertNotIn("common_pid", p)
+        d.stop_ok(self)
+
+    def test_lost_counted_exactly(self):
+        # keventd stopped: its rings fill and the kernel drops the rest;
+        # every matching exec is then received or counted lost, exactly
+        n = 3000
+        d = self.start("--config", self.exec_conf('filename ~ "*/kdtrace-match"'),
+                       "--sources", "socket,trace")
+        d.wait_log("trace: reading %s" % EXEC)
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        try:
+            r = run("sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" || exit 1; i=$((i+1)); done'
+                    % n, self.match, preexec_fn=pin)
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # the kernel writes its count of the dropped ones with the next
+        # record that fits
+        run(self.match, preexec_fn=pin)
+
+        def total(st):
+            t = st["sources"]["trace"]
+            return t["received"] + t["lost"] == n + 1
+        st = d.wait_status(total, "every exec received or lost")
+        t = st["sources"]["trace"]
+        print("trace: %d execs, %d received, %d lost" % (n + 1, t["received"], t["lost"]))
+        self.assertGreater(t["lost"], 0, "the rings never filled: the test proves nothing")
+        self.assertEqual(t["rejected"], 0)
         d.stop_ok(self)
 
     def test_refused_at_verify_and_at_load(self):
