@@ -473,6 +473,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	 * between the rules that stay: give those pages back (about 1 MB per
 	 * 10,000 rules) */
 	malloc_trim(0);
+	/* keventd.yaml's tracepoints change without a restart too */
+	kdaemon_reload_trace(d, report);
 	return 0;
 }
 
@@ -665,6 +667,7 @@ void kdaemon_release(struct kdaemon *d)
 	ksched_free(TAKE_PTR(d->sched));
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
+	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
 	kstats_release(&d->stats);
 }

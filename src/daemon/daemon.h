@@ -21,6 +21,7 @@
 #include "ruleset.h"
 #include "scheduler.h"
 #include "source-udev.h"
+#include "trace-config.h"
 #include "source.h"
 #include "stats.h"
 
@@ -52,6 +53,11 @@ struct kdaemon_config {
 	/* the tracepoints to read (keventd.yaml(5), trace:); NULL or none: no
 	 * trace source */
 	const struct ktrace_config *trace;
+	/* the configuration file keventd read (NULL: none), read again for its
+	 * trace: entries at a reload, which may start the trace source only
+	 * when --sources allows it (trace_allowed) */
+	const char *config_path;
+	bool trace_allowed;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -95,6 +101,11 @@ struct kdaemon {
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
 	bool stopping;
+	bool sources_started;	   /* kdaemon_start_sources() has run */
+	struct ksink sources_sink; /* the sink it gave them */
+	/* the trace: entries read at the last reload that changed them;
+	 * cfg.trace points here then (trace-reload.c) */
+	struct ktrace_config trace;
 	/* per source, of the events dropped at the stop, those handed back to
 	 * their source, whose next start fetches them again (source.h) */
 	uint64_t refetch[KEVENT_SOURCE_MAX];
@@ -182,6 +193,10 @@ struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
 /* Makes the sources cfg.sources names, from the sources table
  * (source-table.c); one that cannot be made is logged and left out. */
 void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);
+/* At a reload: keventd.yaml's trace: entries read again; when they
+ * changed (and the file and the kernel take them), the trace source is
+ * made again.  What it did is logged and, with report, said there. */
+void kdaemon_reload_trace(struct kdaemon *d, struct strbuf *report);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 

@@ -465,6 +465,7 @@ void koptions_finish(struct koptions *o)
 	o->cfg.n_rule_dirs = o->n_dirs;
 	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
 	o->cfg.trace = &o->trace;
+	o->cfg.trace_allowed = o->cfg.sources & (1u << KEVENT_SOURCE_TRACE);
 	if (!o->trace.n)
 		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
 }

@@ -97,6 +97,8 @@ static_assert(KEVENT_SOURCE_MAX <= KEVENT_MAX_SOURCES, "room for every source");
 
 void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink)
 {
+	d->sources_started = true;
+	d->sources_sink = *sink;
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		enum kevent_source kind = order[i];
 		if (!(d->cfg.sources & (1u << kind)))

@@ -40,9 +40,17 @@ static void check_event(const struct ktrace_format *f, const struct ktrace_recor
 	FUZZ_CHECK(truncated ? lines - 3 < f->n_fields : lines - 3 == f->n_fields);
 	char num[16];
 	snprintf(num, sizeof(num), "%u", (unsigned)r->cpu);
-	const char *tail = strstr(ev->payload, "Cpu: ");
-	FUZZ_CHECK(tail && count_lines(tail) == 3);
-	FUZZ_CHECK(strncmp(tail + 5, num, strlen(num)) == 0);
+	/* the last three lines: the trailer, whatever the fields' text */
+	size_t len = strlen(ev->payload), seen = 0;
+	const char *tail = ev->payload;
+	FUZZ_CHECK(len && ev->payload[len - 1] == '\n');
+	for (size_t i = len - 1; i-- > 0;)
+		if (ev->payload[i] == '\n' && ++seen == 3) {
+			tail = ev->payload + i + 1;
+			break;
+		}
+	FUZZ_CHECK(count_lines(tail) == 3 && strncmp(tail, "Cpu: ", 5) == 0);
+	FUZZ_CHECK(strncmp(tail + 5, num, strlen(num)) == 0 && tail[5 + strlen(num)] == '\n');
 	char pid[32];
 	snprintf(pid, sizeof(pid), "\nTask-Pid: %u\n", (unsigned)r->tid);
 	FUZZ_CHECK(strstr(tail, pid) && strstr(tail, "\nTask-Comm: fu\\nzz\n"));

@@ -94,9 +94,20 @@ class Trace(DaemonTest):
             self.assertEqual(p["filename"], self.match)
             self.assertEqual(p["pid"], p["Task-Pid"])
             self.assertIn("old_pid", p)
-            self.assertEqual(p["Task-Comm"], "kdtrace-match")
+            # read from /proc when keventd reads the sample: gone with the task
+            self.assertIn(p["Task-Comm"], ("kdtrace-match", ""))
             self.assertIn("Cpu", p)
             self.assertNotIn("common_pid", p)
+        # a task still there when its sample is read: its name
+        linger = self.s.mkdir("linger")
+        shutil.copy("/bin/sleep", os.path.join(linger, "kdtrace-match"))
+        proc = subprocess.Popen([os.path.join(linger, "kdtrace-match"), "60"],
+                                preexec_fn=pin)
+        self.procs.append(proc)
+        self.assertEqual(self.s.fifo.line(), "done 51")
+        with open(os.path.join(out, "51")) as f:
+            p = payload(f.read())
+        self.assertEqual((p["Task-Comm"], p["Task-Pid"]), ("kdtrace-match", str(proc.pid)))
         d.stop_ok(self)
 
     def test_lost_counted_exactly(self):
@@ -114,7 +125,10 @@ class Trace(DaemonTest):
             os.kill(d.proc.pid, signal.SIGCONT)
         self.assertEqual(r.returncode, 0, r.stderr)
         # the kernel writes its count of the dropped ones with the next
-        # record that fits
+        # record that fits, so the ring must be read first: its descriptor
+        # was ready before the status request's connection, so epoll hands
+        # it to keventd first, and the reply comes after the ring is read
+        d.status()
         run(self.match, preexec_fn=pin)
 
         def total(st):
@@ -147,6 +161,46 @@ class Trace(DaemonTest):
         conf = self.exec_conf('filename ~ "*/kdtrace-match"')
         r = run(kdtest.KEVENTCTL, "verify", "--config", conf, self.s.rules)
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+
+    def test_reload_changes_the_entries(self):
+        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        d = self.start("--config", conf, "--sources", "socket,trace")
+        d.wait_log("trace: reading %s" % EXEC)
+
+        def received():
+            return d.status()["sources"]["trace"]["received"]
+
+        def execs(prog, want):
+            # one exec, then wait until it is counted
+            self.assertEqual(run(prog, preexec_fn=pin).returncode, 0)
+            d.wait_status(lambda st: st["sources"]["trace"]["received"] == want,
+                          "%d trace events" % want)
+
+        execs(self.match, 1)
+        # the filter changed: the other program now, not the first one
+        self.exec_conf('filename ~ "*/kdtrace-other"')
+        r = d.ctl("reload", check=0)
+        self.assertIn("keventd.yaml: trace entries changed: reading 1 tracepoint", r.stdout)
+        run(self.match, preexec_fn=pin)
+        execs(self.other, 2)  # the match before it was not counted
+        # a filter the kernel refuses: the current entries stay
+        self.exec_conf("no_such_field == 1")
+        r = d.ctl("reload")
+        self.assertIn("the kernel refuses the filter", r.stdout)
+        self.assertIn("keeping the current trace entries", r.stdout)
+        execs(self.other, 3)
+        # no entry left: the source and its descriptors go
+        self.assertGreater(perf_fds(d.proc.pid), 0)
+        self.conf("trace:\n")
+        r = d.ctl("reload", check=0)
+        self.assertIn("no trace entry left", r.stdout)
+        self.assertEqual(perf_fds(d.proc.pid), 0)
+        # and come back with one
+        self.exec_conf('filename ~ "*/kdtrace-match"')
+        d.ctl("reload", check=0)
+        self.assertGreater(perf_fds(d.proc.pid), 0)
+        execs(self.match, 4)
+        d.stop_ok(self)
 
     def test_no_perf_descriptor_without_an_entry(self):
         for text in ("trace:\n", "max-children: 3\n"):

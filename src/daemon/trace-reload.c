@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * keventd.yaml's trace: entries, read again at a reload (SIGHUP,
+ * keventctl reload): the trace source is made again with the new entries,
+ * or goes when none are left, without a restart.  The file is checked as
+ * at start-up, the kernel's view of the tracepoints and filters included;
+ * a file with a mistake keeps the current entries, and says why.  The
+ * other settings of the file take effect at the next start.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "options.h"
+#include "source-trace.h"
+
+static bool str_same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_entries(const struct ktrace_config *a, const struct ktrace_config *b)
+{
+	size_t na = a ? a->n : 0, nb = b ? b->n : 0;
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++) {
+		const struct ktrace_entry *x = &a->v[i], *y = &b->v[i];
+		if (!str_same(x->system, y->system) || !str_same(x->event, y->event) ||
+		    !str_same(x->filter, y->filter) || x->type != y->type)
+			return false;
+	}
+	return true;
+}
+
+static void say(struct strbuf *report, const char *line)
+{
+	log_notice("%s", line);
+	if (report)
+		strbuf_printf(report, "%s\n", line);
+}
+
+/* Logs (and reports) the file's mistakes: the current entries stay. */
+static void refuse(struct kdaemon *d, struct kdiags *diags, struct strbuf *report)
+{
+	d->stats.reload_errors++;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < diags->n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&diags->v[i], &sb);
+		log_error("%s", strbuf_str(&sb));
+		if (report)
+			strbuf_printf(report, "%s\n", strbuf_str(&sb));
+	}
+	say(report, "keventd.yaml: keeping the current trace entries");
+}
+
+/* Stops and frees the running trace source, if there is one. */
+static void drop_source(struct kdaemon *d)
+{
+	for (size_t i = 0; i < d->n_sources; i++) {
+		struct ksource *s = d->sources[i];
+		if (s->kind != KEVENT_SOURCE_TRACE)
+			continue;
+		if (s->stop)
+			s->stop(s);
+		if (s->free)
+			s->free(s);
+		memmove(&d->sources[i], &d->sources[i + 1],
+			(d->n_sources - i - 1) * sizeof(d->sources[0]));
+		d->n_sources--;
+		return;
+	}
+}
+
+void kdaemon_reload_trace(struct kdaemon *d, struct strbuf *report)
+{
+	if (!d->sources_started || d->stopping || !d->cfg.config_path || !d->cfg.trace_allowed)
+		return;
+	_cleanup_(koptions_release) struct koptions o;
+	struct kdiags diags = {0};
+	koptions_init(&o);
+	int rc = koptions_load_file(&o, d->cfg.config_path, d->cfg.trust, &diags);
+	if (rc < 0 && rc != -ENOENT) {
+		log_error("keventd.yaml: cannot read %s: %s; keeping the current trace entries",
+			  d->cfg.config_path, strerror(-rc));
+		kdiags_free(&diags);
+		return;
+	}
+	if (!diags.n && o.trace.n && ktrace_config_check(&o.trace, &diags) < 0) {
+		kdiags_free(&diags);
+		return;
+	}
+	if (diags.n) {
+		refuse(d, &diags, report);
+		kdiags_free(&diags);
+		return;
+	}
+	if (same_entries(d->cfg.trace, &o.trace))
+		return;
+	drop_source(d);
+	ktrace_config_release(&d->trace);
+	d->trace = o.trace; /* taken */
+	o.trace = (struct ktrace_config){0};
+	d->cfg.trace = &d->trace;
+	if (!d->trace.n) {
+		say(report, "keventd.yaml: no trace entry left: the trace source is stopped");
+		return;
+	}
+	struct ksource *src = NULL;
+	rc = ksource_trace_new(&d->sources_sink, &d->trace, &src);
+	if (rc < 0 || !src) {
+		log_error("trace source unavailable: %s", strerror(rc < 0 ? -rc : ENODEV));
+		return;
+	}
+	if (d->n_sources == KEVENT_MAX_SOURCES) {
+		src->free(src);
+		return;
+	}
+	d->sources[d->n_sources++] = src;
+	if (d->paused[KEVENT_SOURCE_TRACE])
+		src->pause(src, true);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_printf(&sb, "keventd.yaml: trace entries changed: reading %zu tracepoint%s",
+		      d->trace.n, d->trace.n == 1 ? "" : "s");
+	say(report, strbuf_str(&sb));
+}
