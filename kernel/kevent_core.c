@@ -43,6 +43,9 @@
 
 #include "kevent_internal.h"
 
+#define CREATE_TRACE_POINTS
+#include "kevent_trace.h"
+
 /* Index into this table == enum kevent_type. */
 static const struct genl_multicast_group kevent_genl_mcgrps[] = {
 	[KEVENT_GENERAL] = { .name = KEVENT_MCGRP_GENERAL, },
@@ -528,6 +531,7 @@ int kevent_vsend(enum kevent_type type, const char *object,
 	struct kevent_rec *rec;
 	unsigned long flags;
 	bool listeners, defer;
+	u64 seqnum;
 	int ret;
 
 	if (kevent_check_args(type, object, signal)) {
@@ -573,10 +577,13 @@ int kevent_vsend(enum kevent_type type, const char *object,
 	/* Behind the events that wait for the worker, to keep the order. */
 	defer = listeners && (atomic || !list_empty(&kevent_ring.pending));
 	kevent_ring_add(rec, defer);
+	seqnum = rec->seqnum;
 	if (msg)
 		memcpy(nla_data(seqnum_attr), &rec->seqnum, sizeof(rec->seqnum));
 	kevent_rec_release(rec);
 	spin_unlock_irqrestore(&kevent_ring.lock, flags);
+	/* outside the lock: a traced hit costs the sender, not the others */
+	trace_kevent_send(type, object, signal, seqnum);
 
 	if (defer) {
 		atomic64_inc(&kevent_stats.deferred);

@@ -298,6 +298,21 @@ wait_pid "$L7" 30
 check "no ring: events still multicast, 101 and 102" \
 	test "$(sed -n 's/^EVENT .* seqnum=\([0-9]*\) .*/\1/p' /tmp/l7.out | tr '\n' ' ')" = "101 102 "
 
+# --- 9. the tracepoint kevent/kevent_send ---------------------------------
+T=/sys/kernel/tracing
+[ -d "$T/events" ] || mount -t tracefs nodev "$T"
+F=$T/events/kevent/kevent_send
+check "tracepoint kevent/kevent_send" test -f "$F/format"
+for field in 'u32 type;' '__data_loc char[] object;' '__data_loc char[] signal;' \
+	'u64 seqnum;'; do
+	check "kevent_send has the field $field" grep -qF "field:$field" "$F/format"
+done
+echo 1 >"$F/enable"
+emit emit 'power /org/kernel/test/traced hit' >/dev/null
+echo 0 >"$F/enable"
+check "the send traced with its number, 103" \
+	grep -q 'kevent_send: type=2 object=/org/kernel/test/traced signal=hit seqnum=103$' "$T/trace"
+
 check "rmmod kevent at the end" rmmod kevent
 if dmesg | grep -E 'BUG:|WARNING:|Call Trace|sleeping function'; then
 	fail "kernel warnings in dmesg"
