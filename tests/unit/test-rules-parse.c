@@ -287,6 +287,48 @@ static void test_defaults(void **state)
 	kfile_unref(f);
 }
 
+/* Rules of one file that repeat a list hold it once: the later ones point
+ * at the first one's, and each still reads its own values; the file frees
+ * every list once (the sanitizer build checks). */
+static void test_shared_lists(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - match: {type: power, signal: a, object: \"/x/*\"}\n"
+				   "    run: [/bin/true, \"${KEVENT_OBJECT}\"]\n"
+				   "  - match: {type: power, signal: b, object: \"/x/*\"}\n"
+				   "    run: [/bin/true, \"${KEVENT_OBJECT}\"]\n"
+				   "  - match: {type: power, signal: \"!a\", object: \"/x/*\"}\n"
+				   "    run: [/bin/true]\n"
+				   "    timeout: 5s\n"
+				   "  - match: {type: [power], signal: [kernel], source: kernel}\n",
+				   "/r/50-x.yaml");
+	const struct krule *r = f->rules;
+	assert_int_equal(f->n_rules, 4);
+	assert_int_equal(r[0].shared, 0);
+	assert_int_equal(r[1].shared, KRULE_SHARED_TYPE | KRULE_SHARED_OBJECT | KRULE_SHARED_RUN);
+	assert_ptr_equal(r[1].type.v, r[0].type.v);
+	assert_ptr_equal(r[1].object.v, r[0].object.v);
+	assert_ptr_equal(r[1].run, r[0].run);
+	assert_ptr_not_equal(r[1].signal.v, r[0].signal.v);
+	assert_string_equal(r[1].signal.v[0].text, "b");
+	/* "!a" is not "a"; a run of one argument is not one of two */
+	assert_int_equal(r[2].shared, KRULE_SHARED_TYPE | KRULE_SHARED_OBJECT);
+	assert_true(r[2].signal.v[0].negate);
+	assert_string_equal(r[2].run[0], "/bin/true");
+	assert_null(r[2].run[1]);
+	/* equal values share across keys too: source kernel is signal kernel */
+	assert_int_equal(r[3].shared, KRULE_SHARED_TYPE | KRULE_SHARED_SOURCE);
+	assert_ptr_equal(r[3].source.v, r[3].signal.v);
+	assert_string_equal(r[3].source.v[0].text, "kernel");
+	/* the rare keys: out of line only for the rule that gives one */
+	assert_null(r[0].extra);
+	assert_non_null(r[2].extra);
+	assert_int_equal(krule_extra(&r[2])->timeout_ms, 5000);
+	assert_int_equal(krule_extra(&r[0])->timeout_ms, KRULE_DEFAULT_TIMEOUT_MS);
+	kfile_unref(f);
+}
+
 static void test_full_rule(void **state)
 {
 	(void)state;
@@ -695,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_shared_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
