@@ -8,8 +8,8 @@
 #include <strings.h>
 
 #include "duration.h"
-#include "hashmap.h"
 #include "rules.h"
+#include "shared.h"
 #include "template.h"
 #include "unitprops.h"
 #include "util.h"
@@ -21,7 +21,7 @@ struct parser {
 	unsigned errors;
 	bool oom;
 	/* the file's lists so far, by content, for rules that repeat them */
-	struct hashmap *shared;
+	struct kshared shared;
 };
 
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
@@ -695,36 +695,14 @@ static void keep_extra(struct parser *p, struct krule *r, const struct krule_ext
 	free(x->unit_props);
 }
 
-/* Points *v at an equal one of an earlier rule of the file (whose rule
- * frees it), or remembers it under key for the later ones.  Returns whether
- * it is shared; the caller frees its own copy then. */
-static bool share(struct parser *p, struct strbuf *key, void **v)
-{
-	if (key->oom || (!p->shared && hashmap_new(&p->shared) < 0)) {
-		p->oom = true;
-		return false;
-	}
-	void *had = hashmap_get(p->shared, strbuf_str(key));
-	if (had) {
-		*v = had;
-		return true;
-	}
-	if (hashmap_put(p->shared, strbuf_str(key), *v, NULL) < 0)
-		p->oom = true;
-	return false;
-}
-
 static void share_list(struct parser *p, struct krule *r, struct kpattern_list *l, uint8_t bit)
 {
-	_cleanup_strbuf_ struct strbuf key = STRBUF_INIT;
+	struct kpattern *v;
 	if (!l->n)
 		return;
-	strbuf_putc(&key, 'p');
-	for (size_t i = 0; i < l->n; i++) /* lengths first: no text can fake a boundary */
-		strbuf_printf(&key, "%zu%c%s", strlen(l->v[i].text), l->v[i].negate ? '!' : '=',
-			      l->v[i].text);
-	void *v = l->v;
-	if (!share(p, &key, &v))
+	int rc = kshared_list(&p->shared, l, &v);
+	note_rc(p, rc);
+	if (rc <= 0)
 		return;
 	size_t n = l->n;
 	kpattern_list_free(l);
@@ -734,9 +712,10 @@ static void share_list(struct parser *p, struct krule *r, struct kpattern_list *
 }
 
 /* The rule's type, object, signal and source lists and its run: the same
- * memory as an earlier rule of the file that has the same. */
+ * memory as an earlier rule of the file that has the same (shared.h). */
 static void share_lists(struct parser *p, struct krule *r)
 {
+	char **argv;
 	if (p->oom)
 		return;
 	share_list(p, r, &r->type, KRULE_SHARED_TYPE);
@@ -745,14 +724,11 @@ static void share_lists(struct parser *p, struct krule *r)
 	share_list(p, r, &r->source, KRULE_SHARED_SOURCE);
 	if (!r->run || p->oom)
 		return;
-	_cleanup_strbuf_ struct strbuf key = STRBUF_INIT;
-	strbuf_putc(&key, 'r');
-	for (char **a = r->run; *a; a++)
-		strbuf_printf(&key, "%zu:%s", strlen(*a), *a);
-	void *v = r->run;
-	if (share(p, &key, &v)) {
+	int rc = kshared_argv(&p->shared, r->run, &argv);
+	note_rc(p, rc);
+	if (rc > 0) {
 		strv_free(r->run);
-		r->run = v;
+		r->run = argv;
 		r->shared |= KRULE_SHARED_RUN;
 	}
 }
@@ -972,7 +948,7 @@ int krules_from_tree(const struct ynode *root, const char *path, struct kfile **
 			}
 		}
 	}
-	hashmap_free(p.shared, NULL);
+	kshared_release(&p.shared);
 	if (p.oom) {
 		kfile_unref(f);
 		return -ENOMEM;
