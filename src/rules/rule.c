@@ -23,10 +23,8 @@ const char *krule_limit_key(const struct krule *r, const struct kevent *ev)
 	return ev->object;
 }
 
-static void krule_extra_free(struct krule_extra *x)
+void krule_extra_release(struct krule_extra *x)
 {
-	if (!x)
-		return;
 	free(x->key_prop);
 	free(x->user);
 	free(x->ids);
@@ -35,6 +33,13 @@ static void krule_extra_free(struct krule_extra *x)
 	for (size_t i = 0; i < x->n_unit_props; i++)
 		kunitprop_release(&x->unit_props[i]);
 	free(x->unit_props);
+}
+
+static void krule_extra_free(struct krule_extra *x)
+{
+	if (!x)
+		return;
+	krule_extra_release(x);
 	free(x);
 }
 

@@ -673,7 +673,7 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 }
 
 /* The rule's rare keys, out of line when it has any (rules.h). */
-static void keep_extra(struct parser *p, struct krule *r, const struct krule_extra *x)
+static void keep_extra(struct parser *p, struct krule *r, struct krule_extra *x)
 {
 	if (x->timeout_ms == KRULE_DEFAULT_TIMEOUT_MS && !x->user && !x->ids && !x->limits &&
 	    !x->cg_limits && !x->rl_count && !x->rl_period_ms && x->key == KRULE_KEY_OBJECT &&
@@ -684,15 +684,8 @@ static void keep_extra(struct parser *p, struct krule *r, const struct krule_ext
 		*r->extra = *x;
 		return;
 	}
-	p->oom = true; /* and what x holds goes */
-	free(x->key_prop);
-	free(x->user);
-	free(x->ids);
-	free(x->limits);
-	free(x->cg_limits);
-	for (size_t i = 0; i < x->n_unit_props; i++)
-		kunitprop_release(&x->unit_props[i]);
-	free(x->unit_props);
+	p->oom = true;
+	krule_extra_release(x);
 }
 
 static void share_list(struct parser *p, struct krule *r, struct kpattern_list *l, uint8_t bit)

@@ -155,6 +155,9 @@ static inline void kfile_unrefp(struct kfile **f)
 	kfile_unref(*f);
 }
 
+/* Frees what x holds, not x itself. */
+void krule_extra_release(struct krule_extra *x);
+
 /* Whether r has a handler: a 'run' or a 'shell'. */
 bool krule_runs_something(const struct krule *r);
 /* What r's rate limit counts ev by: its object, "" for the whole rule, or
