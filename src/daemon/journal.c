@@ -160,7 +160,8 @@ static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
 		free(v);
 		return rc;
 	}
-	qsort(v, n, sizeof(*v), cmp_u64);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u64);
 	*out = v;
 	*n_out = n;
 	return 0;
