@@ -720,8 +720,12 @@ int kdaemon_journal_start(struct kdaemon *d)
 	size_t size = d->cfg.journal_size ? d->cfg.journal_size : KJOURNAL_DEFAULT_SIZE;
 	int rc = kjournal_open(d->cfg.state_dir, size, &d->journal);
 	if (rc < 0) {
-		log_error("cannot open the journal in %s: %s", d->cfg.state_dir, strerror(-rc));
-		return rc;
+		/* as the MQTT spool: no journal error stops the daemon */
+		log_error("cannot open the journal in %s: %s; accepted events are not kept "
+			  "across a restart",
+			  d->cfg.state_dir,
+			  rc == -EBUSY ? "another keventd uses it" : strerror(-rc));
+		return 0;
 	}
 	size_t n = kjournal_replay(d->journal, replay_submit, d);
 	struct kjournal_status js;

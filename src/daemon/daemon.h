@@ -190,8 +190,9 @@ static inline bool kdaemon_journaled(enum kevent_source src)
 	return src != KEVENT_SOURCE_KERNEL;
 }
 /* Opens the journal of cfg.state_dir and hands its unfinished events to
- * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  0 or
- * -errno. */
+ * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  A
+ * journal that cannot be opened is logged, and keventd runs without one.
+ * 0. */
 int kdaemon_journal_start(struct kdaemon *d);
 
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:

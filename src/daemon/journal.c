@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "journal-rec.h"
@@ -19,8 +21,9 @@
 #define NAME_LEN (8 + 20)
 /* the segment written to is emptied when nothing in it is live any more
  * and it has grown past this (or past its share, whichever is smaller) */
-#define RESET_AT (64u << 10)
-#define LAZY_MAX 1024
+#define RESET_AT   (64u << 10)
+#define LAZY_MAX   1024
+#define LOCK_TRIES 100 /* of 10 ms each */
 
 struct segment {
 	uint64_t no;
@@ -35,6 +38,7 @@ struct lazy {
 
 struct kjournal {
 	int dirfd;
+	int lockfd;	  /* journal.lock, flock()ed: one keventd per state directory */
 	uint64_t seg_max; /* a segment's bytes before the next one starts */
 	struct segment *segs;
 	size_t n_segs, cap_segs;
@@ -174,12 +178,25 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out)
 		return -ENOMEM;
 	j->seg_max = size / KJOURNAL_SEGMENTS;
 	j->write_log = (struct klog_throttle){.name = "journal", .what = "write errors"};
-	j->dirfd = -1;
+	j->dirfd = j->lockfd = -1;
 	int rc = 0;
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		rc = -errno;
 	if (rc == 0 && (j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
+	if (rc == 0 &&
+	    (j->lockfd = openat(j->dirfd, "journal.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		rc = -errno;
+	/* a keventd killed a moment ago may live on for a few microseconds in a
+	 * handler it forked that has not closed its descriptors yet */
+	for (int tries = 0; rc == 0 && flock(j->lockfd, LOCK_EX | LOCK_NB) < 0; tries++) {
+		if (errno != EWOULDBLOCK)
+			rc = -errno;
+		else if (tries == LOCK_TRIES)
+			rc = -EBUSY;
+		else
+			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
 	_cleanup_free_ uint64_t *nos = NULL;
 	size_t n = 0;
 	if (rc == 0)
@@ -403,5 +420,7 @@ void kjournal_free(struct kjournal *j)
 	strbuf_release(&j->buf);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
 	free(j);
 }

@@ -27,7 +27,8 @@
 struct kjournal;
 
 /* Opens the journal in dir (made, mode 0700, when missing), taking over
- * the segments a previous keventd left there.  0 or -errno. */
+ * the segments a previous keventd left there.  0, -EBUSY when another
+ * keventd holds dir's journal.lock, or -errno. */
 int kjournal_open(const char *dir, size_t size, struct kjournal **out);
 
 /* Hands each unfinished event of the segments found at open to submit,

@@ -4,7 +4,7 @@
 client sends events in acknowledged batches (send --batch, whose sync
 answers once every event is in the journal).  Across all the kills, every
 acknowledged event runs at least once, and every run after an event's
-first carries KEVENT_REDELIVERED=1.  Prints a histogram of runs per event.
+first carries KEVENT_REDELIVERED=1 (at most one run of an event lacks it).  Prints a histogram of runs per event.
 
 KEVENT_CRASH_KILLS sets the number of kills (default 40); KEVENT_CRASH_SEED
 the random seed (default: time), printed so that a failure can be rerun."""
@@ -30,6 +30,17 @@ printf '%s %s\\n' "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
 
 
 class CrashTest(kdtest.DaemonTest):
+    def restart(self, state, *args):
+        """A keventd on state.  A handler that the last one forked can hold
+        its descriptors, the control socket's among them, for the moment
+        between its fork and its exec: a start that finds the socket in use
+        then is tried again, at most 5 times."""
+        for attempt in range(5):
+            try:
+                return self.start("--state-dir", state, *args)
+            except AssertionError as e:
+                if "Address already in use" not in str(e) or attempt == 4:
+                    raise
     def test_kill_loop(self):
         s = self.s
         out = s.path("out", "runs")
@@ -46,7 +57,7 @@ class CrashTest(kdtest.DaemonTest):
         acked, sent, next_id = set(), 0, 0
         t0 = time.monotonic()
         for k in range(KILLS):
-            d = self.start("--state-dir", state, "--max-children", "4")
+            d = self.restart(state, "--max-children", "4")
             killer = threading.Timer(rnd.uniform(0.0, 0.25), d.proc.send_signal,
                                      (signal.SIGKILL,))
             killer.start()
@@ -68,7 +79,7 @@ class CrashTest(kdtest.DaemonTest):
             self.assertEqual(d.proc.returncode, -signal.SIGKILL, d.logtext())
             d.kill()
         # the last start: what is left runs
-        d = self.start("--state-dir", state)
+        d = self.restart(state)
         d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["journal"]["unfinished"] == 0,
                       "the journal empty")
         d.stop_ok(self)
@@ -81,10 +92,13 @@ class CrashTest(kdtest.DaemonTest):
                 runs[int(ident)].append(redelivered)
         never = sorted(i for i in acked if i not in runs)
         self.assertEqual(never, [], "acknowledged events never run (seed %d)" % seed)
+        # the first run may be a killed keventd's, whose orphaned handler can
+        # write its line after the next keventd's redelivered run: what holds
+        # is that no more than one run of an event lacks the flag
         for i, flags in runs.items():
-            self.assertTrue(all(f == "1" for f in flags[1:]),
-                            "event %d: a run after its first without KEVENT_REDELIVERED=1: "
-                            "%r (seed %d)" % (i, flags, seed))
+            self.assertLessEqual(flags.count("0"), 1,
+                                 "event %d: runs after its first without KEVENT_REDELIVERED=1: "
+                                 "%r (seed %d)" % (i, flags, seed))
         hist = collections.Counter(len(runs.get(i, [])) for i in range(next_id))
         print("%d kills in %.0f s; events sent %d, acknowledged %d" % (KILLS, took, sent,
                                                                       len(acked)))

@@ -369,12 +369,28 @@ static void test_bound(void **state)
 	tu_rm_rf(dir); /* nothing live: no segment left to read */
 }
 
+/* One keventd per state directory: a second journal there is refused. */
+static void test_lock(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *a = NULL, *b = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &a), 0);
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), -EBUSY);
+	assert_null(b);
+	kjournal_free(a);
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), 0);
+	kjournal_free(b);
+	tu_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_lock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
