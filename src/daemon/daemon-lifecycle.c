@@ -350,7 +350,8 @@ void kdaemon_free(struct kdaemon *d)
 			d->sources[i]->free(d->sources[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
 	kdaemon_release(d);	  /* the outputs go last, after the runner's reports */
-	kcgroup_free(d->cgroup);  /* after the runner, which removes the runs' cgroups */
+	kdaemon_outputs_free(d);
+	kcgroup_free(d->cgroup); /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);

@@ -747,7 +747,6 @@ void kdaemon_release(struct kdaemon *d)
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
 	kratelimit_free(TAKE_PTR(d->rl));
-	kdaemon_outputs_free(d);	     /* after the runner: its last reports reach them */
-	kjournal_free(TAKE_PTR(d->journal)); /* likewise */
+	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
 	kstats_release(&d->stats);
 }
