@@ -27,7 +27,8 @@ struct kstats {
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited +
 	 * events_debounced + queued or waiting for their debounce + dropped at
-	 * a stop = received */
+	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
+	 * received */
 	uint64_t handled;	   /* every run done (or nothing to run) */
 	uint64_t ratelimited;	   /* every run it would have done was suppressed */
 	uint64_t events_debounced; /* its only runs were debounced, each replaced */
