@@ -11,6 +11,7 @@
 
 #include "dbus.h"
 #include "history.h"
+#include "journal.h"
 #include "ruledirs.h"
 #include "yamltree.h"
 
@@ -24,6 +25,8 @@ enum opt {
 	O_QUEUE,
 	O_HISTORY,
 	O_HISTORY_BYTES,
+	O_STATE_DIR,
+	O_JOURNAL_SIZE,
 	O_LEVEL,
 	O_FORMAT,
 	O_DRY,
@@ -44,6 +47,8 @@ static const struct {
 	[O_QUEUE] = {"queue-size", true},
 	[O_HISTORY] = {"history", true},
 	[O_HISTORY_BYTES] = {"history-bytes", true},
+	[O_STATE_DIR] = {"state-dir", true},
+	[O_JOURNAL_SIZE] = {"journal-size", true},
 	[O_LEVEL] = {"log-level", true},
 	[O_FORMAT] = {"log-format", true},
 	[O_DRY] = {"dry-run", false},
@@ -64,6 +69,8 @@ void koptions_init(struct koptions *o)
 				.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 				.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
 				.history = KHISTORY_DEFAULT,
+				.state_dir = KEVENT_DEFAULT_STATE_DIR,
+				.journal_size = KJOURNAL_DEFAULT_SIZE,
 				.trust = geteuid() == 0,
 			},
 		.log_level = LOG_INFO,
@@ -188,7 +195,7 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 	if (!options[id].value && from_file && parse_bool(value, &flag) < 0)
 		return fail(why, "%s wants true or false, not '%s'", name, value);
 	const char *kept = NULL;
-	if (options[id].value && (id == O_RULES || id == O_CONTROL)) {
+	if (options[id].value && (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR)) {
 		kept = keep(o, value);
 		if (!kept)
 			return -ENOMEM;
@@ -268,6 +275,20 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 				    "M or G), not '%s'",
 				    dash, value);
 		o->cfg.history_bytes = n;
+		break;
+	case O_STATE_DIR:
+		if (value[0] != '/')
+			return fail(why, "%sstate-dir wants an absolute path, not '%s'", dash,
+				    value);
+		o->cfg.state_dir = kept;
+		break;
+	case O_JOURNAL_SIZE:
+		if (parse_bytes(value, KJOURNAL_SIZE_MIN, KJOURNAL_SIZE_MAX, &n) < 0)
+			return fail(why,
+				    "%sjournal-size wants a size of 64K..1G (bytes, or with K, M "
+				    "or G), not '%s'",
+				    dash, value);
+		o->cfg.journal_size = n;
 		break;
 	case O_LEVEL: {
 		int level = klog_level_from_name(value);
