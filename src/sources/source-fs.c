@@ -57,6 +57,7 @@ struct fs_source {
 	struct watch **w;
 	size_t n_w;
 	struct ktimer *reread[ARRAY_SIZE(error_rereads_ms)];
+	uint64_t seq; /* the events so far */
 	bool stopped;
 };
 
@@ -105,8 +106,10 @@ static int read_all(int fd, char **out, size_t *len)
 
 static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *why)
 {
-	if (rc == 0)
+	if (rc == 0) {
+		ev->seqnum = ++fs->seq;
 		(void)ksink_submit(&fs->sink, ev);
+	}
 	else
 		ksink_reject(&fs->sink, KEVENT_SOURCE_FS, rc == -ENOMEM ? "out of memory" : why);
 }
