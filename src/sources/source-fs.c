@@ -109,8 +109,7 @@ static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *
 	if (rc == 0) {
 		ev->seqnum = ++fs->seq;
 		(void)ksink_submit(&fs->sink, ev);
-	}
-	else
+	} else
 		ksink_reject(&fs->sink, KEVENT_SOURCE_FS, rc == -ENOMEM ? "out of memory" : why);
 }
 
