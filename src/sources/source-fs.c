@@ -39,11 +39,12 @@ struct watch {
 	struct ktimer *timer;
 	int32_t fsid[2];
 	bool has_fsid;
-	bool marked;  /* FAN_FS_ERROR (and FAN_MODIFY when armed) */
-	bool armed;   /* the one-shot FAN_MODIFY wake-up */
-	bool writing; /* a write was seen and the space still moves */
-	double peak;  /* the fastest fall measured, bytes a second */
-	bool seen;    /* still in the table (a pass's mark) */
+	bool marked;	  /* FAN_FS_ERROR (and FAN_MODIFY when armed) */
+	bool armed;	  /* the one-shot FAN_MODIFY wake-up */
+	bool mark_failed; /* the file system takes no fanotify mark */
+	bool writing;	  /* a write was seen and the space still moves */
+	double peak;	  /* the fastest fall measured, bytes a second */
+	bool seen;	  /* still in the table (a pass's mark) */
 };
 
 struct fs_source {
@@ -128,10 +129,13 @@ static void set_mark(struct watch *w, bool on, uint64_t mask)
 		return;
 	unsigned flags = (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM;
 	if (fanotify_mark(fs->fan_fd, flags, mask, AT_FDCWD, w->m.mountpoint) < 0) {
-		if (on && !w->marked)
-			log_notice(
-				"fs: %s (%s) cannot report errors or writes through fanotify: %s",
-				w->m.mountpoint, w->m.fstype, strerror(errno));
+		/* said once, and not tried again for this mount */
+		if (on && !w->mark_failed)
+			log_notice("fs: %s (%s) cannot report %s through fanotify: %s",
+				   w->m.mountpoint, w->m.fstype,
+				   mask & FAN_FS_ERROR ? "errors" : "writes", strerror(errno));
+		if (on)
+			w->mark_failed = true;
 		return;
 	}
 	if (mask & FAN_FS_ERROR)
@@ -190,7 +194,7 @@ static void look(struct watch *w, uint64_t now)
 	if (!moved)
 		w->writing = false;
 	/* still: wait for the next write (one wake-up) rather than look often */
-	if (!w->writing && !w->armed)
+	if (!w->writing && !w->armed && !w->mark_failed)
 		set_mark(w, true, FAN_MODIFY);
 	double rate = w->sp.rate;
 	if (w->writing) {
