@@ -165,6 +165,16 @@ const struct kfs_mount *kfs_table_find(const struct kfs_table *t, const char *mo
 	return found;
 }
 
+const struct kfs_mount *kfs_table_find_dev(const struct kfs_table *t, unsigned major,
+					   unsigned minor)
+{
+	const struct kfs_mount *found = NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i].major == major && t->v[i].minor == minor)
+			found = &t->v[i];
+	return found;
+}
+
 static bool has_option(const char *list, const char *opt)
 {
 	size_t n = strlen(opt);

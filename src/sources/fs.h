@@ -165,6 +165,28 @@ int kfs_fan_decode(const uint8_t *buf, size_t len, struct kfs_fan_rec *rec, size
 int kfs_error_event(const struct kfs_fan_rec *r, const struct kfs_mount *m, uint64_t now,
 		    struct kevent **out, const char **why);
 
+/* --- quota warnings (the VFS_DQUOT Generic Netlink family) --- */
+
+struct kfs_quota_msg {
+	bool warning;	/* false: another command, no event */
+	unsigned qtype; /* 0 user, 1 group, 2 project */
+	const char *signal;
+	uint64_t id, caller;
+	unsigned major, minor;
+};
+
+/* Decodes one message of the family (its id now family_id).  0 (see
+ * warning), or -EINVAL / -EBADMSG with *why. */
+int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quota_msg *m,
+		     const char **why);
+/* The event of q on the file system m; name: the user's or group's name,
+ * or NULL. */
+int kfs_quota_event(const struct kfs_quota_msg *q, const struct kfs_mount *m, const char *name,
+		    uint64_t now, struct kevent **out, const char **why);
+/* The mount of the device major:minor (the last mounted), or NULL. */
+const struct kfs_mount *kfs_table_find_dev(const struct kfs_table *t, unsigned major,
+					   unsigned minor);
+
 /* --- keventd.yaml's "fs:" --- */
 
 struct kfs_override {

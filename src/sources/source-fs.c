@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -20,6 +22,7 @@
 #include "fs.h"
 #include "log.h"
 #include "loop.h"
+#include "source-genl.h"
 #include "source-fs.h"
 #include "util.h"
 
@@ -58,7 +61,8 @@ struct fs_source {
 	struct watch **w;
 	size_t n_w;
 	struct ktimer *reread[ARRAY_SIZE(error_rereads_ms)];
-	uint64_t seq; /* the events so far */
+	struct ksource *quota; /* the VFS_DQUOT family's warnings, or NULL */
+	uint64_t seq;	       /* the events so far */
 	bool stopped;
 };
 
@@ -390,9 +394,71 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 	}
 }
 
+/* The name of a user or group id; NULL for a project or an id without. */
+static const char *id_name(unsigned qtype, uint64_t id, char *buf, size_t size)
+{
+	if (id > UINT32_MAX)
+		return NULL;
+	if (qtype == 0) {
+		struct passwd pw, *r = NULL;
+		if (getpwuid_r((uid_t)id, &pw, buf, size, &r) == 0 && r)
+			return r->pw_name;
+	} else if (qtype == 1) {
+		struct group gr, *r = NULL;
+		if (getgrgid_r((gid_t)id, &gr, buf, size, &r) == 0 && r)
+			return r->gr_name;
+	}
+	return NULL;
+}
+
+static int quota_init(const void *arg, void **state)
+{
+	*state = (void *)arg;
+	return 0;
+}
+
+static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
+			struct kevent **ev, const char **why)
+{
+	struct fs_source *fs = state;
+	struct kfs_quota_msg q;
+	*ev = NULL;
+	int rc = kfs_quota_decode(nlh, left, family_id, &q, why);
+	if (rc < 0 || !q.warning)
+		return rc;
+	const struct kfs_mount *m = kfs_table_find_dev(&fs->table, q.major, q.minor);
+	if (!m) {
+		*why = "a quota warning of a device that is not mounted";
+		return -EINVAL;
+	}
+	char buf[4096];
+	rc = kfs_quota_event(&q, m, id_name(q.qtype, q.id, buf, sizeof(buf)), now_realtime_ns(), ev,
+			     why);
+	if (rc == 0)
+		(*ev)->seqnum = ++fs->seq;
+	return rc;
+}
+
+static const char *const quota_groups[] = {"events"};
+
+static const struct ksource_genl_desc quota_desc = {
+	.name = "fs",
+	.kind = KEVENT_SOURCE_FS,
+	.family = "VFS_DQUOT",
+	.groups = quota_groups,
+	.n_groups = ARRAY_SIZE(quota_groups),
+	.recv_buf = 16 * 1024,
+	.decode = quota_decode,
+	.init = quota_init,
+	.say_subscribed = "subscribed to the VFS_DQUOT family's quota warnings",
+	.say_absent = "the kernel has no VFS_DQUOT netlink family (no quota support, yet)",
+};
+
 static void fs_pause(struct ksource *s, bool pause)
 {
 	struct fs_source *fs = (struct fs_source *)s;
+	if (fs->quota)
+		fs->quota->pause(fs->quota, pause);
 	if (fs->info_io)
 		(void)kio_set_events(fs->info_io, pause ? 0 : EPOLLPRI);
 	if (fs->fan_io)
@@ -405,6 +471,8 @@ static void fs_stop(struct ksource *s)
 {
 	struct fs_source *fs = (struct fs_source *)s;
 	fs->stopped = true;
+	if (fs->quota)
+		fs->quota->stop(fs->quota);
 	kio_free(fs->info_io);
 	kio_free(fs->fan_io);
 	fs->info_io = fs->fan_io = NULL;
@@ -424,6 +492,8 @@ static void fs_free(struct ksource *s)
 	if (!fs)
 		return;
 	fs_stop(s);
+	if (fs->quota)
+		fs->quota->free(fs->quota);
 	for (size_t i = 0; i < fs->n_w; i++)
 		watch_free(fs->w[i]);
 	free(fs->w);
@@ -473,6 +543,10 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 		fs->fan_fd = -1;
 	}
 	reread(fs, false);
+	/* the quota warnings: the one Generic Netlink implementation, whose
+	 * decoder maps the device to its mount through the table above */
+	if (ksource_genl_new(&quota_desc, sink, fs, &fs->quota) < 0)
+		fs->quota = NULL;
 	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
 	*out = &fs->base;
 	return 0;

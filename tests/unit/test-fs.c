@@ -4,6 +4,7 @@
  * records, and keventd.yaml's "fs:". */
 #include <errno.h>
 #include <linux/fanotify.h>
+#include <linux/quota.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include "fs.h"
 #include "testutil.h"
+#include "../nlbuild.h"
 
 #define ROOT  "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
 #define LOOP  "30 22 7:0 / /mnt/a\\040b rw,relatime shared:9 - ext4 /dev/loop0 rw\n"
@@ -388,6 +390,97 @@ static void test_config(void **state)
 	}
 }
 
+#define DQUOT 0x1d
+
+static void quota_msg(struct msg *m, uint32_t type, uint64_t id, uint32_t warning, uint32_t major,
+		      uint32_t minor, uint64_t caller)
+{
+	nl_begin(m, DQUOT, QUOTA_NL_C_WARNING);
+	nl_put_u32(m, QUOTA_NL_A_QTYPE, type);
+	nl_put_u64(m, QUOTA_NL_A_EXCESS_ID, id);
+	nl_put_u32(m, QUOTA_NL_A_WARNING, warning);
+	nl_put_u32(m, QUOTA_NL_A_DEV_MAJOR, major);
+	nl_put_u32(m, QUOTA_NL_A_DEV_MINOR, minor);
+	nl_put_u64(m, QUOTA_NL_A_CAUSED_ID, caller);
+}
+
+static void test_quota(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { uint32_t type, warning; const char *signal; } cases[] = {
+		{USRQUOTA, QUOTA_NL_BSOFTWARN, "block-soft"},
+		{USRQUOTA, QUOTA_NL_BHARDWARN, "block-hard"},
+		{USRQUOTA, QUOTA_NL_BSOFTLONGWARN, "block-grace-expired"},
+		{GRPQUOTA, QUOTA_NL_ISOFTWARN, "inode-soft"},
+		{GRPQUOTA, QUOTA_NL_IHARDWARN, "inode-hard"},
+		{GRPQUOTA, QUOTA_NL_ISOFTLONGWARN, "inode-grace-expired"},
+		{PRJQUOTA, QUOTA_NL_BSOFTBELOW, "block-below-soft"},
+		{PRJQUOTA, QUOTA_NL_BHARDBELOW, "block-below-hard"},
+		{USRQUOTA, QUOTA_NL_ISOFTBELOW, "inode-below-soft"},
+		{USRQUOTA, QUOTA_NL_IHARDBELOW, "inode-below-hard"},
+		{USRQUOTA, QUOTA_NL_NOWARN, NULL},	/* not a warning: refused */
+		{3, QUOTA_NL_BSOFTWARN, NULL},		/* no such quota type */
+		{USRQUOTA, 11, NULL},
+	};
+	/* clang-format on */
+	struct kfs_mount mnt = {1, 7, 3, "/home", "ext4", "/dev/loop3", "rw", "rw,quota"};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct msg m;
+		struct kfs_quota_msg q;
+		const char *why = NULL;
+		quota_msg(&m, cases[i].type, 1000, cases[i].warning, 7, 3, 0);
+		int rc = kfs_quota_decode(m.buf, m.len, DQUOT, &q, &why);
+		if (!cases[i].signal) {
+			assert_int_equal(rc, -EINVAL);
+			assert_non_null(why);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_true(q.warning);
+		assert_string_equal(q.signal, cases[i].signal);
+		assert_int_equal(q.major, 7);
+		assert_int_equal(q.minor, 3);
+		struct kevent *ev = NULL;
+		assert_int_equal(kfs_quota_event(&q, &mnt, i == 0 ? "alice" : NULL, 1, &ev, &why),
+				 0);
+		assert_string_equal(ev->object, "/org/kernel/fs/home");
+		assert_string_equal(ev->signal, cases[i].signal);
+		assert_string_equal(kevent_prop(ev, "Device"), "7:3 /dev/loop3");
+		assert_string_equal(kevent_prop(ev, "Id"), "1000");
+		assert_string_equal(kevent_prop(ev, "Caller-Uid"), "0");
+		assert_string_equal(kevent_prop(ev, "Quota-Type"),
+				    cases[i].type == USRQUOTA	? "user"
+				    : cases[i].type == GRPQUOTA ? "group"
+								: "project");
+		if (i == 0)
+			assert_string_equal(kevent_prop(ev, "Name"), "alice");
+		else
+			assert_null(kevent_prop(ev, "Name"));
+		kevent_free(ev);
+	}
+	/* an attribute missing or of the wrong size; another family; another command */
+	struct msg m;
+	struct kfs_quota_msg q;
+	const char *why = NULL;
+	nl_begin(&m, DQUOT, QUOTA_NL_C_WARNING);
+	nl_put_u32(&m, QUOTA_NL_A_QTYPE, 0);
+	assert_int_equal(kfs_quota_decode(m.buf, m.len, DQUOT, &q, &why), -EINVAL);
+	nl_begin(&m, DQUOT, QUOTA_NL_C_WARNING);
+	nl_put_u32(&m, QUOTA_NL_A_QTYPE, 0);
+	nl_put_u32(&m, QUOTA_NL_A_EXCESS_ID, 1000);
+	nl_put_u32(&m, QUOTA_NL_A_WARNING, QUOTA_NL_BSOFTWARN);
+	nl_put_u32(&m, QUOTA_NL_A_DEV_MAJOR, 7);
+	nl_put_u32(&m, QUOTA_NL_A_DEV_MINOR, 3);
+	nl_put_u64(&m, QUOTA_NL_A_CAUSED_ID, 0);
+	assert_int_equal(kfs_quota_decode(m.buf, m.len, DQUOT, &q, &why), -EINVAL);
+	quota_msg(&m, 0, 1000, QUOTA_NL_BSOFTWARN, 7, 3, 0);
+	assert_true(kfs_quota_decode(m.buf, m.len, DQUOT + 1, &q, &why) < 0);
+	nl_begin(&m, DQUOT, QUOTA_NL_C_UNSPEC);
+	assert_int_equal(kfs_quota_decode(m.buf, m.len, DQUOT, &q, &why), 0);
+	assert_false(q.warning);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_diff),	 cmocka_unit_test(test_mount_event),
 		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
+		cmocka_unit_test(test_quota),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
