@@ -20,6 +20,12 @@ uint64_t kfs_limit_of(const struct kfs_limit *l, uint64_t total)
 	return 0;
 }
 
+bool kfs_thresholds_on(const struct kfs_thresholds *t)
+{
+	return t->space_low.kind != KFS_LIMIT_OFF || t->space_critical.kind != KFS_LIMIT_OFF ||
+	       t->inodes_low.kind != KFS_LIMIT_OFF;
+}
+
 uint64_t kfs_margin(uint64_t limit, uint64_t total)
 {
 	uint64_t a = total / 100, b = limit / 10;

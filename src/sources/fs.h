@@ -110,6 +110,8 @@ struct kfs_space {
 	uint64_t changed_ns; /* when avail or the level last changed */
 };
 
+/* Whether any of t is on: a file system with none is never looked at. */
+bool kfs_thresholds_on(const struct kfs_thresholds *t);
 /* The limit in units of total: 0 when off. */
 uint64_t kfs_limit_of(const struct kfs_limit *l, uint64_t total);
 /* The margin above a limit that a figure must pass to be back to ok:

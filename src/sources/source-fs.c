@@ -162,8 +162,8 @@ static void look(struct watch *w, uint64_t now)
 	struct fs_source *fs = w->fs;
 	ktimer_cancel(w->timer);
 	w->timer = NULL;
-	if (fs->stopped || !w->space)
-		return;
+	if (fs->stopped || !w->space || !kfs_thresholds_on(&w->t))
+		return; /* nothing to say about its space: never looked at */
 	struct statfs sf;
 	if (statfs(w->m.mountpoint, &sf) < 0) {
 		log_debug("fs: statfs %s: %s", w->m.mountpoint, strerror(errno));

@@ -234,6 +234,10 @@ static void test_interval(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		assert_int_equal(kfs_space_interval(&s, &t, &st, cases[i].rate, 0),
 				 cases[i].want_ns);
+	/* a file system with every threshold off is never looked at */
+	const struct kfs_thresholds off = {0};
+	assert_false(kfs_thresholds_on(&off));
+	assert_true(kfs_thresholds_on(&t));
 	/* past the line and still: as long as it has been still, 1 s to 60 s */
 	s.space = KFS_LOW;
 	s.changed_ns = 0;
