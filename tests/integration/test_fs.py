@@ -186,6 +186,22 @@ class FsSource(DaemonTest):
         sup = payload(line)["Super-Options"].split(",")
         self.assertTrue("ro" in sup or "emergency_ro" in sup, sup)
 
+    def test_error_continue(self):
+        img, mnt = self.image("f")
+        self.start_fs()
+        trig = self.trigger_error(img, mnt, "errors=continue")
+        self.assertTrue(self.next_for(mnt).startswith("mount "))
+        with open(trig, "w") as f:
+            f.write("1")
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("error "), line)
+        self.assertEqual(payload(line)["Error"], "EUCLEAN")
+        # errors=continue: the file system stays writable, nothing follows
+        with self.assertRaises(AssertionError):
+            self.next_for(mnt, 2)
+        with open(os.path.join(mnt, "still-writable"), "w") as f:
+            f.write("x")
+
     def test_bad_section(self):
         conf = self.s.path("bad.yaml")
         with open(conf, "w") as f:
