@@ -367,6 +367,19 @@ static void on_write(struct fs_source *fs, const struct kfs_fan_rec *r)
 	look(w, now_monotonic_ns());
 }
 
+/* The group's queue overflowed: errors may be lost.  Counted, and the
+ * mount table and every file system looked at again. */
+static void on_overflow(struct fs_source *fs)
+{
+	ksink_overrun(&fs->sink, KEVENT_SOURCE_FS);
+	reread(fs, true);
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < fs->n_w; i++) {
+		fs->w[i]->writing = true;
+		look(fs->w[i], now);
+	}
+}
+
 static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 {
 	struct fs_source *fs = userdata;
@@ -383,6 +396,8 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 			int rc = kfs_fan_decode(buf + off, (size_t)n - off, &r, &used, &why);
 			if (rc < 0)
 				ksink_reject(&fs->sink, KEVENT_SOURCE_FS, why);
+			else if (r.mask & FAN_Q_OVERFLOW)
+				on_overflow(fs);
 			else if (r.mask & FAN_FS_ERROR)
 				on_error(fs, &r);
 			else if (r.mask & FAN_MODIFY)
