@@ -357,14 +357,26 @@ static void on_error(struct fs_source *fs, const struct kfs_fan_rec *r)
 	}
 }
 
+/* A write on a file system marked while still.  The mark is the super
+ * block's, shared by every mount of it (bind mounts): it is taken off
+ * through the first, even when that one had not armed it (one whose
+ * watch is gone), and every watch of the file system looks now. */
 static void on_write(struct fs_source *fs, const struct kfs_fan_rec *r)
 {
-	struct watch *w = r->has_fsid ? watch_of_fsid(fs, r->fsid) : NULL;
-	if (!w || !w->armed)
+	struct watch *first = r->has_fsid ? watch_of_fsid(fs, r->fsid) : NULL;
+	if (!first)
 		return;
-	set_mark(w, false, FAN_MODIFY);
-	w->writing = true;
-	look(w, now_monotonic_ns());
+	first->armed = true;
+	set_mark(first, false, FAN_MODIFY);
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		if (!w->has_fsid || w->fsid[0] != r->fsid[0] || w->fsid[1] != r->fsid[1])
+			continue;
+		w->armed = false;
+		w->writing = true;
+		look(w, now);
+	}
 }
 
 /* The group's queue overflowed: errors may be lost.  Counted, and the
