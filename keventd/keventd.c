@@ -37,7 +37,7 @@ static void usage(FILE *f)
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
 		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
-		"                         input, mqtt (default: all)\n"
+		"                         input, fs, mqtt (default: all)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"

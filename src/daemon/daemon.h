@@ -54,6 +54,7 @@ struct kdaemon_config {
 	size_t history_bytes; /* their text's bytes at most (--history-bytes); 0: the default */
 	/* the broker to publish to (keventd.yaml(5)); NULL or not enabled: none */
 	const struct kmqtt_config *mqtt;
+	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -68,6 +69,7 @@ struct ktrun;
 struct khistory;
 struct kmqtt;
 struct kmqtt_config;
+struct kfs_config;
 struct kwatch;
 
 struct kdaemon {

@@ -77,6 +77,7 @@ void koptions_init(struct koptions *o)
 		.log_format = KLOG_TEXT,
 	};
 	kmqtt_config_init(&o->mqtt);
+	kfs_config_init(&o->fs);
 }
 
 void koptions_release(struct koptions *o)
@@ -87,6 +88,7 @@ void koptions_release(struct koptions *o)
 	o->owned = NULL;
 	o->n_owned = 0;
 	kmqtt_config_release(&o->mqtt);
+	kfs_config_release(&o->fs);
 }
 
 int koptions_takes_value(const char *name)
@@ -367,6 +369,12 @@ static int parse_mqtt(struct koptions *o, const struct ynode *v, const char *pat
 	return kmqtt_config_parse(&o->mqtt, v, path, diags);
 }
 
+static int parse_fs(struct koptions *o, const struct ynode *v, const char *path,
+		    struct kdiags *diags)
+{
+	return kfs_config_parse(&o->fs, v, path, diags);
+}
+
 struct section {
 	const char *name;
 	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
@@ -375,6 +383,7 @@ struct section {
 
 static const struct section sections[] = {
 	{"mqtt", parse_mqtt},
+	{"fs", parse_fs},
 };
 
 static const struct section *find_section(const char *name)
@@ -476,4 +485,5 @@ void koptions_finish(struct koptions *o)
 	o->cfg.rule_dirs = o->dirs;
 	o->cfg.n_rule_dirs = o->n_dirs;
 	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
+	o->cfg.fs = &o->fs;
 }

@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "diag.h"
+#include "fs.h"
 #include "mqtt-config.h"
 
 #define KEVENT_DEFAULT_CONFIG	  "/etc/keventd/keventd.yaml"
@@ -30,6 +31,7 @@ struct koptions {
 	int log_level;
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
+	struct kfs_config fs;
 	char **owned; /* the strings above that o holds copies of */
 	size_t n_owned;
 };

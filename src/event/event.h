@@ -26,6 +26,7 @@
 	X(SOCKET, "socket")   \
 	X(ACPI, "acpi")       \
 	X(INPUT, "input")     \
+	X(FS, "fs")           \
 	X(MQTT, "mqtt") /* another machine's keventd, through a broker */
 
 enum kevent_source {

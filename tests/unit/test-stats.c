@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 798, NULL, "\"events\":{\"received\":798,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 868, NULL, ",\"rejected\":868,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 938, NULL, ",\"overruns\":938,", NULL},
+	{"received, all sources", SET_NONE, 0, 916, NULL, "\"events\":{\"received\":916,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 996, NULL, ",\"rejected\":996,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 1076, NULL, ",\"overruns\":1076,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"events debounced", S(events_debounced), 204, "debounced 204", "\"debounced\":204", "keventd_events_debounced_total 204\n"},
@@ -61,7 +61,7 @@ static const struct counter_case counters[] = {
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
 	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses, all sources", SET_NONE, 0, 1288, NULL, "\"paused_times\":1288,", "keventd_queue_pauses_total 1288\n"},
+	{"pauses, all sources", SET_NONE, 0, 1476, NULL, "\"paused_times\":1476,", "keventd_queue_pauses_total 1476\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
@@ -614,7 +614,8 @@ static void test_golden(void **state)
 		"socket              114          194          104          124          134          144          154          164          174          yes\n"
 		"acpi                115          195          105          125          135          145          155          165          175           no\n"
 		"input               116          196          106          126          136          146          156          166          176           no\n"
-		"mqtt                117          197          107          127          137          147          157          167          177           no\n"
+		"fs                  117          197          107          127          137          147          157          167          177           no\n"
+		"mqtt                118          198          108          128          138          148          158          168          178           no\n"
 		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
@@ -631,10 +632,11 @@ static void test_golden(void **state)
 		"\"socket\":{\"received\":114,\"recovered\":194,\"redelivered\":104,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
 		"\"acpi\":{\"received\":115,\"recovered\":195,\"redelivered\":105,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185},"
 		"\"input\":{\"received\":116,\"recovered\":196,\"redelivered\":106,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186},"
-		"\"mqtt\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187}},"
-		"\"events\":{\"received\":798,\"rejected\":868,\"overruns\":938,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
+		"\"fs\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187},"
+		"\"mqtt\":{\"received\":118,\"recovered\":198,\"redelivered\":108,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188}},"
+		"\"events\":{\"received\":916,\"rejected\":996,\"overruns\":1076,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1288,\"paused\":true},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1476,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"full_times\":239,\"full\":true},"
@@ -658,7 +660,8 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"socket\"} 114\n"
 		"keventd_events_received_total{source=\"acpi\"} 115\n"
 		"keventd_events_received_total{source=\"input\"} 116\n"
-		"keventd_events_received_total{source=\"mqtt\"} 117\n"
+		"keventd_events_received_total{source=\"fs\"} 117\n"
+		"keventd_events_received_total{source=\"mqtt\"} 118\n"
 		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
 		"# TYPE keventd_events_recovered_total counter\n"
 		"keventd_events_recovered_total{source=\"kernel\"} 191\n"
@@ -667,7 +670,8 @@ static void test_golden(void **state)
 		"keventd_events_recovered_total{source=\"socket\"} 194\n"
 		"keventd_events_recovered_total{source=\"acpi\"} 195\n"
 		"keventd_events_recovered_total{source=\"input\"} 196\n"
-		"keventd_events_recovered_total{source=\"mqtt\"} 197\n"
+		"keventd_events_recovered_total{source=\"fs\"} 197\n"
+		"keventd_events_recovered_total{source=\"mqtt\"} 198\n"
 		"# HELP keventd_events_redelivered_total Of the events received, those read back from the journal at start-up, accepted before keventd stopped or died and not finished then, per source.\n"
 		"# TYPE keventd_events_redelivered_total counter\n"
 		"keventd_events_redelivered_total{source=\"kernel\"} 101\n"
@@ -676,7 +680,8 @@ static void test_golden(void **state)
 		"keventd_events_redelivered_total{source=\"socket\"} 104\n"
 		"keventd_events_redelivered_total{source=\"acpi\"} 105\n"
 		"keventd_events_redelivered_total{source=\"input\"} 106\n"
-		"keventd_events_redelivered_total{source=\"mqtt\"} 107\n"
+		"keventd_events_redelivered_total{source=\"fs\"} 107\n"
+		"keventd_events_redelivered_total{source=\"mqtt\"} 108\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
@@ -685,7 +690,8 @@ static void test_golden(void **state)
 		"keventd_events_rejected_total{source=\"socket\"} 124\n"
 		"keventd_events_rejected_total{source=\"acpi\"} 125\n"
 		"keventd_events_rejected_total{source=\"input\"} 126\n"
-		"keventd_events_rejected_total{source=\"mqtt\"} 127\n"
+		"keventd_events_rejected_total{source=\"fs\"} 127\n"
+		"keventd_events_rejected_total{source=\"mqtt\"} 128\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
@@ -694,7 +700,8 @@ static void test_golden(void **state)
 		"keventd_receive_overruns_total{source=\"socket\"} 134\n"
 		"keventd_receive_overruns_total{source=\"acpi\"} 135\n"
 		"keventd_receive_overruns_total{source=\"input\"} 136\n"
-		"keventd_receive_overruns_total{source=\"mqtt\"} 137\n"
+		"keventd_receive_overruns_total{source=\"fs\"} 137\n"
+		"keventd_receive_overruns_total{source=\"mqtt\"} 138\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 141\n"
@@ -703,7 +710,8 @@ static void test_golden(void **state)
 		"keventd_events_lost_total{source=\"socket\"} 144\n"
 		"keventd_events_lost_total{source=\"acpi\"} 145\n"
 		"keventd_events_lost_total{source=\"input\"} 146\n"
-		"keventd_events_lost_total{source=\"mqtt\"} 147\n"
+		"keventd_events_lost_total{source=\"fs\"} 147\n"
+		"keventd_events_lost_total{source=\"mqtt\"} 148\n"
 		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
 		"# TYPE keventd_events_truncated_total counter\n"
 		"keventd_events_truncated_total{source=\"kernel\"} 151\n"
@@ -712,7 +720,8 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"socket\"} 154\n"
 		"keventd_events_truncated_total{source=\"acpi\"} 155\n"
 		"keventd_events_truncated_total{source=\"input\"} 156\n"
-		"keventd_events_truncated_total{source=\"mqtt\"} 157\n"
+		"keventd_events_truncated_total{source=\"fs\"} 157\n"
+		"keventd_events_truncated_total{source=\"mqtt\"} 158\n"
 		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
 		"# TYPE keventd_queue_source_pending gauge\n"
 		"keventd_queue_source_pending{source=\"kernel\"} 161\n"
@@ -721,7 +730,8 @@ static void test_golden(void **state)
 		"keventd_queue_source_pending{source=\"socket\"} 164\n"
 		"keventd_queue_source_pending{source=\"acpi\"} 165\n"
 		"keventd_queue_source_pending{source=\"input\"} 166\n"
-		"keventd_queue_source_pending{source=\"mqtt\"} 167\n"
+		"keventd_queue_source_pending{source=\"fs\"} 167\n"
+		"keventd_queue_source_pending{source=\"mqtt\"} 168\n"
 		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
 		"# TYPE keventd_queue_source_share gauge\n"
 		"keventd_queue_source_share{source=\"kernel\"} 171\n"
@@ -730,7 +740,8 @@ static void test_golden(void **state)
 		"keventd_queue_source_share{source=\"socket\"} 174\n"
 		"keventd_queue_source_share{source=\"acpi\"} 175\n"
 		"keventd_queue_source_share{source=\"input\"} 176\n"
-		"keventd_queue_source_share{source=\"mqtt\"} 177\n"
+		"keventd_queue_source_share{source=\"fs\"} 177\n"
+		"keventd_queue_source_share{source=\"mqtt\"} 178\n"
 		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_paused gauge\n"
 		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
@@ -739,6 +750,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_paused{source=\"socket\"} 1\n"
 		"keventd_queue_source_paused{source=\"acpi\"} 0\n"
 		"keventd_queue_source_paused{source=\"input\"} 0\n"
+		"keventd_queue_source_paused{source=\"fs\"} 0\n"
 		"keventd_queue_source_paused{source=\"mqtt\"} 0\n"
 		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_pauses_total counter\n"
@@ -748,7 +760,8 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"socket\"} 184\n"
 		"keventd_queue_source_pauses_total{source=\"acpi\"} 185\n"
 		"keventd_queue_source_pauses_total{source=\"input\"} 186\n"
-		"keventd_queue_source_pauses_total{source=\"mqtt\"} 187\n"
+		"keventd_queue_source_pauses_total{source=\"fs\"} 187\n"
+		"keventd_queue_source_pauses_total{source=\"mqtt\"} 188\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -814,7 +827,7 @@ static void test_golden(void **state)
 		"keventd_queue_paused 1\n"
 		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 1288\n"
+		"keventd_queue_pauses_total 1476\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"
