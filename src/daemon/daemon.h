@@ -27,7 +27,7 @@
 #define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
 #define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
-#define KEVENT_MAX_SOURCES	  8
+#define KEVENT_MAX_SOURCES	  16
 #define KEVENT_MAX_OBSERVERS	  8
 
 struct kdaemon_config {
