@@ -19,6 +19,7 @@
 static void print_transient(const struct krule *r)
 {
 	_cleanup_free_ char *unit = NULL;
+	const struct krule_extra *x = krule_extra(r);
 	if (!r->transient)
 		return;
 	if (ktransient_unit_name(r->name, 0, 0, &unit) < 0) {
@@ -29,8 +30,8 @@ static void print_transient(const struct krule *r)
 	if (r->session)
 		printf("  session: active (the unit runs as the user of seat0's active session, "
 		       "with its variables)\n");
-	for (size_t i = 0; i < r->n_unit_props; i++) {
-		const struct kunitprop *p = &r->unit_props[i];
+	for (size_t i = 0; i < x->n_unit_props; i++) {
+		const struct kunitprop *p = &x->unit_props[i];
 		if (p->type == 's')
 			ctl_print(stdout, "  unit property: %s=%s", p->name, p->s);
 		else if (p->type == 'b')
@@ -47,6 +48,7 @@ static void print_transient(const struct krule *r)
 static void print_plan(const struct krule *r, const struct kevent *ev)
 {
 	struct kplan plan;
+	const struct krule_extra *x = krule_extra(r);
 	if (kplan_build(r, ev, &plan) < 0) {
 		printf("  (out of memory building the plan)\n");
 		return;
@@ -58,31 +60,31 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	}
 	printf("  argv:%s\n", strbuf_str(&sb));
 	char t[32];
-	duration_format(r->timeout_ms, t, sizeof(t));
+	duration_format(x->timeout_ms, t, sizeof(t));
 	printf("  timeout: %s\n", t);
-	if (r->user)
-		ctl_print(stdout, "  user: %s", r->user);
+	if (x->user)
+		ctl_print(stdout, "  user: %s", x->user);
 	if (r->no_new_privs)
 		printf("  no_new_privs: true\n");
 	print_transient(r);
-	for (size_t i = 0; i < r->n_limits; i++) {
-		if (r->limits[i].value == UINT64_MAX)
-			printf("  limit: %s infinity\n", krlimit_name(r->limits[i].resource));
+	for (size_t i = 0; i < x->n_limits; i++) {
+		if (x->limits[i].value == UINT64_MAX)
+			printf("  limit: %s infinity\n", krlimit_name(x->limits[i].resource));
 		else
-			printf("  limit: %s %" PRIu64 "\n", krlimit_name(r->limits[i].resource),
-			       r->limits[i].value);
+			printf("  limit: %s %" PRIu64 "\n", krlimit_name(x->limits[i].resource),
+			       x->limits[i].value);
 	}
-	if (r->rl_period_ms) {
-		duration_format(r->rl_period_ms, t, sizeof(t));
-		if (r->key == KRULE_KEY_RULE)
+	if (x->rl_period_ms) {
+		duration_format(x->rl_period_ms, t, sizeof(t));
+		if (x->key == KRULE_KEY_RULE)
 			printf("  ratelimit: %" PRIu32 "/%s for the whole rule (key: rule)\n",
-			       r->rl_count, t);
-		else if (r->key == KRULE_KEY_PAYLOAD)
+			       x->rl_count, t);
+		else if (x->key == KRULE_KEY_PAYLOAD)
 			ctl_print(stdout,
 				  "  ratelimit: %" PRIu32 "/%s per value of %s (key: payload.%s)",
-				  r->rl_count, t, r->key_prop, r->key_prop);
+				  x->rl_count, t, x->key_prop, x->key_prop);
 		else
-			printf("  ratelimit: %" PRIu32 "/%s per object\n", r->rl_count, t);
+			printf("  ratelimit: %" PRIu32 "/%s per object\n", x->rl_count, t);
 	}
 	for (size_t i = 0; i < plan.n_env; i++) {
 		const char *e = plan.envp[i];

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
 		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
-		"                         input, mqtt, trace (default: all; trace only with\n"
+		"                         input, fs, mqtt, trace (default: all; trace only with\n"
 		"                         trace: entries in the configuration file)\n"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
@@ -48,6 +48,9 @@ static void usage(FILE *f)
 		"none)\n"
 		"  --history-bytes SIZE   and the bytes of their text at most (K, M, G; default\n"
 		"                         2K per event kept)\n"
+		"  --state-dir DIR        the journal and the kernel position (default %s)\n"
+		"  --journal-size SIZE    the journal's bytes before intake pauses (K, M, G;\n"
+		"                         default 4M)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
 		"  --log-format FORMAT    text or json (default text)\n"
 		"  --dry-run              log what would run instead of running it\n"
@@ -59,7 +62,8 @@ static void usage(FILE *f)
 		"See keventd(8), keventd.yaml(5), keventd.rules(5) and keventctl(8).\n",
 		KEVENT_DEFAULT_CONFIG, KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN,
 		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE,
-		KHISTORY_DEFAULT, kdbus_available() ? "" : "; not in this build");
+		KHISTORY_DEFAULT, KEVENT_DEFAULT_STATE_DIR,
+		kdbus_available() ? "" : "; not in this build");
 }
 
 static int usage_error(const char *fmt, ...) _printf_(1, 2);
@@ -107,6 +111,8 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 		{"queue-size", required_argument, NULL, O_OPTION},
 		{"history", required_argument, NULL, O_OPTION},
 		{"history-bytes", required_argument, NULL, O_OPTION},
+		{"state-dir", required_argument, NULL, O_OPTION},
+		{"journal-size", required_argument, NULL, O_OPTION},
 		{"log-level", required_argument, NULL, O_OPTION},
 		{"log-format", required_argument, NULL, O_OPTION},
 		{"dry-run", no_argument, NULL, O_OPTION},

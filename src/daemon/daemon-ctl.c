@@ -302,7 +302,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 			return -EAGAIN;
 		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
-		/* requests are handled in order: every earlier post is in */
+		/* requests are handled in order: every earlier post is in, and
+		 * journaled (kdaemon_submit() appends before it matches) */
 		char n[24];
 		snprintf(n, sizeof(n), "%" PRIu64, p->posts);
 		p->ops->reply(p, "ok", n);

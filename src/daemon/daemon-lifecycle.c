@@ -47,7 +47,7 @@ struct dropped_log {
 	size_t n;
 	struct {
 		uint64_t order;
-		bool again;		  /* handed back: the next start fetches it again */
+		bool again;		  /* kept or handed back: the next start has it again */
 		char line[1536];	  /* an object of 1024 bytes and the rest */
 	} oldest[KDAEMON_STOP_LOG_NAMED]; /* by order, oldest first */
 };
@@ -69,9 +69,11 @@ static void on_dropped(const struct kjob *job, void *userdata)
 {
 	struct dropped_log *l = userdata;
 	const struct kevent *ev = job->ev;
-	bool again = refetch(l->d, job);
-	kdaemon_fate(l->d, ev->source, NULL, KFATE_DROPPED);
-	l->d->refetch[ev->source] += again;
+	/* in the journal: kept there, and the next start handles it again */
+	bool kept = !job->deferred && ev->journal_ref;
+	bool again = kept || refetch(l->d, job);
+	kdaemon_fate(l->d, ev->source, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
+	l->d->refetch[ev->source] += again && !kept;
 	size_t i = l->n;
 	if (i == ARRAY_SIZE(l->oldest)) {
 		if (job->order > l->oldest[i - 1].order)
@@ -88,7 +90,9 @@ static void on_dropped(const struct kjob *job, void *userdata)
 		 "%s seq %" PRIu64 ": %s %s %s (rule %s%s)%s", kevent_source_name(ev->source),
 		 ev->seqnum, kevent_type_name(ev->type), ev->object, ev->signal,
 		 job->rules[0]->name, job->n_rules > 1 ? " and the rules after it" : "",
-		 again ? "; the next start fetches it again" : "");
+		 kept	 ? "; kept in the journal for the next start"
+		 : again ? "; the next start fetches it again"
+			 : "");
 }
 
 /* "kernel 3": the dropped events that the next start fetches again. */
@@ -101,6 +105,20 @@ static uint64_t format_refetch(const struct kdaemon *d, struct strbuf *sb)
 		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
 			      kevent_source_name((enum kevent_source)i), d->refetch[i]);
 		total += d->refetch[i];
+	}
+	return total;
+}
+
+/* "socket 19": the events the journal keeps at the stop, per source. */
+static uint64_t format_kept(const struct kdaemon *d, struct strbuf *sb)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		if (!d->kept[i])
+			continue;
+		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
+			      kevent_source_name((enum kevent_source)i), d->kept[i]);
+		total += d->kept[i];
 	}
 	return total;
 }
@@ -136,15 +154,21 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 	/* the queue first, each event handed back to its source, so that the
 	 * source's stop saves what its next start fetches again */
 	struct dropped_log l = {.d = d};
-	size_t dropped = ksched_drop_queued(d->sched, on_dropped, &l);
+	size_t not_started = ksched_drop_queued(d->sched, on_dropped, &l);
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->stop)
 			d->sources[i]->stop(d->sources[i]);
 	kdaemon_ctl_stop(d->ctl);
 
-	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT;
-	(void)format_dropped(d, &per_source);
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
+				       kept_sb = STRBUF_INIT;
+	size_t dropped = (size_t)format_dropped(d, &per_source);
 	uint64_t refetched = format_refetch(d, &again);
+	uint64_t kept = format_kept(d, &kept_sb);
+	if (kept)
+		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
+			   "kept in the journal for the next start: %" PRIu64 " (%s)",
+			   why, krunner_children(d->runner), kept, strbuf_str(&kept_sb));
 	if (dropped && refetched)
 		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
 			   "dropped: %zu (%s); the next start fetches again: %" PRIu64 " (%s)",
@@ -154,19 +178,19 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
 			   "dropped: %zu (%s)",
 			   why, krunner_children(d->runner), dropped, strbuf_str(&per_source));
-	else
+	else if (!kept)
 		log_notice("%s: stopping; handlers running: %zu", why, krunner_children(d->runner));
-	uint64_t unnamed_again = refetched;
+	uint64_t unnamed_again = refetched + kept;
 	for (size_t i = 0; i < l.n; i++) {
 		log_notice("not run: %s", l.oldest[i].line);
 		unnamed_again -= l.oldest[i].again;
 	}
-	if (dropped > l.n && unnamed_again)
-		log_notice("not run: %zu more, not named; the next start fetches %" PRIu64
+	if (not_started > l.n && unnamed_again)
+		log_notice("not run: %zu more, not named; the next start handles %" PRIu64
 			   " of them again",
-			   dropped - l.n, unnamed_again);
-	else if (dropped > l.n)
-		log_notice("not run: %zu more, not named", dropped - l.n);
+			   not_started - l.n, unnamed_again);
+	else if (not_started > l.n)
+		log_notice("not run: %zu more, not named", not_started - l.n);
 	kdaemon_maybe_exit(d);
 }
 
@@ -264,6 +288,10 @@ int kdaemon_start(struct kdaemon *d)
 	if (rc < 0)
 		return rc;
 	setup_containment(d);
+	/* the unfinished events of the last run first, before any source reads */
+	rc = kdaemon_journal_start(d);
+	if (rc < 0)
+		return rc;
 	rc = kwatch_new(d->loop, d->cfg.rule_dirs, d->cfg.n_rule_dirs, on_rules_changed, d,
 			&d->watch);
 	if (rc < 0)
@@ -289,9 +317,14 @@ int kdaemon_run(struct kdaemon *d)
 		 d->cfg.dry_run ? ", dry run" : "");
 	notify_service_manager("READY=1");
 	int rc = kloop_run(d->loop);
-	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
+				       kept_sb = STRBUF_INIT;
 	uint64_t dropped = format_dropped(d, &per_source);
 	uint64_t refetched = format_refetch(d, &again);
+	uint64_t kept = format_kept(d, &kept_sb);
+	if (kept)
+		log_info("stopped; events kept in the journal for the next start: %" PRIu64 " (%s)",
+			 kept, strbuf_str(&kept_sb));
 	if (rc < 0)
 		log_error("event loop failed: %s", strerror(-rc));
 	else if (dropped && refetched)
@@ -301,7 +334,7 @@ int kdaemon_run(struct kdaemon *d)
 	else if (dropped)
 		log_info("stopped; events dropped, not run: %" PRIu64 " (%s)", dropped,
 			 strbuf_str(&per_source));
-	else
+	else if (!kept)
 		log_info("stopped");
 	log_debug("event loop: %" PRIu64 " wakeups", kloop_wakeups(d->loop));
 	return rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "debounce.h"
+#include "journal.h"
 #include "mqtt-config.h"
 #include "log.h"
 
@@ -70,7 +71,8 @@ static const struct ksink_ops sink_ops = {
 
 struct ksink kdaemon_sink(struct kdaemon *d)
 {
-	return (struct ksink){.loop = d->loop, .ops = &sink_ops, .userdata = d};
+	return (struct ksink){
+		.loop = d->loop, .ops = &sink_ops, .userdata = d, .state_dir = d->cfg.state_dir};
 }
 
 size_t kdaemon_share(const struct kdaemon_config *cfg)
@@ -97,15 +99,20 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 	bool pause;
 	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
-	if (!d->paused[src] && ksched_full(d->sched, src))
+	/* a full journal pauses every source it holds, never forgetting */
+	bool full = d->journal_full && kdaemon_journaled(src);
+	if (!d->paused[src] && (ksched_full(d->sched, src) || full))
 		pause = true;
-	else if (d->paused[src] && ksched_has_room(d->sched, src))
+	else if (d->paused[src] && ksched_has_room(d->sched, src) && !full)
 		pause = false;
 	else
 		return;
 	d->paused[src] = pause;
 	const char *name = kevent_source_name(src);
-	if (pause) {
+	if (pause && full) {
+		d->stats.paused[src]++;
+		log_notice("%s: the journal is full: pausing it", name);
+	} else if (pause) {
 		d->stats.paused[src]++;
 		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
 			   ksched_pending_of(d->sched, src));
@@ -117,21 +124,39 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 			d->sources[i]->pause(d->sources[i], pause);
 }
 
+/* Pauses the journaled sources when the journal is full, and resumes
+ * them once it has room again. */
+static void journal_flow(struct kdaemon *d)
+{
+	bool full = kjournal_full(d->journal);
+	if (full == d->journal_full)
+		return;
+	d->journal_full = full;
+	if (full)
+		d->stats.journal_full++;
+	else
+		log_notice("the journal has room again");
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (kdaemon_journaled((enum kevent_source)i))
+			update_flow(d, (enum kevent_source)i);
+}
+
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
 		  enum kfate fate)
 {
-	bool tell = false;
+	bool tell = false, retire = false;
 	switch (fate) {
 	case KFATE_HANDLED:
+	case KFATE_NO_RUN:
 		d->stats.handled++;
-		tell = true;
+		tell = retire = true;
 		break;
 	case KFATE_RATELIMITED:
 		d->stats.ratelimited++;
-		tell = true;
+		tell = retire = true;
 		break;
 	case KFATE_WAITS:
-		tell = true;
+		tell = retire = true;
 		break;
 	case KFATE_FIRED:
 		d->stats.handled++;
@@ -146,6 +171,13 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 	case KFATE_DROPPED:
 		d->stats.dropped[src]++;
 		break;
+	case KFATE_KEPT:
+		d->kept[src]++;
+		break;
+	}
+	if (retire && ev && ev->journal_ref) {
+		kjournal_retire(d->journal, ev->journal_ref, fate == KFATE_NO_RUN);
+		journal_flow(d);
 	}
 	if (!tell || !ev)
 		return;
@@ -332,10 +364,17 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
 	struct collect c = {.d = d};
 	enum kevent_source src = ev->source;
+	/* journaled before anything is decided about it: a keventd killed from
+	 * here on handles it again at its next start */
+	if (d->journal && !ev->journal_ref && kdaemon_journaled(src) &&
+	    kjournal_append(d->journal, ev) == 0)
+		journal_flow(d);
 	d->stats.received[src]++;
 	d->serial++;
 	if (ev->recovered)
 		d->stats.recovered[src]++;
+	if (ev->redelivered)
+		d->stats.redelivered[src]++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
@@ -362,11 +401,11 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		kdaemon_fate(d, src, ev, KFATE_FAILED);
 		rc = -ENOMEM;
 	} else if (!c.run.n) {
-		kdaemon_fate(d, src, ev, waits ? KFATE_WAITS : KFATE_HANDLED);
+		kdaemon_fate(d, src, ev, waits ? KFATE_WAITS : KFATE_NO_RUN);
 	} else if (d->stopping) {
-		/* nothing starts any more: what came in on the way out is dropped
-		 * as the queue was, and counted in the last line of the log */
-		kdaemon_fate(d, src, ev, KFATE_DROPPED);
+		/* nothing starts any more: what came in on the way out is kept or
+		 * dropped as the queue was, and counted in the last line of the log */
+		kdaemon_fate(d, src, ev, ev->journal_ref ? KFATE_KEPT : KFATE_DROPPED);
 	} else if ((rc = kjob_new(ev, c.run.v, c.run.n, &job)) < 0) {
 		kdaemon_fate(d, src, ev, KFATE_FAILED);
 	} else {
@@ -491,6 +530,12 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 		.mqtt_off = true,
 		.mqtt_publishing_text = "off (no broker)",
 	};
+	struct kjournal_status js;
+	kjournal_status(d->journal, &js);
+	out->journal_bytes = js.bytes;
+	out->journal_live = js.live;
+	out->journal_corrupt = js.corrupt;
+	out->journal_full = d->journal_full;
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].status)
 			d->observers[i].status(d->observers[i].userdata, out);
@@ -591,7 +636,11 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->ev->object, job->ev->signal);
 	/* a debounced run's event was counted when it came in, or when this run
 	 * fired (debounce_wait_end()), and its source was told when it came in */
-	if (!job->deferred)
+	if (!job->deferred && job->not_run && job->ev->journal_ref)
+		/* cut short by the stop: the journal keeps it, and the next
+		 * start handles the whole event again */
+		kdaemon_fate(d, src, job->ev, KFATE_KEPT);
+	else if (!job->deferred)
 		kdaemon_fate(d, src, job->ev,
 			     job->runs == 0 && job->suppressed > 0 ? KFATE_RATELIMITED
 								   : KFATE_HANDLED);
@@ -661,6 +710,38 @@ int kdaemon_init(struct kdaemon *d)
 	return 0;
 }
 
+static int replay_submit(void *userdata, struct kevent *ev)
+{
+	return kdaemon_submit(userdata, ev);
+}
+
+int kdaemon_journal_start(struct kdaemon *d)
+{
+	if (!d->cfg.state_dir)
+		return 0;
+	size_t size = d->cfg.journal_size ? d->cfg.journal_size : KJOURNAL_DEFAULT_SIZE;
+	int rc = kjournal_open(d->cfg.state_dir, size, &d->journal);
+	if (rc < 0) {
+		/* as the MQTT spool: no journal error stops the daemon */
+		log_error("cannot open the journal in %s: %s; accepted events are not kept "
+			  "across a restart",
+			  d->cfg.state_dir,
+			  rc == -EBUSY ? "another keventd uses it" : strerror(-rc));
+		return 0;
+	}
+	size_t n = kjournal_replay(d->journal, replay_submit, d);
+	struct kjournal_status js;
+	kjournal_status(d->journal, &js);
+	if (js.corrupt)
+		log_warning("journal: %zu unfinished events handled again; damaged records "
+			    "skipped: %" PRIu64,
+			    n, js.corrupt);
+	else if (n)
+		log_notice("journal: %zu unfinished events handled again", n);
+	journal_flow(d);
+	return 0;
+}
+
 void kdaemon_release(struct kdaemon *d)
 {
 	kdebounce_free(TAKE_PTR(d->debounce));
@@ -669,5 +750,6 @@ void kdaemon_release(struct kdaemon *d)
 	kruleset_free(TAKE_PTR(d->rules));
 	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
+	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
 	kstats_release(&d->stats);
 }

@@ -26,8 +26,9 @@
 #include "stats.h"
 
 #define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
+#define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
-#define KEVENT_MAX_SOURCES	  8
+#define KEVENT_MAX_SOURCES	  16
 #define KEVENT_MAX_OBSERVERS	  8
 
 struct kdaemon_config {
@@ -38,6 +39,10 @@ struct kdaemon_config {
 	unsigned sources;	  /* bit per enum kevent_source */
 	enum kudev_monitor udev_monitor;
 	const char *thermal_sysfs; /* NULL: /sys/class/thermal */
+	/* the state directory (--state-dir): the journal and the kernel
+	 * source's position; NULL: neither (tests of the core) */
+	const char *state_dir;
+	size_t journal_size; /* --journal-size; 0: the default */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;
@@ -58,6 +63,7 @@ struct kdaemon_config {
 	 * when --sources allows it (trace_allowed) */
 	const char *config_path;
 	bool trace_allowed;
+	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -65,6 +71,7 @@ struct kdaemon_config {
 };
 
 struct kdaemon_ctl;
+struct kjournal;
 struct kdbus;
 struct kdebounce;
 struct ktrun;
@@ -72,6 +79,7 @@ struct khistory;
 struct kmqtt;
 struct kmqtt_config;
 struct ktrace_config;
+struct kfs_config;
 struct kwatch;
 
 struct kdaemon {
@@ -97,6 +105,8 @@ struct kdaemon {
 	struct ksource *mqtt_source; /* its subscriptions, when wanted */
 	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
+	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
+	bool journal_full;	  /* intake of the journaled sources is paused */
 	struct kio *signal_io;
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
@@ -109,6 +119,9 @@ struct kdaemon {
 	/* per source, of the events dropped at the stop, those handed back to
 	 * their source, whose next start fetches them again (source.h) */
 	uint64_t refetch[KEVENT_SOURCE_MAX];
+	/* per source, of the events not finished at the stop, those the
+	 * journal keeps for the next start, which handles them again */
+	uint64_t kept[KEVENT_SOURCE_MAX];
 	/* per source, the log of rejected input and of overruns (log.h) */
 	struct klog_throttle reject_log[KEVENT_SOURCE_MAX];
 	struct klog_throttle overrun_log[KEVENT_SOURCE_MAX];
@@ -128,10 +141,11 @@ int kdaemon_start(struct kdaemon *d);
 int kdaemon_run(struct kdaemon *d);
 /* Stops: reads no more, starts no more handlers, and exits once the
  * running ones are done (each within its timeout).  Queued events that
- * have not started are dropped: counted per source in stats.dropped and
- * logged, the oldest KDAEMON_STOP_LOG_NAMED by name; each is handed back
- * to its source first (unhandled()), and one that a source can fetch
- * again at its next start is logged so (refetch).  sig names the reason
+ * have not started stay in the journal for the next start (kept), or,
+ * not journaled, are dropped: counted per source in stats.dropped; both
+ * are logged, the oldest KDAEMON_STOP_LOG_NAMED by name; a dropped one is
+ * handed back to its source first (unhandled()), and one that a source
+ * can fetch again at its next start is logged so (refetch).  sig names the reason
  * in the log (0 for none); a second call only says it is still stopping. */
 #define KDAEMON_STOP_LOG_NAMED 10
 void kdaemon_exit(struct kdaemon *d, int sig);
@@ -152,30 +166,51 @@ void kdaemon_maybe_exit(struct kdaemon *d);
 
 /*
  * What became of an event.  Every event received ends in exactly one of
- * handled, rate-limited, debounced or dropped (failed counts as handled,
- * with a failure), so that status adds up (keventctl(8)); kdaemon_fate() is
- * the one place that counts it and tells its source (source.h: handled()):
+ * handled, rate-limited, debounced, dropped or kept (failed counts as
+ * handled, with a failure), so that status adds up (keventctl(8));
+ * kdaemon_fate() is the one place that counts it, tells its source
+ * (source.h: handled()) and retires it from the journal (journal.h):
  *
- *   fate               counted                  source told
- *   KFATE_HANDLED      handled                  yes
- *   KFATE_RATELIMITED  ratelimited              yes
- *   KFATE_WAITS        nothing yet: its runs    yes: a debounced run is not
- *                      wait for quiet           kept across a restart
+ *   fate               counted                  source told, journal
+ *   KFATE_HANDLED      handled                  yes, retired
+ *   KFATE_NO_RUN       handled: nothing to run  yes, retired (lazily: a
+ *                                               redelivery runs nothing)
+ *   KFATE_RATELIMITED  ratelimited              yes, retired
+ *   KFATE_WAITS        nothing yet: its runs    yes, retired: a debounced
+ *                      wait for quiet           run is not kept across a
+ *                                               restart
  *   KFATE_FIRED        handled                  no: told as KFATE_WAITS
  *   KFATE_DEBOUNCED    events_debounced         no: told as KFATE_WAITS
- *   KFATE_FAILED       handled and failures     no: the source keeps it, and
- *                      (accepted, not queued)   its next start runs it
- *   KFATE_DROPPED      dropped (a stop)         no: likewise
+ *   KFATE_FAILED       handled and failures     no: the source and the
+ *                      (accepted, not queued)   journal keep it, and the
+ *                                               next start runs it
+ *   KFATE_DROPPED      dropped (a stop)         no: likewise (not journaled)
+ *   KFATE_KEPT         kept (a stop): in the    no: the journal keeps it
+ *                      journal, not dropped
  */
 enum kfate {
 	KFATE_HANDLED,
+	KFATE_NO_RUN,
 	KFATE_RATELIMITED,
 	KFATE_WAITS,
 	KFATE_FIRED,
 	KFATE_DEBOUNCED,
 	KFATE_FAILED,
 	KFATE_DROPPED,
+	KFATE_KEPT,
 };
+
+/* Whether the journal holds ev's source's events: all but the kernel
+ * source's, whose position file already keeps them (source-kernel.c). */
+static inline bool kdaemon_journaled(enum kevent_source src)
+{
+	return src != KEVENT_SOURCE_KERNEL;
+}
+/* Opens the journal of cfg.state_dir and hands its unfinished events to
+ * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  A
+ * journal that cannot be opened is logged, and keventd runs without one.
+ * 0. */
+int kdaemon_journal_start(struct kdaemon *d);
 
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:
  * the source was told before).  Every place that counts one calls it. */

@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dbus.h"
 #include "history.h"
+#include "journal.h"
 #include "ruledirs.h"
 #include "yamltree.h"
 
@@ -24,6 +26,8 @@ enum opt {
 	O_QUEUE,
 	O_HISTORY,
 	O_HISTORY_BYTES,
+	O_STATE_DIR,
+	O_JOURNAL_SIZE,
 	O_LEVEL,
 	O_FORMAT,
 	O_DRY,
@@ -44,6 +48,8 @@ static const struct {
 	[O_QUEUE] = {"queue-size", true},
 	[O_HISTORY] = {"history", true},
 	[O_HISTORY_BYTES] = {"history-bytes", true},
+	[O_STATE_DIR] = {"state-dir", true},
+	[O_JOURNAL_SIZE] = {"journal-size", true},
 	[O_LEVEL] = {"log-level", true},
 	[O_FORMAT] = {"log-format", true},
 	[O_DRY] = {"dry-run", false},
@@ -64,12 +70,15 @@ void koptions_init(struct koptions *o)
 				.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 				.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
 				.history = KHISTORY_DEFAULT,
+				.state_dir = KEVENT_DEFAULT_STATE_DIR,
+				.journal_size = KJOURNAL_DEFAULT_SIZE,
 				.trust = geteuid() == 0,
 			},
 		.log_level = LOG_INFO,
 		.log_format = KLOG_TEXT,
 	};
 	kmqtt_config_init(&o->mqtt);
+	kfs_config_init(&o->fs);
 }
 
 void koptions_release(struct koptions *o)
@@ -81,6 +90,7 @@ void koptions_release(struct koptions *o)
 	o->n_owned = 0;
 	kmqtt_config_release(&o->mqtt);
 	ktrace_config_release(&o->trace);
+	kfs_config_release(&o->fs);
 }
 
 int koptions_takes_value(const char *name)
@@ -189,7 +199,7 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 	if (!options[id].value && from_file && parse_bool(value, &flag) < 0)
 		return fail(why, "%s wants true or false, not '%s'", name, value);
 	const char *kept = NULL;
-	if (options[id].value && (id == O_RULES || id == O_CONTROL)) {
+	if (options[id].value && (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR)) {
 		kept = keep(o, value);
 		if (!kept)
 			return -ENOMEM;
@@ -270,6 +280,20 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 				    dash, value);
 		o->cfg.history_bytes = n;
 		break;
+	case O_STATE_DIR:
+		if (value[0] != '/')
+			return fail(why, "%sstate-dir wants an absolute path, not '%s'", dash,
+				    value);
+		o->cfg.state_dir = kept;
+		break;
+	case O_JOURNAL_SIZE:
+		if (parse_bytes(value, KJOURNAL_SIZE_MIN, KJOURNAL_SIZE_MAX, &n) < 0)
+			return fail(why,
+				    "%sjournal-size wants a size of 64K..1G (bytes, or with K, M "
+				    "or G), not '%s'",
+				    dash, value);
+		o->cfg.journal_size = n;
+		break;
 	case O_LEVEL: {
 		int level = klog_level_from_name(value);
 		if (level < 0)
@@ -297,6 +321,8 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 	return 0;
 }
 
+static void section_names(char *buf, size_t size);
+
 /* One option of the file: key k, value v. */
 static int file_option(struct koptions *o, const struct ynode *k, const struct ynode *v,
 		       const char *path, struct kdiags *diags)
@@ -304,9 +330,11 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	const char *name = k->value;
 	int takes = koptions_takes_value(name);
 	if (takes < 0) {
+		char names[128];
+		section_names(names, sizeof(names));
 		kdiags_add(diags, path, k->line, k->col,
-			   "unknown option '%s' (a long option of keventd(8), 'mqtt' or 'trace')",
-			   name);
+			   "unknown option '%s' (a long option of keventd(8), or a section: %s)",
+			   name, names);
 		return 0;
 	}
 	const struct ynode *const *items = &v;
@@ -354,6 +382,12 @@ static int parse_trace(struct koptions *o, const struct ynode *v, const char *pa
 	return ktrace_config_parse(&o->trace, v, path, diags);
 }
 
+static int parse_fs(struct koptions *o, const struct ynode *v, const char *path,
+		    struct kdiags *diags)
+{
+	return kfs_config_parse(&o->fs, v, path, diags);
+}
+
 struct section {
 	const char *name;
 	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
@@ -362,6 +396,7 @@ struct section {
 
 static const struct section sections[] = {
 	{"mqtt", parse_mqtt},
+	{"fs", parse_fs},
 	{"trace", parse_trace},
 };
 
@@ -371,6 +406,16 @@ static const struct section *find_section(const char *name)
 		if (strcmp(sections[i].name, name) == 0)
 			return &sections[i];
 	return NULL;
+}
+
+/* "mqtt, fs, trace": the sections, for a message */
+static void section_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(sections) && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+					sections[i].name);
 }
 int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const char *path,
 			struct kdiags *diags)
@@ -468,4 +513,5 @@ void koptions_finish(struct koptions *o)
 	o->cfg.trace_allowed = o->cfg.sources & (1u << KEVENT_SOURCE_TRACE);
 	if (!o->trace.n)
 		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
+	o->cfg.fs = &o->fs;
 }

@@ -14,6 +14,7 @@
 
 #include "daemon.h"
 #include "diag.h"
+#include "fs.h"
 #include "mqtt-config.h"
 #include "trace-config.h"
 
@@ -31,6 +32,7 @@ struct koptions {
 	int log_level;
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
+	struct kfs_config fs;	    /* the section fs: */
 	struct ktrace_config trace; /* the section trace: */
 	char **owned;		    /* the strings above that o holds copies of */
 	size_t n_owned;

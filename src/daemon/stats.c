@@ -117,6 +117,10 @@ const struct kstats_row kstats_rows[] = {
 	 SOURCES(recovered),
 	 "Of the events received, those fetched from the kernel's ring after they were missed, "
 	 "per source."},
+	{KSTATS_SOURCES, "redelivered", "redelivered", "events_redelivered_total", "counter",
+	 SOURCES(redelivered),
+	 "Of the events received, those read back from the journal at start-up, accepted "
+	 "before keventd stopped or died and not finished then, per source."},
 	{KSTATS_SOURCES, "rejected", "rejected", "events_rejected_total", "counter",
 	 SOURCES(rejected), "Invalid input rejected at the edge, never handled, per source."},
 	{KSTATS_SOURCES, "overruns", "overruns", "receive_overruns_total", "counter",
@@ -225,6 +229,18 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
 	 STAT(history_lost), "Events the history could not keep for lack of memory."},
 
+	{KSTATS_JOURNAL, "# bytes", "bytes", "journal_bytes", "gauge", EXTRA(journal_bytes),
+	 "Bytes of the journal's segments in the state directory."},
+	{KSTATS_JOURNAL, " (# unfinished)", "unfinished", "journal_unfinished", "gauge",
+	 EXTRA(journal_live), "Events in the journal not finished yet."},
+	{KSTATS_JOURNAL, ", corrupt #", "corrupt", "journal_corrupt_total", "counter",
+	 EXTRA(journal_corrupt),
+	 "Damaged journal records skipped at start-up: each an event lost."},
+	{KSTATS_JOURNAL, ", full # times", "full_times", "journal_full_total", "counter",
+	 STAT(journal_full), "Times the journal was full and paused intake."},
+	{KSTATS_JOURNAL, " (full: intake paused)", "full", "journal_full", "gauge",
+	 FLAG(journal_full), "1 while the journal is full and intake is paused."},
+
 	{KSTATS_MQTT, "off", NULL, NULL, "gauge", FLAG(mqtt_off), NULL},
 	{KSTATS_MQTT, NULL, "enabled", "mqtt_enabled", "gauge", FLAG(mqtt_enabled),
 	 "1 when keventd.yaml names a broker."},
@@ -281,17 +297,23 @@ static const struct {
 	const char *text; /* starts its line; NULL: sources and rules have their own */
 	const char *json; /* its key; NULL: its rows are at the top level */
 } sections[KSTATS_NSECTIONS] = {
-	[KSTATS_UPTIME] = {"uptime: ", NULL},	     [KSTATS_SOURCES] = {NULL, "sources"},
-	[KSTATS_EVENTS] = {"events: ", "events"},    [KSTATS_RUNS] = {"runs: ", "runs"},
-	[KSTATS_QUEUE] = {"queue: ", "queue"},	     [KSTATS_CONTROL] = {"control: ", "control"},
-	[KSTATS_HISTORY] = {"history: ", "history"}, [KSTATS_MQTT] = {"mqtt: ", "mqtt"},
-	[KSTATS_RULESET] = {"rules: ", "ruleset"},   [KSTATS_RULES] = {NULL, "rules"},
+	[KSTATS_UPTIME] = {"uptime: ", NULL},
+	[KSTATS_SOURCES] = {NULL, "sources"},
+	[KSTATS_EVENTS] = {"events: ", "events"},
+	[KSTATS_RUNS] = {"runs: ", "runs"},
+	[KSTATS_QUEUE] = {"queue: ", "queue"},
+	[KSTATS_CONTROL] = {"control: ", "control"},
+	[KSTATS_HISTORY] = {"history: ", "history"},
+	[KSTATS_MQTT] = {"mqtt: ", "mqtt"},
+	[KSTATS_JOURNAL] = {"journal: ", "journal"},
+	[KSTATS_RULESET] = {"rules: ", "ruleset"},
+	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME, KSTATS_RULESET, KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
-	KSTATS_RUNS,   KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_MQTT,    KSTATS_RULES,
+	KSTATS_UPTIME,	KSTATS_RULESET, KSTATS_QUEUE,	KSTATS_SOURCES, KSTATS_EVENTS, KSTATS_RUNS,
+	KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_JOURNAL, KSTATS_MQTT,	KSTATS_RULES,
 };
 
 /* What a rendering reads. */

@@ -19,13 +19,16 @@ struct kstats {
 	/* per source, at the edge */
 	uint64_t received[KEVENT_SOURCE_MAX];  /* events accepted into the daemon */
 	uint64_t recovered[KEVENT_SOURCE_MAX]; /* of those: fetched after they were missed */
+	/* of those: read back from the journal at start-up, unfinished */
+	uint64_t redelivered[KEVENT_SOURCE_MAX];
 	uint64_t rejected[KEVENT_SOURCE_MAX];  /* invalid input, never handled */
 	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited +
 	 * events_debounced + queued or waiting for their debounce + dropped at
-	 * a stop = received */
+	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
+	 * received */
 	uint64_t handled;	   /* every run done (or nothing to run) */
 	uint64_t ratelimited;	   /* every run it would have done was suppressed */
 	uint64_t events_debounced; /* its only runs were debounced, each replaced */
@@ -41,6 +44,7 @@ struct kstats {
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
+	uint64_t journal_full;		     /* times the journal was full and paused intake */
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
 	uint64_t ctl_over_user;	   /* refused: its user has the most connections */
@@ -72,6 +76,10 @@ struct kstatus_extra {
 	bool source_paused[KEVENT_SOURCE_MAX];
 	/* the event history: entries held, kept at most (--history), bytes */
 	size_t history_len, history_capacity, history_bytes;
+	/* the journal (journal.h): its bytes, events not finished, damaged
+	 * records skipped, full now */
+	size_t journal_bytes, journal_live, journal_corrupt;
+	bool journal_full;
 	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
 	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;
 	size_t mqtt_published, mqtt_acked, mqtt_spooled, mqtt_dropped, mqtt_received, mqtt_attempts;
@@ -95,6 +103,7 @@ enum kstats_section {
 	KSTATS_QUEUE,
 	KSTATS_CONTROL,
 	KSTATS_HISTORY,
+	KSTATS_JOURNAL,
 	KSTATS_MQTT,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */

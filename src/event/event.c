@@ -289,6 +289,7 @@ int kevent_dup(const struct kevent *ev, struct kevent **out)
 	c->recovered = ev->recovered;
 	c->instance = ev->instance;
 	c->synthetic = ev->synthetic;
+	c->redelivered = ev->redelivered;
 	if (ev->host && !(c->host = strdup(ev->host))) {
 		kevent_free(c);
 		return -ENOMEM;

@@ -26,6 +26,7 @@
 	X(SOCKET, "socket")                                                 \
 	X(ACPI, "acpi")                                                     \
 	X(INPUT, "input")                                                   \
+	X(FS, "fs")                                                         \
 	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */ \
 	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */
 
@@ -70,6 +71,12 @@ struct kevent {
 	/* udev events only: made by keventd from the devices present
 	 * (keventctl trigger), not sent by the kernel (KEVENT_SYNTHETIC=1). */
 	bool synthetic;
+	/* any source: read back from keventd's journal at start-up, an event
+	 * accepted before keventd stopped or died and not finished then
+	 * (KEVENT_REDELIVERED=1). */
+	bool redelivered;
+	/* where the daemon's journal holds it (0: nowhere); a copy has none */
+	uint64_t journal_ref;
 };
 
 const char *kevent_type_name(enum kevent_type t);

@@ -195,11 +195,12 @@ static _Noreturn void child(const char *path, const struct kplan *plan, const st
 	if (chdir("/") < 0)
 		_exit(126);
 	umask(022);
-	for (size_t i = 0; i < r->n_limits; i++) {
-		rlim_t v = r->limits[i].value == UINT64_MAX ? RLIM_INFINITY
-							    : (rlim_t)r->limits[i].value;
+	const struct krule_extra *x = krule_extra(r);
+	for (size_t i = 0; i < x->n_limits; i++) {
+		rlim_t v = x->limits[i].value == UINT64_MAX ? RLIM_INFINITY
+							    : (rlim_t)x->limits[i].value;
 		struct rlimit rl = {v, v};
-		if (setrlimit(r->limits[i].resource, &rl) < 0)
+		if (setrlimit(x->limits[i].resource, &rl) < 0)
 			CHILD_FAIL("keventd: cannot set the rule's resource limits\n");
 	}
 	if (ids && (setgroups(ids->n_groups, ids->groups) < 0 ||
@@ -240,7 +241,8 @@ static pid_t clone_into_cgroup(int cgfd)
 static int spawn_fork(const char *path, const struct kplan *plan, const struct krule *r,
 		      int devnull, int out_w, int err_w, pid_t *pid, const char **what)
 {
-	if (r->user && !r->ids) {
+	const struct krule_extra *x = krule_extra(r);
+	if (x->user && !x->ids) {
 		*what = "the rule's user"; /* never: the parser resolves it */
 		return -ESRCH;
 	}
@@ -263,7 +265,7 @@ static int spawn_fork(const char *path, const struct kplan *plan, const struct k
 		return -errno;
 	}
 	if (p == 0)
-		child(path, plan, r, r->user ? r->ids : NULL, devnull, out_w, err_w, to_reset,
+		child(path, plan, r, x->user ? x->ids : NULL, devnull, out_w, err_w, to_reset,
 		      join);
 	*pid = p;
 	return 0;
@@ -341,7 +343,8 @@ int kexec_spawn(const struct kplan *plan, const struct krule *r, struct kproc *p
 		*what = "opening /dev/null";
 		goto out;
 	}
-	if (r->user || r->no_new_privs || r->n_limits || plan->cgroup_fd >= 0)
+	if (krule_extra(r)->user || r->no_new_privs || krule_extra(r)->n_limits ||
+	    plan->cgroup_fd >= 0)
 		/* credentials, limits, no_new_privs, a cgroup: work for a child of
 		 * its own */
 		rc = spawn_fork(path, plan, r, devnull, out[1], err[1], &pid, what);

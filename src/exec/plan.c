@@ -57,7 +57,8 @@ static int env_add(char **env, size_t *n, const char *name, const char *value)
 
 int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp, size_t *count)
 {
-	size_t cap = 1 + ARRAY_SIZE(fixed_vars) + 2 + ev->n_props + ev->n_uevent_env + 1;
+	size_t cap = 1 + ARRAY_SIZE(fixed_vars) + ARRAY_SIZE(reserved_vars) + ev->n_props +
+		     ev->n_uevent_env + 1;
 	char **env = calloc(cap, sizeof(char *));
 	if (!env)
 		return -ENOMEM;
@@ -81,6 +82,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		rc = env_add(env, &n, fixed_vars[i], values[i]);
 	if (rc == 0 && ev->recovered)
 		rc = env_add(env, &n, "KEVENT_RECOVERED", "1");
+	if (rc == 0 && ev->redelivered)
+		rc = env_add(env, &n, "KEVENT_REDELIVERED", "1");
 	if (rc == 0 && ev->host)
 		rc = env_add(env, &n, "KEVENT_HOST", ev->host);
 	if (rc == 0 && ev->synthetic)

@@ -63,7 +63,7 @@ static bool count(struct hashmap *map, const char *key, struct window *w, const 
 		  uint64_t now)
 {
 	if (w && w->end_ns > now) {
-		if (w->count >= r->rl_count)
+		if (w->count >= krule_extra(r)->rl_count)
 			return false;
 		w->count++;
 		return true;
@@ -76,14 +76,14 @@ static bool count(struct hashmap *map, const char *key, struct window *w, const 
 		}
 	}
 	if (w)
-		*w = (struct window){now + r->rl_period_ms * 1000000ull, 1};
+		*w = (struct window){now + krule_extra(r)->rl_period_ms * 1000000ull, 1};
 	return true;
 }
 
 enum kratelimit_verdict kratelimit_check(struct kratelimit *rl, const struct krule *r,
 					 const char *object, uint64_t now)
 {
-	if (!r->rl_period_ms)
+	if (!krule_extra(r)->rl_period_ms)
 		return KRATELIMIT_RUN;
 	struct strbuf key = STRBUF_INIT;
 	/* the rule by file name and rule name, so limits survive a reload */

@@ -205,7 +205,7 @@ static void on_timeout(struct ktimer *t, void *userdata)
 		return;
 	}
 	char buf[32];
-	duration_format(c->rule->timeout_ms, buf, sizeof(buf));
+	duration_format(krule_extra(c->rule)->timeout_ms, buf, sizeof(buf));
 	log_warning("rule %s[%d]: timed out after %s, sending SIGTERM", c->rule->name,
 		    (int)c->proc.pid, buf);
 	c->timed_out = true;
@@ -352,7 +352,7 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 static int run_cgroup(struct krunner *r, struct kjob *job, const struct krule *rule,
 		      struct child *c, const char **what)
 {
-	unsigned need = kcgroup_limits_need(rule->cg_limits);
+	unsigned need = kcgroup_limits_need(krule_extra(rule)->cg_limits);
 	unsigned have = r->cg ? kcgroup_controllers(r->cg) : 0;
 	if (need & ~have)
 		klog_throttled(&unenforced_log, LOG_WARNING,
@@ -366,7 +366,7 @@ static int run_cgroup(struct krunner *r, struct kjob *job, const struct krule *r
 	if (!r->cg)
 		return 0;
 	kcgroup_run_name(rule->name, job->ev->seqnum, ++r->cg_runs, c->cg_name);
-	return kcgroup_run_create(r->cg, c->cg_name, rule->cg_limits, &c->cg_fd, what);
+	return kcgroup_run_create(r->cg, c->cg_name, krule_extra(rule)->cg_limits, &c->cg_fd, what);
 }
 
 /* A transient rule's run: the owner starts its unit, and
@@ -499,8 +499,8 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 		  job->ev->object, job->ev->signal, job->ev->seqnum);
 	if (kloop_add_io(r->loop, c->out.fd, EPOLLIN, on_output, c, &c->out.io) < 0 ||
 	    kloop_add_io(r->loop, c->err.fd, EPOLLIN, on_output, c, &c->err.io) < 0 ||
-	    kloop_add_timer(r->loop, c->started_ns + rule->timeout_ms * 1000000ull, on_timeout, c,
-			    &c->timer) < 0 ||
+	    kloop_add_timer(r->loop, c->started_ns + krule_extra(rule)->timeout_ms * 1000000ull,
+			    on_timeout, c, &c->timer) < 0 ||
 	    kloop_add_io(r->loop, c->proc.pidfd, EPOLLIN, on_exit_ready, c, &c->pid_io) < 0) {
 		/* cannot watch it: do not leave it unwatched */
 		log_error("rule %s[%d]: cannot watch the handler, killing it", rule->name,
@@ -539,15 +539,17 @@ static void run_next(struct krunner *r, struct kjob *job)
 					"ms reached for the objects it shares a window with, "
 					"the rate-limit table being full (%d windows): run for %s "
 					"suppressed (seq %" PRIu64 ")",
-					rule->name, rule->rl_count, rule->rl_period_ms,
-					KRATELIMIT_MAX_WINDOWS, job->ev->object, job->ev->seqnum);
+					rule->name, krule_extra(rule)->rl_count,
+					krule_extra(rule)->rl_period_ms, KRATELIMIT_MAX_WINDOWS,
+					job->ev->object, job->ev->seqnum);
 			else
 				klog_throttled(&suppressed_log, LOG_NOTICE,
 					       "rule %s: rate limit %" PRIu32 " per %" PRIu64
 					       "ms reached for %s, run suppressed (seq %" PRIu64
 					       ")",
-					       rule->name, rule->rl_count, rule->rl_period_ms,
-					       job->ev->object, job->ev->seqnum);
+					       rule->name, krule_extra(rule)->rl_count,
+					       krule_extra(rule)->rl_period_ms, job->ev->object,
+					       job->ev->seqnum);
 			rep.outcome = KRUN_RATELIMITED;
 			rep.table_full = v == KRATELIMIT_SUPPRESS_SHARED;
 			report(r, &rep);

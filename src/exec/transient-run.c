@@ -494,8 +494,9 @@ static int send_start(struct unit *u, char *const *argv, char *const *envp, cons
 	struct kplan plan = {.argv = (char **)argv, .envp = (char **)envp, .cgroup_fd = -1};
 	struct ktransient tu = {0};
 	sd_bus_message *m = NULL;
-	int r = ktransient_build(rule->name, u->name, user, rule->timeout_ms, rule->unit_props,
-				 rule->n_unit_props, &plan, exe, u->seq, rule->session, &tu);
+	const struct krule_extra *x = krule_extra(rule);
+	int r = ktransient_build(rule->name, u->name, user, x->timeout_ms, x->unit_props,
+				 x->n_unit_props, &plan, exe, u->seq, rule->session, &tu);
 	if (r >= 0)
 		r = ktrun_start_message(t->bus, &tu, &m);
 	/* its changes are watched before it can have any */
@@ -656,7 +657,7 @@ int ktrun_start(struct ktrun *t, struct krunner_unit *ru, const struct kplan *pl
 	u->name = strdup(ru->unit);
 	r = u->name ? sd_bus_path_encode(SD_UNITS, u->name, &u->path) : -ENOMEM;
 	if (r >= 0 && !rule->session) {
-		r = send_start(u, plan->argv, plan->envp, path, rule->user);
+		r = send_start(u, plan->argv, plan->envp, path, krule_extra(rule)->user);
 	} else if (r >= 0) {
 		/* first the session, from logind; the plan is kept till then */
 		u->argv = strv_dup(plan->argv);

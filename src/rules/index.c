@@ -87,16 +87,19 @@ const struct kbucket *kindex_prefix_find(const struct kruleset *rs, uint64_t h, 
 
 static int push_bucket(struct kbucket *b, uint32_t pos)
 {
-	if (b->n && b->v[b->n - 1] == pos)
+	const uint32_t *had = kbucket_rules(b);
+	if (b->n && had[b->n - 1] == pos)
 		return 0; /* the same rule listed a signal twice */
 	if (b->n < ARRAY_SIZE(b->inline_v)) {
-		b->v = b->inline_v;
-	} else if ((b->n & (b->n - 1)) == 0) { /* full: room for n, a power of two */
+		b->inline_v[b->n++] = pos;
+		return 0;
+	}
+	if ((b->n & (b->n - 1)) == 0) { /* full: room for n, a power of two */
 		uint32_t *nv = malloc(2 * (size_t)b->n * sizeof(*nv));
 		if (!nv)
 			return -ENOMEM;
-		memcpy(nv, b->v, b->n * sizeof(*nv));
-		if (b->v != b->inline_v)
+		memcpy(nv, had, b->n * sizeof(*nv));
+		if (b->n > ARRAY_SIZE(b->inline_v))
 			free(b->v);
 		b->v = nv;
 	}
@@ -267,7 +270,7 @@ int kindex_build(struct kruleset *rs)
 void kindex_release(struct kruleset *rs)
 {
 	for (size_t i = 0; i < rs->n_buckets; i++) {
-		if (rs->buckets[i].v != rs->buckets[i].inline_v)
+		if (rs->buckets[i].n > ARRAY_SIZE(rs->buckets[i].inline_v))
 			free(rs->buckets[i].v);
 		if (rs->buckets[i].owns_object)
 			free((char *)rs->buckets[i].object);

@@ -22,13 +22,20 @@
 struct kbucket {
 	const char *signal; /* point into a rule's patterns (or KINDEX_PREFIX) */
 	const char *object; /* likewise, or a directory owned by the bucket */
-	uint32_t *v;	    /* inline while it has at most two rules, the common case;
-			     * beyond, allocated with room for a power of two */
+	union {
+		uint32_t inline_v[2]; /* n <= 2: the rules inline, the common case */
+		uint32_t *v;	      /* beyond, allocated with room for a power of two */
+	};
 	uint32_t n;
-	uint32_t inline_v[2];
 	uint8_t type;
 	bool owns_object;
 };
+
+/* The bucket's n rule positions. */
+static inline const uint32_t *kbucket_rules(const struct kbucket *b)
+{
+	return b->n > ARRAY_SIZE(b->inline_v) ? b->v : b->inline_v;
+}
 
 /* Indexes rs->rules (every rule of rs, in matching order) into rs.  0, or
  * -ENOMEM, leaving what was built for kindex_release(). */

@@ -137,7 +137,7 @@ static void add_bucket(struct cand *c, size_t *k, const struct kruleset *rs, uin
 {
 	const struct kbucket *b = kindex_find(rs, type, signal, object);
 	if (b)
-		c[(*k)++] = (struct cand){b->v, b->n, 0};
+		c[(*k)++] = (struct cand){kbucket_rules(b), b->n, 0};
 }
 
 /* The rules keyed on a start of the object ("/a", "/a/b", ... of "/a/b/c"),
@@ -152,7 +152,7 @@ static void add_prefix_buckets(struct cand *c, size_t *k, const struct kruleset 
 			continue;
 		const struct kbucket *b = kindex_prefix_find(rs, h, t, object, i + 1);
 		if (b)
-			c[(*k)++] = (struct cand){b->v, b->n, 0};
+			c[(*k)++] = (struct cand){kbucket_rules(b), b->n, 0};
 	}
 }
 

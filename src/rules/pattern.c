@@ -42,7 +42,9 @@ int kpattern_list_add(struct kpattern_list *l, const char *value, const char **w
 		*why = bad;
 		return -EINVAL;
 	}
-	struct kpattern p = {NULL, negate, strpbrk(text, "*?[\\") != NULL, strcspn(text, "*?[\\")};
+	struct kpattern p = {.negate = negate,
+			     .glob = strpbrk(text, "*?[\\") != NULL,
+			     .prefix = (uint32_t)strcspn(text, "*?[\\")};
 	size_t len = strlen(text) + 1;
 	if (!l->n) {
 		/* most lists hold one value: it and its text in one allocation

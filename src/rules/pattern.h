@@ -11,12 +11,14 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct kpattern {
-	char *text; /* without the '!' */
+	char *text;	 /* without the '!' */
+	uint32_t prefix; /* length of the literal text before the first glob character
+			  * (a rule file is at most 1 MiB) */
 	bool negate;
-	bool glob;     /* has * ? or [ */
-	size_t prefix; /* length of the literal text before the first glob character */
+	bool glob; /* has * ? or [ */
 };
 
 struct kpattern_list {

@@ -9,40 +9,61 @@ bool krule_runs_something(const struct krule *r)
 	return r->run || r->shell;
 }
 
+const struct krule_extra krule_extra_default = {.timeout_ms = KRULE_DEFAULT_TIMEOUT_MS};
+
 const char *krule_limit_key(const struct krule *r, const struct kevent *ev)
 {
-	if (r->key == KRULE_KEY_RULE)
+	const struct krule_extra *x = krule_extra(r);
+	if (x->key == KRULE_KEY_RULE)
 		return "";
-	if (r->key == KRULE_KEY_PAYLOAD) {
-		const char *v = kevent_prop(ev, r->key_prop);
+	if (x->key == KRULE_KEY_PAYLOAD) {
+		const char *v = kevent_prop(ev, x->key_prop);
 		return v ? v : "";
 	}
 	return ev->object;
 }
 
+void krule_extra_release(struct krule_extra *x)
+{
+	free(x->key_prop);
+	free(x->user);
+	free(x->ids);
+	free(x->limits);
+	free(x->cg_limits);
+	for (size_t i = 0; i < x->n_unit_props; i++)
+		kunitprop_release(&x->unit_props[i]);
+	free(x->unit_props);
+}
+
+static void krule_extra_free(struct krule_extra *x)
+{
+	if (!x)
+		return;
+	krule_extra_release(x);
+	free(x);
+}
+
 static void krule_release(struct krule *r)
 {
 	free(r->name);
-	free(r->key_prop);
-	kpattern_list_free(&r->type);
-	kpattern_list_free(&r->object);
-	kpattern_list_free(&r->signal);
-	kpattern_list_free(&r->source);
+	if (!(r->shared & KRULE_SHARED_TYPE))
+		kpattern_list_free(&r->type);
+	if (!(r->shared & KRULE_SHARED_OBJECT))
+		kpattern_list_free(&r->object);
+	if (!(r->shared & KRULE_SHARED_SIGNAL))
+		kpattern_list_free(&r->signal);
+	if (!(r->shared & KRULE_SHARED_SOURCE))
+		kpattern_list_free(&r->source);
 	for (size_t i = 0; i < r->n_payload; i++) {
 		free(r->payload[i].key);
 		free(r->payload[i].text);
 		kpattern_list_free(&r->payload[i].globs);
 	}
 	free(r->payload);
-	strv_free(r->run);
+	if (!(r->shared & KRULE_SHARED_RUN))
+		strv_free(r->run);
 	free(r->shell);
-	free(r->user);
-	free(r->ids);
-	free(r->limits);
-	free(r->cg_limits);
-	for (size_t i = 0; i < r->n_unit_props; i++)
-		kunitprop_release(&r->unit_props[i]);
-	free(r->unit_props);
+	krule_extra_free(r->extra);
 }
 
 struct kfile *kfile_ref(struct kfile *f)

@@ -9,6 +9,7 @@
 
 #include "duration.h"
 #include "rules.h"
+#include "shared.h"
 #include "template.h"
 #include "unitprops.h"
 #include "util.h"
@@ -19,6 +20,8 @@ struct parser {
 	struct kdiags *diags;
 	unsigned errors;
 	bool oom;
+	/* the file's lists so far, by content, for rules that repeat them */
+	struct kshared shared;
 };
 
 static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
@@ -103,7 +106,7 @@ static const char *check_type(const struct kpattern *v)
 static const char *check_source(const struct kpattern *v)
 {
 	if (v->glob || kevent_source_from_name(v->text) < 0)
-		return "not a source (kernel, udev, thermal, socket, acpi, input or mqtt)";
+		return "not a source (kernel, udev, thermal, socket, acpi, input, fs or mqtt)";
 	return NULL;
 }
 
@@ -449,7 +452,7 @@ static const char *const rule_keys[K_MAX] = {
 	"session",
 };
 
-static void parse_limits(struct parser *p, const struct ynode *n, struct krule *r)
+static void parse_limits(struct parser *p, const struct ynode *n, struct krule_extra *x)
 {
 	if (n->kind != YNODE_MAP) {
 		err(p, n, "'limits' must be a mapping of limit names to values, not %s",
@@ -468,24 +471,24 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule *
 			continue;
 		}
 		bool dup = false;
-		for (size_t j = 0; j < r->n_limits && !dup; j++)
-			dup = r->limits[j].resource == l.resource;
+		for (size_t j = 0; j < x->n_limits && !dup; j++)
+			dup = x->limits[j].resource == l.resource;
 		if (dup) {
 			err(p, k, "limit '%s' given twice", k->value);
 			continue;
 		}
-		if (!r->limits)
-			r->limits = calloc(KRLIMITS_MAX, sizeof(*r->limits));
-		if (!r->limits) {
+		if (!x->limits)
+			x->limits = calloc(KRLIMITS_MAX, sizeof(*x->limits));
+		if (!x->limits) {
 			p->oom = true;
 			return;
 		}
-		r->limits[r->n_limits++] = l;
+		x->limits[x->n_limits++] = l;
 	}
 }
 
 /* memory_max, tasks_max and cpu_weight: the limits of a run's own cgroup. */
-static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule *r)
+static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule_extra *x)
 {
 	struct kcg_limits lim = {0};
 	const char *s, *why = NULL;
@@ -511,17 +514,17 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 	}
 	if (!lim.memory_max && !lim.tasks_max && !lim.cpu_weight)
 		return;
-	r->cg_limits = malloc(sizeof(*r->cg_limits));
-	if (!r->cg_limits)
+	x->cg_limits = malloc(sizeof(*x->cg_limits));
+	if (!x->cg_limits)
 		p->oom = true;
 	else
-		*r->cg_limits = lim;
+		*x->cg_limits = lim;
 }
 
 /* unit_properties: a mapping of systemd property names to values, each
  * checked now (unitprops.h), so that a unit systemd would refuse for a
  * property keventd knows is an error at load, not at the event. */
-static void parse_unit_props(struct parser *p, const struct ynode *n, struct krule *r)
+static void parse_unit_props(struct parser *p, const struct ynode *n, struct krule_extra *x)
 {
 	if (n->kind != YNODE_MAP) {
 		err(p, n,
@@ -529,8 +532,8 @@ static void parse_unit_props(struct parser *p, const struct ynode *n, struct kru
 		    ynode_kind_name(n));
 		return;
 	}
-	r->unit_props = calloc(n->n_kids / 2 + 1, sizeof(*r->unit_props));
-	if (!r->unit_props) {
+	x->unit_props = calloc(n->n_kids / 2 + 1, sizeof(*x->unit_props));
+	if (!x->unit_props) {
 		p->oom = true;
 		return;
 	}
@@ -559,20 +562,21 @@ static void parse_unit_props(struct parser *p, const struct ynode *n, struct kru
 			continue;
 		}
 		bool dup = false;
-		for (size_t j = 0; j < r->n_unit_props && !dup; j++)
-			dup = strcmp(r->unit_props[j].name, u.name) == 0;
+		for (size_t j = 0; j < x->n_unit_props && !dup; j++)
+			dup = strcmp(x->unit_props[j].name, u.name) == 0;
 		if (dup) {
 			err(p, k, "unit property '%s' given twice", k->value);
 			kunitprop_release(&u);
 			continue;
 		}
-		r->unit_props[r->n_unit_props++] = u;
+		x->unit_props[x->n_unit_props++] = u;
 	}
 }
 
 /* transient: true, and what goes with it: a handler to run, and none of
  * the keys that keventd's own runs take instead of the unit's properties. */
-static void parse_transient(struct parser *p, const struct ynode *const *at, struct krule *r)
+static void parse_transient(struct parser *p, const struct ynode *const *at, struct krule *r,
+			    struct krule_extra *x)
 {
 	static const struct {
 		enum rule_key key;
@@ -587,9 +591,13 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
 		/* clang-format on */
 	};
 	const char *s;
-	if (at[K_TRANSIENT] && (s = want_scalar(p, at[K_TRANSIENT], "transient")) &&
-	    parse_bool(s, &r->transient) < 0)
-		err(p, at[K_TRANSIENT], "'transient' must be true or false, not \"%s\"", s);
+	bool on = false;
+	if (at[K_TRANSIENT] && (s = want_scalar(p, at[K_TRANSIENT], "transient"))) {
+		if (parse_bool(s, &on) < 0)
+			err(p, at[K_TRANSIENT], "'transient' must be true or false, not \"%s\"", s);
+		else
+			r->transient = on;
+	}
 	/* session: active is a transient unit for the person at the screen */
 	if (at[K_SESSION] && (s = want_scalar(p, at[K_SESSION], "session"))) {
 		if (strcmp(s, "active") != 0)
@@ -615,7 +623,7 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
 		    "'unit_properties' are a transient unit's: the rule needs 'transient: true' "
 		    "or 'session: active'");
 	else if (at[K_UNIT_PROPS])
-		parse_unit_props(p, at[K_UNIT_PROPS], r);
+		parse_unit_props(p, at[K_UNIT_PROPS], x);
 }
 
 /* The keys of the second edition that are about when a rule runs:
@@ -623,7 +631,8 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
  * when given twice). */
 enum { KX_ENABLED, KX_KEY, KX_DEBOUNCE, KX_MAX };
 static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const struct ynode *v,
-				 struct krule *r, const struct ynode *seen[KX_MAX])
+				 struct krule *r, struct krule_extra *x,
+				 const struct ynode *seen[KX_MAX])
 {
 	static const char *const names[KX_MAX] = {"enabled", "key", "debounce"};
 	size_t which = KX_MAX;
@@ -651,22 +660,77 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 		else
 			r->disabled = !on;
 	} else if (strcmp(s, "object") == 0) {
-		r->key = KRULE_KEY_OBJECT;
+		x->key = KRULE_KEY_OBJECT;
 	} else if (strcmp(s, "rule") == 0) {
-		r->key = KRULE_KEY_RULE;
+		x->key = KRULE_KEY_RULE;
 	} else if (strncmp(s, "payload.", 8) == 0 && kevent_prop_key_valid(s + 8)) {
-		r->key = KRULE_KEY_PAYLOAD;
-		r->key_prop = pdup(p, s + 8);
+		x->key = KRULE_KEY_PAYLOAD;
+		x->key_prop = pdup(p, s + 8);
 	} else {
 		err(p, v, "'key' must be object, rule or payload.NAME, not \"%s\"", s);
 	}
 	return true;
 }
 
+/* The rule's rare keys, out of line when it has any (rules.h). */
+static void keep_extra(struct parser *p, struct krule *r, struct krule_extra *x)
+{
+	if (x->timeout_ms == KRULE_DEFAULT_TIMEOUT_MS && !x->user && !x->ids && !x->limits &&
+	    !x->cg_limits && !x->rl_count && !x->rl_period_ms && x->key == KRULE_KEY_OBJECT &&
+	    !x->key_prop && !x->unit_props)
+		return;
+	r->extra = malloc(sizeof(*r->extra));
+	if (r->extra) {
+		*r->extra = *x;
+		return;
+	}
+	p->oom = true;
+	krule_extra_release(x);
+}
+
+static void share_list(struct parser *p, struct krule *r, struct kpattern_list *l, uint8_t bit)
+{
+	struct kpattern *v;
+	if (!l->n)
+		return;
+	int rc = kshared_list(&p->shared, l, &v);
+	note_rc(p, rc);
+	if (rc <= 0)
+		return;
+	size_t n = l->n;
+	kpattern_list_free(l);
+	l->v = v;
+	l->n = n;
+	r->shared |= bit;
+}
+
+/* The rule's type, object, signal and source lists and its run: the same
+ * memory as an earlier rule of the file that has the same (shared.h). */
+static void share_lists(struct parser *p, struct krule *r)
+{
+	char **argv;
+	if (p->oom)
+		return;
+	share_list(p, r, &r->type, KRULE_SHARED_TYPE);
+	share_list(p, r, &r->object, KRULE_SHARED_OBJECT);
+	share_list(p, r, &r->signal, KRULE_SHARED_SIGNAL);
+	share_list(p, r, &r->source, KRULE_SHARED_SOURCE);
+	if (!r->run || p->oom)
+		return;
+	int rc = kshared_argv(&p->shared, r->run, &argv);
+	note_rc(p, rc);
+	if (rc > 0) {
+		strv_free(r->run);
+		r->run = argv;
+		r->shared |= KRULE_SHARED_RUN;
+	}
+}
+
 static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
 {
 	const struct ynode *seen_x[KX_MAX] = {NULL};
 	const struct ynode *at[K_MAX] = {NULL};
+	struct krule_extra x = krule_extra_default;
 
 	*r = (struct krule){
 		.file = f,
@@ -674,7 +738,6 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		.col = n->col,
 		.index = (unsigned)f->n_rules,
 		.type_mask = (1u << KEVENT_NTYPES) - 1,
-		.timeout_ms = KRULE_DEFAULT_TIMEOUT_MS,
 	};
 	if (n->kind != YNODE_MAP) {
 		err(p, n, "a rule must be a mapping with 'match' and 'run', not %s",
@@ -684,7 +747,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i];
 		size_t which = K_MAX;
-		if (parse_run_policy_key(p, k, n->kids[i + 1], r, seen_x))
+		if (parse_run_policy_key(p, k, n->kids[i + 1], r, &x, seen_x))
 			continue;
 		if (k->kind == YNODE_SCALAR)
 			for (size_t j = 0; j < K_MAX; j++)
@@ -723,30 +786,40 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	else if (at[K_SHELL] && (s = want_scalar(p, at[K_SHELL], "shell")))
 		r->shell = pdup(p, s);
 	if (at[K_TIMEOUT] && (s = want_scalar(p, at[K_TIMEOUT], "timeout")) &&
-	    duration_parse(s, &r->timeout_ms, &why) < 0)
+	    duration_parse(s, &x.timeout_ms, &why) < 0)
 		err(p, at[K_TIMEOUT], "bad timeout \"%s\": %s", s, why);
 	if (at[K_USER] && (s = want_scalar(p, at[K_USER], "user"))) {
 		bool oom;
-		r->ids = resolve_user(s, &oom);
+		x.ids = resolve_user(s, &oom);
 		if (oom)
 			p->oom = true;
-		else if (!r->ids)
+		else if (!x.ids)
 			err(p, at[K_USER], "unknown user \"%s\"", s);
 		else
-			r->user = pdup(p, s);
+			x.user = pdup(p, s);
 	}
 	if (at[K_RATELIMIT] && (s = want_scalar(p, at[K_RATELIMIT], "ratelimit")) &&
-	    rate_parse(s, &r->rl_count, &r->rl_period_ms, &why) < 0)
+	    rate_parse(s, &x.rl_count, &x.rl_period_ms, &why) < 0)
 		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
-	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last")) && parse_bool(s, &r->last) < 0)
-		err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
-	parse_cg_limits(p, at, r);
-	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs")) &&
-	    parse_bool(s, &r->no_new_privs) < 0)
-		err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);
+	bool on;
+	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last"))) {
+		if (parse_bool(s, &on) < 0)
+			err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
+		else
+			r->last = on;
+	}
+	parse_cg_limits(p, at, &x);
+	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs"))) {
+		if (parse_bool(s, &on) < 0)
+			err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);
+		else
+			r->no_new_privs = on;
+	}
 	if (at[K_LIMITS])
-		parse_limits(p, at[K_LIMITS], r);
-	parse_transient(p, at, r);
+		parse_limits(p, at[K_LIMITS], &x);
+	parse_transient(p, at, r, &x);
+	keep_extra(p, r, &x);
+	share_lists(p, r);
 
 	/* The types a rule can match, so the matcher never tries it for others. */
 	r->type_mask = r->type.n ? 0 : (uint8_t)((1u << KEVENT_NTYPES) - 1);
@@ -868,6 +941,7 @@ int krules_from_tree(const struct ynode *root, const char *path, struct kfile **
 			}
 		}
 	}
+	kshared_release(&p.shared);
 	if (p.oom) {
 		kfile_unref(f);
 		return -ENOMEM;

@@ -55,44 +55,70 @@ struct kcg_limits {
 	uint32_t cpu_weight; /* 1..10000 */
 };
 
+/* What few rules set: kept out of line, so that the common rule is small
+ * (10,000 rules are a megabyte smaller).  A rule without any of it has
+ * extra NULL and reads the defaults through krule_extra(). */
+enum krule_key { KRULE_KEY_OBJECT, KRULE_KEY_RULE, KRULE_KEY_PAYLOAD };
+struct krule_extra {
+	uint64_t timeout_ms;
+	char *user;		/* NULL: the daemon's user */
+	struct kuser_ids *ids;	/* with user: resolved at load */
+	struct krlimit *limits; /* n_limits of them; NULL when none */
+	size_t n_limits;
+	struct kcg_limits *cg_limits; /* NULL when none */
+	uint32_t rl_count;
+	uint64_t rl_period_ms; /* 0: no rate limit */
+	/* what the rate limit counts by (key:) */
+	enum krule_key key;
+	char *key_prop;		      /* KRULE_KEY_PAYLOAD: the property's name */
+	struct kunitprop *unit_props; /* transient: unit_properties, in file order */
+	size_t n_unit_props;
+};
+
+/* Which of a rule's lists are another rule's of the same file, shared
+ * because they are equal (most rules of a file repeat their type, object
+ * and program): krule.shared, freed only by the rule that owns them. */
+enum {
+	KRULE_SHARED_TYPE = 1 << 0,
+	KRULE_SHARED_OBJECT = 1 << 1,
+	KRULE_SHARED_SIGNAL = 1 << 2,
+	KRULE_SHARED_SOURCE = 1 << 3,
+	KRULE_SHARED_RUN = 1 << 4,
+};
+
 struct krule {
 	char *name;
 	const struct kfile *file;
 	unsigned line, col; /* where the rule starts */
 	unsigned index;	    /* position in its file, from 0 */
 
-	uint8_t type_mask;	 /* bit per enum kevent_type; all when not given */
-	bool no_new_privs, last; /* here, beside type_mask, to keep the rule small */
-	bool transient;		 /* runs as a transient systemd service (transient.h) */
-	bool session;		 /* session: active: in the active session's user's name */
+	uint8_t type_mask; /* bit per enum kevent_type; all when not given */
+	bool no_new_privs : 1, last : 1;
+	bool transient : 1; /* runs as a transient systemd service (transient.h) */
+	bool session : 1;   /* session: active: in the active session's user's name */
 	/* set by the daemon, not the file: a rule this machine cannot run
 	 * (transient: true without systemd), reported as an error at load and
 	 * never matched */
-	bool refused;
+	bool refused : 1;
+	/* enabled: false: kept, listed, never matched */
+	bool disabled : 1;
+	uint8_t shared; /* KRULE_SHARED_* */
 	struct kpattern_list type, object, signal, source;
 	struct kpayload_test *payload;
 	size_t n_payload;
 
-	char **run;  /* argv templates, NULL-terminated; NULL when none */
-	char *shell; /* script for /bin/sh -c; NULL when none */
-	uint64_t timeout_ms;
-	char *user;		/* NULL: the daemon's user */
-	struct kuser_ids *ids;	/* with user: resolved at load */
-	struct krlimit *limits; /* n_limits of them; NULL when none (most rules: kept
-				 * out of line, 10,000 rules are 1.5 MB smaller) */
-	size_t n_limits;
-	struct kcg_limits *cg_limits; /* NULL when none: out of line, as limits */
-	uint32_t rl_count;
-	uint64_t rl_period_ms; /* 0: no rate limit */
-	/* what the rate limit counts by (key:), and whether it is switched
-	 * off (enabled: false: kept, listed, never matched) */
-	enum krule_key { KRULE_KEY_OBJECT, KRULE_KEY_RULE, KRULE_KEY_PAYLOAD } key;
-	bool disabled;
-	char *key_prop;		      /* KRULE_KEY_PAYLOAD: the property's name */
-	uint64_t debounce_ms;	      /* 0: none; else runs once per quiet DURATION (debounce.h) */
-	struct kunitprop *unit_props; /* transient: unit_properties, in file order */
-	size_t n_unit_props;
+	char **run;		   /* argv templates, NULL-terminated; NULL when none */
+	char *shell;		   /* script for /bin/sh -c; NULL when none */
+	uint64_t debounce_ms;	   /* 0: none; else runs once per quiet DURATION (debounce.h) */
+	struct krule_extra *extra; /* NULL: the defaults (krule_extra()) */
 };
+
+extern const struct krule_extra krule_extra_default;
+/* r's rarely set keys: its own, or the defaults. */
+static inline const struct krule_extra *krule_extra(const struct krule *r)
+{
+	return r->extra ? r->extra : &krule_extra_default;
+}
 
 /* One parsed rule file.  Shared, reference-counted, between rulesets so
  * that an unchanged or broken file keeps its rules across reloads. */
@@ -128,6 +154,9 @@ static inline void kfile_unrefp(struct kfile **f)
 {
 	kfile_unref(*f);
 }
+
+/* Frees what x holds, not x itself. */
+void krule_extra_release(struct krule_extra *x);
 
 /* Whether r has a handler: a 'run' or a 'shell'. */
 bool krule_runs_something(const struct krule *r);

@@ -409,7 +409,13 @@ static int kernel_init(const void *arg, void **state)
 		st->sink_copy = *(const struct ksink *)arg;
 		st->sink = &st->sink_copy;
 		st->fetch = true;
-		st->pos_path = strdup(path && *path ? path : KERNEL_POS_PATH);
+		if (path && *path)
+			st->pos_path = strdup(path);
+		else if (st->sink->state_dir &&
+			 asprintf(&st->pos_path, "%s/kernel.pos", st->sink->state_dir) < 0)
+			st->pos_path = NULL;
+		else if (!st->sink->state_dir)
+			st->pos_path = strdup(KERNEL_POS_PATH);
 		st->buf = malloc(DUMP_BUF);
 		if (!st->pos_path || !st->buf) {
 			free(st->pos_path);

@@ -41,6 +41,9 @@ struct ksink {
 	struct kloop *loop; /* where the source watches its descriptors */
 	const struct ksink_ops *ops;
 	void *userdata;
+	/* where a source keeps what outlives keventd (the kernel source's
+	 * position); NULL: its own default */
+	const char *state_dir;
 };
 
 static inline int ksink_submit(const struct ksink *s, struct kevent *ev)

@@ -146,7 +146,15 @@ kstop() {
 	wait "$kpid" || true
 	kpid=
 }
-rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+# resident KiB: all (VmRSS), or one part (RssAnon: the heap and other
+# private memory; RssFile: the program and its libraries, shared with
+# every process that maps them)
+rss_kib() { awk -v f="${2:-VmRSS}:" '$1 == f { print $2 }' "/proc/$1/status"; }
+put_rss() { # key pid
+	put "$1" "$(rss_kib "$2")"
+	put "$1.anon" "$(rss_kib "$2" RssAnon)"
+	put "$1.file" "$(rss_kib "$2" RssFile)"
+}
 # the machine's busy time so far (user, nice, system, irq, softirq), in
 # clock ticks: a run's CPU cost, unlike its rate, does not move when the
 # host lends this VM less time
@@ -200,7 +208,7 @@ one_round() {
 		kstart "$tmp/kf$n"
 		# RSS with the rules loaded (before the storm: loadgen's "status
 		# --json" polls render every rule's counters, which the heap keeps)
-		[ $n = 10000 ] && put kev.rss10000 "$(rss_kib $kpid)"
+		[ $n = 10000 ] && put_rss kev.rss10000 $kpid
 		put "kev.post.$n" "$("$bin/loadgen" --post "$ctl" 200000 64 64 s$((n - 1)) | accepted)"
 		put "kev.intake.$n" "$("$bin/loadgen" "$ctl" 200000 64 64 s$((n - 1)) | accepted)"
 		kstop
@@ -219,7 +227,7 @@ one_round() {
 	esac
 	for n in $order; do
 		kstart "$tmp/kt$n"
-		[ $n = 10 ] && put kev.idle.rss "$(rss_kib $kpid)"
+		[ $n = 10 ] && put_rss kev.idle.rss $kpid
 		# 64 objects: up to --max-children (8) in flight
 		b0=$(busy_ticks)
 		put "kev.run8.$n" "$("$bin/loadgen" "$ctl" 3000 64 64 s$((n - 1)) "$tmp/done" | handled)"
@@ -329,7 +337,11 @@ END {
 	row("send -> handler start at 100 events/s, median (us)", num(g("kev.lat.median")), "", "", sprintf("raw posix_spawn alone: %s", num(g("raw.lat.median"))))
 	row("send -> handler start at 100 events/s, p99 (us)", num(g("kev.lat.p99")), "", "", sprintf("target < 2,000; raw posix_spawn alone: %s", num(g("raw.lat.p99"))))
 	row("RSS idle, 10 rules (KiB)", num(g("kev.idle.rss")), "", "", "")
+	row("  of which RssAnon (KiB)", num(g("kev.idle.rss.anon")), "", "", "private: heap, rules, stacks")
+	row("  of which RssFile (KiB)", num(g("kev.idle.rss.file")), "", "", "keventd and its libraries")
 	row("RSS with 10,000 rules (KiB)", num(g("kev.rss10000")), "", "", "target < 8,192")
+	row("  of which RssAnon (KiB)", num(g("kev.rss10000.anon")), "", "", "")
+	row("  of which RssFile (KiB)", num(g("kev.rss10000.file")), "", "", "")
 	row("start-up to ready, no rules (ms)", sprintf("%.1f", g("kev.load0") / 1000), "", "", "")
 	row("start-up to ready, 1,000 rule files (ms)", sprintf("%.1f", g("kev.load1000") / 1000), "", "", sprintf("target < 200; loading alone ~ %.1f", (g("kev.load1000") - g("kev.load0")) / 1000))
 	row("reload, all 1,000 files changed (ms)", sprintf("%.1f", g("kev.reload1000") / 1000), "", "", "keventctl reload, round trip")

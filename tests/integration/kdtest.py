@@ -309,6 +309,9 @@ class Daemon:
         scratch.daemons = getattr(scratch, "daemons", 0) + 1
         suffix = "" if scratch.daemons == 1 else "-%d" % scratch.daemons
         self.log_path = scratch.path("keventd%s.log" % suffix)
+        # the journal and the positions: the test's own, one per keventd
+        # unless the test names one (a restart that finds the last journal)
+        self.state_dir = scratch.path("state" + suffix)
         self.notify_path = scratch.path("notify" + suffix)
         self.notes = []
         self.nsock = None
@@ -326,6 +329,8 @@ class Daemon:
         for d in self.rules_dirs:
             argv += ["--rules-dir", d]
         argv += ["--control", self.s.ctl]
+        if "--state-dir" not in self.args:
+            argv += ["--state-dir", self.state_dir]
         if "--sources" not in self.args:
             # only what the test sends: no host uevents, no kernel module
             argv += ["--sources", "socket"]

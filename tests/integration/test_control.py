@@ -551,8 +551,9 @@ class Control(DaemonTest):
 
     def test_sigterm_starts_no_queued_handlers(self):
         """SIGTERM lets the running handler finish but starts nothing that
-        was queued: those events are dropped, counted per source and named
-        in the log; a second SIGTERM changes nothing."""
+        was queued: those events stay in the journal for the next start,
+        counted per source and named in the log, none dropped; a second
+        SIGTERM changes nothing."""
         s = self.s
         s.write_rule("10-a.yaml", "rules:\n  - name: slow\n    match: {signal: x}\n    run: %s\n"
                      % self.h("wait", s.fifo.path, s.gates.dir + "/${KEVENT_SEQNUM}", "${KEVENT_SEQNUM}"))
@@ -565,10 +566,13 @@ class Control(DaemonTest):
         d.proc.send_signal(signal.SIGTERM)
         d.wait_notify("STOPPING=1")
         d.wait_log("Terminated: stopping; handlers running: 1; queued events not started, "
-                   "dropped: 2 (socket 2)")
+                   "kept in the journal for the next start: 2 (socket 2)")
         log = d.logtext()
-        self.assertIn("not run: socket seq 2: general /same x (rule slow)", log)
-        self.assertIn("not run: socket seq 3: general /same x (rule slow)", log)
+        self.assertIn("not run: socket seq 2: general /same x (rule slow); kept in the journal "
+                      "for the next start", log)
+        self.assertIn("not run: socket seq 3: general /same x (rule slow); kept in the journal "
+                      "for the next start", log)
+        self.assertNotIn("dropped", log)
         d.proc.send_signal(signal.SIGTERM)
         d.wait_log("Terminated again: still stopping; handlers running: 1")
         self.assertIsNone(d.proc.poll())
@@ -577,7 +581,9 @@ class Control(DaemonTest):
         self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
         self.assertNotIn("start 2", s.fifo.seen)
         self.assertNotIn("start 3", s.fifo.seen)
-        self.assertIn("stopped; events dropped, not run: 2 (socket 2)", d.logtext())
+        self.assertIn("stopped; events kept in the journal for the next start: 2 (socket 2)",
+                      d.logtext())
+        self.assertNotIn("dropped", d.logtext())
 
     def test_sigint_stops_cleanly(self):
         d = self.start()

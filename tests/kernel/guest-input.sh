@@ -107,7 +107,7 @@ check "device 1 still heard" send 1 power
 check "device 1: another press" wait_until 10 sh -c "[ \$(grep -lx KEVENT_SIGNAL=press /tmp/out/input-* | xargs grep -lx KEVENT_DEVICE=$D1 | wc -l) = 2 ]"
 check "keventd still runs" kill -0 "$KPID"
 keventctl --control "$C" status
-check "status: nothing lost, overrun or rejected" status_has '"input":{"received":10,"recovered":0,"rejected":0,"overruns":0,"lost":0,'
+check "status: nothing lost, overrun or rejected" status_has '"input":{"received":10,"recovered":0,"redelivered":0,"rejected":0,"overruns":0,"lost":0,'
 
 # --- a reader that falls behind: SYN_DROPPED, resynced, counted ---------
 # Stopped, keventd reads nothing while the lid flips 301 times (off first,
@@ -154,7 +154,7 @@ check "it follows device 3" grep -q "input: following $D3 (kevent vanishing keys
 check "device 3 destroyed" send 3 quit
 check "keventd dropped device 3 on ENODEV" \
 	wait_for "$LOG2" "input: $D3 (kevent vanishing keys) went away while read (No such device)" 10
-check "and counted it under rejected" status_has '"input":{"received":1,"recovered":0,"rejected":1,'
+check "and counted it under rejected" status_has '"input":{"received":1,"recovered":0,"redelivered":0,"rejected":1,'
 check "keventd still runs" kill -0 "$KPID"
 kill "$KPID"
 check "keventd stopped cleanly" wait_pid "$KPID" 15

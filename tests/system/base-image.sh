@@ -83,9 +83,11 @@ done
 # that installing its .deb needs no network; man-db shows its man pages,
 # pkg-config and dpkg-dev (DKMS's) build a rule pack; libpam-systemd
 # makes a console login a logind session (the session scenario); mosquitto
-# is the broker of the scenario that sends hostile text through MQTT.
+# is the broker of the scenario that sends hostile text through MQTT;
+# mdadm builds the software RAID the md source watches, and quota sets
+# the limits whose warnings the fs source reports.
 PACKAGES="systemd systemd-sysv udev dbus kmod iproute2 util-linux procps
-e2fsprogs man-db pkg-config dkms libpam-systemd mosquitto mosquitto-clients
+e2fsprogs mdadm quota man-db pkg-config dkms libpam-systemd mosquitto mosquitto-clients
 linux-image-amd64 linux-headers-amd64 linux-image-$KVER_6_12 linux-headers-$KVER_6_12
 libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1 libevdev2"
 PACKAGES=$(echo $PACKAGES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')

@@ -493,14 +493,16 @@ static void test_share_per_source(void **state)
 	/* status shows each source's share and state */
 	struct strbuf sb = STRBUF_INIT;
 	kdaemon_status(t.d, KSTATUS_JSON, 0, &sb);
-	assert_non_null(strstr(strbuf_str(&sb),
-			       "\"kernel\":{\"received\":4,\"recovered\":0,\"rejected\":0,"
-			       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":4,"
-			       "\"share\":4,\"paused\":true,\"paused_times\":1}"));
-	assert_non_null(strstr(strbuf_str(&sb),
-			       "\"udev\":{\"received\":1,\"recovered\":0,\"rejected\":0,"
-			       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":1,"
-			       "\"share\":4,\"paused\":false,\"paused_times\":0}"));
+	assert_non_null(strstr(
+		strbuf_str(&sb),
+		"\"kernel\":{\"received\":4,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
+		"\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":4,"
+		"\"share\":4,\"paused\":true,\"paused_times\":1}"));
+	assert_non_null(
+		strstr(strbuf_str(&sb),
+		       "\"udev\":{\"received\":1,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
+		       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":1,"
+		       "\"share\":4,\"paused\":false,\"paused_times\":0}"));
 	assert_non_null(strstr(strbuf_str(&sb), "\"paused_times\":1,\"paused\":true}"));
 	strbuf_release(&sb);
 	drain(&t);

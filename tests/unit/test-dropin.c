@@ -39,10 +39,10 @@ static void describe(const struct krule *r, struct strbuf *sb)
 		strbuf_printf(sb, " run=%s", r->run[0]);
 	if (r->shell)
 		strbuf_printf(sb, " shell=%s", r->shell);
-	strbuf_printf(sb, " timeout=%llu", (unsigned long long)r->timeout_ms);
-	if (r->rl_period_ms)
-		strbuf_printf(sb, " rate=%u/%llu", r->rl_count,
-			      (unsigned long long)r->rl_period_ms);
+	strbuf_printf(sb, " timeout=%llu", (unsigned long long)krule_extra(r)->timeout_ms);
+	if (krule_extra(r)->rl_period_ms)
+		strbuf_printf(sb, " rate=%u/%llu", krule_extra(r)->rl_count,
+			      (unsigned long long)krule_extra(r)->rl_period_ms);
 	if (r->disabled)
 		strbuf_puts(sb, " off");
 }

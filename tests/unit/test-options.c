@@ -226,15 +226,15 @@ static void test_bad(void **state)
 		{"log-level: loud\n", "k.yaml:1:12: error: unknown log level 'loud'\n"},
 		{"log-format: xml\n", "k.yaml:1:13: error: unknown log format 'xml' (text, json)\n"},
 		{"udev-monitor: x\n", "k.yaml:1:15: error: udev-monitor wants auto, udev or kernel, not 'x'\n"},
-		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, mqtt, trace)\n"},
+		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace)\n"},
 		{"control-group: no-such-group-here\n", "k.yaml:1:16: error: unknown group 'no-such-group-here'\n"},
 		{"dry-run: maybe\n", "k.yaml:1:10: error: dry-run wants true or false, not 'maybe'\n"},
 		{"dry-run:\n", "k.yaml:1:9: error: dry-run wants true or false, not nothing\n"},
 		{"control: [a]\n", "k.yaml:1:10: error: control wants a value, not a list\n"},
 		{"rules-dir: {a: b}\n", "k.yaml:1:12: error: rules-dir wants a directory or a list of them, not a mapping\n"},
-		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), 'mqtt' or 'trace')\n"},
-		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), 'mqtt' or 'trace')\n"},
-		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), 'mqtt' or 'trace')\n"},
+		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
+		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
+		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
 		{"log-format: json\nlog-format: text\n", "k.yaml:2:1: error: 'log-format' given twice\n"},
 		{"- a\n", "k.yaml:1:1: error: a configuration file is a mapping of option names, not a list\n"},
 		{"? [a]\n: b\n", "k.yaml:1:3: error: an option is a name, not a list\n"},
@@ -346,6 +346,54 @@ static void test_history_bytes(void **state)
 	}
 }
 
+/* --state-dir (an absolute path; default /run/keventd) and --journal-size
+ * (64 KiB to 1 GiB; default 4 MiB), on the command line and from a file. */
+static void test_state(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *name, *value;
+		bool file;
+		int rc;
+		const char *dir; /* what state_dir is after */
+		size_t size;	 /* what journal_size is after */
+		const char *why;
+	} cases[] = {
+		{"state-dir", "/tmp/kevt-state", false, 0, "/tmp/kevt-state", 4u << 20, NULL},
+		{"state-dir", "/var/lib/keventd", true, 0, "/var/lib/keventd", 4u << 20, NULL},
+		{"state-dir", "relative", false, -EINVAL, "/run/keventd", 4u << 20,
+		 "--state-dir wants an absolute path, not 'relative'"},
+		{"state-dir", "", true, -EINVAL, "/run/keventd", 4u << 20,
+		 "state-dir wants an absolute path"},
+		{"journal-size", "64K", false, 0, "/run/keventd", 64u << 10, NULL},
+		{"journal-size", "1G", true, 0, "/run/keventd", 1u << 30, NULL},
+		{"journal-size", "65535", false, -EINVAL, "/run/keventd", 4u << 20,
+		 "--journal-size wants a size of 64K..1G"},
+		{"journal-size", "2G", false, -EINVAL, "/run/keventd", 4u << 20,
+		 "--journal-size wants a size of 64K..1G"},
+		{"journal-size", "0", true, -EINVAL, "/run/keventd", 4u << 20,
+		 "journal-size wants a size of 64K..1G"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct koptions o;
+		koptions_init(&o);
+		assert_string_equal(o.cfg.state_dir, "/run/keventd");
+		struct strbuf why = STRBUF_INIT;
+		int rc = koptions_set(&o, cases[i].name, cases[i].value, cases[i].file, &why);
+		print_message("case %s %s: %d %s\n", cases[i].name, cases[i].value, rc,
+			      strbuf_str(&why));
+		assert_int_equal(rc, cases[i].rc);
+		assert_string_equal(o.cfg.state_dir, cases[i].dir);
+		assert_int_equal(o.cfg.journal_size, cases[i].size);
+		if (cases[i].why)
+			assert_non_null(strstr(strbuf_str(&why), cases[i].why));
+		strbuf_release(&why);
+		koptions_release(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_history_bytes),
+		cmocka_unit_test(test_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

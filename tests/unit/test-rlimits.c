@@ -64,7 +64,7 @@ static void test_rule_keys(void **state)
 	struct kfile *f = tu_parse(
 		"rules:\n  - no_new_privs: yes\n    limits: {nofile: 64, cpu: 5s}\n", NULL);
 	assert_true(f->rules[0].no_new_privs);
-	assert_int_equal(f->rules[0].n_limits, 2);
+	assert_int_equal(krule_extra(&f->rules[0])->n_limits, 2);
 	kfile_unref(f);
 	struct kdiags d = tu_parse_fail("rules:\n  - limits: {nofile: 64, nofile: 32}\n", NULL);
 	assert_int_equal(d.n, 1);

@@ -116,7 +116,7 @@ static const struct err_case err_cases[] = {
 	{"bad type name", "rules:\n  - match:\n      type: pwr\n", "t.yaml:3:13: error: bad 'type' value \"pwr\": " NOT_A_TYPE, false},
 	{"type as a number", "rules:\n  - match:\n      type: \"2\"\n", "t.yaml:3:13: error: bad 'type' value \"2\": " NOT_A_TYPE, false},
 	{"type as a glob", "rules:\n  - match:\n      type: [power, \"st*\"]\n", "t.yaml:3:21: error: bad 'type' value \"st*\": " NOT_A_TYPE, false},
-	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input or mqtt)", false},
+	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input, fs or mqtt)", false},
 	{"bad signal", "rules:\n  - match:\n      signal: \"a b\"\n", "t.yaml:3:15: error: bad 'signal' value \"a b\": a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches", false},
 	{"unknown user", "rules:\n  - user: nosuchuser-kevent\n", "t.yaml:2:11: error: unknown user \"nosuchuser-kevent\"", false},
 	{"run and shell", "rules:\n  - run: [/bin/true]\n    shell: echo\n", "t.yaml:3:12: error: a rule has either 'run' or 'shell', not both", false},
@@ -276,14 +276,56 @@ static void test_defaults(void **state)
 		assert_ptr_equal(r->file, f);
 		assert_null(r->run);
 		assert_null(r->shell);
-		assert_null(r->user);
+		assert_null(krule_extra(r)->user);
 		assert_false(r->last);
-		assert_int_equal(r->timeout_ms, 60000);
-		assert_int_equal(r->rl_period_ms, 0);
+		assert_int_equal(krule_extra(r)->timeout_ms, 60000);
+		assert_int_equal(krule_extra(r)->rl_period_ms, 0);
 		assert_false(krule_runs_something(r));
 	}
 	assert_int_equal(f->rules[0].type_mask, 1u << KEVENT_POWER);
 	assert_int_equal(f->rules[1].type_mask, 0x1f);
+	kfile_unref(f);
+}
+
+/* Rules of one file that repeat a list hold it once: the later ones point
+ * at the first one's, and each still reads its own values; the file frees
+ * every list once (the sanitizer build checks). */
+static void test_shared_lists(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("rules:\n"
+				   "  - match: {type: power, signal: a, object: \"/x/*\"}\n"
+				   "    run: [/bin/true, \"${KEVENT_OBJECT}\"]\n"
+				   "  - match: {type: power, signal: b, object: \"/x/*\"}\n"
+				   "    run: [/bin/true, \"${KEVENT_OBJECT}\"]\n"
+				   "  - match: {type: power, signal: \"!a\", object: \"/x/*\"}\n"
+				   "    run: [/bin/true]\n"
+				   "    timeout: 5s\n"
+				   "  - match: {type: [power], signal: [kernel], source: kernel}\n",
+				   "/r/50-x.yaml");
+	const struct krule *r = f->rules;
+	assert_int_equal(f->n_rules, 4);
+	assert_int_equal(r[0].shared, 0);
+	assert_int_equal(r[1].shared, KRULE_SHARED_TYPE | KRULE_SHARED_OBJECT | KRULE_SHARED_RUN);
+	assert_ptr_equal(r[1].type.v, r[0].type.v);
+	assert_ptr_equal(r[1].object.v, r[0].object.v);
+	assert_ptr_equal(r[1].run, r[0].run);
+	assert_ptr_not_equal(r[1].signal.v, r[0].signal.v);
+	assert_string_equal(r[1].signal.v[0].text, "b");
+	/* "!a" is not "a"; a run of one argument is not one of two */
+	assert_int_equal(r[2].shared, KRULE_SHARED_TYPE | KRULE_SHARED_OBJECT);
+	assert_true(r[2].signal.v[0].negate);
+	assert_string_equal(r[2].run[0], "/bin/true");
+	assert_null(r[2].run[1]);
+	/* equal values share across keys too: source kernel is signal kernel */
+	assert_int_equal(r[3].shared, KRULE_SHARED_TYPE | KRULE_SHARED_SOURCE);
+	assert_ptr_equal(r[3].source.v, r[3].signal.v);
+	assert_string_equal(r[3].source.v[0].text, "kernel");
+	/* the rare keys: out of line only for the rule that gives one */
+	assert_null(r[0].extra);
+	assert_non_null(r[2].extra);
+	assert_int_equal(krule_extra(&r[2])->timeout_ms, 5000);
+	assert_int_equal(krule_extra(&r[0])->timeout_ms, KRULE_DEFAULT_TIMEOUT_MS);
 	kfile_unref(f);
 }
 
@@ -340,18 +382,18 @@ static void test_full_rule(void **state)
 	assert_string_equal(r->run[2], "${KEVENT_CPU}"); /* kept as a template */
 	assert_string_equal(r->run[3], "$$5");
 	assert_null(r->shell);
-	assert_int_equal(r->timeout_ms, 90000);
-	assert_string_equal(r->user, "root");
-	assert_int_equal(r->rl_count, 1);
-	assert_int_equal(r->rl_period_ms, 60000);
+	assert_int_equal(krule_extra(r)->timeout_ms, 90000);
+	assert_string_equal(krule_extra(r)->user, "root");
+	assert_int_equal(krule_extra(r)->rl_count, 1);
+	assert_int_equal(krule_extra(r)->rl_period_ms, 60000);
 	assert_true(r->last);
 
 	r = &f->rules[1];
 	assert_null(r->run);
 	assert_string_equal(r->shell, "echo \"$KEVENT_OBJECT\" | logger");
-	assert_int_equal(r->timeout_ms, 500);
-	assert_int_equal(r->rl_count, 10);
-	assert_int_equal(r->rl_period_ms, 60000);
+	assert_int_equal(krule_extra(r)->timeout_ms, 500);
+	assert_int_equal(krule_extra(r)->rl_count, 10);
+	assert_int_equal(krule_extra(r)->rl_period_ms, 60000);
 	assert_false(r->last);
 	assert_true(krule_runs_something(r));
 
@@ -561,7 +603,7 @@ static void test_user_resolved_at_load(void **state)
 				   NULL);
 	assert_int_equal(f->n_rules, 4);
 	for (size_t i = 0; i < 2; i++) {
-		const struct kuser_ids *ids = f->rules[i].ids;
+		const struct kuser_ids *ids = krule_extra(&f->rules[i])->ids;
 		assert_non_null(ids);
 		assert_int_equal(ids->uid, 0);
 		assert_int_equal(ids->gid, 0);
@@ -571,12 +613,12 @@ static void test_user_resolved_at_load(void **state)
 		assert_true(has_root);
 	}
 	/* a bare uid with no passwd entry: its uid as gid, no groups */
-	const struct kuser_ids *ids = f->rules[2].ids;
+	const struct kuser_ids *ids = krule_extra(&f->rules[2])->ids;
 	assert_non_null(ids);
 	assert_int_equal(ids->uid, 424242);
 	assert_int_equal(ids->gid, 424242);
 	assert_int_equal(ids->n_groups, 0);
-	assert_null(f->rules[3].ids);
+	assert_null(krule_extra(&f->rules[3])->ids);
 	kfile_unref(f);
 }
 
@@ -612,7 +654,7 @@ static void test_cgroup_limits(void **state)
 		char *y = tu_printf("rules:\n  - run: /bin/true\n    %s\n", c->yaml);
 		struct kfile *f = tu_parse(y, NULL);
 		free(y);
-		const struct kcg_limits *l = f->rules[0].cg_limits;
+		const struct kcg_limits *l = krule_extra(&f->rules[0])->cg_limits;
 		assert_non_null(l);
 		assert_true(l->memory_max == c->memory_max);
 		assert_true(l->tasks_max == c->tasks_max);
@@ -620,7 +662,7 @@ static void test_cgroup_limits(void **state)
 		kfile_unref(f);
 	}
 	struct kfile *f = tu_parse("rules:\n  - run: /bin/true\n", NULL);
-	assert_null(f->rules[0].cg_limits);
+	assert_null(krule_extra(&f->rules[0])->cg_limits);
 	kfile_unref(f);
 }
 
@@ -645,22 +687,22 @@ static void test_transient(void **state)
 				   NULL);
 	const struct krule *r = &f->rules[0];
 	assert_true(r->transient);
-	assert_int_equal(r->n_unit_props, 5);
-	assert_string_equal(r->unit_props[0].name, "MemoryMax");
-	assert_int_equal(r->unit_props[0].type, 't');
-	assert_true(r->unit_props[0].u == 20ull << 20);
-	assert_string_equal(r->unit_props[1].name, "CPUQuotaPerSecUSec");
-	assert_true(r->unit_props[1].u == 500000);
-	assert_string_equal(r->unit_props[2].name, "PrivateTmp");
-	assert_int_equal(r->unit_props[2].type, 'b');
-	assert_true(r->unit_props[2].b);
-	assert_string_equal(r->unit_props[3].name, "Nice");
-	assert_int_equal(r->unit_props[3].type, 'i');
-	assert_int_equal(r->unit_props[3].i, -5);
-	assert_string_equal(r->unit_props[4].name, "Slice");
-	assert_string_equal(r->unit_props[4].s, "background.slice");
+	assert_int_equal(krule_extra(r)->n_unit_props, 5);
+	assert_string_equal(krule_extra(r)->unit_props[0].name, "MemoryMax");
+	assert_int_equal(krule_extra(r)->unit_props[0].type, 't');
+	assert_true(krule_extra(r)->unit_props[0].u == 20ull << 20);
+	assert_string_equal(krule_extra(r)->unit_props[1].name, "CPUQuotaPerSecUSec");
+	assert_true(krule_extra(r)->unit_props[1].u == 500000);
+	assert_string_equal(krule_extra(r)->unit_props[2].name, "PrivateTmp");
+	assert_int_equal(krule_extra(r)->unit_props[2].type, 'b');
+	assert_true(krule_extra(r)->unit_props[2].b);
+	assert_string_equal(krule_extra(r)->unit_props[3].name, "Nice");
+	assert_int_equal(krule_extra(r)->unit_props[3].type, 'i');
+	assert_int_equal(krule_extra(r)->unit_props[3].i, -5);
+	assert_string_equal(krule_extra(r)->unit_props[4].name, "Slice");
+	assert_string_equal(krule_extra(r)->unit_props[4].s, "background.slice");
 	assert_true(f->rules[1].transient);
-	assert_int_equal(f->rules[1].n_unit_props, 0);
+	assert_int_equal(krule_extra(&f->rules[1])->n_unit_props, 0);
 	assert_false(f->rules[2].transient);
 	assert_false(f->rules[0].refused);
 	assert_false(f->rules[0].session);
@@ -673,7 +715,7 @@ static void test_transient(void **state)
 		     NULL);
 	assert_true(f->rules[0].session);
 	assert_true(f->rules[0].transient);
-	assert_int_equal(f->rules[0].n_unit_props, 1);
+	assert_int_equal(krule_extra(&f->rules[0])->n_unit_props, 1);
 	kfile_unref(f);
 }
 
@@ -695,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_rates),
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_refcount),
+		cmocka_unit_test(test_shared_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 916, NULL, "\"events\":{\"received\":916,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 996, NULL, ",\"rejected\":996,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 1076, NULL, ",\"overruns\":1076,", NULL},
+	{"received, all sources", SET_NONE, 0, 1035, NULL, "\"events\":{\"received\":1035,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 1125, NULL, ",\"rejected\":1125,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 1215, NULL, ",\"overruns\":1215,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"events debounced", S(events_debounced), 204, "debounced 204", "\"debounced\":204", "keventd_events_debounced_total 204\n"},
@@ -61,7 +61,7 @@ static const struct counter_case counters[] = {
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
 	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses, all sources", SET_NONE, 0, 1476, NULL, "\"paused_times\":1476,", "keventd_queue_pauses_total 1476\n"},
+	{"pauses, all sources", SET_NONE, 0, 1665, NULL, "\"paused_times\":1665,", "keventd_queue_pauses_total 1665\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
@@ -74,6 +74,11 @@ static const struct counter_case counters[] = {
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
 	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
+	{"journal bytes", X(journal_bytes), 311, "journal: 311 bytes", "{\"bytes\":311,", "keventd_journal_bytes 311\n"},
+	{"journal unfinished", X(journal_live), 312, "(312 unfinished)", "\"unfinished\":312", "keventd_journal_unfinished 312\n"},
+	{"journal corrupt", X(journal_corrupt), 313, "corrupt 313", "\"corrupt\":313", "keventd_journal_corrupt_total 313\n"},
+	{"journal full times", S(journal_full), 239, "full 239 times", "\"full_times\":239", "keventd_journal_full_total 239\n"},
+	{"journal full now", SET_NONE, 0, 1, " (full: intake paused)\n", "\"full\":true}", "keventd_journal_full 1\n"},
 	{"mqtt off", SET_NONE, 0, 1, "mqtt: off", NULL, NULL},
 	{"mqtt enabled", SET_NONE, 0, 1, NULL, "{\"enabled\":true,", "keventd_mqtt_enabled 1\n"},
 	{"mqtt connected", SET_NONE, 0, 1, "offconnected", "\"connected\":true,", "keventd_mqtt_connected 1\n"},
@@ -107,18 +112,19 @@ struct source_case {
 static const struct source_case per_source[] = {
 	{S(received), 111, 0, "received", "events_received_total"},
 	{S(recovered), 191, 1, "recovered", "events_recovered_total"},
-	{S(rejected), 121, 2, "rejected", "events_rejected_total"},
-	{S(overruns), 131, 3, "overruns", "receive_overruns_total"},
-	{S(lost), 141, 4, "lost", "events_lost_total"},
-	{S(truncated), 151, 5, "truncated", "events_truncated_total"},
-	{X(source_pending), 161, 6, "pending", "queue_source_pending"},
-	{X(source_share), 171, 7, "share", "queue_source_share"},
+	{S(redelivered), 101, 2, "redelivered", "events_redelivered_total"},
+	{S(rejected), 121, 3, "rejected", "events_rejected_total"},
+	{S(overruns), 131, 4, "overruns", "receive_overruns_total"},
+	{S(lost), 141, 5, "lost", "events_lost_total"},
+	{S(truncated), 151, 6, "truncated", "events_truncated_total"},
+	{X(source_pending), 161, 7, "pending", "queue_source_pending"},
+	{X(source_share), 171, 8, "share", "queue_source_share"},
 	{S(paused), 181, -1, "paused_times", "queue_source_pauses_total"},
 };
 /* clang-format on */
 
 /* The column of the per-source flag "paused", and the source that has it set. */
-#define PAUSED_COLUMN 8
+#define PAUSED_COLUMN 9
 #define PAUSED_SOURCE KEVENT_SOURCE_SOCKET
 
 /* Per rule: rule i of the fixture holds base[i] + k, 0 for none. */
@@ -197,6 +203,7 @@ static int setup(void **state)
 					per_source[k].base + i;
 		}
 	fx->x.paused = true;
+	fx->x.journal_full = true;
 	fx->x.cgroup = true; /* both, so that every row shows */
 	fx->x.process_group = true;
 	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
@@ -488,6 +495,7 @@ static const struct {
 	[KSTATS_QUEUE] = {"queue: ", "\"queue\":{"},
 	[KSTATS_CONTROL] = {"control: ", "\"control\":{"},
 	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
+	[KSTATS_JOURNAL] = {"journal: ", "\"journal\":{"},
 	[KSTATS_MQTT] = {"mqtt: ", ",\"mqtt\":{\"enabled\""},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
@@ -599,60 +607,50 @@ static void test_golden(void **state)
 		"uptime: 42s\n"
 		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
 		"queue: 301 pending, 302 running, max 303 children, size 304 (a source is paused: its share is full)\n"
-		"source         received    recovered     rejected     overruns         lost    truncated      pending        share       paused\n"
-		"kernel              111          191          121          131          141          151          161          171           no\n"
-		"udev                112          192          122          132          142          152          162          172           no\n"
-		"thermal             113          193          123          133          143          153          163          173           no\n"
-		"socket              114          194          124          134          144          154          164          174          yes\n"
-		"acpi                115          195          125          135          145          155          165          175           no\n"
-		"input               116          196          126          136          146          156          166          176           no\n"
-		"mqtt                117          197          127          137          147          157          167          177           no\n"
-		"trace               118          198          128          138          148          158          168          178           no\n"
+		"source         received    recovered  redelivered     rejected     overruns         lost    truncated      pending        share       paused\n"
+		"kernel              111          191          101          121          131          141          151          161          171           no\n"
+		"udev                112          192          102          122          132          142          152          162          172           no\n"
+		"thermal             113          193          103          123          133          143          153          163          173           no\n"
+		"socket              114          194          104          124          134          144          154          164          174          yes\n"
+		"acpi                115          195          105          125          135          145          155          165          175           no\n"
+		"input               116          196          106          126          136          146          156          166          176           no\n"
+		"fs                  117          197          107          127          137          147          157          167          177           no\n"
+		"mqtt                118          198          108          128          138          148          158          168          178           no\n"
+		"trace               119          199          109          129          139          149          159          169          179           no\n"
 		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
-		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, "
-		"over user limit 235, root slot refusals 236, idle dropped 237\n"
+		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
+		"journal: 311 bytes (312 unfinished), corrupt 313, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
-		"{\"uptime_seconds\":42,"
-		"\"sources\":{\"kernel\":{\"received\":111,\"recovered\":191,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,"
-		"\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181},"
-		"\"udev\":{\"received\":112,\"recovered\":192,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,"
-		"\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182},"
-		"\"thermal\":{\"received\":113,\"recovered\":193,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,"
-		"\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183},"
-		"\"socket\":{\"received\":114,\"recovered\":194,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,"
-		"\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
-		"\"acpi\":{\"received\":115,\"recovered\":195,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,"
-		"\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185},"
-		"\"input\":{\"received\":116,\"recovered\":196,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,"
-		"\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186},"
-		"\"mqtt\":{\"received\":117,\"recovered\":197,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,"
-		"\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187},"
-		"\"trace\":{\"received\":118,\"recovered\":198,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,"
-		"\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188}},"
-		"\"events\":{\"received\":916,\"rejected\":996,\"overruns\":1076,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
+		"{\"uptime_seconds\":42,\"sources\":{\"kernel\":{\"received\":111,\"recovered\":191,\"redelivered\":101,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181},"
+		"\"udev\":{\"received\":112,\"recovered\":192,\"redelivered\":102,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182},"
+		"\"thermal\":{\"received\":113,\"recovered\":193,\"redelivered\":103,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183},"
+		"\"socket\":{\"received\":114,\"recovered\":194,\"redelivered\":104,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
+		"\"acpi\":{\"received\":115,\"recovered\":195,\"redelivered\":105,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185},"
+		"\"input\":{\"received\":116,\"recovered\":196,\"redelivered\":106,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186},"
+		"\"fs\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187},"
+		"\"mqtt\":{\"received\":118,\"recovered\":198,\"redelivered\":108,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188},"
+		"\"trace\":{\"received\":119,\"recovered\":199,\"redelivered\":109,\"rejected\":129,\"overruns\":139,\"lost\":149,\"truncated\":159,\"pending\":169,\"share\":179,\"paused\":false,\"paused_times\":189}},"
+		"\"events\":{\"received\":1035,\"rejected\":1125,\"overruns\":1215,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1476,\"paused\":true},"
-		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,"
-		"\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1665,\"paused\":true},"
+		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
+		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
-		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,"
-		"\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
-		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,"
-		"\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
-		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,"
-		"\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
+		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
+		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
+		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
 	assert_string_equal(strbuf_str(&fx->prom),
 		"# HELP keventd_build_info Always 1; the version label is keventd's.\n"
 		"# TYPE keventd_build_info gauge\n"
-		"keventd_build_info{version=\"" KEVENT_VERSION "\"} 1\n"
+		"keventd_build_info{version=\"0.1.0\"} 1\n"
 		"# HELP keventd_uptime_seconds Seconds since keventd started.\n"
 		"# TYPE keventd_uptime_seconds gauge\n"
 		"keventd_uptime_seconds 42\n"
@@ -664,8 +662,9 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"socket\"} 114\n"
 		"keventd_events_received_total{source=\"acpi\"} 115\n"
 		"keventd_events_received_total{source=\"input\"} 116\n"
-		"keventd_events_received_total{source=\"mqtt\"} 117\n"
-		"keventd_events_received_total{source=\"trace\"} 118\n"
+		"keventd_events_received_total{source=\"fs\"} 117\n"
+		"keventd_events_received_total{source=\"mqtt\"} 118\n"
+		"keventd_events_received_total{source=\"trace\"} 119\n"
 		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
 		"# TYPE keventd_events_recovered_total counter\n"
 		"keventd_events_recovered_total{source=\"kernel\"} 191\n"
@@ -674,8 +673,20 @@ static void test_golden(void **state)
 		"keventd_events_recovered_total{source=\"socket\"} 194\n"
 		"keventd_events_recovered_total{source=\"acpi\"} 195\n"
 		"keventd_events_recovered_total{source=\"input\"} 196\n"
-		"keventd_events_recovered_total{source=\"mqtt\"} 197\n"
-		"keventd_events_recovered_total{source=\"trace\"} 198\n"
+		"keventd_events_recovered_total{source=\"fs\"} 197\n"
+		"keventd_events_recovered_total{source=\"mqtt\"} 198\n"
+		"keventd_events_recovered_total{source=\"trace\"} 199\n"
+		"# HELP keventd_events_redelivered_total Of the events received, those read back from the journal at start-up, accepted before keventd stopped or died and not finished then, per source.\n"
+		"# TYPE keventd_events_redelivered_total counter\n"
+		"keventd_events_redelivered_total{source=\"kernel\"} 101\n"
+		"keventd_events_redelivered_total{source=\"udev\"} 102\n"
+		"keventd_events_redelivered_total{source=\"thermal\"} 103\n"
+		"keventd_events_redelivered_total{source=\"socket\"} 104\n"
+		"keventd_events_redelivered_total{source=\"acpi\"} 105\n"
+		"keventd_events_redelivered_total{source=\"input\"} 106\n"
+		"keventd_events_redelivered_total{source=\"fs\"} 107\n"
+		"keventd_events_redelivered_total{source=\"mqtt\"} 108\n"
+		"keventd_events_redelivered_total{source=\"trace\"} 109\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
@@ -684,8 +695,9 @@ static void test_golden(void **state)
 		"keventd_events_rejected_total{source=\"socket\"} 124\n"
 		"keventd_events_rejected_total{source=\"acpi\"} 125\n"
 		"keventd_events_rejected_total{source=\"input\"} 126\n"
-		"keventd_events_rejected_total{source=\"mqtt\"} 127\n"
-		"keventd_events_rejected_total{source=\"trace\"} 128\n"
+		"keventd_events_rejected_total{source=\"fs\"} 127\n"
+		"keventd_events_rejected_total{source=\"mqtt\"} 128\n"
+		"keventd_events_rejected_total{source=\"trace\"} 129\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
@@ -694,8 +706,9 @@ static void test_golden(void **state)
 		"keventd_receive_overruns_total{source=\"socket\"} 134\n"
 		"keventd_receive_overruns_total{source=\"acpi\"} 135\n"
 		"keventd_receive_overruns_total{source=\"input\"} 136\n"
-		"keventd_receive_overruns_total{source=\"mqtt\"} 137\n"
-		"keventd_receive_overruns_total{source=\"trace\"} 138\n"
+		"keventd_receive_overruns_total{source=\"fs\"} 137\n"
+		"keventd_receive_overruns_total{source=\"mqtt\"} 138\n"
+		"keventd_receive_overruns_total{source=\"trace\"} 139\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 141\n"
@@ -704,8 +717,9 @@ static void test_golden(void **state)
 		"keventd_events_lost_total{source=\"socket\"} 144\n"
 		"keventd_events_lost_total{source=\"acpi\"} 145\n"
 		"keventd_events_lost_total{source=\"input\"} 146\n"
-		"keventd_events_lost_total{source=\"mqtt\"} 147\n"
-		"keventd_events_lost_total{source=\"trace\"} 148\n"
+		"keventd_events_lost_total{source=\"fs\"} 147\n"
+		"keventd_events_lost_total{source=\"mqtt\"} 148\n"
+		"keventd_events_lost_total{source=\"trace\"} 149\n"
 		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
 		"# TYPE keventd_events_truncated_total counter\n"
 		"keventd_events_truncated_total{source=\"kernel\"} 151\n"
@@ -714,8 +728,9 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"socket\"} 154\n"
 		"keventd_events_truncated_total{source=\"acpi\"} 155\n"
 		"keventd_events_truncated_total{source=\"input\"} 156\n"
-		"keventd_events_truncated_total{source=\"mqtt\"} 157\n"
-		"keventd_events_truncated_total{source=\"trace\"} 158\n"
+		"keventd_events_truncated_total{source=\"fs\"} 157\n"
+		"keventd_events_truncated_total{source=\"mqtt\"} 158\n"
+		"keventd_events_truncated_total{source=\"trace\"} 159\n"
 		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
 		"# TYPE keventd_queue_source_pending gauge\n"
 		"keventd_queue_source_pending{source=\"kernel\"} 161\n"
@@ -724,8 +739,9 @@ static void test_golden(void **state)
 		"keventd_queue_source_pending{source=\"socket\"} 164\n"
 		"keventd_queue_source_pending{source=\"acpi\"} 165\n"
 		"keventd_queue_source_pending{source=\"input\"} 166\n"
-		"keventd_queue_source_pending{source=\"mqtt\"} 167\n"
-		"keventd_queue_source_pending{source=\"trace\"} 168\n"
+		"keventd_queue_source_pending{source=\"fs\"} 167\n"
+		"keventd_queue_source_pending{source=\"mqtt\"} 168\n"
+		"keventd_queue_source_pending{source=\"trace\"} 169\n"
 		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
 		"# TYPE keventd_queue_source_share gauge\n"
 		"keventd_queue_source_share{source=\"kernel\"} 171\n"
@@ -734,8 +750,9 @@ static void test_golden(void **state)
 		"keventd_queue_source_share{source=\"socket\"} 174\n"
 		"keventd_queue_source_share{source=\"acpi\"} 175\n"
 		"keventd_queue_source_share{source=\"input\"} 176\n"
-		"keventd_queue_source_share{source=\"mqtt\"} 177\n"
-		"keventd_queue_source_share{source=\"trace\"} 178\n"
+		"keventd_queue_source_share{source=\"fs\"} 177\n"
+		"keventd_queue_source_share{source=\"mqtt\"} 178\n"
+		"keventd_queue_source_share{source=\"trace\"} 179\n"
 		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_paused gauge\n"
 		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
@@ -744,6 +761,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_paused{source=\"socket\"} 1\n"
 		"keventd_queue_source_paused{source=\"acpi\"} 0\n"
 		"keventd_queue_source_paused{source=\"input\"} 0\n"
+		"keventd_queue_source_paused{source=\"fs\"} 0\n"
 		"keventd_queue_source_paused{source=\"mqtt\"} 0\n"
 		"keventd_queue_source_paused{source=\"trace\"} 0\n"
 		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
@@ -754,8 +772,9 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"socket\"} 184\n"
 		"keventd_queue_source_pauses_total{source=\"acpi\"} 185\n"
 		"keventd_queue_source_pauses_total{source=\"input\"} 186\n"
-		"keventd_queue_source_pauses_total{source=\"mqtt\"} 187\n"
-		"keventd_queue_source_pauses_total{source=\"trace\"} 188\n"
+		"keventd_queue_source_pauses_total{source=\"fs\"} 187\n"
+		"keventd_queue_source_pauses_total{source=\"mqtt\"} 188\n"
+		"keventd_queue_source_pauses_total{source=\"trace\"} 189\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -821,7 +840,7 @@ static void test_golden(void **state)
 		"keventd_queue_paused 1\n"
 		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 1476\n"
+		"keventd_queue_pauses_total 1665\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"
@@ -858,6 +877,21 @@ static void test_golden(void **state)
 		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
 		"# TYPE keventd_history_not_kept_total counter\n"
 		"keventd_history_not_kept_total 238\n"
+		"# HELP keventd_journal_bytes Bytes of the journal's segments in the state directory.\n"
+		"# TYPE keventd_journal_bytes gauge\n"
+		"keventd_journal_bytes 311\n"
+		"# HELP keventd_journal_unfinished Events in the journal not finished yet.\n"
+		"# TYPE keventd_journal_unfinished gauge\n"
+		"keventd_journal_unfinished 312\n"
+		"# HELP keventd_journal_corrupt_total Damaged journal records skipped at start-up: each an event lost.\n"
+		"# TYPE keventd_journal_corrupt_total counter\n"
+		"keventd_journal_corrupt_total 313\n"
+		"# HELP keventd_journal_full_total Times the journal was full and paused intake.\n"
+		"# TYPE keventd_journal_full_total counter\n"
+		"keventd_journal_full_total 239\n"
+		"# HELP keventd_journal_full 1 while the journal is full and intake is paused.\n"
+		"# TYPE keventd_journal_full gauge\n"
+		"keventd_journal_full 1\n"
 		"# HELP keventd_mqtt_enabled 1 when keventd.yaml names a broker.\n"
 		"# TYPE keventd_mqtt_enabled gauge\n"
 		"keventd_mqtt_enabled 1\n"

@@ -278,6 +278,19 @@ static void find_prop(sd_bus_message *m, const char *name)
 	assert_true(seek_prop(m, name));
 }
 
+/* The one command of property name (a(sasas)): its path, argv and flags. */
+static void read_exec(sd_bus_message *m, const char *name, const char **path, char ***args,
+		      char ***flags)
+{
+	find_prop(m, name);
+	assert_true(sd_bus_message_enter_container(m, 'v', "a(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'a', "(sasas)") > 0);
+	assert_true(sd_bus_message_enter_container(m, 'r', "sasas") > 0);
+	assert_true(sd_bus_message_read(m, "s", path) > 0);
+	assert_true(sd_bus_message_read_strv(m, args) > 0);
+	assert_true(sd_bus_message_read_strv(m, flags) > 0);
+}
+
 /* The one encoder of transient and session runs: the command goes as
  * ExecStartEx with no-env-expand, every byte of argv as the rule and the
  * event made it ("$(...)", backquotes, "${NAME}", "$$" included), and a
@@ -311,15 +324,9 @@ static void test_start_message(void **state)
 	assert_string_equal(unit, name);
 	assert_string_equal(mode, "fail");
 
-	find_prop(m, "ExecStartEx");
-	assert_true(sd_bus_message_enter_container(m, 'v', "a(sasas)") > 0);
-	assert_true(sd_bus_message_enter_container(m, 'a', "(sasas)") > 0);
-	assert_true(sd_bus_message_enter_container(m, 'r', "sasas") > 0);
 	const char *path;
 	char **args = NULL, **flags = NULL;
-	assert_true(sd_bus_message_read(m, "s", &path) > 0);
-	assert_true(sd_bus_message_read_strv(m, &args) > 0);
-	assert_true(sd_bus_message_read_strv(m, &flags) > 0);
+	read_exec(m, "ExecStartEx", &path, &args, &flags);
 	assert_string_equal(path, "/bin/sh");
 	assert_int_equal(strv_length(args), 3);
 	for (size_t i = 0; i < 3; i++)
@@ -366,15 +373,9 @@ static void test_start_message_env(void **state)
 	assert_string_equal(env[1], "KEVENT_CPU=a\\xffb");
 	strv_free(env);
 	/* a session rule: the unit asks logind again right before the run */
-	find_prop(m, "ExecConditionEx");
-	assert_true(sd_bus_message_enter_container(m, 'v', "a(sasas)") > 0);
-	assert_true(sd_bus_message_enter_container(m, 'a', "(sasas)") > 0);
-	assert_true(sd_bus_message_enter_container(m, 'r', "sasas") > 0);
 	const char *path;
 	char **args = NULL, **flags = NULL;
-	assert_true(sd_bus_message_read(m, "s", &path) > 0);
-	assert_true(sd_bus_message_read_strv(m, &args) > 0);
-	assert_true(sd_bus_message_read_strv(m, &flags) > 0);
+	read_exec(m, "ExecConditionEx", &path, &args, &flags);
 	assert_string_equal(path, "/bin/sh");
 	assert_int_equal(strv_length(args), 3);
 	assert_non_null(strstr(args[2], "loginctl show-session \"$KEVENT_SESSION\""));

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal-rec.h"
+#include "log.h"
+#include "util.h"
+
+#define NAME_FMT "journal-%020" PRIu64
+#define NAME_LEN (8 + 20)
+/* the segment written to is emptied when nothing in it is live any more
+ * and it has grown past this (or past its share, whichever is smaller) */
+#define RESET_AT   (64u << 10)
+#define LAZY_MAX   1024
+#define LOCK_TRIES 100 /* of 10 ms each */
+
+struct segment {
+	uint64_t no;
+	int fd;
+	uint64_t size;
+	uint64_t live;
+};
+
+struct lazy {
+	uint64_t no, off;
+};
+
+struct kjournal {
+	int dirfd;
+	int lockfd;	  /* journal.lock, flock()ed: one keventd per state directory */
+	uint64_t seg_max; /* a segment's bytes before the next one starts */
+	struct segment *segs;
+	size_t n_segs, cap_segs;
+	size_t n_old; /* segments found at open, not yet replayed */
+	struct lazy lazy[LAZY_MAX];
+	size_t n_lazy;
+	struct strbuf buf;
+	uint64_t corrupt;
+	struct klog_throttle write_log;
+};
+
+static struct segment *find(struct kjournal *j, uint64_t no)
+{
+	for (size_t i = 0; i < j->n_segs; i++)
+		if (j->segs[i].no == no)
+			return &j->segs[i];
+	return NULL;
+}
+
+static struct segment *current(struct kjournal *j)
+{
+	return &j->segs[j->n_segs - 1];
+}
+
+static int add_segment(struct kjournal *j, uint64_t no, int fd, uint64_t size)
+{
+	if (j->n_segs == j->cap_segs) {
+		size_t cap = j->cap_segs ? 2 * j->cap_segs : 8;
+		struct segment *v = realloc(j->segs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		j->segs = v;
+		j->cap_segs = cap;
+	}
+	j->segs[j->n_segs++] = (struct segment){.no = no, .fd = fd, .size = size};
+	return 0;
+}
+
+static int new_segment(struct kjournal *j, uint64_t no)
+{
+	char name[NAME_LEN + 1];
+	snprintf(name, sizeof(name), NAME_FMT, no);
+	int fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int rc = add_segment(j, no, fd, 0);
+	if (rc < 0)
+		close(fd);
+	return rc;
+}
+
+static void drop_lazy_of(struct kjournal *j, uint64_t no)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < j->n_lazy; i++)
+		if (j->lazy[i].no != no)
+			j->lazy[k++] = j->lazy[i];
+	j->n_lazy = k;
+}
+
+/* s holds nothing live: a segment written before goes, the one written to
+ * is emptied once it is big enough for that to pay. */
+static void segment_idle(struct kjournal *j, struct segment *s)
+{
+	if (s == current(j)) {
+		if (s->size < RESET_AT && s->size < j->seg_max)
+			return;
+		if (ftruncate(s->fd, 0) == 0) {
+			s->size = 0;
+			drop_lazy_of(j, s->no);
+		}
+		return;
+	}
+	char name[NAME_LEN + 1];
+	snprintf(name, sizeof(name), NAME_FMT, s->no);
+	(void)unlinkat(j->dirfd, name, 0);
+	close(s->fd);
+	drop_lazy_of(j, s->no);
+	size_t i = (size_t)(s - j->segs);
+	memmove(&j->segs[i], &j->segs[i + 1], (j->n_segs - i - 1) * sizeof(*s));
+	j->n_segs--;
+	if (i < j->n_old)
+		j->n_old--;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The numbers of the segments in the directory, sorted. */
+static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (struct dirent *e; (e = readdir(dir));) {
+		if (strlen(e->d_name) != NAME_LEN || strncmp(e->d_name, "journal-", 8) != 0 ||
+		    strspn(e->d_name + 8, "0123456789") != 20)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			uint64_t *w = realloc(v, cap * sizeof(*w));
+			if (!w) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = w;
+		}
+		v[n++] = strtoull(e->d_name + 8, NULL, 10);
+	}
+	closedir(dir);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u64);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+int kjournal_open(const char *dir, size_t size, struct kjournal **out)
+{
+	struct kjournal *j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->seg_max = size / KJOURNAL_SEGMENTS;
+	j->write_log = (struct klog_throttle){.name = "journal", .what = "write errors"};
+	j->dirfd = j->lockfd = -1;
+	int rc = 0;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		rc = -errno;
+	if (rc == 0 && (j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		rc = -errno;
+	if (rc == 0 &&
+	    (j->lockfd = openat(j->dirfd, "journal.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		rc = -errno;
+	/* a keventd killed a moment ago may live on for a few microseconds in a
+	 * handler it forked that has not closed its descriptors yet */
+	for (int tries = 0; rc == 0 && flock(j->lockfd, LOCK_EX | LOCK_NB) < 0; tries++) {
+		if (errno != EWOULDBLOCK)
+			rc = -errno;
+		else if (tries == LOCK_TRIES)
+			rc = -EBUSY;
+		else
+			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+	}
+	_cleanup_free_ uint64_t *nos = NULL;
+	size_t n = 0;
+	if (rc == 0)
+		rc = list_segments(j->dirfd, &nos, &n);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char name[NAME_LEN + 1];
+		snprintf(name, sizeof(name), NAME_FMT, nos[i]);
+		int fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0)
+			rc = -errno;
+		else
+			rc = add_segment(j, nos[i], fd, (uint64_t)st.st_size);
+		if (rc < 0 && fd >= 0)
+			close(fd);
+	}
+	j->n_old = j->n_segs;
+	if (rc == 0)
+		rc = new_segment(j, n ? nos[n - 1] + 1 : 1);
+	if (rc < 0) {
+		j->n_old = 0;
+		kjournal_free(j);
+		return rc;
+	}
+	*out = j;
+	return 0;
+}
+
+static void mark_done(struct kjournal *j, struct segment *s, uint64_t off)
+{
+	static const char done = KJREC_DONE;
+	if (pwrite(s->fd, &done, 1, (off_t)(off + KJREC_STATE_OFF)) != 1)
+		klog_throttled(&j->write_log, LOG_WARNING, "journal: cannot mark a record done: %s",
+			       strerror(errno));
+}
+
+/* The events of one segment found at open: decoded, then handed on. */
+static size_t replay_segment(struct kjournal *j, uint64_t no,
+			     int (*submit)(void *userdata, struct kevent *ev), void *userdata)
+{
+	struct segment *s = find(j, no);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	if (!s)
+		return 0;
+	int rc = lseek(s->fd, 0, SEEK_SET) < 0 ? -errno : read_fd(s->fd, SIZE_MAX / 2, &data, &len);
+	if (rc < 0) {
+		log_warning("journal: cannot read segment %" PRIu64 ": %s", no, strerror(-rc));
+		return 0;
+	}
+	struct kevent **evs = NULL;
+	size_t n = 0, cap = 0;
+	bool pinned = false; /* out of memory: what is left stays for the next start */
+	struct kjrec r;
+	for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
+	     off = r.off + r.len) {
+		if (r.kind != KJREC_RECORD) {
+			j->corrupt++;
+			log_warning("journal: segment %" PRIu64 ": %s record at %zu (%zu bytes) "
+				    "skipped",
+				    no, r.kind == KJREC_TORN ? "a cut off" : "a damaged", r.off,
+				    r.len);
+			continue;
+		}
+		if (!r.live)
+			continue;
+		struct kevent *ev = NULL;
+		const char *why = "out of memory";
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			struct kevent **v = realloc(evs, c * sizeof(*v));
+			if (!v) {
+				pinned = true;
+				break;
+			}
+			evs = v;
+			cap = c;
+		}
+		rc = kjrec_decode(r.body, r.body_len, &ev, &why);
+		if (rc == -ENOMEM) {
+			pinned = true;
+			break;
+		}
+		if (rc < 0) {
+			j->corrupt++;
+			log_warning("journal: segment %" PRIu64 ": record at %zu skipped: %s", no,
+				    r.off, why);
+			mark_done(j, s, r.off);
+			continue;
+		}
+		ev->redelivered = true;
+		ev->journal_ref = no << 32 | r.off;
+		evs[n++] = ev;
+	}
+	s->live = n + pinned;
+	if (!s->live) {
+		segment_idle(j, s);
+		free(evs);
+		return 0;
+	}
+	/* s may go while they are handed on: the last one retired deletes it */
+	for (size_t i = 0; i < n; i++)
+		(void)submit(userdata, evs[i]);
+	free(evs);
+	return n;
+}
+
+size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
+		       void *userdata)
+{
+	size_t n_old = j->n_old, total = 0;
+	_cleanup_free_ uint64_t *nos = malloc((n_old ? n_old : 1) * sizeof(*nos));
+	if (!nos)
+		return 0;
+	for (size_t i = 0; i < n_old; i++)
+		nos[i] = j->segs[i].no;
+	for (size_t i = 0; i < n_old; i++)
+		total += replay_segment(j, nos[i], submit, userdata);
+	j->n_old = 0;
+	return total;
+}
+
+int kjournal_append(struct kjournal *j, struct kevent *ev)
+{
+	struct segment *s = current(j);
+	if (s->size >= j->seg_max) {
+		if (s->live == 0)
+			segment_idle(j, s);
+		else if (j->n_segs < KJOURNAL_SEGMENTS && new_segment(j, s->no + 1) == 0)
+			s = current(j);
+		/* else full: written all the same, never forgotten; intake pauses */
+	}
+	strbuf_reset(&j->buf);
+	kjrec_encode(&j->buf, ev);
+	if (j->buf.oom)
+		return -ENOMEM;
+	if (s->size > UINT32_MAX - j->buf.len)
+		return -EFBIG;
+	ssize_t w = pwrite(s->fd, j->buf.buf, j->buf.len, (off_t)s->size);
+	if (w != (ssize_t)j->buf.len) {
+		int rc = w < 0 ? -errno : -EIO;
+		klog_throttled(&j->write_log, LOG_WARNING,
+			       "journal: cannot append an event: %s; it is handled unjournaled",
+			       strerror(-rc));
+		if (w > 0 && ftruncate(s->fd, (off_t)s->size) < 0)
+			s->size += (uint64_t)w; /* a torn record: skipped when read */
+		return rc;
+	}
+	ev->journal_ref = s->no << 32 | s->size;
+	s->size += j->buf.len;
+	s->live++;
+	return 0;
+}
+
+static void flush_lazy(struct kjournal *j)
+{
+	for (size_t i = 0; i < j->n_lazy; i++) {
+		struct segment *s = find(j, j->lazy[i].no);
+		if (s)
+			mark_done(j, s, j->lazy[i].off);
+	}
+	j->n_lazy = 0;
+}
+
+void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
+{
+	if (!j || !ref)
+		return;
+	struct segment *s = find(j, ref >> 32);
+	uint64_t off = ref & UINT32_MAX;
+	if (!s || !s->live)
+		return;
+	if (lazy) {
+		if (j->n_lazy == LAZY_MAX)
+			flush_lazy(j);
+		j->lazy[j->n_lazy++] = (struct lazy){s->no, off};
+	} else {
+		mark_done(j, s, off);
+	}
+	if (--s->live == 0)
+		segment_idle(j, s);
+}
+
+bool kjournal_full(const struct kjournal *j)
+{
+	if (!j || !j->n_segs)
+		return false;
+	const struct segment *s = &j->segs[j->n_segs - 1];
+	return j->n_segs >= KJOURNAL_SEGMENTS && s->size >= j->seg_max && s->live;
+}
+
+void kjournal_status(const struct kjournal *j, struct kjournal_status *out)
+{
+	*out = (struct kjournal_status){0};
+	if (!j)
+		return;
+	out->corrupt = j->corrupt;
+	out->segments = j->n_segs;
+	for (size_t i = 0; i < j->n_segs; i++) {
+		out->bytes += j->segs[i].size;
+		out->live += j->segs[i].live;
+	}
+}
+
+void kjournal_free(struct kjournal *j)
+{
+	if (!j)
+		return;
+	flush_lazy(j);
+	for (size_t i = 0; i < j->n_segs; i++) {
+		struct segment *s = &j->segs[i];
+		/* found at open and never replayed: kept as found */
+		if (!s->live && i >= j->n_old) {
+			char name[NAME_LEN + 1];
+			snprintf(name, sizeof(name), NAME_FMT, s->no);
+			(void)unlinkat(j->dirfd, name, 0);
+		}
+		close(s->fd);
+	}
+	free(j->segs);
+	strbuf_release(&j->buf);
+	if (j->dirfd >= 0)
+		close(j->dirfd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
+	free(j);
+}

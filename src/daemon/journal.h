@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The journal of accepted events (keventd(8), THE JOURNAL): segments
+ * "journal-N" in the state directory, each a run of records
+ * (journal-rec.h).  An event is appended before it is matched and retired
+ * (its record's state byte set to done) once its fate is final; a segment
+ * whose events are all retired is deleted, or emptied when it is the one
+ * written to.  Nothing is synced: the journal outlives keventd's death,
+ * not the machine's.  At most KJOURNAL_SEGMENTS segments of a quarter of
+ * the journal's size each are written; past that the journal is full and
+ * intake pauses (the daemon's flow control), never forgetting an event.
+ */
+#ifndef KEVENT_JOURNAL_H
+#define KEVENT_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define KJOURNAL_SEGMENTS     4
+#define KJOURNAL_DEFAULT_SIZE (4u << 20)
+#define KJOURNAL_SIZE_MIN     (64u << 10)
+#define KJOURNAL_SIZE_MAX     (1u << 30)
+
+struct kjournal;
+
+/* Opens the journal in dir (made, mode 0700, when missing), taking over
+ * the segments a previous keventd left there.  0, -EBUSY when another
+ * keventd holds dir's journal.lock, or -errno. */
+int kjournal_open(const char *dir, size_t size, struct kjournal **out);
+
+/* Hands each unfinished event of the segments found at open to submit,
+ * in their order, flagged redelivered and holding its record; a damaged
+ * record is skipped and counted.  Returns the number handed. */
+size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
+		       void *userdata);
+
+/* Appends ev and notes its record in ev->journal_ref.  0, or -errno when
+ * the record could not be written (the event goes on unjournaled). */
+int kjournal_append(struct kjournal *j, struct kevent *ev);
+
+/* Retires the record ref (an event's journal_ref; 0 is none).  lazy: the
+ * event ran nothing, and a redelivery would run nothing either; its
+ * record may be marked later, or go with its segment. */
+void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy);
+
+/* Whether the journal is full: the last segment it may write is. */
+bool kjournal_full(const struct kjournal *j);
+
+struct kjournal_status {
+	uint64_t corrupt;  /* damaged records skipped */
+	uint64_t bytes;	   /* the segments' bytes */
+	uint64_t live;	   /* events not finished */
+	uint64_t segments; /* segment files */
+};
+void kjournal_status(const struct kjournal *j, struct kjournal_status *out);
+
+/* Marks the lazily retired records, deletes what holds nothing live, and
+ * frees j.  NULL is fine. */
+void kjournal_free(struct kjournal *j);
+
+#endif

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "journal-rec.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BODY_VERSION	 1
+#define FLAG_RECOVERED	 1u
+#define FLAG_SYNTHETIC	 2u
+#define FLAG_HOST	 4u
+#define FLAG_REDELIVERED 8u
+#define BODY_FIXED	 (4 + 8 + 8 + 8 + 4)
+
+static uint32_t fnv(uint32_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
+	return h;
+}
+
+static uint32_t checksum(uint32_t len, const void *body)
+{
+	return fnv(fnv(2166136261u, &len, sizeof(len)), body, len);
+}
+
+static void put_str(struct strbuf *sb, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	strbuf_add(sb, (const char *)&n, sizeof(n));
+	strbuf_add(sb, s, n);
+}
+
+void kjrec_encode(struct strbuf *sb, const struct kevent *ev)
+{
+	size_t start = sb->len;
+	struct kjrec_hdr h = {.magic = KJREC_MAGIC, .state = KJREC_LIVE};
+	strbuf_add(sb, (const char *)&h, sizeof(h));
+	uint8_t head[4] = {BODY_VERSION, (uint8_t)ev->type, (uint8_t)ev->source,
+			   (uint8_t)((ev->recovered ? FLAG_RECOVERED : 0) |
+				     (ev->synthetic ? FLAG_SYNTHETIC : 0) |
+				     (ev->host ? FLAG_HOST : 0) |
+				     (ev->redelivered ? FLAG_REDELIVERED : 0))};
+	uint32_t n_env = (uint32_t)ev->n_uevent_env;
+	strbuf_add(sb, (const char *)head, sizeof(head));
+	strbuf_add(sb, (const char *)&ev->seqnum, 8);
+	strbuf_add(sb, (const char *)&ev->timestamp, 8);
+	strbuf_add(sb, (const char *)&ev->instance, 8);
+	strbuf_add(sb, (const char *)&n_env, 4);
+	put_str(sb, ev->object);
+	put_str(sb, ev->signal);
+	put_str(sb, ev->payload);
+	if (ev->host)
+		put_str(sb, ev->host);
+	for (size_t i = 0; i < ev->n_uevent_env; i++)
+		put_str(sb, ev->uevent_env[i]);
+	if (sb->oom)
+		return;
+	h.len = (uint32_t)(sb->len - start - sizeof(h));
+	h.sum = checksum(h.len, sb->buf + start + sizeof(h));
+	memcpy(sb->buf + start, &h, sizeof(h));
+}
+
+/* Whether a whole record starts at buf[off], and its size. */
+static size_t valid_at(const uint8_t *buf, size_t len, size_t off)
+{
+	struct kjrec_hdr h;
+	if (len - off < sizeof(h))
+		return 0;
+	memcpy(&h, buf + off, sizeof(h)); /* buf need not be aligned */
+	if (h.magic != KJREC_MAGIC || h.len > KJREC_BODY_MAX || h.len > len - off - sizeof(h))
+		return 0;
+	if (checksum(h.len, buf + off + sizeof(h)) != h.sum)
+		return 0;
+	return sizeof(h) + h.len;
+}
+
+/* Whether buf[off, len), all that is left, is the start of a record that
+ * a write stopped in: a plausible header, or the part of one there is. */
+static bool torn_at(const uint8_t *buf, size_t len, size_t off)
+{
+	size_t left = len - off;
+	uint32_t magic = KJREC_MAGIC;
+	if (memcmp(buf + off, &magic, left < 4 ? left : 4) != 0)
+		return false;
+	if (left < 8)
+		return true;
+	uint32_t n;
+	memcpy(&n, buf + off + 4, sizeof(n));
+	return n <= KJREC_BODY_MAX &&
+	       (left < sizeof(struct kjrec_hdr) || sizeof(struct kjrec_hdr) + (size_t)n > left);
+}
+
+void kjrec_next(const void *buf_, size_t len, size_t off, struct kjrec *out)
+{
+	const uint8_t *buf = buf_;
+	*out = (struct kjrec){.kind = KJREC_END, .off = off};
+	if (off >= len)
+		return;
+	size_t size = valid_at(buf, len, off);
+	if (size) {
+		out->kind = KJREC_RECORD;
+		out->len = size;
+		out->live = buf[off + KJREC_STATE_OFF] != KJREC_DONE;
+		out->body = buf + off + sizeof(struct kjrec_hdr);
+		out->body_len = size - sizeof(struct kjrec_hdr);
+		return;
+	}
+	if (torn_at(buf, len, off)) {
+		out->kind = KJREC_TORN;
+		out->len = len - off;
+		return;
+	}
+	/* damaged: up to the next whole record, or the torn one at the end */
+	size_t next = off + 1;
+	while (next < len && !valid_at(buf, len, next) && !torn_at(buf, len, next))
+		next++;
+	out->kind = KJREC_DAMAGED;
+	out->len = next - off;
+}
+
+struct reader {
+	const uint8_t *p;
+	size_t left;
+};
+
+static bool take(struct reader *r, void *out, size_t n)
+{
+	if (r->left < n)
+		return false;
+	memcpy(out, r->p, n);
+	r->p += n;
+	r->left -= n;
+	return true;
+}
+
+/* A string of the body, copied with its NUL; NULL at the end of the
+ * body, on a NUL inside it, or without memory (*oom). */
+static char *take_str(struct reader *r, bool *oom)
+{
+	uint32_t n;
+	if (!take(r, &n, sizeof(n)) || r->left < n || memchr(r->p, '\0', n))
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (!s) {
+		*oom = true;
+		return NULL;
+	}
+	memcpy(s, r->p, n);
+	s[n] = '\0';
+	r->p += n;
+	r->left -= n;
+	return s;
+}
+
+int kjrec_decode(const void *body, size_t len, struct kevent **out, const char **why)
+{
+	struct reader r = {body, len};
+	uint8_t head[4];
+	uint64_t seqnum, timestamp, instance;
+	uint32_t n_env;
+	bool oom = false;
+	if (!take(&r, head, 4) || !take(&r, &seqnum, 8) || !take(&r, &timestamp, 8) ||
+	    !take(&r, &instance, 8) || !take(&r, &n_env, 4)) {
+		*why = "record too short";
+		return -EINVAL;
+	}
+	if (head[0] != BODY_VERSION) {
+		*why = "unknown record version";
+		return -EINVAL;
+	}
+	if (head[2] >= KEVENT_SOURCE_MAX) {
+		*why = "unknown source";
+		return -EINVAL;
+	}
+	/* each variable takes 4 bytes at least */
+	if (n_env > r.left / 4) {
+		*why = "record too short";
+		return -EINVAL;
+	}
+	_cleanup_free_ char *object = take_str(&r, &oom);
+	_cleanup_free_ char *signal = object ? take_str(&r, &oom) : NULL;
+	_cleanup_free_ char *payload = signal ? take_str(&r, &oom) : NULL;
+	_cleanup_free_ char *host = payload && (head[3] & FLAG_HOST) ? take_str(&r, &oom) : NULL;
+	_cleanup_strv_ char **env = calloc((size_t)n_env + 1, sizeof(*env));
+	bool ok = payload && (host || !(head[3] & FLAG_HOST)) && env;
+	for (uint32_t i = 0; ok && i < n_env; i++)
+		ok = (env[i] = take_str(&r, &oom)) != NULL;
+	if (oom || !env)
+		return -ENOMEM;
+	if (!ok || r.left) {
+		*why = r.left && ok ? "bytes after the record's fields"
+				    : "a field is cut or holds a NUL";
+		return -EINVAL;
+	}
+	struct kevent *ev = NULL;
+	int rc = kevent_new(head[1], object, signal, payload, (enum kevent_source)head[2], seqnum,
+			    timestamp, env, n_env, &ev, why);
+	if (rc < 0)
+		return rc;
+	ev->recovered = head[3] & FLAG_RECOVERED;
+	ev->synthetic = head[3] & FLAG_SYNTHETIC;
+	ev->redelivered = head[3] & FLAG_REDELIVERED;
+	ev->instance = instance;
+	if (host && (rc = kevent_set_host(ev, host, why)) < 0) {
+		kevent_free(ev);
+		return rc;
+	}
+	*out = ev;
+	return 0;
+}

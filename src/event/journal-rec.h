@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The records of keventd's journal of accepted events (keventd(8), THE
+ * JOURNAL): a header and the event's fields, written one record per
+ * write().  The header's state byte is the only byte ever written again
+ * (live, then done), so the checksum leaves it out.  Pure: a record is
+ * made into a buffer and read from one, so a reader of damaged bytes can
+ * be driven by a fuzzer.
+ *
+ *   magic   u32   KJREC_MAGIC
+ *   len     u32   the body's bytes
+ *   sum     u32   FNV-1a of len and the body
+ *   state   u8    KJREC_LIVE or KJREC_DONE; then 3 bytes of zero
+ *   body    len bytes: version u8 (1), type u8, source u8, flags u8,
+ *           seqnum u64, timestamp u64, instance u64, n_env u32, then
+ *           u32-length-prefixed strings: object, signal, payload, host
+ *           (when flags say so), the uevent variables
+ *
+ * Numbers are in the machine's order: a journal lives on its /run.
+ */
+#ifndef KEVENT_JOURNAL_REC_H
+#define KEVENT_JOURNAL_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "util.h"
+
+#define KJREC_MAGIC 0x4a56454bu /* "KEVJ" */
+#define KJREC_LIVE  'L'
+#define KJREC_DONE  'D'
+/* A body longer than this is damage: an event is well under it. */
+#define KJREC_BODY_MAX (256 * 1024)
+
+struct kjrec_hdr {
+	uint32_t magic;
+	uint32_t len;
+	uint32_t sum;
+	uint8_t state;
+	uint8_t pad[3];
+};
+
+/* Where the state byte is, from the record's start. */
+#define KJREC_STATE_OFF offsetof(struct kjrec_hdr, state)
+
+/* Appends ev's whole record, live, to sb (sb->oom on no memory). */
+void kjrec_encode(struct strbuf *sb, const struct kevent *ev);
+
+enum kjrec_kind {
+	KJREC_END,     /* nothing left */
+	KJREC_RECORD,  /* a whole record, its checksum right */
+	KJREC_DAMAGED, /* bytes that hold no record, up to the next one or the end */
+	KJREC_TORN,    /* the start of a record that runs past the end: a write cut off */
+};
+
+struct kjrec {
+	enum kjrec_kind kind;
+	size_t off, len; /* the piece's bytes in the buffer */
+	bool live;	 /* a record: its state is live (anything but done) */
+	const uint8_t *body;
+	size_t body_len;
+};
+
+/* The piece of buf[0, len) that starts at off.  Pieces cover the buffer
+ * one after another: the next starts at out->off + out->len. */
+void kjrec_next(const void *buf, size_t len, size_t off, struct kjrec *out);
+
+/* The event of a record's body (kevent_free()).  0, -EINVAL with *why
+ * (a static text) for a body that is not an event, or -ENOMEM. */
+int kjrec_decode(const void *body, size_t len, struct kevent **out, const char **why);
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The VFS_DQUOT Generic Netlink family's quota warnings. */
+#include <errno.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/quota.h>
+#include <string.h>
+
+#include "fs.h"
+#include "genl-msg.h"
+#include "util.h"
+
+static const char *const warnings[] = {
+	[QUOTA_NL_IHARDWARN] = "inode-hard",
+	[QUOTA_NL_ISOFTLONGWARN] = "inode-grace-expired",
+	[QUOTA_NL_ISOFTWARN] = "inode-soft",
+	[QUOTA_NL_BHARDWARN] = "block-hard",
+	[QUOTA_NL_BSOFTLONGWARN] = "block-grace-expired",
+	[QUOTA_NL_BSOFTWARN] = "block-soft",
+	[QUOTA_NL_IHARDBELOW] = "inode-below-hard",
+	[QUOTA_NL_ISOFTBELOW] = "inode-below-soft",
+	[QUOTA_NL_BHARDBELOW] = "block-below-hard",
+	[QUOTA_NL_BSOFTBELOW] = "block-below-soft",
+};
+
+int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quota_msg *m,
+		     const char **why)
+{
+	struct kgenl_attr at[QUOTA_NL_A_MAX + 1];
+	const char *attrs;
+	size_t attrs_len;
+	uint8_t cmd;
+	*m = (struct kfs_quota_msg){0};
+	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
+	if (rc < 0)
+		return rc;
+	if (cmd != QUOTA_NL_C_WARNING)
+		return 0;
+	rc = kgenl_attrs(attrs, attrs_len, at, QUOTA_NL_A_MAX, QUOTA_NL_A_PAD, why);
+	if (rc < 0)
+		return rc;
+	/* clang-format off */
+	static const struct { unsigned type; size_t size; } want[] = {
+		{QUOTA_NL_A_QTYPE, 4},
+		{QUOTA_NL_A_EXCESS_ID, 8},
+		{QUOTA_NL_A_WARNING, 4},
+		{QUOTA_NL_A_DEV_MAJOR, 4},
+		{QUOTA_NL_A_DEV_MINOR, 4},
+		{QUOTA_NL_A_CAUSED_ID, 8},
+	};
+	/* clang-format on */
+	uint64_t v[QUOTA_NL_A_MAX + 1] = {0};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct kgenl_attr *a = &at[want[i].type];
+		if (!a->seen || a->len != want[i].size) {
+			*why = "quota warning without one of its attributes, or of a wrong size";
+			return -EINVAL;
+		}
+		if (want[i].size == 4) {
+			uint32_t x;
+			memcpy(&x, a->data, 4);
+			v[want[i].type] = x;
+		} else {
+			memcpy(&v[want[i].type], a->data, 8);
+		}
+	}
+	uint64_t w = v[QUOTA_NL_A_WARNING];
+	if (v[QUOTA_NL_A_QTYPE] > 2 || w >= ARRAY_SIZE(warnings) || !warnings[w]) {
+		*why = "quota warning of an unknown type or kind";
+		return -EINVAL;
+	}
+	m->warning = true;
+	m->qtype = (unsigned)v[QUOTA_NL_A_QTYPE];
+	m->signal = warnings[w];
+	m->id = v[QUOTA_NL_A_EXCESS_ID];
+	m->caller = v[QUOTA_NL_A_CAUSED_ID];
+	m->major = (unsigned)v[QUOTA_NL_A_DEV_MAJOR];
+	m->minor = (unsigned)v[QUOTA_NL_A_DEV_MINOR];
+	return 0;
+}
+
+int kfs_quota_event(const struct kfs_quota_msg *q, const struct kfs_mount *m, const char *name,
+		    uint64_t now, struct kevent **out, const char **why)
+{
+	static const char *const types[] = {"user", "group", "project"};
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	kfs_put_line(&sb, "Mountpoint", m->mountpoint);
+	_cleanup_strbuf_ struct strbuf dev = STRBUF_INIT;
+	strbuf_printf(&dev, "%u:%u %s", q->major, q->minor, m->source);
+	if (dev.oom)
+		return -ENOMEM;
+	kfs_put_line(&sb, "Device", dev.buf);
+	kfs_put_line(&sb, "Fstype", m->fstype);
+	strbuf_printf(&sb, "Quota-Type: %s\nId: %llu\n", types[q->qtype],
+		      (unsigned long long)q->id);
+	if (name)
+		kfs_put_line(&sb, "Name", name);
+	strbuf_printf(&sb, "Caller-Uid: %llu\n", (unsigned long long)q->caller);
+	if (sb.oom)
+		return -ENOMEM;
+	return kfs_make_event(m, q->signal, sb.buf, now, out, why);
+}

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The "fs" source: the mount table (/proc/self/mountinfo, which wakes a
+ * poller with POLLPRI on every change, read again and diffed), file
+ * system errors (fanotify FAN_FS_ERROR on each watched file system), and
+ * free space and inodes against keventd.yaml's thresholds (statfs(),
+ * timed as keventd(8) says: by the distance to the next line and the rate
+ * the space goes, with a one-shot fanotify FAN_MODIFY wake-up while the
+ * file system is still).  The decisions are the pure parts' (fs.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/fanotify.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "log.h"
+#include "loop.h"
+#include "source-genl.h"
+#include "source-fs.h"
+#include "util.h"
+
+#define MOUNTINFO "/proc/self/mountinfo"
+/* after an error, the mount table is read again this long after, for a
+ * file system that the error turns read-only (the mount table does not
+ * wake anyone then) */
+static const uint64_t error_rereads_ms[] = {0, 100, 400, 1000};
+
+struct watch {
+	struct fs_source *fs;
+	unsigned mount_id;
+	struct kfs_mount m; /* a copy (its strings are the table's) */
+	bool space;	    /* thresholds are checked (a block device) */
+	struct kfs_thresholds t;
+	struct kfs_space sp;
+	struct ktimer *timer;
+	int32_t fsid[2];
+	bool has_fsid;
+	bool marked;	  /* FAN_FS_ERROR (and FAN_MODIFY when armed) */
+	bool armed;	  /* the one-shot FAN_MODIFY wake-up */
+	bool mark_failed; /* the file system takes no fanotify mark */
+	bool writing;	  /* a write was seen and the space still moves */
+	double peak;	  /* the fastest fall measured, bytes a second */
+	bool seen;	  /* still in the table (a pass's mark) */
+};
+
+struct fs_source {
+	struct ksource base;
+	struct ksink sink;
+	const struct kfs_config *cfg;
+	struct kfs_config own_cfg; /* when none is given */
+	int info_fd, fan_fd;
+	struct kio *info_io, *fan_io;
+	struct kfs_table table;
+	struct watch **w;
+	size_t n_w;
+	struct ktimer *reread[ARRAY_SIZE(error_rereads_ms)];
+	struct ksource *quota; /* the VFS_DQUOT family's warnings, or NULL */
+	uint64_t seq;	       /* the events so far */
+	bool stopped;
+};
+
+static void look(struct watch *w, uint64_t now);
+
+static int read_all(int fd, char **out, size_t *len)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		if (n + 4096 > cap) {
+			if (cap >= KFS_MOUNTINFO_MAX) {
+				free(buf);
+				return -E2BIG;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *why)
+{
+	if (rc == 0) {
+		ev->seqnum = ++fs->seq;
+		(void)ksink_submit(&fs->sink, ev);
+	} else
+		ksink_reject(&fs->sink, KEVENT_SOURCE_FS, rc == -ENOMEM ? "out of memory" : why);
+}
+
+static struct watch *find_watch(struct fs_source *fs, unsigned id)
+{
+	for (size_t i = 0; i < fs->n_w; i++)
+		if (fs->w[i]->mount_id == id)
+			return fs->w[i];
+	return NULL;
+}
+
+static void set_mark(struct watch *w, bool on, uint64_t mask)
+{
+	struct fs_source *fs = w->fs;
+	if (fs->fan_fd < 0)
+		return;
+	unsigned flags = (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM;
+	if (fanotify_mark(fs->fan_fd, flags, mask, AT_FDCWD, w->m.mountpoint) < 0) {
+		/* said once, and not tried again for this mount */
+		if (on && !w->mark_failed)
+			log_notice("fs: %s (%s) cannot report %s through fanotify: %s",
+				   w->m.mountpoint, w->m.fstype,
+				   mask & FAN_FS_ERROR ? "errors" : "writes", strerror(errno));
+		if (on)
+			w->mark_failed = true;
+		return;
+	}
+	if (mask & FAN_FS_ERROR)
+		w->marked = on;
+	if (mask & FAN_MODIFY)
+		w->armed = on;
+}
+
+static void on_timer(struct ktimer *t, void *userdata)
+{
+	struct watch *w = userdata;
+	(void)t;
+	w->timer = NULL;
+	look(w, now_monotonic_ns());
+}
+
+/* statfs(), the crossings it shows, and the next look. */
+static void look(struct watch *w, uint64_t now)
+{
+	struct fs_source *fs = w->fs;
+	ktimer_cancel(w->timer);
+	w->timer = NULL;
+	if (fs->stopped || !w->space || !kfs_thresholds_on(&w->t))
+		return; /* nothing to say about its space: never looked at */
+	struct statfs sf;
+	if (statfs(w->m.mountpoint, &sf) < 0) {
+		log_debug("fs: statfs %s: %s", w->m.mountpoint, strerror(errno));
+		return;
+	}
+	if (!w->has_fsid) {
+		memcpy(w->fsid, &sf.f_fsid, sizeof(w->fsid));
+		w->has_fsid = true;
+	}
+	uint64_t bs = sf.f_frsize ? (uint64_t)sf.f_frsize : (uint64_t)sf.f_bsize;
+	struct kfs_stat st = {
+		.size = (uint64_t)sf.f_blocks * bs,
+		.avail = (uint64_t)sf.f_bavail * bs,
+		.files = (uint64_t)sf.f_files,
+		.files_avail = (uint64_t)sf.f_ffree,
+	};
+	bool moved = !w->sp.known || st.avail != w->sp.last_avail;
+	struct kfs_space_change ch;
+	kfs_space_update(&w->sp, &w->t, &st, now, &ch);
+	for (size_t i = 0; i < ch.n; i++) {
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		int rc = kfs_space_event(ch.signal[i], ch.initial, &w->m, &st, now_realtime_ns(),
+					 &ev, &why);
+		if (rc == 0 && ch.initial)
+			log_notice("fs: %s is already %s at start-up", w->m.mountpoint,
+				   ch.signal[i]);
+		submit(fs, rc, ev, why);
+	}
+	if (w->sp.rate > w->peak)
+		w->peak = w->sp.rate;
+	if (!moved)
+		w->writing = false;
+	/* still: wait for the next write (one wake-up) rather than look often */
+	if (!w->writing && !w->armed && !w->mark_failed)
+		set_mark(w, true, FAN_MODIFY);
+	double rate = w->sp.rate;
+	if (w->writing) {
+		double assumed = w->peak > KFS_ASSUMED_RATE ? w->peak : KFS_ASSUMED_RATE;
+		rate = rate > assumed ? rate : assumed;
+	}
+	uint64_t next = kfs_space_interval(&w->sp, &w->t, &st, rate, now);
+	if (kloop_add_timer(fs->sink.loop, now + next, on_timer, w, &w->timer) < 0)
+		log_warning("fs: cannot time the next look at %s", w->m.mountpoint);
+}
+
+static void watch_free(struct watch *w)
+{
+	if (!w)
+		return;
+	ktimer_cancel(w->timer);
+	free(w);
+}
+
+static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	struct watch **v = realloc(fs->w, (fs->n_w + 1) * sizeof(*v));
+	if (!w || !v) {
+		free(w);
+		if (v)
+			fs->w = v;
+		return -ENOMEM;
+	}
+	fs->w = v;
+	w->fs = fs;
+	w->mount_id = m->id;
+	w->m = *m;
+	/* statfs() of a network file system whose server is gone blocks:
+	 * thresholds are for the block devices' */
+	w->space = strncmp(m->source, "/dev/", 5) == 0;
+	w->t = *kfs_config_for(fs->cfg, m->mountpoint);
+	fs->w[fs->n_w++] = w;
+	set_mark(w, true, FAN_FS_ERROR);
+	return 0;
+}
+
+struct diff_ctx {
+	struct fs_source *fs;
+	uint64_t now;
+};
+
+static void on_change(void *userdata, enum kfs_change c, const struct kfs_mount *m,
+		      const struct kfs_mount *prev)
+{
+	struct diff_ctx *d = userdata;
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	int rc = kfs_mount_event(c, m, prev, d->now, &ev, &why);
+	submit(d->fs, rc, ev, why);
+}
+
+/* Reads the mount table again, says what changed and follows it. */
+static void reread(struct fs_source *fs, bool report)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, bad = 0;
+	int rc = read_all(fs->info_fd, &text, &len);
+	struct kfs_table cur;
+	if (rc == 0)
+		rc = kfs_table_parse(text, len, &cur, &bad);
+	if (rc < 0) {
+		log_warning("fs: cannot read %s: %s", MOUNTINFO, strerror(-rc));
+		return;
+	}
+	if (report) {
+		struct diff_ctx d = {fs, now_realtime_ns()};
+		kfs_diff(&fs->table, &cur, fs->cfg->all, on_change, &d);
+	}
+	/* the watches follow the new table: strings re-pointed, gone ones freed */
+	for (size_t i = 0; i < fs->n_w; i++)
+		fs->w[i]->seen = false;
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < cur.n; i++) {
+		const struct kfs_mount *m = &cur.v[i];
+		if (!kfs_mount_wanted(m, fs->cfg->all))
+			continue;
+		struct watch *w = find_watch(fs, m->id);
+		if (w) {
+			w->m = *m;
+			w->seen = true;
+		} else if (watch_add(fs, m) == 0) {
+			w = fs->w[fs->n_w - 1];
+			w->seen = true;
+			look(w, now);
+		}
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < fs->n_w; i++) {
+		if (fs->w[i]->seen)
+			fs->w[k++] = fs->w[i];
+		else
+			watch_free(fs->w[i]); /* the kernel drops its marks with the fs */
+	}
+	fs->n_w = k;
+	kfs_table_release(&fs->table);
+	fs->table = cur;
+}
+
+static void on_info(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	(void)io, (void)fd, (void)events;
+	reread(userdata, true);
+}
+
+static void on_reread(struct ktimer *t, void *userdata)
+{
+	struct fs_source *fs = userdata;
+	for (size_t i = 0; i < ARRAY_SIZE(fs->reread); i++)
+		if (fs->reread[i] == t)
+			fs->reread[i] = NULL;
+	reread(fs, true);
+}
+
+static struct watch *watch_of_fsid(struct fs_source *fs, const int32_t fsid[2])
+{
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		if (!w->has_fsid) {
+			struct statfs sf;
+			if (w->space && statfs(w->m.mountpoint, &sf) == 0) {
+				memcpy(w->fsid, &sf.f_fsid, sizeof(w->fsid));
+				w->has_fsid = true;
+			}
+		}
+		if (w->has_fsid && w->fsid[0] == fsid[0] && w->fsid[1] == fsid[1])
+			return w;
+	}
+	return NULL;
+}
+
+static void on_error(struct fs_source *fs, const struct kfs_fan_rec *r)
+{
+	struct watch *w = r->has_fsid ? watch_of_fsid(fs, r->fsid) : NULL;
+	if (!w) {
+		ksink_reject(&fs->sink, KEVENT_SOURCE_FS, "an error of a file system not watched");
+		return;
+	}
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	int rc = kfs_error_event(r, &w->m, now_realtime_ns(), &ev, &why);
+	submit(fs, rc, ev, why);
+	/* errors=remount-ro: the super block turns read-only without a
+	 * mount table change; look now and a little later */
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < ARRAY_SIZE(error_rereads_ms); i++) {
+		ktimer_cancel(fs->reread[i]);
+		fs->reread[i] = NULL;
+		(void)kloop_add_timer(fs->sink.loop, now + error_rereads_ms[i] * 1000000, on_reread,
+				      fs, &fs->reread[i]);
+	}
+}
+
+/* A write on a file system marked while still.  The mark is the super
+ * block's, shared by every mount of it (bind mounts): it is taken off
+ * through the first, even when that one had not armed it (one whose
+ * watch is gone), and every watch of the file system looks now. */
+static void on_write(struct fs_source *fs, const struct kfs_fan_rec *r)
+{
+	struct watch *first = r->has_fsid ? watch_of_fsid(fs, r->fsid) : NULL;
+	if (!first)
+		return;
+	first->armed = true;
+	set_mark(first, false, FAN_MODIFY);
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		if (!w->has_fsid || w->fsid[0] != r->fsid[0] || w->fsid[1] != r->fsid[1])
+			continue;
+		w->armed = false;
+		w->writing = true;
+		look(w, now);
+	}
+}
+
+/* The group's queue overflowed: errors may be lost.  Counted, and the
+ * mount table and every file system looked at again. */
+static void on_overflow(struct fs_source *fs)
+{
+	ksink_overrun(&fs->sink, KEVENT_SOURCE_FS);
+	reread(fs, true);
+	uint64_t now = now_monotonic_ns();
+	for (size_t i = 0; i < fs->n_w; i++) {
+		fs->w[i]->writing = true;
+		look(fs->w[i], now);
+	}
+}
+
+static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
+{
+	struct fs_source *fs = userdata;
+	(void)io, (void)events;
+	uint8_t buf[8192] __attribute__((aligned(8)));
+	for (int rounds = 0; rounds < 16; rounds++) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		for (size_t off = 0; off < (size_t)n;) {
+			struct kfs_fan_rec r;
+			size_t used;
+			const char *why = NULL;
+			int rc = kfs_fan_decode(buf + off, (size_t)n - off, &r, &used, &why);
+			if (rc < 0)
+				ksink_reject(&fs->sink, KEVENT_SOURCE_FS, why);
+			else if (r.mask & FAN_Q_OVERFLOW)
+				on_overflow(fs);
+			else if (r.mask & FAN_FS_ERROR)
+				on_error(fs, &r);
+			else if (r.mask & FAN_MODIFY)
+				on_write(fs, &r);
+			if (!used)
+				break;
+			off += used;
+		}
+	}
+}
+
+/* The name of a user or group id; NULL for a project or an id without. */
+static const char *id_name(unsigned qtype, uint64_t id, char *buf, size_t size)
+{
+	if (id > UINT32_MAX)
+		return NULL;
+	if (qtype == 0) {
+		struct passwd pw, *r = NULL;
+		if (getpwuid_r((uid_t)id, &pw, buf, size, &r) == 0 && r)
+			return r->pw_name;
+	} else if (qtype == 1) {
+		struct group gr, *r = NULL;
+		if (getgrgid_r((gid_t)id, &gr, buf, size, &r) == 0 && r)
+			return r->gr_name;
+	}
+	return NULL;
+}
+
+static int quota_init(const void *arg, void **state)
+{
+	*state = (void *)arg;
+	return 0;
+}
+
+static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
+			struct kevent **ev, const char **why)
+{
+	struct fs_source *fs = state;
+	struct kfs_quota_msg q;
+	*ev = NULL;
+	int rc = kfs_quota_decode(nlh, left, family_id, &q, why);
+	if (rc < 0 || !q.warning)
+		return rc;
+	const struct kfs_mount *m = kfs_table_find_dev(&fs->table, q.major, q.minor);
+	if (!m) {
+		*why = "a quota warning of a device that is not mounted";
+		return -EINVAL;
+	}
+	char buf[4096];
+	rc = kfs_quota_event(&q, m, id_name(q.qtype, q.id, buf, sizeof(buf)), now_realtime_ns(), ev,
+			     why);
+	if (rc == 0)
+		(*ev)->seqnum = ++fs->seq;
+	return rc;
+}
+
+static const char *const quota_groups[] = {"events"};
+
+static const struct ksource_genl_desc quota_desc = {
+	.name = "fs",
+	.kind = KEVENT_SOURCE_FS,
+	.family = "VFS_DQUOT",
+	.groups = quota_groups,
+	.n_groups = ARRAY_SIZE(quota_groups),
+	.recv_buf = 16 * 1024,
+	.decode = quota_decode,
+	.init = quota_init,
+	.say_subscribed = "subscribed to the VFS_DQUOT family's quota warnings",
+	.say_absent = "the kernel has no VFS_DQUOT netlink family (no quota support, yet)",
+};
+
+static void fs_pause(struct ksource *s, bool pause)
+{
+	struct fs_source *fs = (struct fs_source *)s;
+	if (fs->quota)
+		fs->quota->pause(fs->quota, pause);
+	if (fs->info_io)
+		(void)kio_set_events(fs->info_io, pause ? 0 : EPOLLPRI);
+	if (fs->fan_io)
+		(void)kio_set_events(fs->fan_io, pause ? 0 : EPOLLIN);
+	if (!pause)
+		reread(fs, true);
+}
+
+static void fs_stop(struct ksource *s)
+{
+	struct fs_source *fs = (struct fs_source *)s;
+	fs->stopped = true;
+	if (fs->quota)
+		fs->quota->stop(fs->quota);
+	kio_free(fs->info_io);
+	kio_free(fs->fan_io);
+	fs->info_io = fs->fan_io = NULL;
+	for (size_t i = 0; i < fs->n_w; i++) {
+		ktimer_cancel(fs->w[i]->timer);
+		fs->w[i]->timer = NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(fs->reread); i++) {
+		ktimer_cancel(fs->reread[i]);
+		fs->reread[i] = NULL;
+	}
+}
+
+static void fs_free(struct ksource *s)
+{
+	struct fs_source *fs = (struct fs_source *)s;
+	if (!fs)
+		return;
+	fs_stop(s);
+	if (fs->quota)
+		fs->quota->free(fs->quota);
+	for (size_t i = 0; i < fs->n_w; i++)
+		watch_free(fs->w[i]);
+	free(fs->w);
+	kfs_table_release(&fs->table);
+	kfs_config_release(&fs->own_cfg);
+	if (fs->info_fd >= 0)
+		close(fs->info_fd);
+	if (fs->fan_fd >= 0)
+		close(fs->fan_fd);
+	free(fs);
+}
+
+int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out)
+{
+	struct fs_source *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	fs->base = (struct ksource){
+		.name = "fs",
+		.kind = KEVENT_SOURCE_FS,
+		.pause = fs_pause,
+		.stop = fs_stop,
+		.free = fs_free,
+	};
+	fs->sink = *sink;
+	kfs_config_init(&fs->own_cfg);
+	fs->cfg = cfg ? cfg : &fs->own_cfg;
+	fs->fan_fd = -1;
+	fs->info_fd = open(MOUNTINFO, O_RDONLY | O_CLOEXEC);
+	if (fs->info_fd < 0) {
+		int e = errno;
+		fs_free(&fs->base);
+		return -e;
+	}
+	int rc = kloop_add_io(sink->loop, fs->info_fd, EPOLLPRI, on_info, fs, &fs->info_io);
+	if (rc < 0) {
+		fs_free(&fs->base);
+		return rc;
+	}
+	fs->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK,
+				   O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+	if (fs->fan_fd < 0)
+		log_notice("fs: no fanotify (%s): no error events, space looked at by time alone",
+			   strerror(errno));
+	else if (kloop_add_io(sink->loop, fs->fan_fd, EPOLLIN, on_fan, fs, &fs->fan_io) < 0) {
+		close(fs->fan_fd);
+		fs->fan_fd = -1;
+	}
+	reread(fs, false);
+	/* the quota warnings: the one Generic Netlink implementation, whose
+	 * decoder maps the device to its mount through the table above */
+	if (ksource_genl_new(&quota_desc, sink, fs, &fs->quota) < 0)
+		fs->quota = NULL;
+	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
+	*out = &fs->base;
+	return 0;
+}

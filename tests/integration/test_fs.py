@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The fs source on loop-mounted ext4 images: mount, remount ro and rw and
+umount, one event each; space past space_low then space_critical and freed,
+one event per crossing; a file system already low at start-up (Initial:
+yes); an error from /sys/fs/ext4/DEV/trigger_fs_error, and with
+errors=remount-ro the remount-ro that follows; a bad fs: section refused
+with FILE:LINE:COLUMN by keventd and keventctl verify."""
+import os
+import shutil
+import subprocess
+import time
+
+import kdtest
+from kdtest import DaemonTest, TIMEOUT
+
+SIZE_MB = 64
+HANDLER = r"""#!/bin/sh
+p=$(printf '%s' "$KEVENT_PAYLOAD" | tr '\n' '|')
+printf '%s %s %s\n' "$KEVENT_SIGNAL" "$KEVENT_OBJECT" "$p" > FIFO
+"""
+
+
+def sh(*argv):
+    return subprocess.run(list(argv), check=True, capture_output=True, text=True,
+                          timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+def payload(line):
+    return dict(kv.split(": ", 1) for kv in line.split(" ", 2)[2].split("|") if ": " in kv)
+
+
+class FsSource(DaemonTest):
+    def setUp(self):
+        if not kdtest.IS_ROOT:
+            self.skipTest("loop mounts need root")
+        for tool in ("mkfs.ext4", "losetup", "mount", "umount", "dd"):
+            if not shutil.which(tool):
+                self.skipTest("needs " + tool)
+        super().setUp()
+        self.mounted = []
+        self.addCleanup(self.umount_all)
+
+    def umount_all(self):
+        for mnt in reversed(self.mounted):
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+        self.mounted = []
+
+    def image(self, name):
+        img = self.s.path(name + ".img")
+        with open(img, "wb") as f:
+            f.truncate(SIZE_MB << 20)
+        sh("mkfs.ext4", "-q", "-F", "-m", "0", img)
+        mnt = self.s.mkdir(name)
+        return img, mnt
+
+    def mount(self, img, mnt, *opts):
+        o = ",".join(("loop",) + opts)
+        sh("mount", "-o", o, img, mnt)
+        self.mounted.append(mnt)
+
+    def umount(self, mnt):
+        sh("umount", mnt)
+        self.mounted.remove(mnt)
+
+    def start_fs(self, conf_text=""):
+        handler = self.s.script("fs-handler", HANDLER.replace("FIFO", self.s.fifo.path))
+        self.s.write_rule("10-fs.yaml", (
+            "rules:\n"
+            "  - name: fs\n"
+            "    match:\n"
+            "      source: fs\n"
+            "      type: fs\n"
+            "    run: [%s]\n") % kdtest.yq(handler))
+        conf = self.s.path("keventd.yaml")
+        with open(conf, "w") as f:
+            f.write("fs:\n  mounts: block\n" + conf_text)
+        os.chmod(conf, 0o644)
+        d = self.start("--sources", "fs,socket", "--config", conf)
+        d.wait_log("fs: watching")
+        return d
+
+    def next_for(self, mnt, timeout=TIMEOUT):
+        """The next handler line about mount point mnt (others' loop mounts
+        on this machine are left aside)."""
+        obj = "/org/kernel/fs" + mnt
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.s.fifo.line(timeout=max(0.1, deadline - time.monotonic()))
+            if line.split(" ", 2)[1] == obj:
+                return line
+
+    def test_mount_remount_umount(self):
+        img, mnt = self.image("a")
+        self.start_fs()
+        self.mount(img, mnt)
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("mount /org/kernel/fs%s " % mnt), line)
+        p = payload(line)
+        self.assertEqual(p["Mountpoint"], mnt)
+        self.assertEqual(p["Fstype"], "ext4")
+        self.assertTrue(p["Device"].startswith("/dev/loop"), p)
+        self.assertTrue(p["Mount-Id"].isdigit())
+        self.assertIn("rw", p["Options"].split(","))
+        sh("mount", "-o", "remount,ro", mnt)
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("remount-ro "), line)
+        self.assertIn("rw", payload(line)["Previous-Options"].split(","))
+        sh("mount", "-o", "remount,rw", mnt)
+        self.assertTrue(self.next_for(mnt).startswith("remount-rw "))
+        sh("mount", "-o", "remount,noatime", mnt)
+        self.assertTrue(self.next_for(mnt).startswith("remount "))
+        self.umount(mnt)
+        self.assertTrue(self.next_for(mnt).startswith("umount "))
+
+    def test_space_crossings(self):
+        img, mnt = self.image("b")
+        self.mount(img, mnt)
+        self.start_fs("  space_low: 40%\n  space_critical: 20%\n")
+        fill = os.path.join(mnt, "fill")
+        size = os.statvfs(mnt).f_blocks * os.statvfs(mnt).f_frsize
+        avail = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        # past 40% free, then past 20%
+        low_mb = (avail - int(size * 0.35)) >> 20
+        t0 = time.monotonic()
+        sh("dd", "if=/dev/zero", "of=" + fill, "bs=1M", "count=%d" % low_mb, "conv=fsync")
+        line = self.next_for(mnt)
+        print("space-low %.3f s after dd started" % (time.monotonic() - t0))
+        self.assertTrue(line.startswith("space-low "), line)
+        p = payload(line)
+        self.assertNotIn("Initial", p)
+        self.assertLess(int(p["Avail-Percent"]), 40)
+        for k in ("Size", "Avail", "Files", "Files-Avail"):
+            self.assertTrue(p[k].isdigit(), p)
+        crit_mb = (os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize - int(size * 0.15)) >> 20
+        sh("dd", "if=/dev/zero", "of=" + fill + "2", "bs=1M", "count=%d" % crit_mb,
+           "conv=fsync")
+        self.assertTrue(self.next_for(mnt).startswith("space-critical "))
+        os.unlink(fill)
+        os.unlink(fill + "2")
+        os.sync()
+        self.assertTrue(self.next_for(mnt).startswith("space-ok "))
+        # once per crossing: nothing more about this mount
+        with self.assertRaises(AssertionError):
+            self.next_for(mnt, 2)
+
+    def test_initial(self):
+        img, mnt = self.image("c")
+        self.mount(img, mnt)
+        size = os.statvfs(mnt).f_blocks * os.statvfs(mnt).f_frsize
+        avail = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, "fill"), "bs=1M",
+           "count=%d" % ((avail - int(size * 0.3)) >> 20), "conv=fsync")
+        self.start_fs("  space_low: 50%\n")
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("space-low "), line)
+        self.assertEqual(payload(line)["Initial"], "yes")
+
+    def trigger_error(self, img, mnt, *opts):
+        self.mount(img, mnt, *opts)
+        with open("/proc/self/mountinfo") as f:
+            dev = [l.split()[2] for l in f if l.split()[4] == mnt][-1]
+        name = os.path.basename(os.path.realpath("/sys/dev/block/" + dev))
+        trig = "/sys/fs/ext4/%s/trigger_fs_error" % name
+        if not os.path.exists(trig):
+            self.skipTest("no " + trig)
+        return trig
+
+    def test_error_and_remount_ro(self):
+        img, mnt = self.image("e")
+        self.start_fs()
+        trig = self.trigger_error(img, mnt, "errors=remount-ro")
+        self.assertTrue(self.next_for(mnt).startswith("mount "))
+        t0 = time.monotonic()
+        with open(trig, "w") as f:
+            f.write("1")
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("error "), line)
+        p = payload(line)
+        self.assertEqual(p["Error"], "EUCLEAN")
+        self.assertTrue(p["Error-Count"].isdigit())
+        line = self.next_for(mnt)
+        print("remount-ro %.3f s after the error" % (time.monotonic() - t0))
+        self.assertTrue(line.startswith("remount-ro "), line)
+        # "ro", or ext4's "emergency_ro" on newer kernels
+        sup = payload(line)["Super-Options"].split(",")
+        self.assertTrue("ro" in sup or "emergency_ro" in sup, sup)
+
+    def test_error_continue(self):
+        img, mnt = self.image("f")
+        self.start_fs()
+        trig = self.trigger_error(img, mnt, "errors=continue")
+        self.assertTrue(self.next_for(mnt).startswith("mount "))
+        with open(trig, "w") as f:
+            f.write("1")
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("error "), line)
+        self.assertEqual(payload(line)["Error"], "EUCLEAN")
+        # errors=continue: the file system stays writable, nothing follows
+        with self.assertRaises(AssertionError):
+            self.next_for(mnt, 2)
+        with open(os.path.join(mnt, "still-writable"), "w") as f:
+            f.write("x")
+
+    def test_bad_section(self):
+        conf = self.s.path("bad.yaml")
+        with open(conf, "w") as f:
+            f.write("fs:\n  space_low: lots\n  mounts: some\n")
+        os.chmod(conf, 0o644)
+        r = subprocess.run([kdtest.KEVENTD, "--config", conf, "--control", self.s.ctl,
+                            "--rules-dir", self.s.rules], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("%s:2:14: error: fs: space_low wants a percentage" % conf, r.stderr)
+        self.assertIn("%s:3:11: error: fs: mounts is 'block' or 'all'" % conf, r.stderr)
+        r = subprocess.run([kdtest.KEVENTCTL, "verify", "--config", conf, self.s.rules],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("%s:2:14: error: fs: space_low" % conf, r.stdout)
+
+
+if __name__ == "__main__":
+    kdtest.main()

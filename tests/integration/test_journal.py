@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The journal of accepted events: what a stop leaves queued runs once after
+the restart, flagged KEVENT_REDELIVERED=1; what keventd acknowledged before
+it was killed runs after the restart."""
+import os
+import signal
+
+import kdtest
+from kdtest import TIMEOUT
+
+# a handler that writes down which event it ran for, and whether it was
+# redelivered, in one write (O_APPEND): the lines of concurrent runs never mix
+RECORD = """#!/bin/sh
+printf '%s %s\\n' "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
+"""
+
+
+class JournalTest(kdtest.DaemonTest):
+    def rules(self):
+        s = self.s
+        self.out = s.path("out", "runs")
+        rec = s.script("record.sh", RECORD)
+        s.write_rule("10-j.yaml",
+                     "rules:\n"
+                     "  - name: gate\n"
+                     "    match: {signal: gate}\n"
+                     "    run: %s\n"
+                     "  - name: rec\n"
+                     "    match: {signal: x}\n"
+                     "    run: %s\n"
+                     % (self.h("wait", s.fifo.path, s.gates.path("g"), "g"),
+                        "[%s, %s]" % (kdtest.yq(rec), kdtest.yq(self.out))))
+
+    def runs(self):
+        if not os.path.exists(self.out):
+            return []
+        with open(self.out) as f:
+            return [tuple(l.split()) for l in f.read().splitlines()]
+
+    def test_sigterm_keeps_the_queue_for_the_next_start(self):
+        """20 events queued on one object behind a held handler: SIGTERM
+        lets the held one end and keeps the 20; the next keventd on the same
+        state directory runs each once, in order, with KEVENT_REDELIVERED=1,
+        and not the one that had ended."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(20):
+            d.send("general", "/one", "x", "%d" % i)
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("queued events not started, kept in the journal for the next start: "
+                   "20 (socket 20)")
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertEqual(self.runs(), [])
+
+        d2 = self.start("--state-dir", state)
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 20, "the 20 handled")
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 20)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(20)])
+        self.assertNotIn("start g", self.s.fifo.seen[1:])  # the gate ran once
+        self.assertIn("journal: 20 unfinished events handled again", d2.logtext())
+        d2.stop_ok(self)
+        # and a third start has nothing left to redeliver
+        d3 = self.start("--state-dir", state)
+        self.assertEqual(d3.status()["sources"]["socket"]["redelivered"], 0)
+        d3.stop_ok(self)
+        self.assertEqual(len(self.runs()), 20)
+
+    def test_sigkill_loses_no_acknowledged_event(self):
+        """keventd killed while the events it acknowledged wait: the next
+        start runs every one of them; the run the kill cut off runs again."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        lines = "".join("general\t/one\tx\t%d\n" % i for i in range(30))
+        r = d.ctl("send", "--batch", "-", input=lines)
+        self.assertEqual(r.returncode, 0, r.stderr)  # every one acknowledged
+        d.kill()
+        # the orphaned handler of the cut-off run ends; its event is not done
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(self.runs(), [])
+
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])  # again
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 31, "the 31 handled")
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 31)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(30)])
+        d2.stop_ok(self)
+
+    def test_status_and_damage(self):
+        """A damaged record costs that record: counted in status as corrupt,
+        the ones around it run."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(3):
+            d.send("general", "/one", "x", "%d" % i)
+        st = d.status()
+        self.assertEqual(st["journal"]["unfinished"], 4)
+        self.assertGreater(st["journal"]["bytes"], 0)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        segs = sorted(f for f in os.listdir(state) if f.startswith("journal-"))
+        self.assertEqual(len(segs), 1)
+        path = os.path.join(state, segs[0])
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            # the third record's payload "1": the one damaged
+            at = data.index(b"\x01\x00\x00\x001", data.index(b"x\x01\x00\x00\x000") + 5)
+            data[at + 4] ^= 0x40
+            f.seek(0)
+            f.write(data)
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 3, "the 3 handled")
+        self.assertEqual(st["journal"]["corrupt"], 1)
+        self.assertEqual(self.runs(), [("0", "1"), ("2", "1")])
+        self.assertIn("damaged records skipped: 1", d2.logtext())
+        d2.stop_ok(self)
+
+
+if __name__ == "__main__":
+    kdtest.main()

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The journal of accepted events: its records (journal-rec.h) made and
+ * read back, read through damage, cut-off writes and stray bytes; and its
+ * segments (journal.h) appended, retired, bounded and replayed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal-rec.h"
+#include "journal.h"
+#include "testutil.h"
+
+static struct kevent *make(const char *object, const char *payload)
+{
+	struct kevent *ev = tu_event(KEVENT_POWER, object, "high", payload);
+	ev->source = KEVENT_SOURCE_SOCKET;
+	ev->seqnum = 7;
+	ev->timestamp = 1234567890123ull;
+	return ev;
+}
+
+static void assert_same(const struct kevent *a, const struct kevent *b)
+{
+	assert_int_equal(a->type, b->type);
+	assert_int_equal(a->source, b->source);
+	assert_int_equal(a->seqnum, b->seqnum);
+	assert_int_equal(a->timestamp, b->timestamp);
+	assert_int_equal(a->instance, b->instance);
+	assert_string_equal(a->object, b->object);
+	assert_string_equal(a->signal, b->signal);
+	assert_string_equal(a->payload, b->payload);
+	assert_int_equal(a->n_props, b->n_props);
+	assert_int_equal(a->recovered, b->recovered);
+	assert_int_equal(a->synthetic, b->synthetic);
+	assert_int_equal(a->redelivered, b->redelivered);
+	assert_int_equal(!a->host, !b->host);
+	if (a->host)
+		assert_string_equal(a->host, b->host);
+	assert_int_equal(a->n_uevent_env, b->n_uevent_env);
+	for (size_t i = 0; i < a->n_uevent_env; i++)
+		assert_string_equal(a->uevent_env[i], b->uevent_env[i]);
+}
+
+/* Every field comes back as it went in. */
+static void test_roundtrip(void **state)
+{
+	(void)state;
+	static char *const env[] = {"ACTION=add", "DEVNAME=sda", NULL};
+	/* clang-format off */
+	static const struct {
+		const char *what, *object, *payload, *host;
+		bool recovered, synthetic, redelivered, env;
+		uint64_t instance;
+	} cases[] = {
+		{"plain", "/a", "", NULL, false, false, false, false, 0},
+		{"properties", "/b/c", "Cpu: 0\nZone: 3\n", NULL, false, false, false, false, 0},
+		{"a host", "/c", "x", "gw-1.example", false, false, false, false, 0},
+		{"recovered, an instance", "/d", "", NULL, true, false, false, false, 99},
+		{"synthetic, uevent variables", "/e", "", NULL, false, true, false, true, 0},
+		{"redelivered", "/f", "y", NULL, false, false, true, false, 0},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kevent *ev = NULL, *back = NULL;
+		const char *why = NULL;
+		if (cases[i].env) {
+			assert_int_equal(kevent_new(KEVENT_POWER, cases[i].object, "high",
+						    cases[i].payload, KEVENT_SOURCE_UDEV, 3, 4, env,
+						    2, &ev, &why),
+					 0);
+		} else {
+			ev = make(cases[i].object, cases[i].payload);
+		}
+		ev->recovered = cases[i].recovered;
+		ev->synthetic = cases[i].synthetic;
+		ev->redelivered = cases[i].redelivered;
+		ev->instance = cases[i].instance;
+		if (cases[i].host)
+			assert_int_equal(kevent_set_host(ev, cases[i].host, &why), 0);
+		struct strbuf sb = STRBUF_INIT;
+		kjrec_encode(&sb, ev);
+		assert_false(sb.oom);
+		struct kjrec r;
+		kjrec_next(sb.buf, sb.len, 0, &r);
+		if (r.kind != KJREC_RECORD || r.len != sb.len || !r.live)
+			fail_msg("%s: not one live record", cases[i].what);
+		assert_int_equal(kjrec_decode(r.body, r.body_len, &back, &why), 0);
+		assert_same(ev, back);
+		kjrec_next(sb.buf, sb.len, r.len, &r);
+		assert_int_equal(r.kind, KJREC_END);
+		kevent_free(back);
+		kevent_free(ev);
+		strbuf_release(&sb);
+	}
+}
+
+enum harm {
+	H_NONE,
+	H_BODY,	      /* a byte of the second record's body flipped */
+	H_MAGIC,      /* the second record's magic broken */
+	H_LEN,	      /* the second record's length made huge */
+	H_DONE,	      /* the second record marked done */
+	H_TAIL,	      /* the last record cut off by 5 bytes */
+	H_TAIL_HDR,   /* only 6 bytes of the last record's header */
+	H_GARBAGE,    /* stray bytes before the first record */
+	H_ZEROS,      /* zeros between the first and the second */
+	H_STATE_JUNK, /* the second's state byte neither live nor done: live */
+};
+
+/* Three records a, b, c and a harm: the pieces read, and the events. */
+static void test_damage(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		enum harm harm;
+		const char *pieces; /* R record, D damaged, T torn */
+		const char *live;   /* the objects read back live, in order */
+	} cases[] = {
+		{"intact", H_NONE, "RRR", "/a /b /c"},
+		{"a body byte flipped", H_BODY, "RDR", "/a /c"},
+		{"a magic broken", H_MAGIC, "RDR", "/a /c"},
+		{"a length broken", H_LEN, "RDR", "/a /c"},
+		{"a record done", H_DONE, "RRR", "/a /c"},
+		{"the tail cut off", H_TAIL, "RRT", "/a /b"},
+		{"a header cut off", H_TAIL_HDR, "RRT", "/a /b"},
+		{"garbage in front", H_GARBAGE, "DRRR", "/a /b /c"},
+		{"zeros between", H_ZEROS, "RDRR", "/a /b /c"},
+		{"a state byte of junk", H_STATE_JUNK, "RRR", "/a /b /c"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		size_t off[3];
+		const char *objs[] = {"/a", "/b", "/c"};
+		if (cases[i].harm == H_GARBAGE)
+			strbuf_add(&sb, "KEVxjunk", 8);
+		for (size_t k = 0; k < 3; k++) {
+			if (k == 1 && cases[i].harm == H_ZEROS)
+				strbuf_add(&sb, "\0\0\0\0\0\0\0", 7);
+			off[k] = sb.len;
+			struct kevent *ev = make(objs[k], "Key: v\n");
+			kjrec_encode(&sb, ev);
+			kevent_free(ev);
+		}
+		size_t len = sb.len;
+		uint8_t *b = (uint8_t *)sb.buf;
+		switch (cases[i].harm) {
+		case H_BODY:
+			b[off[1] + sizeof(struct kjrec_hdr) + 3] ^= 0x40;
+			break;
+		case H_MAGIC:
+			b[off[1]] ^= 1;
+			break;
+		case H_LEN:
+			b[off[1] + 6] = 0x7f;
+			break;
+		case H_DONE:
+			b[off[1] + KJREC_STATE_OFF] = KJREC_DONE;
+			break;
+		case H_TAIL:
+			len -= 5;
+			break;
+		case H_TAIL_HDR:
+			len = off[2] + 6;
+			break;
+		case H_STATE_JUNK:
+			b[off[1] + KJREC_STATE_OFF] = 0x55;
+			break;
+		default:
+			break;
+		}
+		char pieces[16] = "", live[64] = "";
+		size_t at = 0;
+		struct kjrec r;
+		for (kjrec_next(b, len, 0, &r); r.kind != KJREC_END;
+		     kjrec_next(b, len, r.off + r.len, &r)) {
+			assert_int_equal(r.off, at);
+			assert_true(r.len > 0);
+			at += r.len;
+			size_t n = strlen(pieces);
+			pieces[n] = r.kind == KJREC_RECORD ? 'R' : r.kind == KJREC_TORN ? 'T' : 'D';
+			if (r.kind == KJREC_TORN)
+				assert_int_equal(r.off + r.len, len);
+			if (r.kind != KJREC_RECORD || !r.live)
+				continue;
+			struct kevent *ev = NULL;
+			const char *why;
+			assert_int_equal(kjrec_decode(r.body, r.body_len, &ev, &why), 0);
+			snprintf(live + strlen(live), sizeof(live) - strlen(live), "%s%s",
+				 *live ? " " : "", ev->object);
+			kevent_free(ev);
+		}
+		assert_int_equal(at, len);
+		if (strcmp(pieces, cases[i].pieces) || strcmp(live, cases[i].live))
+			fail_msg("%s: pieces %s (want %s), live '%s' (want '%s')", cases[i].what,
+				 pieces, cases[i].pieces, live, cases[i].live);
+		strbuf_release(&sb);
+	}
+}
+
+/* Bodies with a right checksum but wrong fields are refused, not read. */
+static void test_decode_refuses(void **state)
+{
+	(void)state;
+	struct kevent *ev = make("/a", "p");
+	struct strbuf sb = STRBUF_INIT;
+	kjrec_encode(&sb, ev);
+	kevent_free(ev);
+	const uint8_t *body = (const uint8_t *)sb.buf + sizeof(struct kjrec_hdr);
+	size_t len = sb.len - sizeof(struct kjrec_hdr);
+	_cleanup_free_ uint8_t *c = malloc(len + 1);
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		size_t at;    /* the byte changed; SIZE_MAX: none */
+		uint8_t to;
+		long delta;   /* bytes taken off (<0) or added (>0) at the end */
+	} cases[] = {
+		{"a version unknown", 0, 9, 0},
+		{"a source unknown", 2, 200, 0},
+		{"cut short", SIZE_MAX, 0, -1},
+		{"a byte too many", SIZE_MAX, 0, 1},
+		{"too short for its header", SIZE_MAX, 0, -(long)30},
+		{"a type unknown", 1, 250, 0},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(c, body, len);
+		c[len] = 'x';
+		if (cases[i].at != SIZE_MAX)
+			c[cases[i].at] = cases[i].to;
+		struct kevent *back = NULL;
+		const char *why = NULL;
+		int rc = kjrec_decode(c, (size_t)((long)len + cases[i].delta), &back, &why);
+		if (rc != -EINVAL || !why)
+			fail_msg("%s: %d, not refused", cases[i].what, rc);
+	}
+	strbuf_release(&sb);
+}
+
+struct replayed {
+	char objects[512];
+	size_t n;
+	bool all_redelivered;
+};
+
+static int take(void *userdata, struct kevent *ev)
+{
+	struct replayed *r = userdata;
+	snprintf(r->objects + strlen(r->objects), sizeof(r->objects) - strlen(r->objects), "%s%s",
+		 r->n ? " " : "", ev->object);
+	r->n++;
+	r->all_redelivered &= ev->redelivered && ev->journal_ref != 0;
+	kevent_free(ev);
+	return 0;
+}
+
+static uint64_t append(struct kjournal *j, const char *object)
+{
+	struct kevent *ev = make(object, "");
+	assert_int_equal(kjournal_append(j, ev), 0);
+	uint64_t ref = ev->journal_ref;
+	assert_true(ref != 0);
+	kevent_free(ev);
+	return ref;
+}
+
+/* What a journal left behind is handed on again, in order, only what was
+ * not retired, flagged redelivered; a lazy retirement counts too. */
+static void test_replay(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	uint64_t a = append(j, "/a");
+	(void)append(j, "/b");
+	uint64_t c = append(j, "/c");
+	(void)append(j, "/d");
+	kjournal_retire(j, a, false);
+	kjournal_retire(j, c, true);
+	kjournal_free(j); /* as a stop leaves it */
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 2);
+	assert_string_equal(r.objects, "/b /d");
+	assert_true(r.all_redelivered);
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 2);
+	assert_int_equal(st.corrupt, 0);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* A journal killed in the middle of a write: the cut-off record is
+ * counted, the ones before it come back. */
+static void test_replay_torn(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	(void)append(j, "/a");
+	(void)append(j, "/b");
+	kjournal_free(j);
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, 1);
+	int fd = open(seg, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	uint32_t magic = KJREC_MAGIC, len = 40;
+	assert_int_equal(write(fd, &magic, 4), 4);
+	assert_int_equal(write(fd, &len, 4), 4);
+	close(fd);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 2);
+	assert_string_equal(r.objects, "/a /b");
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.corrupt, 1);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* The bound: unfinished events fill it and it says full (every append
+ * still written); once they are retired it has room, and its segments
+ * go. */
+static void test_bound(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	static uint64_t refs[4096];
+	size_t n = 0;
+	while (!kjournal_full(j)) {
+		assert_true(n < 4096);
+		refs[n++] = append(j, "/full");
+	}
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.segments, KJOURNAL_SEGMENTS);
+	assert_true(st.bytes >= KJOURNAL_SIZE_MIN);
+	assert_true(st.bytes < KJOURNAL_SIZE_MIN + 1024);
+	refs[n++] = append(j, "/over"); /* full: written all the same */
+	assert_true(kjournal_full(j));
+	for (size_t i = 0; i < n; i++)
+		kjournal_retire(j, refs[i], false);
+	assert_false(kjournal_full(j));
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 0);
+	assert_int_equal(st.segments, 1);
+	kjournal_free(j);
+	tu_rm_rf(dir); /* nothing live: no segment left to read */
+}
+
+/* One keventd per state directory: a second journal there is refused. */
+static void test_lock(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *a = NULL, *b = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &a), 0);
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), -EBUSY);
+	assert_null(b);
+	kjournal_free(a);
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), 0);
+	kjournal_free(b);
+	tu_rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_lock),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
