@@ -11,8 +11,13 @@
  *
  * Each sample wakes the loop (wakeup_events 1) and is decoded at once
  * (trace-msg.h).  While the daemon's queue has no room for this source,
- * the rings are not read: the kernel drops what does not fit and then
- * says how many in a PERF_RECORD_LOST, which is counted as lost, exactly.
+ * the rings are not read: the kernel drops what does not fit and counts
+ * it on the counter whose sample it was, which keventd reads
+ * (PERF_FORMAT_LOST) after a drain that found its ring half full or a
+ * PERF_RECORD_LOST in it, and after a pause: lost is exact as soon as the
+ * rings are read, even for a burst's last drops, which the kernel reports
+ * in a PERF_RECORD_LOST only at the next sample that fits.  A kernel
+ * without PERF_FORMAT_LOST (before 6.0) is counted from those records.
  * perf's poll reports a ring once per wake-up, so a ring left unread at a
  * pause is drained from a timer when reading resumes.
  */
@@ -39,7 +44,10 @@
 #include "util.h"
 
 #define RECORD_MAX (64 * 1024) /* a perf record's size is a u16 */
-#define MAX_CPUS   4096
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4) /* Linux 6.0 */
+#endif
+#define MAX_CPUS 4096
 
 struct tp {
 	struct ktrace_format fmt;
@@ -47,6 +55,22 @@ struct tp {
 };
 
 struct ktrace_src;
+
+/* Data pages of each CPU's ring: KTRACE_RING_PAGES, or for tests a smaller
+ * (or larger) power of two from KEVENTD_TRACE_RING_PAGES (keventd(8)). */
+static size_t ring_pages(void)
+{
+	const char *force = getenv("KEVENTD_TRACE_RING_PAGES");
+	if (force) {
+		long n = atol(force);
+		if (n > 0 && n <= 4096 && (n & (n - 1)) == 0)
+			return (size_t)n;
+		log_warning("trace: KEVENTD_TRACE_RING_PAGES=%s is not a power of two from 1 "
+			    "to 4096: %d pages",
+			    force, KTRACE_RING_PAGES);
+	}
+	return KTRACE_RING_PAGES;
+}
 
 struct ring {
 	struct ktrace_src *t;
@@ -63,8 +87,11 @@ struct ktrace_src {
 	size_t n_tps;
 	struct ring *rings;
 	size_t n_rings;
-	int *fds; /* every descriptor, the rings' included */
+	int *fds;	     /* every descriptor, the rings' included */
+	uint64_t *lost_seen; /* per descriptor: its lost samples counted so far */
 	size_t n_fds;
+	bool lost_by_read;  /* the counters say what they lost (PERF_FORMAT_LOST) */
+	bool lost_reported; /* a PERF_RECORD_LOST since the counters were read */
 	struct ktimer *drain;
 	uint64_t seqnum;
 	bool paused, stopped;
@@ -120,7 +147,7 @@ static int load_format(const struct ktrace_entry *e, struct ktrace_format *f, co
 
 /* A disabled counter of tracepoint id on cpu, with filter.  The fd, or
  * -errno with *what saying which step failed. */
-static int perf_open(uint32_t id, int cpu, const char *filter, const char **what)
+static int perf_open(uint32_t id, int cpu, const char *filter, bool count_lost, const char **what)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -133,6 +160,7 @@ static int perf_open(uint32_t id, int cpu, const char *filter, const char **what
 		.wakeup_events = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC, /* NMI-safe; the event's time adds the offset */
+		.read_format = count_lost ? PERF_FORMAT_LOST : 0,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
@@ -176,7 +204,7 @@ int ktrace_config_check(const struct ktrace_config *c, struct kdiags *diags)
 		}
 		int fd = -ENODEV;
 		for (int cpu = 0; cpu < n_cpus() && cpu_absent(fd); cpu++)
-			fd = perf_open(f.id, cpu, e->filter, &what);
+			fd = perf_open(f.id, cpu, e->filter, false, &what);
 		if (fd >= 0) {
 			close(fd);
 		} else if (fd == -EINVAL && strcmp(what, "filter") == 0) {
@@ -224,7 +252,10 @@ static void handle(struct ktrace_src *t, const uint8_t *rec, size_t len)
 		return;
 	}
 	if (r.kind == KTRACE_REC_LOST) {
-		ksink_lost(&t->sink, KEVENT_SOURCE_TRACE, r.lost);
+		if (t->lost_by_read)
+			t->lost_reported = true; /* counted from the counters, once */
+		else
+			ksink_lost(&t->sink, KEVENT_SOURCE_TRACE, r.lost);
 		return;
 	}
 	if (r.kind != KTRACE_REC_SAMPLE)
@@ -263,6 +294,22 @@ static void ring_copy(const uint8_t *data, uint64_t size, uint64_t pos, void *ds
 	memcpy((uint8_t *)dst + first, data, n - first);
 }
 
+/* Adds to lost what each counter lost since it was last read. */
+static void count_lost(struct ktrace_src *t)
+{
+	uint64_t lost = 0;
+	t->lost_reported = false;
+	for (size_t i = 0; i < t->n_fds; i++) {
+		uint64_t v[2]; /* the count, then the lost samples */
+		if (read(t->fds[i], v, sizeof(v)) != (ssize_t)sizeof(v) || v[1] <= t->lost_seen[i])
+			continue;
+		lost += v[1] - t->lost_seen[i];
+		t->lost_seen[i] = v[1];
+	}
+	if (lost)
+		ksink_lost(&t->sink, KEVENT_SOURCE_TRACE, lost);
+}
+
 /* Reads r's ring until it is empty or the source is paused. */
 static void drain(struct ring *r)
 {
@@ -272,6 +319,8 @@ static void drain(struct ring *r)
 	uint64_t size = m->data_size;
 	uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = m->data_tail;
+	/* half full or more: a sample may not have fitted */
+	bool crowded = head - tail >= size / 2;
 	while (tail < head && !t->paused && !t->stopped) {
 		struct perf_event_header h;
 		ring_copy(data, size, tail, &h, sizeof(h));
@@ -286,6 +335,8 @@ static void drain(struct ring *r)
 		handle(t, t->buf, h.size);
 	}
 	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+	if (t->lost_by_read && (crowded || t->lost_reported))
+		count_lost(t);
 }
 
 static void on_readable(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -308,6 +359,8 @@ static void on_drain(struct ktimer *tm, void *userdata)
 	for (size_t i = 0; i < t->n_rings && !t->paused && !t->stopped; i++)
 		if (t->rings[i].base)
 			drain(&t->rings[i]);
+	if (t->lost_by_read && !t->paused && !t->stopped)
+		count_lost(t); /* what the rings dropped while they were not read */
 }
 
 static void trace_pause(struct ksource *s, bool pause)
@@ -350,6 +403,7 @@ static void trace_free(struct ksource *s)
 		close(t->fds[i]);
 	free(t->rings);
 	free(t->fds);
+	free(t->lost_seen);
 	free(t->tps);
 	free(t);
 }
@@ -362,7 +416,14 @@ static int open_entry(struct ktrace_src *t, const struct ktrace_entry *e, const 
 	size_t opened = 0;
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		const char *what = "";
-		int fd = perf_open(tp->fmt.id, cpu, e->filter, &what);
+		int fd = perf_open(tp->fmt.id, cpu, e->filter, t->lost_by_read, &what);
+		if (fd == -EINVAL && t->lost_by_read && t->n_fds == 0) {
+			log_info("trace: this kernel does not count lost samples per counter "
+				 "(PERF_FORMAT_LOST): lost records are counted as the kernel "
+				 "reports them, at its next record");
+			t->lost_by_read = false;
+			fd = perf_open(tp->fmt.id, cpu, e->filter, false, &what);
+		}
 		if (cpu_absent(fd))
 			continue;
 		if (fd < 0) {
@@ -384,7 +445,7 @@ static int open_entry(struct ktrace_src *t, const struct ktrace_entry *e, const 
 		}
 		r->t = t;
 		r->fd = fd;
-		r->len = (1 + KTRACE_RING_PAGES) * page;
+		r->len = (1 + ring_pages()) * page;
 		r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (r->base == MAP_FAILED) {
 			int err = errno;
@@ -419,7 +480,9 @@ int ksource_trace_new(const struct ksink *sink, const struct ktrace_config *c, s
 	t->tps = calloc(c->n, sizeof(*t->tps));
 	t->rings = calloc((size_t)ncpu, sizeof(*t->rings));
 	t->fds = calloc(c->n * (size_t)ncpu, sizeof(*t->fds));
-	if (!t->tps || !t->rings || !t->fds) {
+	t->lost_seen = calloc(c->n * (size_t)ncpu, sizeof(*t->lost_seen));
+	t->lost_by_read = true;
+	if (!t->tps || !t->rings || !t->fds || !t->lost_seen) {
 		trace_free(&t->src);
 		return -ENOMEM;
 	}

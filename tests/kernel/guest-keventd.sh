@@ -317,6 +317,55 @@ check "the overrun: all 60000 received once" \
 	test $(($(kernel_num received) - received_before)) = 60000
 check "the overrun: 0 lost" test "$(kernel_num lost)" = 0
 
+# --- the trace source: kevent/kevent_send in a burst, lost counted exactly --
+# keventd reads only the module's tracepoint (no kernel source), through
+# rings of one page per CPU: the kernel drops what keventd has not read
+# and says how many, so each of the burst's events is received or counted
+# lost, never both, never neither.
+check "keventd stopped before the trace source" stop_keventd
+cat >/tmp/trace.yaml <<'YAML'
+trace:
+  - event: kevent/kevent_send
+    filter: "seqnum > 0"
+  - event: oom/mark_victim
+YAML
+CT=/tmp/keventd-trace.ctl
+LOG=/tmp/keventd-trace.log
+KEVENTD_TRACE_RING_PAGES=1 keventd --config /tmp/trace.yaml --rules-dir /ktest/keventd/rules \
+	--control "$CT" --sources trace,socket >"$LOG" 2>&1 &
+KPID=$!
+check "keventd with trace: entries started" wait_for "$LOG" "running:" 20
+trace_num() {
+	keventctl --control "$CT" status --json |
+		sed -n "s/.*\"trace\":{[^}]*\"$1\":\([0-9]*\).*/\1/p"
+}
+trace_done() { [ $(($(trace_num received) + $(trace_num lost))) -ge "$1" ]; }
+TBURST=${BURST_COUNT:-200000}
+emit bench "$TBURST general"
+k=$(dmesg | grep 'kevent: bench:' | tail -n 1 | sed 's/.*bench: //')
+check "trace burst: keventd caught up" wait_until 300 trace_done "$TBURST"
+tr=$(trace_num received)
+tl=$(trace_num lost)
+echo "KTEST-BENCH: trace source, 1-page rings: $k; received $tr, lost $tl"
+check "trace burst: received + lost = $TBURST ($tr + $tl)" test $((tr + tl)) -eq "$TBURST"
+check "trace burst: the one-page rings dropped some ($tl)" test "$tl" -gt 0
+
+# an OOM kill in a cgroup with a memory limit: oom/mark_victim names the task
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/hog
+echo 16M >/sys/fs/cgroup/hog/memory.max
+sh -c 'echo $$ >/sys/fs/cgroup/hog/cgroup.procs && exec dd if=/dev/zero of=/dev/null bs=64M count=1' \
+	2>/dev/null &
+HOG=$!
+wait "$HOG"
+hog_status=$?
+check "the memory hog was killed (status $hog_status)" test "$hog_status" -gt 128
+check "oom/mark_victim ran its rule" wait_until 30 test -f /tmp/out/oom-mark_victim
+cat /tmp/out/oom-mark_victim
+check "mark_victim's pid is the hog's ($HOG)" grep -qx "KEVENT_PID=$HOG" /tmp/out/oom-mark_victim
+check "with the task that hit it" grep -q "^KEVENT_TASK_PID=" /tmp/out/oom-mark_victim
+
 kill -TERM "$KPID"
 wait_pid "$KPID" 20
 check "keventd exited 0 on SIGTERM" test $? -eq 0
