@@ -110,6 +110,44 @@ static int check_dirs(const char *const *dirs, size_t n, struct tally *t, struct
 	return rc;
 }
 
+/* Whether path is keventd.yaml rather than a rule file, by its keys. */
+static bool is_config_file(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	return read_file(path, KOPTIONS_FILE_MAX_BYTES, &buf, &len) == 0 &&
+	       koptions_is_config(buf, len);
+}
+
+/* keventd's configuration file at path into ko (its mistakes in d), and
+ * its warnings; 0 or -ENOMEM.  missing_ok: no file is no mistake. */
+static int check_config(struct koptions *ko, const char *path, bool missing_ok, bool *checked,
+			struct tally *t, struct kdiags *d)
+{
+	int rc = koptions_load_file(ko, path, ctl_trust(), d);
+	*checked = !(rc == -ENOENT && missing_ok);
+	if (rc < 0 && rc != -ENOMEM) {
+		if (*checked)
+			kdiags_add(d, path, 1, 1, "cannot open: %s", strerror(-rc));
+		rc = 0;
+	}
+	koptions_finish(ko);
+	/* whether this kernel has the tracepoints and takes their filters:
+	 * what keventd checks at its start */
+	if (rc == 0 && *checked && ko->trace.n)
+		rc = ktrace_config_check(&ko->trace, d);
+	const char *warn = *checked ? kmqtt_config_warning(&ko->mqtt) : NULL;
+	if (warn) {
+		ctl_print(stdout, "%s:%u:%u: warning: mqtt: %s", path, ko->mqtt.url_line,
+			  ko->mqtt.url_col, warn);
+		t->warnings++;
+	}
+	return rc;
+}
+
 int ctl_verify(struct ctl *c, int argc, char **argv)
 {
 	enum { O_CONFIG = 256 };
@@ -125,9 +163,10 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			printf("Usage: keventctl verify [-q] [--config FILE] [PATH]...\n"
 			       "Checks rule files, or the .yaml files of directories (default: the "
 			       "three rule directories),\n"
-			       "and keventd's configuration file (--config; with no PATH, the "
-			       "default "
-			       "one when it exists).\n");
+			       "and keventd's configuration file (--config, or a FILE whose keys "
+			       "are "
+			       "keventd.yaml's;\n"
+			       "with no PATH, the default one when it exists).\n");
 			return 0;
 		}
 		if (o == 'q')
@@ -139,61 +178,68 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	}
 	struct kdiags d = {0};
 	struct tally t = {0};
+	int rc = 0;
+	/* A FILE whose keys are keventd.yaml's is checked as a configuration
+	 * file: the first, when --config names none, stands for --config. */
+	size_t n = argc > optind ? (size_t)(argc - optind) : 0, n_paths = 0, n_configs = 0;
+	_cleanup_free_ const char **paths = calloc(n + 1, sizeof(*paths));
+	_cleanup_free_ const char **configs = calloc(n + 1, sizeof(*configs));
+	if (!paths || !configs) {
+		fprintf(stderr, "keventctl: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (is_config_file(argv[i]))
+			configs[n_configs++] = argv[i];
+		else
+			paths[n_paths++] = argv[i];
+	}
+	size_t first_extra = 0;
+	if (!config && n_configs)
+		config = configs[first_extra++];
 	/* keventd's configuration file: the one named, or with no PATH the
 	 * default one when it is there; with no PATH, the rule directories
 	 * it names are those checked */
 	_cleanup_(koptions_release) struct koptions ko;
 	koptions_init(&ko);
-	bool checked_config = false;
-	int rc = 0;
-	if (config || optind >= argc) {
-		const char *path = config ? config : KEVENT_DEFAULT_CONFIG;
-		rc = koptions_load_file(&ko, path, ctl_trust(), &d);
-		if (rc == -ENOENT && !config) {
-			rc = 0; /* no file: keventd's defaults */
-		} else {
-			checked_config = true;
-			if (rc < 0 && rc != -ENOMEM) {
-				kdiags_add(&d, path, 1, 1, "cannot open: %s", strerror(-rc));
-				rc = 0;
-			}
-		}
-		koptions_finish(&ko);
-		/* whether this kernel has the tracepoints and takes their
-		 * filters: what keventd checks at its start */
-		if (rc == 0 && checked_config && ko.trace.n)
-			rc = ktrace_config_check(&ko.trace, &d);
-		const char *warn = checked_config ? kmqtt_config_warning(&ko.mqtt) : NULL;
-		if (warn) {
-			ctl_print(stdout, "%s:%u:%u: warning: mqtt: %s", path, ko.mqtt.url_line,
-				  ko.mqtt.url_col, warn);
-			t.warnings++;
-		}
+	size_t checked_configs = 0;
+	if (config || !n_paths) {
+		bool checked;
+		rc = check_config(&ko, config ? config : KEVENT_DEFAULT_CONFIG, !config, &checked,
+				  &t, &d);
+		checked_configs += checked;
 	}
-	if (rc == 0 && optind >= argc)
+	for (size_t i = first_extra; rc == 0 && i < n_configs; i++) {
+		_cleanup_(koptions_release) struct koptions other;
+		bool checked;
+		koptions_init(&other);
+		rc = check_config(&other, configs[i], false, &checked, &t, &d);
+		checked_configs += checked;
+	}
+	if (rc == 0 && !n_paths)
 		rc = check_dirs(ko.cfg.rule_dirs, ko.cfg.n_rule_dirs, &t, &d);
 	/* The directories are one layered set, highest first, as with
 	 * keventd's --rules-dir: a name in one hides it in the next, and a
 	 * symlink may point into any of them.  Checked where the first is. */
-	_cleanup_free_ int *err = calloc((size_t)argc, sizeof(*err)); /* stat()'s errno */
-	_cleanup_free_ const char **dirs = calloc((size_t)argc, sizeof(*dirs));
-	_cleanup_free_ bool *is_dir = calloc((size_t)argc, sizeof(*is_dir));
+	_cleanup_free_ int *err = calloc(n + 1, sizeof(*err)); /* stat()'s errno */
+	_cleanup_free_ const char **dirs = calloc(n + 1, sizeof(*dirs));
+	_cleanup_free_ bool *is_dir = calloc(n + 1, sizeof(*is_dir));
 	if (!err || !dirs || !is_dir)
 		rc = -ENOMEM;
 	size_t n_dirs = 0;
-	for (int i = optind; rc == 0 && i < argc; i++) {
+	for (size_t i = 0; rc == 0 && i < n_paths; i++) {
 		struct stat st;
-		if (stat(argv[i], &st) < 0)
+		if (stat(paths[i], &st) < 0)
 			err[i] = errno;
 		else if ((is_dir[i] = S_ISDIR(st.st_mode)))
-			dirs[n_dirs++] = argv[i];
+			dirs[n_dirs++] = paths[i];
 	}
-	for (int i = optind; rc == 0 && i < argc; i++) {
+	for (size_t i = 0; rc == 0 && i < n_paths; i++) {
 		if (err[i])
-			kdiags_add(&d, argv[i], 1, 1, "%s", strerror(err[i]));
+			kdiags_add(&d, paths[i], 1, 1, "%s", strerror(err[i]));
 		else if (!is_dir[i])
-			rc = check_file(argv[i], &t, &d);
-		else if (argv[i] == dirs[0])
+			rc = check_file(paths[i], &t, &d);
+		else if (paths[i] == dirs[0])
 			rc = check_dirs(dirs, n_dirs, &t, &d);
 	}
 	if (rc < 0) {
@@ -208,8 +254,9 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		printf("%s\n", strbuf_str(&sb));
 	}
 	strbuf_release(&sb);
-	if (!quiet && checked_config)
-		fputs("1 configuration file, ", stderr);
+	if (!quiet && checked_configs)
+		fprintf(stderr, "%zu configuration file%s, ", checked_configs,
+			checked_configs == 1 ? "" : "s");
 	if (!quiet)
 		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s", t.files,
 			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,

@@ -417,6 +417,29 @@ static void section_names(char *buf, size_t size)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
 					sections[i].name);
 }
+
+bool koptions_is_config(const char *buf, size_t len)
+{
+	struct ynode *root = NULL;
+	unsigned line, col;
+	_cleanup_free_ char *msg = NULL;
+	if (len > KOPTIONS_FILE_MAX_BYTES || memchr(buf, '\0', len) ||
+	    ytree_parse(buf, len, &root, &line, &col, &msg) < 0 || !root)
+		return false;
+	bool option = false, rules = false;
+	for (size_t i = 0; root->kind == YNODE_MAP && i + 1 < root->n_kids; i += 2) {
+		const struct ynode *k = root->kids[i];
+		if (k->kind != YNODE_SCALAR)
+			continue;
+		if (strcmp(k->value, "rules") == 0)
+			rules = true;
+		else if (find_section(k->value) || koptions_takes_value(k->value) >= 0)
+			option = true;
+	}
+	ynode_free(root);
+	return option && !rules;
+}
+
 int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const char *path,
 			struct kdiags *diags)
 {

@@ -65,6 +65,10 @@ int koptions_takes_value(const char *name);
  */
 int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const char *path,
 			struct kdiags *diags);
+/* Whether a file's text is keventd.yaml rather than a rule file: a
+ * mapping with an option or a section of keventd.yaml among its keys and
+ * no "rules" (a rule file's one key).  Text that does not parse is not. */
+bool koptions_is_config(const char *buf, size_t len);
 /*
  * Reads and applies the file at path (at most KOPTIONS_FILE_MAX_BYTES).
  * With trust, it must be owned by root and writable by no one else, as a
