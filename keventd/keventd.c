@@ -177,7 +177,7 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 			return rc;
 	}
 	koptions_finish(o);
-	/* read again at a reload, for its trace: entries */
+	/* read again at a reload, for what changes without a restart */
 	o->cfg.config_path = config ? config : KEVENT_DEFAULT_CONFIG;
 	/* the tracepoints and their filters, as the kernel sees them: a
 	 * mistake is the file's, at its line, before anything starts */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "debounce.h"
+#include "fs.h"
 #include "journal.h"
 #include "mqtt-config.h"
 #include "log.h"
@@ -512,8 +513,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	 * between the rules that stay: give those pages back (about 1 MB per
 	 * 10,000 rules) */
 	malloc_trim(0);
-	/* keventd.yaml's tracepoints change without a restart too */
-	kdaemon_reload_trace(d, report);
+	/* keventd.yaml's tracepoints and fs: change without a restart too */
+	kdaemon_reload_config(d, report);
 	return 0;
 }
 
@@ -751,5 +752,8 @@ void kdaemon_release(struct kdaemon *d)
 	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
+	if (d->fs)			     /* after the sources, which read it */
+		kfs_config_release(d->fs);
+	free(TAKE_PTR(d->fs));
 	kstats_release(&d->stats);
 }

@@ -58,9 +58,9 @@ struct kdaemon_config {
 	/* the tracepoints to read (keventd.yaml(5), trace:); NULL or none: no
 	 * trace source */
 	const struct ktrace_config *trace;
-	/* the configuration file keventd read (NULL: none), read again for its
-	 * trace: entries at a reload, which may start the trace source only
-	 * when --sources allows it (trace_allowed) */
+	/* the configuration file keventd read (NULL: none), read again at a
+	 * reload for its trace: entries and its fs:; the trace source may
+	 * start then only when --sources allows it (trace_allowed) */
 	const char *config_path;
 	bool trace_allowed;
 	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
@@ -80,6 +80,7 @@ struct kmqtt;
 struct kmqtt_config;
 struct ktrace_config;
 struct kfs_config;
+struct koptions;
 struct kwatch;
 
 struct kdaemon {
@@ -116,6 +117,9 @@ struct kdaemon {
 	/* the trace: entries read at the last reload that changed them;
 	 * cfg.trace points here then (trace-reload.c) */
 	struct ktrace_config trace;
+	/* keventd.yaml's fs: as the last reload that changed it read it;
+	 * cfg.fs points here then (fs-reload.c) */
+	struct kfs_config *fs;
 	/* per source, of the events dropped at the stop, those handed back to
 	 * their source, whose next start fetches them again (source.h) */
 	uint64_t refetch[KEVENT_SOURCE_MAX];
@@ -228,10 +232,14 @@ struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
 /* Makes the sources cfg.sources names, from the sources table
  * (source-table.c); one that cannot be made is logged and left out. */
 void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);
-/* At a reload: keventd.yaml's trace: entries read again; when they
- * changed (and the file and the kernel take them), the trace source is
- * made again.  What it did is logged and, with report, said there. */
-void kdaemon_reload_trace(struct kdaemon *d, struct strbuf *report);
+/* At a reload (config-reload.c): keventd.yaml read again, checked as at
+ * start-up, and what changes without a restart applied: its trace:
+ * entries (the trace source made again) and its fs: (applied to the
+ * running fs source).  A file with a mistake changes nothing.  What it did
+ * is logged and, with report, said there. */
+void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report);
+void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *report);
+void kdaemon_reload_fs(struct kdaemon *d, struct koptions *o, struct strbuf *report);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * keventd.yaml's trace: entries, read again at a reload (SIGHUP,
- * keventctl reload): the trace source is made again with the new entries,
- * or goes when none are left, without a restart.  The file is checked as
- * at start-up, the kernel's view of the tracepoints and filters included;
- * a file with a mistake keeps the current entries, and says why.  The
- * other settings of the file take effect at the next start.
+ * keventctl reload; config-reload.c reads and checks the file): the trace
+ * source is made again with the new entries, or goes when none are left,
+ * without a restart.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,21 +39,6 @@ static void say(struct strbuf *report, const char *line)
 		strbuf_printf(report, "%s\n", line);
 }
 
-/* Logs (and reports) the file's mistakes: the current entries stay. */
-static void refuse(struct kdaemon *d, struct kdiags *diags, struct strbuf *report)
-{
-	d->stats.reload_errors++;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < diags->n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&diags->v[i], &sb);
-		log_error("%s", strbuf_str(&sb));
-		if (report)
-			strbuf_printf(report, "%s\n", strbuf_str(&sb));
-	}
-	say(report, "keventd.yaml: keeping the current trace entries");
-}
-
 /* Stops and frees the running trace source, if there is one. */
 static void drop_source(struct kdaemon *d)
 {
@@ -74,35 +57,15 @@ static void drop_source(struct kdaemon *d)
 	}
 }
 
-void kdaemon_reload_trace(struct kdaemon *d, struct strbuf *report)
+void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *report)
 {
-	if (!d->sources_started || d->stopping || !d->cfg.config_path || !d->cfg.trace_allowed)
-		return;
-	_cleanup_(koptions_release) struct koptions o;
-	struct kdiags diags = {0};
-	koptions_init(&o);
-	int rc = koptions_load_file(&o, d->cfg.config_path, d->cfg.trust, &diags);
-	if (rc < 0 && rc != -ENOENT) {
-		log_error("keventd.yaml: cannot read %s: %s; keeping the current trace entries",
-			  d->cfg.config_path, strerror(-rc));
-		kdiags_free(&diags);
-		return;
-	}
-	if (!diags.n && o.trace.n && ktrace_config_check(&o.trace, &diags) < 0) {
-		kdiags_free(&diags);
-		return;
-	}
-	if (diags.n) {
-		refuse(d, &diags, report);
-		kdiags_free(&diags);
-		return;
-	}
-	if (same_entries(d->cfg.trace, &o.trace))
+	int rc;
+	if (same_entries(d->cfg.trace, &o->trace))
 		return;
 	drop_source(d);
 	ktrace_config_release(&d->trace);
-	d->trace = o.trace; /* taken */
-	o.trace = (struct ktrace_config){0};
+	d->trace = o->trace; /* taken */
+	o->trace = (struct ktrace_config){0};
 	d->cfg.trace = &d->trace;
 	if (!d->trace.n) {
 		say(report, "keventd.yaml: no trace entry left: the trace source is stopped");

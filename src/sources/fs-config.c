@@ -36,6 +36,29 @@ const struct kfs_thresholds *kfs_config_for(const struct kfs_config *c, const ch
 	return &c->t;
 }
 
+static bool limit_equal(const struct kfs_limit *a, const struct kfs_limit *b)
+{
+	return a->kind == b->kind && (a->kind == KFS_LIMIT_OFF || a->value == b->value);
+}
+
+bool kfs_thresholds_equal(const struct kfs_thresholds *a, const struct kfs_thresholds *b)
+{
+	return limit_equal(&a->space_low, &b->space_low) &&
+	       limit_equal(&a->space_critical, &b->space_critical) &&
+	       limit_equal(&a->inodes_low, &b->inodes_low);
+}
+
+bool kfs_config_equal(const struct kfs_config *a, const struct kfs_config *b)
+{
+	if (a->all != b->all || !kfs_thresholds_equal(&a->t, &b->t) || a->n_over != b->n_over)
+		return false;
+	for (size_t i = 0; i < a->n_over; i++)
+		if (strcmp(a->over[i].mountpoint, b->over[i].mountpoint) != 0 ||
+		    !kfs_thresholds_equal(&a->over[i].t, &b->over[i].t))
+			return false;
+	return true;
+}
+
 struct parse {
 	const char *path;
 	struct kdiags *diags;

@@ -211,5 +211,8 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 		     struct kdiags *diags);
 /* The thresholds of the mount point mp. */
 const struct kfs_thresholds *kfs_config_for(const struct kfs_config *c, const char *mp);
+/* Whether a and b say the same (at a reload: nothing to apply). */
+bool kfs_thresholds_equal(const struct kfs_thresholds *a, const struct kfs_thresholds *b);
+bool kfs_config_equal(const struct kfs_config *a, const struct kfs_config *b);
 
 #endif

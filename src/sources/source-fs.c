@@ -48,6 +48,7 @@ struct watch {
 	bool writing;	  /* a write was seen and the space still moves */
 	double peak;	  /* the fastest fall measured, bytes a second */
 	bool seen;	  /* still in the table (a pass's mark) */
+	bool retune;	  /* its thresholds changed at a reload: look now */
 };
 
 struct fs_source {
@@ -531,6 +532,41 @@ static void fs_free(struct ksource *s)
 	if (fs->fan_fd >= 0)
 		close(fs->fan_fd);
 	free(fs);
+}
+
+void ksource_fs_configure(struct ksource *s, const struct kfs_config *cfg)
+{
+	struct fs_source *fs = (struct fs_source *)s;
+	uint64_t now = now_monotonic_ns();
+	fs->cfg = cfg;
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		const struct kfs_thresholds *t = kfs_config_for(cfg, w->m.mountpoint);
+		if (kfs_thresholds_equal(t, &w->t))
+			continue;
+		bool was_on = kfs_thresholds_on(&w->t);
+		w->t = *t;
+		if (!kfs_thresholds_on(t)) {
+			/* never looked at again: what it knew is forgotten */
+			ktimer_cancel(w->timer);
+			w->timer = NULL;
+			w->sp = (struct kfs_space){0};
+			continue;
+		}
+		/* turned on by a reload: all was well until now, so a file
+		 * system past the new lines is a crossing, not Initial */
+		if (!was_on)
+			w->sp = (struct kfs_space){.known = true, .space = KFS_OK, .last_ns = now};
+		w->retune = true;
+	}
+	/* mounts: block|all may have changed: watches made or dropped */
+	reread(fs, false);
+	for (size_t i = 0; i < fs->n_w; i++)
+		if (fs->w[i]->retune) {
+			fs->w[i]->retune = false;
+			look(fs->w[i], now);
+		}
+	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
 }
 
 int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out)

@@ -12,5 +12,10 @@
 /* cfg: keventd.yaml's "fs:", kept by the caller while the source lives;
  * NULL: the defaults. */
 int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out);
+/* Applies another "fs:" (a reload), kept by the caller from now on: the
+ * mounts watched follow its mounts: (those it adds are looked at as at
+ * start-up), and a file system whose thresholds changed is looked at
+ * now, a crossing of the new lines reported as one (not Initial). */
+void ksource_fs_configure(struct ksource *s, const struct kfs_config *cfg);
 
 #endif

@@ -156,6 +156,44 @@ class FsSource(DaemonTest):
         self.assertTrue(line.startswith("space-low "), line)
         self.assertEqual(payload(line)["Initial"], "yes")
 
+    def test_reload(self):
+        """fs: is applied at a reload, without a restart: a file system
+        past its new line is one crossing (not Initial), a file with a
+        mistake keeps the current settings, and a lower line again is
+        space-ok."""
+        img, mnt = self.image("r")
+        self.mount(img, mnt)
+        size = os.statvfs(mnt).f_blocks * os.statvfs(mnt).f_frsize
+        avail = os.statvfs(mnt).f_bavail * os.statvfs(mnt).f_frsize
+        sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, "fill"), "bs=1M",
+           "count=%d" % ((avail - int(size * 0.3)) >> 20), "conv=fsync")
+        d = self.start_fs()  # the defaults: 10%, and about 30% is free
+        conf = self.s.path("keventd.yaml")
+
+        def reload(text):
+            with open(conf, "w") as f:
+                f.write("fs:\n  mounts: block\n" + text)
+            return d.ctl("reload", check=0).stdout
+
+        out = reload("  %s: {space_low: 50%%}\n" % mnt)
+        self.assertIn("keventd.yaml: fs settings changed: applied", out)
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("space-low "), line)
+        self.assertNotIn("Initial", payload(line))
+        self.assertLess(int(payload(line)["Avail-Percent"]), 50)
+        # a mistake: said at the reload, and nothing changes
+        out = reload("  %s: {space_low: 20%%, space_critical: lots}\n" % mnt)
+        self.assertIn("%s:3:" % conf, out)
+        self.assertIn("space_critical wants a percentage", out)
+        self.assertIn("keventd.yaml: keeping the current trace entries and fs settings", out)
+        with self.assertRaises(AssertionError):
+            self.next_for(mnt, 2)
+        out = reload("  %s: {space_low: 20%%}\n" % mnt)
+        self.assertIn("keventd.yaml: fs settings changed: applied", out)
+        self.assertTrue(self.next_for(mnt).startswith("space-ok "))
+        # the same again: nothing to apply
+        self.assertNotIn("keventd.yaml", reload("  %s: {space_low: 20%%}\n" % mnt))
+
     def trigger_error(self, img, mnt, *opts):
         self.mount(img, mnt, *opts)
         with open("/proc/self/mountinfo") as f:

@@ -394,6 +394,51 @@ static void test_config(void **state)
 	}
 }
 
+static void parse_config(const char *yaml, struct kfs_config *c)
+{
+	struct ynode *root = NULL;
+	unsigned line, col;
+	char *msg = NULL;
+	struct kdiags d = {0};
+	assert_int_equal(ytree_parse(yaml, strlen(yaml), &root, &line, &col, &msg), 0);
+	kfs_config_init(c);
+	assert_int_equal(kfs_config_parse(c, root->kids[1], "k.yaml", &d), 0);
+	kdiags_free(&d);
+	ynode_free(root);
+	free(msg);
+}
+
+/* What a reload compares: the same settings however written, and any
+ * difference seen. */
+static void test_config_equal(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *a, *b; bool equal; } cases[] = {
+		{"fs: {}\n", "fs: {space_low: 10%, space_critical: 3%, inodes_low: 5%}\n", true},
+		{"fs: {space_low: off}\n", "fs: {space_low: 0}\n", true},
+		{"fs: {/var: {space_low: 20%}}\n", "fs: {/var: {space_low: 20%}}\n", true},
+		{"fs: {}\n", "fs: {mounts: all}\n", false},
+		{"fs: {space_low: 10%}\n", "fs: {space_low: 11%}\n", false},
+		{"fs: {space_low: 1000}\n", "fs: {space_low: 10%}\n", false},
+		{"fs: {inodes_low: 5%}\n", "fs: {inodes_low: off}\n", false},
+		{"fs: {/var: {space_low: 20%}}\n", "fs: {/srv: {space_low: 20%}}\n", false},
+		{"fs: {/var: {space_low: 20%}}\n", "fs: {/var: {space_low: 21%}}\n", false},
+		{"fs: {/var: {space_low: 20%}}\n", "fs: {}\n", false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kfs_config a, b;
+		parse_config(cases[i].a, &a);
+		parse_config(cases[i].b, &b);
+		if (kfs_config_equal(&a, &b) != cases[i].equal ||
+		    kfs_config_equal(&b, &a) != cases[i].equal)
+			fail_msg("case %zu: wanted %s", i, cases[i].equal ? "equal" : "different");
+		kfs_config_release(&a);
+		kfs_config_release(&b);
+	}
+}
+
 #define DQUOT 0x1d
 
 static void quota_msg(struct msg *m, uint32_t type, uint64_t id, uint32_t warning, uint32_t major,
@@ -492,7 +537,7 @@ int main(void)
 		cmocka_unit_test(test_diff),	 cmocka_unit_test(test_mount_event),
 		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_quota),	 cmocka_unit_test(test_config_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
