@@ -86,7 +86,7 @@ def quota(vm):
     if rc == 0 or "quota" not in err.lower():
         raise Fail("expected the hard limit to refuse 4 MiB more, got %d %r" % (rc, err))
     wait_signal(vm, "systest-fs-quota", "block-hard", "block-hard")
-    vm.sh("rm -f %s/a %s/b" % (d, d))
+    vm.sh(as_user + "rm -f %s/a %s/b" % (d, d))
     wait_signal(vm, "systest-fs-quota", "block-below-soft", "block-below-soft")
     # inodes: the directory is one; the fourth is over the soft limit, the
     # sixth refused; then one by one back below hard and soft
@@ -96,9 +96,9 @@ def quota(vm):
     if vm.ok(as_user + "touch %s/i5" % d):
         raise Fail("expected the inode hard limit (5) to refuse a sixth inode")
     wait_signal(vm, "systest-fs-quota", "inode-hard", "inode-hard")
-    vm.sh("rm %s/i4" % d)
+    vm.sh(as_user + "rm %s/i4" % d)
     wait_signal(vm, "systest-fs-quota", "inode-below-hard", "inode-below-hard")
-    vm.sh("rm %s/i3" % d)
+    vm.sh(as_user + "rm %s/i3" % d)
     wait_signal(vm, "systest-fs-quota", "inode-below-soft", "inode-below-soft")
 
     loop = vm.sh("findmnt -no SOURCE %s" % MNT).strip()
