@@ -153,11 +153,29 @@ static bool threshold(struct parse *p, const struct ynode *k, const struct ynode
 	return false;
 }
 
-static void check_order(struct parse *p, const struct ynode *n, const struct kfs_thresholds *t)
+/* The key name of the mapping n, or NULL. */
+static const struct ynode *key_of(const struct ynode *n, const char *name)
 {
-	if (t->space_low.kind == t->space_critical.kind && t->space_low.kind != KFS_LIMIT_OFF &&
-	    t->space_critical.value >= t->space_low.value)
-		err(p, n, "fs: space_critical is not below space_low");
+	for (size_t i = 0; n->kind == YNODE_MAP && i + 1 < n->n_kids; i += 2)
+		if (n->kids[i]->kind == YNODE_SCALAR && strcmp(n->kids[i]->value, name) == 0)
+			return n->kids[i];
+	return NULL;
+}
+
+/* space_critical below space_low, the mistake said where the mapping n
+ * (of the mount point mp, or NULL: the section) gives one of them, or
+ * else at at (the mount point's key, or the section). */
+static void check_order(struct parse *p, const struct ynode *n, const struct ynode *at,
+			const char *mp, const struct kfs_thresholds *t)
+{
+	if (t->space_low.kind != t->space_critical.kind || t->space_low.kind == KFS_LIMIT_OFF ||
+	    t->space_critical.value < t->space_low.value)
+		return;
+	const struct ynode *k = key_of(n, "space_critical");
+	if (!k)
+		k = key_of(n, "space_low");
+	err(p, k ? k : at, "fs: %.40s%sspace_critical is not below space_low", mp ? mp : "",
+	    mp ? ": " : "");
 }
 
 int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *path,
@@ -175,6 +193,7 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 	kfs_config_init(&nc);
 	bool set[N_KEYS] = {0};
 	bool(*oset)[N_KEYS] = calloc(KFS_MAX_OVERRIDES, sizeof(*oset));
+	const struct ynode *okey[KFS_MAX_OVERRIDES], *omap[KFS_MAX_OVERRIDES];
 	nc.over = calloc(KFS_MAX_OVERRIDES, sizeof(*nc.over));
 	if (!oset || !nc.over) {
 		free(oset);
@@ -216,6 +235,8 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 			continue;
 		}
 		struct kfs_override *o = &nc.over[nc.n_over];
+		okey[nc.n_over] = k;
+		omap[nc.n_over] = v;
 		if (!(o->mountpoint = strdup(k->value))) {
 			rc = -ENOMEM;
 			break;
@@ -240,9 +261,9 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 		for (int k = 0; k < N_KEYS; k++)
 			if (!oset[i][k])
 				*field(&nc.over[i].t, k) = *field(&nc.t, k);
-		check_order(&p, n, &nc.over[i].t);
+		check_order(&p, omap[i], okey[i], okey[i]->value, &nc.over[i].t);
 	}
-	check_order(&p, n, &nc.t);
+	check_order(&p, n, n, NULL, &nc.t);
 	free(oset);
 	if (rc == 0 && p.errors)
 		rc = -EINVAL;

@@ -343,7 +343,9 @@ static void test_config(void **state)
 		{"fs:\n  mounts: some\n", "k.yaml:2:11: error: fs: mounts is 'block' or 'all'"},
 		{"fs:\n  bogus: 1\n", "k.yaml:2:3: error: fs: unknown key 'bogus' (mounts, space_low, space_critical, inodes_low, or a mount point)"},
 		{"fs:\n  /var: {spacelow: 3%}\n", "k.yaml:2:10: error: fs: /var: a mount point has space_low, space_critical and inodes_low"},
-		{"fs:\n  space_low: 3%\n  space_critical: 5%\n", "k.yaml:2:3: error: fs: space_critical is not below space_low"},
+		{"fs:\n  space_low: 3%\n  space_critical: 5%\n", "k.yaml:3:3: error: fs: space_critical is not below space_low"},
+		{"fs:\n  space_critical: 5%\n  /var: {space_low: 4%}\n", "k.yaml:3:10: error: fs: /var: space_critical is not below space_low"},
+		{"fs:\n  /var: {space_low: 4%, space_critical: 4%}\n", "k.yaml:2:25: error: fs: /var: space_critical is not below space_low"},
 		{"fs: [1]\n", "k.yaml:1:5: error: fs: is a mapping (mounts, space_low, space_critical, inodes_low, and mount points), not a list"},
 	};
 	/* clang-format on */
