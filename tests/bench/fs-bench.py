@@ -12,6 +12,7 @@ Usage: tests/bench/fs-bench.py BUILD_DIR [ROUNDS] [IDLE_SECONDS] [N_FS]
 FS_BENCH_ONLY=latency|throughput|idle runs one of them; FS_BENCH_SOURCES=socket
 measures the idle baseline without the fs source."""
 import os
+import resource
 import select
 import shutil
 import subprocess
@@ -135,25 +136,98 @@ def latency(b):
 
 
 def throughput(b):
-    mnt = b.image("tp", 1200)
+    """dd to a watched ext4 with keventd's fs source on and with no keventd,
+    alternating (off then on, then on then off).  The image is twice the
+    write, so each write crosses space_low (60%) near its end, where keventd
+    looks at its closest (every 50 ms).  The image is
+    on tmpfs (FS_BENCH_TP_DIR, default /dev/shm), so that a disk shared
+    with other work does not set the pace: the writer is bound by the CPU
+    and memory, where keventd's own cost would show."""
+    rounds = int(os.environ.get("FS_BENCH_TP_ROUNDS", "21"))
+    mb = int(os.environ.get("FS_BENCH_TP_MB", "1024"))
+    back = tempfile.mkdtemp(prefix="kevent-fsbench-tp-",
+                            dir=os.environ.get("FS_BENCH_TP_DIR", "/dev/shm"))
+    try:
+        img = os.path.join(back, "tp.img")
+        with open(img, "wb") as f:
+            f.truncate(2 * mb * MB)
+        sh("mkfs.ext4", "-q", "-F", "-m", "0", img)
+        mnt = os.path.join(b.dir, "tp")
+        os.mkdir(mnt)
+        sh("mount", "-o", "loop", img, mnt)
+        b.mounts.append(mnt)
+        tp_rounds(b, mnt, mb, rounds)
+    finally:
+        b.stop()
+        for m in [m for m in b.mounts if m.endswith("/tp")]:
+            subprocess.run(["umount", m], capture_output=True)
+            b.mounts.remove(m)
+        shutil.rmtree(back, ignore_errors=True)
 
+
+def cpu_of(pid):
+    """utime + stime of a process, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tp_rounds(b, mnt, mb, rounds):
+    """Each write's wall-clock rate, and the writer's own CPU time (user +
+    system, from getrusage of the finished dd): the wall clock follows
+    whatever else the machine runs, the CPU time is what the write path
+    cost dd, keventd's fanotify marks included.  keventd's own CPU time
+    during the write is measured too."""
     def dd():
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.monotonic()
-        sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, "x"), "bs=1M", "count=1024",
+        sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, "x"), "bs=1M", "count=%d" % mb,
            "conv=fdatasync")
-        r = 1024 / (time.monotonic() - t)
+        wall = time.monotonic() - t
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         os.unlink(os.path.join(mnt, "x"))
         os.sync()
-        return r
-    on, off = [], []
-    for _ in range(5):
-        off.append(dd())
-        b.start()
-        on.append(dd())
+        return mb / wall, cpu
+
+    def with_keventd():
+        b.start(conf="fs: {space_low: 60%, space_critical: 1%}\n")
+        k0 = cpu_of(b.d.pid)
+        r = dd()
+        crossed = b.line(5)
+        k1 = cpu_of(b.d.pid)
         b.stop()
-    print("dd MiB/s off: %s; on: %s; ratio of medians %.3f"
-          % (["%.0f" % x for x in off], ["%.0f" % x for x in on],
-             sorted(on)[2] / sorted(off)[2]))
+        if not crossed or "space-low" not in crossed:
+            raise SystemExit("keventd did not report the crossing: %r" % crossed)
+        return r, k1 - k0
+    on, off, kcpu = [], [], []
+    for i in range(rounds):
+        if i % 2 == 0:
+            x = dd()
+            y, k = with_keventd()
+        else:
+            y, k = with_keventd()
+            x = dd()
+        off.append(x)
+        on.append(y)
+        kcpu.append(k)
+    med = lambda v: pct(v, 50)
+    print("dd %d MiB to a watched ext4 on tmpfs, %d rounds alternating" % (mb, rounds))
+    for name, i in (("MiB/s (wall clock)", 0), ("dd CPU s (user+sys)", 1)):
+        print("  %s off: %s" % (name, " ".join("%.2f" % r[i] if i else "%.0f" % r[i]
+                                              for r in off)))
+        print("  %s on:  %s" % (name, " ".join("%.2f" % r[i] if i else "%.0f" % r[i]
+                                              for r in on)))
+    wall_off, wall_on = med([r[0] for r in off]), med([r[0] for r in on])
+    cpu_off, cpu_on = med([r[1] for r in off]), med([r[1] for r in on])
+    print("wall clock: median off %.0f, on %.0f MiB/s: ratio %.3f; rounds' ratios p25/50/75 "
+          "%.3f %.3f %.3f" % (wall_off, wall_on, wall_on / wall_off,
+                              *(pct([y[0] / x[0] for x, y in zip(off, on)], p)
+                                for p in (25, 50, 75))))
+    print("writer's CPU: median off %.3f s, on %.3f s: throughput per CPU second on/off %.3f"
+          % (cpu_off, cpu_on, cpu_off / cpu_on))
+    print("keventd's CPU during a write: median %.3f s, max %.3f s"
+          % (med(kcpu), max(kcpu)))
 
 
 def idle(b):
