@@ -58,6 +58,11 @@ class Trace(DaemonTest):
         for p in (self.match, self.other):
             shutil.copy("/bin/true", p)
 
+    def only(self, name):
+        # this test's programs alone, under its own directory: another
+        # test running at the same time execs programs of the same names
+        return 'filename ~ "%s/*%s"' % (self.s.dir, name)
+
     def conf(self, text):
         path = self.s.path("keventd.yaml")
         with open(path, "w") as f:
@@ -70,7 +75,7 @@ class Trace(DaemonTest):
                          % (EXEC, kdtest.yq(filter)))
 
     def test_exec_filtered_in_the_kernel(self):
-        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        conf = self.exec_conf(self.only("kdtrace-match"))
         out = self.s.mkdir("seen", 0o777)
         self.s.write_rule("10-exec.yaml", (
             "rules:\n  - match: {type: hotplug, object: /org/kernel/trace/sched, "
@@ -114,7 +119,7 @@ class Trace(DaemonTest):
         # keventd stopped: its rings fill and the kernel drops the rest;
         # every matching exec is then received or counted lost, exactly
         n = 3000
-        d = self.start("--config", self.exec_conf('filename ~ "*/kdtrace-match"'),
+        d = self.start("--config", self.exec_conf(self.only("kdtrace-match")),
                        "--sources", "socket,trace")
         d.wait_log("trace: reading %s" % EXEC)
         os.kill(d.proc.pid, signal.SIGSTOP)
@@ -156,12 +161,12 @@ class Trace(DaemonTest):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(r.stderr.splitlines(), ["keventd: " + w for w in want])
         # a filter the kernel takes: no error
-        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        conf = self.exec_conf(self.only("kdtrace-match"))
         r = run(kdtest.KEVENTCTL, "verify", "--config", conf, self.s.rules)
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
     def test_reload_changes_the_entries(self):
-        conf = self.exec_conf('filename ~ "*/kdtrace-match"')
+        conf = self.exec_conf(self.only("kdtrace-match"))
         d = self.start("--config", conf, "--sources", "socket,trace")
         d.wait_log("trace: reading %s" % EXEC)
 
@@ -176,7 +181,7 @@ class Trace(DaemonTest):
 
         execs(self.match, 1)
         # the filter changed: the other program now, not the first one
-        self.exec_conf('filename ~ "*/kdtrace-other"')
+        self.exec_conf(self.only("kdtrace-other"))
         r = d.ctl("reload", check=0)
         self.assertIn("keventd.yaml: trace entries changed: reading 1 tracepoint", r.stdout)
         run(self.match, preexec_fn=pin)
@@ -194,7 +199,7 @@ class Trace(DaemonTest):
         self.assertIn("no trace entry left", r.stdout)
         self.assertEqual(perf_fds(d.proc.pid), 0)
         # and come back with one
-        self.exec_conf('filename ~ "*/kdtrace-match"')
+        self.exec_conf(self.only("kdtrace-match"))
         d.ctl("reload", check=0)
         self.assertGreater(perf_fds(d.proc.pid), 0)
         execs(self.match, 4)
@@ -206,7 +211,7 @@ class Trace(DaemonTest):
             self.assertEqual(perf_fds(d.proc.pid), 0, text)
             d.stop_ok(self)
         # with an entry: a descriptor per CPU
-        d = self.start("--config", self.exec_conf('filename ~ "*/kdtrace-match"'),
+        d = self.start("--config", self.exec_conf(self.only("kdtrace-match")),
                        "--sources", "socket,trace")
         d.wait_log("trace: reading %s" % EXEC)
         self.assertGreaterEqual(perf_fds(d.proc.pid), 1)
