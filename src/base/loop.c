@@ -39,6 +39,8 @@ struct kloop {
 	uint64_t wakeups; /* epoll_wait() returns: a loop that spins shows here */
 	bool exiting;
 	int exit_code;
+	kloop_fn after;
+	void *after_userdata;
 };
 
 static void timer_fd_ready(struct kio *io, int fd, uint32_t events, void *userdata);
@@ -234,9 +236,17 @@ int kloop_run(struct kloop *l)
 				io->fn(io, io->fd, evs[i].events, io->userdata);
 		}
 		reap_dead(l);
+		if (l->after)
+			l->after(l->after_userdata);
 	}
 	l->exiting = false; /* so that it may be run again */
 	return l->exit_code;
+}
+
+void kloop_set_after(struct kloop *l, kloop_fn fn, void *userdata)
+{
+	l->after = fn;
+	l->after_userdata = userdata;
 }
 
 uint64_t kloop_wakeups(const struct kloop *l)

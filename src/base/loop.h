@@ -16,6 +16,7 @@ struct ktimer;
 
 typedef void (*kio_fn)(struct kio *io, int fd, uint32_t events, void *userdata);
 typedef void (*ktimer_fn)(struct ktimer *t, void *userdata);
+typedef void (*kloop_fn)(void *userdata);
 
 int kloop_new(struct kloop **out);
 /* Frees the loop; watches and timers still registered are freed too. */
@@ -40,6 +41,9 @@ void ktimer_cancel(struct ktimer *t);
  * be run again after (tests run it a step at a time). */
 int kloop_run(struct kloop *l);
 void kloop_exit(struct kloop *l, int code);
+/* Calls fn at the end of each round of kloop_run(), once everything
+ * epoll_wait() found is handled, before it waits again (one; NULL: none). */
+void kloop_set_after(struct kloop *l, kloop_fn fn, void *userdata);
 /* How many times kloop_run() has woken from epoll_wait(), all runs. */
 uint64_t kloop_wakeups(const struct kloop *l);
 

@@ -188,6 +188,8 @@ static bool send_queued(struct kctl_client *c)
 	 * up to SEND_BATCH of them instead of one send() each */
 	struct mmsghdr mm[SEND_BATCH];
 	struct iovec iov[SEND_BATCH];
+	if (c->head && c->srv->ops->before_send)
+		c->srv->ops->before_send(c->srv->userdata);
 	while (c->head) {
 		unsigned n = 0;
 		for (struct outmsg *m = c->head; m && n < SEND_BATCH; m = m->next, n++) {

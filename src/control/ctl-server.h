@@ -75,6 +75,9 @@ struct kctl_server_ops {
 	/* CLOCK_MONOTONIC in ns, for idleness; NULL: the real one (tests
 	 * bring their own). */
 	uint64_t (*now)(void *userdata);
+	/* Replies are about to go out to a client: what they acknowledge must
+	 * be done by then (the journal written).  NULL: nothing to do. */
+	void (*before_send)(void *userdata);
 };
 
 /*

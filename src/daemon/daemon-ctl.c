@@ -644,6 +644,13 @@ static size_t srv_room(void *userdata)
 	return kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
 }
 
+/* an "ok" means journaled: the round's events are written before it goes */
+static void srv_before_send(void *userdata)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	kdaemon_journal_flush(ctl->d);
+}
+
 static const struct kctl_server_ops srv_ops = {
 	.opened = srv_opened,
 	.closed = srv_closed,
@@ -652,6 +659,7 @@ static const struct kctl_server_ops srv_ops = {
 	.refused = srv_refused,
 	.dropped = srv_dropped,
 	.room = srv_room,
+	.before_send = srv_before_send,
 };
 
 /* The "socket" source: pausing is the parking of each request (see

@@ -365,8 +365,10 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
 	struct collect c = {.d = d};
 	enum kevent_source src = ev->source;
-	/* journaled before anything is decided about it: a keventd killed from
-	 * here on handles it again at its next start */
+	/* journaled before anything is decided about it: the record is
+	 * written, with the others of this round, before any of them is
+	 * acknowledged or runs (kdaemon_journal_flush()), so a keventd killed
+	 * after that handles it again at its next start */
 	if (d->journal && !ev->journal_ref && kdaemon_journaled(src) &&
 	    kjournal_append(d->journal, ev) == 0)
 		journal_flow(d);
@@ -672,6 +674,7 @@ static void start_job(struct ksched *s, struct kjob *job, void *userdata)
 {
 	struct kdaemon *d = userdata;
 	(void)s;
+	kdaemon_journal_flush(d); /* nothing runs that the journal has not */
 	krunner_run(d->runner, job);
 }
 
@@ -711,6 +714,19 @@ int kdaemon_init(struct kdaemon *d)
 	return 0;
 }
 
+void kdaemon_journal_flush(struct kdaemon *d)
+{
+	if (!kjournal_pending(d->journal))
+		return;
+	(void)kjournal_flush(d->journal);
+	journal_flow(d);
+}
+
+static void journal_round_end(void *userdata)
+{
+	kdaemon_journal_flush(userdata);
+}
+
 static int replay_submit(void *userdata, struct kevent *ev)
 {
 	return kdaemon_submit(userdata, ev);
@@ -730,6 +746,9 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  rc == -EBUSY ? "another keventd uses it" : strerror(-rc));
 		return 0;
 	}
+	/* what a round of the loop accepted is written at its end at the
+	 * latest, in one write */
+	kloop_set_after(d->loop, journal_round_end, d);
 	size_t n = kjournal_replay(d->journal, replay_submit, d);
 	struct kjournal_status js;
 	kjournal_status(d->journal, &js);
@@ -751,6 +770,8 @@ void kdaemon_release(struct kdaemon *d)
 	kruleset_free(TAKE_PTR(d->rules));
 	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
+	if (d->journal)
+		kloop_set_after(d->loop, NULL, NULL);
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
 	if (d->fs)			     /* after the sources, which read it */
 		kfs_config_release(d->fs);

@@ -215,6 +215,10 @@ static inline bool kdaemon_journaled(enum kevent_source src)
  * journal that cannot be opened is logged, and keventd runs without one.
  * 0. */
 int kdaemon_journal_start(struct kdaemon *d);
+/* Writes the events appended since the last time, in one write: called
+ * before any reply goes out, before a job starts and at the end of each
+ * round of the loop. */
+void kdaemon_journal_flush(struct kdaemon *d);
 
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:
  * the source was told before).  Every place that counts one calls it. */

@@ -24,11 +24,13 @@
 #define RESET_AT   (64u << 10)
 #define LAZY_MAX   1024
 #define LOCK_TRIES 100 /* of 10 ms each */
+/* pending records written at once past this, whatever the daemon does */
+#define FLUSH_AT (256u << 10)
 
 struct segment {
 	uint64_t no;
 	int fd;
-	uint64_t size;
+	uint64_t size; /* its bytes, the pending ones (the last segment's) included */
 	uint64_t live;
 };
 
@@ -45,8 +47,12 @@ struct kjournal {
 	size_t n_old; /* segments found at open, not yet replayed */
 	struct lazy lazy[LAZY_MAX];
 	size_t n_lazy;
-	struct strbuf buf;
+	/* the records appended since the last flush: the last segment's bytes
+	 * from pend_at on, written with one pwrite() by kjournal_flush() */
+	struct strbuf pend;
+	uint64_t pend_at;
 	uint64_t corrupt;
+	uint64_t writes;
 	struct klog_throttle write_log;
 };
 
@@ -87,6 +93,8 @@ static int new_segment(struct kjournal *j, uint64_t no)
 	int rc = add_segment(j, no, fd, 0);
 	if (rc < 0)
 		close(fd);
+	else
+		j->pend_at = 0;
 	return rc;
 }
 
@@ -107,7 +115,9 @@ static void segment_idle(struct kjournal *j, struct segment *s)
 		if (s->size < RESET_AT && s->size < j->seg_max)
 			return;
 		if (ftruncate(s->fd, 0) == 0) {
-			s->size = 0;
+			/* the pending records are all done too: never written */
+			strbuf_reset(&j->pend);
+			s->size = j->pend_at = 0;
 			drop_lazy_of(j, s->no);
 		}
 		return;
@@ -228,6 +238,11 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out)
 static void mark_done(struct kjournal *j, struct segment *s, uint64_t off)
 {
 	static const char done = KJREC_DONE;
+	if (s == current(j) && off >= j->pend_at) {
+		/* not written yet: it will be, done */
+		j->pend.buf[off - j->pend_at + KJREC_STATE_OFF] = KJREC_DONE;
+		return;
+	}
 	if (pwrite(s->fd, &done, 1, (off_t)(off + KJREC_STATE_OFF)) != 1)
 		klog_throttled(&j->write_log, LOG_WARNING, "journal: cannot mark a record done: %s",
 			       strerror(errno));
@@ -319,36 +334,62 @@ size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct 
 	return total;
 }
 
+int kjournal_flush(struct kjournal *j)
+{
+	if (!j || !j->pend.len)
+		return 0;
+	struct segment *s = current(j);
+	ssize_t w = pwrite(s->fd, j->pend.buf, j->pend.len, (off_t)j->pend_at);
+	j->writes++;
+	if (w != (ssize_t)j->pend.len) {
+		/* kept, and written again from the same place by the next flush;
+		 * a part written meanwhile is a torn record to a reader */
+		int rc = w < 0 ? -errno : -EIO;
+		klog_throttled(&j->write_log, LOG_WARNING,
+			       "journal: cannot write %zu bytes of events: %s; they are handled "
+			       "unjournaled until it can",
+			       j->pend.len, strerror(-rc));
+		return rc;
+	}
+	j->pend_at += j->pend.len;
+	strbuf_reset(&j->pend);
+	return 0;
+}
+
 int kjournal_append(struct kjournal *j, struct kevent *ev)
 {
 	struct segment *s = current(j);
 	if (s->size >= j->seg_max) {
 		if (s->live == 0)
 			segment_idle(j, s);
-		else if (j->n_segs < KJOURNAL_SEGMENTS && new_segment(j, s->no + 1) == 0)
+		else if (j->n_segs < KJOURNAL_SEGMENTS && kjournal_flush(j) == 0 &&
+			 new_segment(j, s->no + 1) == 0)
 			s = current(j);
 		/* else full: written all the same, never forgotten; intake pauses */
 	}
-	strbuf_reset(&j->buf);
-	kjrec_encode(&j->buf, ev);
-	if (j->buf.oom)
+	size_t before = j->pend.len;
+	kjrec_encode(&j->pend, ev);
+	if (j->pend.oom) {
+		j->pend.oom = false;
+		j->pend.len = before;
 		return -ENOMEM;
-	if (s->size > UINT32_MAX - j->buf.len)
+	}
+	size_t len = j->pend.len - before;
+	if (s->size > UINT32_MAX - len) {
+		j->pend.len = before;
 		return -EFBIG;
-	ssize_t w = pwrite(s->fd, j->buf.buf, j->buf.len, (off_t)s->size);
-	if (w != (ssize_t)j->buf.len) {
-		int rc = w < 0 ? -errno : -EIO;
-		klog_throttled(&j->write_log, LOG_WARNING,
-			       "journal: cannot append an event: %s; it is handled unjournaled",
-			       strerror(-rc));
-		if (w > 0 && ftruncate(s->fd, (off_t)s->size) < 0)
-			s->size += (uint64_t)w; /* a torn record: skipped when read */
-		return rc;
 	}
 	ev->journal_ref = s->no << 32 | s->size;
-	s->size += j->buf.len;
+	s->size += len;
 	s->live++;
+	if (j->pend.len >= FLUSH_AT || j->pend.len >= j->seg_max / 2)
+		(void)kjournal_flush(j);
 	return 0;
+}
+
+bool kjournal_pending(const struct kjournal *j)
+{
+	return j && j->pend.len;
 }
 
 static void flush_lazy(struct kjournal *j)
@@ -385,7 +426,9 @@ bool kjournal_full(const struct kjournal *j)
 	if (!j || !j->n_segs)
 		return false;
 	const struct segment *s = &j->segs[j->n_segs - 1];
-	return j->n_segs >= KJOURNAL_SEGMENTS && s->size >= j->seg_max && s->live;
+	/* or it cannot be written: what waits to be is bounded too */
+	return (j->n_segs >= KJOURNAL_SEGMENTS && s->size >= j->seg_max && s->live) ||
+	       j->pend.len >= j->seg_max;
 }
 
 void kjournal_status(const struct kjournal *j, struct kjournal_status *out)
@@ -395,6 +438,7 @@ void kjournal_status(const struct kjournal *j, struct kjournal_status *out)
 		return;
 	out->corrupt = j->corrupt;
 	out->segments = j->n_segs;
+	out->writes = j->writes;
 	for (size_t i = 0; i < j->n_segs; i++) {
 		out->bytes += j->segs[i].size;
 		out->live += j->segs[i].live;
@@ -405,6 +449,7 @@ void kjournal_free(struct kjournal *j)
 {
 	if (!j)
 		return;
+	(void)kjournal_flush(j);
 	flush_lazy(j);
 	for (size_t i = 0; i < j->n_segs; i++) {
 		struct segment *s = &j->segs[i];
@@ -417,7 +462,7 @@ void kjournal_free(struct kjournal *j)
 		close(s->fd);
 	}
 	free(j->segs);
-	strbuf_release(&j->buf);
+	strbuf_release(&j->pend);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
 	if (j->lockfd >= 0)

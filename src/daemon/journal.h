@@ -37,9 +37,19 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out);
 size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
 		       void *userdata);
 
-/* Appends ev and notes its record in ev->journal_ref.  0, or -errno when
- * the record could not be written (the event goes on unjournaled). */
+/* Appends ev and notes its record in ev->journal_ref.  The record is
+ * pending, in memory, until kjournal_flush() (or past a bound of pending
+ * bytes): the caller flushes before it acknowledges the event or runs
+ * anything for it.  0, or -errno when no record could be made (the event
+ * goes on unjournaled). */
 int kjournal_append(struct kjournal *j, struct kevent *ev);
+
+/* Writes the pending records with one pwrite().  0 (also when none were
+ * pending), or -errno: they stay pending, for the next flush.  NULL is
+ * fine. */
+int kjournal_flush(struct kjournal *j);
+/* Whether records wait for kjournal_flush(). */
+bool kjournal_pending(const struct kjournal *j);
 
 /* Retires the record ref (an event's journal_ref; 0 is none).  lazy: the
  * event ran nothing, and a redelivery would run nothing either; its
@@ -54,6 +64,7 @@ struct kjournal_status {
 	uint64_t bytes;	   /* the segments' bytes */
 	uint64_t live;	   /* events not finished */
 	uint64_t segments; /* segment files */
+	uint64_t writes;   /* flushes that wrote (or tried to write) records */
 };
 void kjournal_status(const struct kjournal *j, struct kjournal_status *out);
 

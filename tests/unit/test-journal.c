@@ -369,6 +369,80 @@ static void test_bound(void **state)
 	tu_rm_rf(dir); /* nothing live: no segment left to read */
 }
 
+/* The live records' objects of a segment file, as a reader finds them. */
+static void live_objects(const char *dir, int no, char *out, size_t size)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int fd = open(seg, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read_fd(fd, 1 << 20, &data, &len), 0);
+	close(fd);
+	out[0] = '\0';
+	struct kjrec r;
+	for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
+	     off = r.off + r.len) {
+		assert_int_equal(r.kind, KJREC_RECORD);
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		assert_int_equal(kjrec_decode(r.body, r.body_len, &ev, &why), 0);
+		if (r.live)
+			snprintf(out + strlen(out), size - strlen(out), "%s%s", *out ? " " : "",
+				 ev->object);
+		kevent_free(ev);
+	}
+}
+
+static off_t file_size(const char *dir, int no)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	struct stat st;
+	assert_int_equal(stat(seg, &st), 0);
+	return st.st_size;
+}
+
+/* Appends wait in memory and go to the segment in one write at the
+ * flush; a record retired meanwhile is written done; a flush with
+ * nothing pending writes nothing. */
+static void test_batch(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	(void)append(j, "/a");
+	uint64_t b = append(j, "/b");
+	(void)append(j, "/c");
+	assert_true(kjournal_pending(j));
+	assert_int_equal(file_size(dir, 1), 0);
+	kjournal_retire(j, b, false);
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.writes, 0);
+	assert_int_equal(st.live, 2);
+
+	assert_int_equal(kjournal_flush(j), 0);
+	assert_false(kjournal_pending(j));
+	kjournal_status(j, &st);
+	assert_int_equal(st.writes, 1);
+	assert_int_equal(file_size(dir, 1), (off_t)st.bytes);
+	char live[256];
+	live_objects(dir, 1, live, sizeof(live));
+	assert_string_equal(live, "/a /c");
+
+	assert_int_equal(kjournal_flush(j), 0);
+	uint64_t d = append(j, "/d");
+	assert_int_equal(kjournal_flush(j), 0);
+	kjournal_status(j, &st);
+	assert_int_equal(st.writes, 2);
+	kjournal_retire(j, d, false); /* written: marked in the file */
+	live_objects(dir, 1, live, sizeof(live));
+	assert_string_equal(live, "/a /c");
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
 /* One keventd per state directory: a second journal there is refused. */
 static void test_lock(void **state)
 {
@@ -390,7 +464,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
