@@ -17,6 +17,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "dbus.h"
+#include "fault.h"
 #include "history.h"
 #include "log.h"
 #include "options.h"
@@ -237,6 +238,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	klog_setup(o.log_level, o.log_format);
+	if (kfault_init() < 0)
+		log_warning("KEVENTD_FAULT is not POINT:N[:segv]; no fault point armed");
 	umask(022); /* handlers inherit it */
 
 	char *dirs[MAX_DIRS] = {NULL};

@@ -24,6 +24,7 @@
 #include <linux/sockios.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "log.h"
 
 #define READS_PER_WAKEUP 64
@@ -205,6 +206,8 @@ static bool send_queued(struct kctl_client *c)
 			c->gone = true;
 			return true;
 		}
+		if (sent > 0)
+			kfault("replied");
 		for (int i = 0; i < sent; i++) {
 			struct outmsg *m = c->head;
 			c->head = m->next;

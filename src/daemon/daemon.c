@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "debounce.h"
+#include "fault.h"
 #include "fs.h"
 #include "journal.h"
 #include "mqtt-config.h"
@@ -369,6 +370,7 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	 * written, with the others of this round, before any of them is
 	 * acknowledged or runs (kdaemon_journal_flush()), so a keventd killed
 	 * after that handles it again at its next start */
+	kfault("accepted");
 	if (d->journal && !ev->journal_ref && kdaemon_journaled(src) &&
 	    kjournal_append(d->journal, ev) == 0)
 		journal_flow(d);
@@ -632,6 +634,7 @@ static void on_job_done(void *userdata, struct kjob *job)
 {
 	struct kdaemon *d = userdata;
 	enum kevent_source src = job->ev->source;
+	kfault("exited");
 	if (job->not_run)
 		log_notice("stopping: rule %s%s not run for seq %" PRIu64 " (%s %s)",
 			   job->rules[job->n_rules - job->not_run]->name,
@@ -659,9 +662,11 @@ static int spawn_handler(void *userdata, const struct kplan *plan, const struct 
 			 struct kproc *p, const char **what)
 {
 	struct kdaemon *d = userdata;
-	if (d->cfg.spawn)
-		return d->cfg.spawn(d->cfg.spawn_userdata, plan, r, p, what);
-	return kexec_spawn(plan, r, p, what);
+	int rc = d->cfg.spawn ? d->cfg.spawn(d->cfg.spawn_userdata, plan, r, p, what)
+			      : kexec_spawn(plan, r, p, what);
+	if (rc >= 0)
+		kfault("spawned");
+	return rc;
 }
 
 static const struct krunner_ops runner_ops = {
@@ -718,7 +723,8 @@ void kdaemon_journal_flush(struct kdaemon *d)
 {
 	if (!kjournal_pending(d->journal))
 		return;
-	(void)kjournal_flush(d->journal);
+	if (kjournal_flush(d->journal) == 0)
+		kfault("journaled");
 	journal_flow(d);
 }
 

@@ -1,13 +1,29 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The crash loop: keventd killed with SIGKILL at random moments while a
-client sends events in acknowledged batches (send --batch, whose sync
-answers once every event is in the journal).  Across all the kills, every
-acknowledged event runs at least once, and every run after an event's
-first carries KEVENT_REDELIVERED=1 (at most one run of an event lacks it).  Prints a histogram of runs per event.
+"""The crash loop: keventd killed again and again while a client sends
+events, in acknowledged batches (send --batch, whose sync answers once
+every event is in the journal) and alone (send, whose "ok" says the same).
+Every event matches two rules.  keventd dies in two ways:
 
-KEVENT_CRASH_KILLS sets the number of kills (default 40); KEVENT_CRASH_SEED
-the random seed (default: time), printed so that a failure can be rerun."""
+- at random moments, KEVENT_CRASH_KILLS times (default 100): SIGKILL, and
+  one time in four SIGSEGV;
+- at each fault point (KEVENTD_FAULT=POINT:N[:segv], keventd(8)) of
+  FAULT_POINTS, FAULT_ROUNDS times each, with N drawn at random, killing
+  itself with SIGKILL or SIGSEGV: after an event is handed over and before
+  the journal has it, after the journal is written and before the "ok",
+  right after replies are sent, after a handler is spawned, after a job's runs are over and before its
+  event is retired.
+
+Across all the kills, every acknowledged event runs at least once for
+each rule, and every run after an event's first for a rule carries
+KEVENT_REDELIVERED=1 (at most one run lacks it: the first, or a killed
+keventd's orphaned handler writing after the next keventd's run).  Every
+fault point is reached.  At the end, events sent to a keventd that is not
+killed run once each, none flagged.  Prints the kills, the time, and a
+histogram of runs per event and rule.
+
+KEVENT_CRASH_SEED sets the random seed (default: the time), printed so
+that a failure can be rerun."""
 import collections
 import os
 import random
@@ -19,94 +35,164 @@ import time
 import kdtest
 from kdtest import KEVENTCTL, TIMEOUT
 
-KILLS = int(os.environ.get("KEVENT_CRASH_KILLS", "40"))
+KILLS = int(os.environ.get("KEVENT_CRASH_KILLS", "100"))
+FAULT_POINTS = ("accepted", "journaled", "replied", "spawned", "exited")
+FAULT_ROUNDS = 6  # per point: 30 more kills, half of them SIGSEGV
 BATCH = 10
 OBJECTS = 4
+RULES = ("a", "b")
+# a fault point not reached within this much sending: the keventd is killed
+# from outside and the point counted as missed
+FAULT_PATIENCE = 5.0
 
 # one write per run (O_APPEND): the lines of concurrent runs never mix
 RECORD = """#!/bin/sh
-printf '%s %s\\n' "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
+printf '%s %s %s\\n' "$KEVENT_PAYLOAD" "$2" "${KEVENT_REDELIVERED:-0}" >>"$1"
 """
 
 
 class CrashTest(kdtest.DaemonTest):
-    def restart(self, state, *args):
+    def restart(self, state, *args, env=None):
         """A keventd on state.  A handler that the last one forked can hold
         its descriptors, the control socket's among them, for the moment
         between its fork and its exec: a start that finds the socket in use
         then is tried again, at most 5 times."""
+        # a SIGSEGV from outside ends keventd as the kernel's default does,
+        # not in a sanitizer's report
+        env = dict(env or {})
+        env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"
         for attempt in range(5):
             try:
-                return self.start("--state-dir", state, *args)
+                return self.start("--state-dir", state, *args, env=env)
             except AssertionError as e:
+                if "KEVENTD_FAULT" in env and "fault point reached" in str(e):
+                    # reached while the journal's events were handled again
+                    return self.daemons[-1]
                 if "Address already in use" not in str(e) or attempt == 4:
                     raise
+
     def test_kill_loop(self):
         s = self.s
         out = s.path("out", "runs")
         rec = s.script("record.sh", RECORD)
-        s.write_rule("10-c.yaml",
-                     "rules:\n"
-                     "  - name: rec\n"
-                     "    match: {signal: c}\n"
-                     "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(out)))
+        s.write_rule("10-c.yaml", "rules:\n" + "".join(
+            "  - name: rec-%s\n"
+            "    match: {signal: c}\n"
+            "    run: [%s, %s, %s]\n" % (r, kdtest.yq(rec), kdtest.yq(out), r) for r in RULES))
         state = s.path("state")
         seed = int(os.environ.get("KEVENT_CRASH_SEED", "0")) or int(time.time())
         rnd = random.Random(seed)
-        print("\ncrash loop: %d kills, seed %d" % (KILLS, seed))
-        acked, sent, next_id = set(), 0, 0
-        t0 = time.monotonic()
-        for k in range(KILLS):
-            d = self.restart(state, "--max-children", "4")
-            killer = threading.Timer(rnd.uniform(0.0, 0.25), d.proc.send_signal,
-                                     (signal.SIGKILL,))
-            killer.start()
-            # batches until the kill: each either acknowledged whole or not
+        plan = [("random", None)] * KILLS
+        for p in FAULT_POINTS:
+            plan += [("fault", (p, i % 2 == 1)) for i in range(FAULT_ROUNDS)]
+        rnd.shuffle(plan)
+        print("\ncrash loop: %d kills at random moments, %d at fault points, seed %d"
+              % (KILLS, len(plan) - KILLS, seed))
+        acked, sent = set(), 0
+        next_id = [0]
+        signals = collections.Counter()
+        reached, missed = collections.Counter(), collections.Counter()
+
+        def send_until_dead(d, deadline=None):
+            """Batches and single sends until d dies (or deadline passes);
+            each acknowledged whole or not at all."""
+            nonlocal sent
+            k = 0
             while d.proc.poll() is None:
-                ids = list(range(next_id, next_id + BATCH))
-                next_id += BATCH
-                lines = "".join("general\t/crash/%d\tc\t%d\n" % (i % OBJECTS, i) for i in ids)
-                r = subprocess.run([KEVENTCTL, "--control", s.ctl, "send", "--batch", "-"],
-                                   input=lines, capture_output=True, text=True,
-                                   timeout=TIMEOUT)
-                sent += BATCH
+                if deadline and time.monotonic() > deadline:
+                    return False
+                n = 1 if k % 4 == 3 else BATCH
+                k += 1
+                ids = list(range(next_id[0], next_id[0] + n))
+                next_id[0] += n
+                if n == 1:
+                    argv = ["send", "general", "/crash/%d" % (ids[0] % OBJECTS), "c",
+                            str(ids[0])]
+                    inp = None
+                else:
+                    argv = ["send", "--batch", "-"]
+                    inp = "".join("general\t/crash/%d\tc\t%d\n" % (i % OBJECTS, i) for i in ids)
+                r = subprocess.run([KEVENTCTL, "--control", s.ctl] + argv, input=inp,
+                                   capture_output=True, text=True, timeout=TIMEOUT,
+                                   stdin=subprocess.DEVNULL if inp is None else None)
+                sent += n
                 if r.returncode == 0:
                     acked.update(ids)
+                elif d.proc.poll() is None:
+                    d.proc.wait(TIMEOUT)  # the connection went with keventd
+            return True
+
+        t0 = time.monotonic()
+        for kind, arg in plan:
+            if kind == "random":
+                sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
+                d = self.restart(state, "--max-children", "4")
+                killer = threading.Timer(rnd.uniform(0.0, 0.25), d.proc.send_signal, (sig,))
+                killer.start()
+                send_until_dead(d)
+                killer.join()
+            else:
+                point, segv = arg
+                sig = signal.SIGSEGV if segv else signal.SIGKILL
+                n = rnd.randint(1, 3 * BATCH if point == "accepted" else BATCH)
+                d = self.restart(state, "--max-children", "4", env={
+                    "KEVENTD_FAULT": "%s:%d%s" % (point, n, ":segv" if segv else "")})
+                if send_until_dead(d, time.monotonic() + FAULT_PATIENCE):
+                    reached[point] += 1
                 else:
-                    break
-            killer.join()
+                    missed[point] += 1
+                    sig = signal.SIGKILL
+                    d.proc.send_signal(sig)
             d.proc.wait(TIMEOUT)
-            self.assertEqual(d.proc.returncode, -signal.SIGKILL, d.logtext())
+            self.assertEqual(d.proc.returncode, -sig, d.logtext())
+            if kind == "fault" and reached[point] and not missed[point]:
+                self.assertIn("fault point reached", d.logtext())
+            signals[signal.Signals(sig).name] += 1
             d.kill()
         # the last start: what is left runs
         d = self.restart(state)
         d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["journal"]["unfinished"] == 0,
                       "the journal empty")
+        # and a keventd that is not killed runs each event once, unflagged
+        calm = list(range(next_id[0], next_id[0] + 3 * BATCH))
+        d.ctl("send", "--batch", "-", check=0, input="".join(
+            "general\t/crash/%d\tc\t%d\n" % (i % OBJECTS, i) for i in calm))
+        d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["journal"]["unfinished"] == 0
+                      and st["events"]["pending"] == 0, "the calm batch handled")
         d.stop_ok(self)
         took = time.monotonic() - t0
 
         runs = collections.defaultdict(list)
         with open(out) as f:
             for line in f:
-                ident, redelivered = line.split()
-                runs[int(ident)].append(redelivered)
-        never = sorted(i for i in acked if i not in runs)
+                ident, rule, redelivered = line.split()
+                runs[(int(ident), rule)].append(redelivered)
+        for i in calm:
+            for r in RULES:
+                self.assertEqual(runs[(i, r)], ["0"], "event %d rule %s, never killed" % (i, r))
+        never = sorted((i, r) for i in acked for r in RULES if (i, r) not in runs)
         self.assertEqual(never, [], "acknowledged events never run (seed %d)" % seed)
-        # the first run may be a killed keventd's, whose orphaned handler can
-        # write its line after the next keventd's redelivered run: what holds
-        # is that no more than one run of an event lacks the flag
-        for i, flags in runs.items():
+        for key, flags in runs.items():
             self.assertLessEqual(flags.count("0"), 1,
-                                 "event %d: runs after its first without KEVENT_REDELIVERED=1: "
-                                 "%r (seed %d)" % (i, flags, seed))
-        hist = collections.Counter(len(runs.get(i, [])) for i in range(next_id))
-        print("%d kills in %.0f s; events sent %d, acknowledged %d" % (KILLS, took, sent,
-                                                                      len(acked)))
-        print("runs per event (all sent): " + ", ".join(
+                                 "event %d rule %s: runs after its first without "
+                                 "KEVENT_REDELIVERED=1: %r (seed %d)" % (key + (flags, seed)))
+        print("%d kills (%s) in %.0f s; events sent %d, acknowledged %d" % (
+            len(plan), ", ".join("%s %d" % kv for kv in sorted(signals.items())), took,
+            sent, len(acked)))
+        print("fault points reached: %s; missed: %s" % (
+            ", ".join("%s %d" % (p, reached[p]) for p in FAULT_POINTS),
+            ", ".join("%s %d" % (p, missed[p]) for p in FAULT_POINTS)))
+        hist = collections.Counter(len(runs.get((i, r), [])) for i in range(next_id[0])
+                                   for r in RULES)
+        print("runs per event and rule (all sent): " + ", ".join(
             "%d run%s: %d" % (n, "" if n == 1 else "s", c) for n, c in sorted(hist.items())))
-        acked_hist = collections.Counter(len(runs[i]) for i in acked)
-        print("runs per acknowledged event: " + ", ".join(
-            "%d: %d" % (n, c) for n, c in sorted(acked_hist.items())))
+        acked_hist = collections.Counter(len(runs[(i, r)]) for i in acked for r in RULES)
+        dup = sum(c for n, c in acked_hist.items() if n > 1)
+        print("runs per acknowledged event and rule: " + ", ".join(
+            "%d: %d" % (n, c) for n, c in sorted(acked_hist.items()))
+            + "; run more than once: %d of %d" % (dup, len(acked) * len(RULES)))
+        for p in FAULT_POINTS:
+            self.assertGreater(reached[p], 0, "fault point %s never reached" % p)
         self.assertGreaterEqual(len(acked), KILLS)  # the loop did send between the kills
 
 
