@@ -42,8 +42,12 @@ static int wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			fprintf(stderr, "keventctl: keventd closed the connection\n");
-			return 1;
+			/* after "event seqnum": the event is in keventd's journal,
+			 * unless it runs without one */
+			fprintf(stderr, "keventctl: keventd went away before the event's handlers "
+					"were done; the event will be redelivered when keventd "
+					"starts again (if it keeps a journal)\n");
+			return CTL_EXIT_REDELIVERED;
 		}
 		struct kctl_msg m;
 		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
@@ -54,6 +58,11 @@ static int wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
 		if (strcmp(m.f[0], "data") == 0) {
 			ctl_print(stdout, "%s", text);
 			fflush(stdout);
+		} else if (strcmp(m.f[0], "ok") == 0 && strcmp(text, KCTL_WAIT_REDELIVERED) == 0) {
+			fprintf(stderr, "keventctl: keventd restarted (or stopped) before the "
+					"event's handlers were done; the event will be redelivered "
+					"when it starts\n");
+			return CTL_EXIT_REDELIVERED;
 		} else if (strcmp(m.f[0], "ok") == 0) {
 			return strcmp(text, "0") == 0 ? 0 : 1;
 		} else if (strcmp(m.f[0], "err") == 0) {

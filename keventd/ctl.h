@@ -10,6 +10,8 @@
 
 /* Exit statuses shared by every command. */
 #define EXIT_USAGE 2
+/* send --wait: keventd stopped or went away; its journal keeps the event */
+#define CTL_EXIT_REDELIVERED 3
 
 struct ctl {
 	const char *control; /* control socket path */

@@ -449,26 +449,41 @@ static void on_report(void *userdata, uint64_t serial, const struct krun_report 
 	(*w)->p->ops->flush((*w)->p);
 }
 
-static void on_done(void *userdata, const struct kjob *job)
+/* The last reply of a waiter whose job is over; not_run: its rules that
+ * a stop left out. */
+static void answer_done(struct kdaemon_ctl *ctl, const struct kjob *job, size_t not_run)
 {
-	struct kdaemon_ctl *ctl = userdata;
 	struct waiter **w = find_wait(ctl, job->serial), *done = w ? *w : NULL;
 	if (!done)
 		return;
-	char text[80];
-	if (job->not_run) {
-		snprintf(text, sizeof(text), "%zu rule(s) not run: keventd is stopping",
-			 job->not_run);
+	char text[128];
+	/* cut short by a stop, and kept in the journal: the next start runs it
+	 * again, which this client cannot wait for here */
+	bool kept = not_run && job->ev->journal_ref;
+	if (not_run) {
+		snprintf(text, sizeof(text), "%zu rule(s) not run: keventd is stopping%s", not_run,
+			 kept ? "; the event is kept in its journal" : "");
 		done->p->ops->reply(done->p, "data", text);
-		done->failed += (unsigned)job->not_run;
+		done->failed += (unsigned)not_run;
 	}
 	snprintf(text, sizeof(text), "%u", done->failed);
-	done->p->ops->reply(done->p, "ok", text);
+	done->p->ops->reply(done->p, "ok", kept ? KCTL_WAIT_REDELIVERED : text);
 	done->p->ops->flush(done->p);
 	*w = done->next;
 	if (ctl->arming == done)
 		ctl->arming = NULL;
 	free(done);
+}
+
+static void on_done(void *userdata, const struct kjob *job)
+{
+	answer_done(userdata, job, job->not_run);
+}
+
+void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job)
+{
+	if (ctl && !job->deferred)
+		answer_done(ctl, job, job->n_rules - job->next);
 }
 
 /* Sends one event line (and the rules it matched) to every monitor. */
@@ -710,8 +725,15 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 
 void kdaemon_ctl_stop(struct kdaemon_ctl *ctl)
 {
-	if (ctl)
-		kctl_server_stop(ctl->srv);
+	if (!ctl)
+		return;
+	/* the waiters of runs still going: the connection closes now */
+	for (struct waiter *w = ctl->waiters; w; w = w->next) {
+		w->p->ops->reply(w->p, "err",
+				 "keventd is stopping: its running handlers end, not waited for");
+		w->p->ops->flush(w->p);
+	}
+	kctl_server_stop(ctl->srv);
 }
 
 void kdaemon_ctl_free(struct kdaemon_ctl *ctl)

@@ -21,6 +21,7 @@
 struct kdaemon;
 struct kdaemon_ctl;
 struct kctl_peer;
+struct kjob;
 
 struct kctl_peer_ops {
 	void (*reply)(struct kctl_peer *p, const char *kind, const char *text);
@@ -53,6 +54,8 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 void kdaemon_ctl_free(struct kdaemon_ctl *ctl);
 /* Stops listening and drops every client (shutdown). */
 void kdaemon_ctl_stop(struct kdaemon_ctl *ctl);
+/* job was taken off the queue by a stop: its send --wait is answered. */
+void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job);
 /* The "socket" event source of the daemon's list (owned by ctl). */
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl);
 size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl);

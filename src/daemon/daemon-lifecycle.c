@@ -73,6 +73,7 @@ static void on_dropped(const struct kjob *job, void *userdata)
 	bool kept = !job->deferred && ev->journal_ref;
 	bool again = kept || refetch(l->d, job);
 	kdaemon_fate(l->d, ev->source, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
+	kdaemon_ctl_dropped(l->d->ctl, job);
 	l->d->refetch[ev->source] += again && !kept;
 	size_t i = l->n;
 	if (i == ARRAY_SIZE(l->oldest)) {

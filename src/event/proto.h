@@ -16,6 +16,9 @@
 
 #define KCTL_MSG_MAX	8192
 #define KCTL_FIELDS_MAX 8
+/* The last reply of a send-wait whose event a stop left in the journal
+ * (instead of the count of failed runs): its next start runs it again. */
+#define KCTL_WAIT_REDELIVERED "redelivered"
 
 struct kctl_msg {
 	const char *f[KCTL_FIELDS_MAX];

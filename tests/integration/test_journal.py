@@ -5,9 +5,10 @@ the restart, flagged KEVENT_REDELIVERED=1; what keventd acknowledged before
 it was killed runs after the restart."""
 import os
 import signal
+import subprocess
 
 import kdtest
-from kdtest import TIMEOUT
+from kdtest import KEVENTCTL, TIMEOUT
 
 # a handler that writes down which event it ran for, and whether it was
 # redelivered, in one write (O_APPEND): the lines of concurrent runs never mix
@@ -98,6 +99,40 @@ class JournalTest(kdtest.DaemonTest):
         self.assertEqual(st["sources"]["socket"]["redelivered"], 31)
         self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(30)])
         d2.stop_ok(self)
+
+    def test_send_wait_across_a_stop_and_a_kill(self):
+        """send --wait for an event queued behind a held handler: a stop
+        keeps the event and keventctl says it will be redelivered, exit 3;
+        so does a kill; the next start runs it, flagged."""
+        self.rules()
+        state = self.s.path("state")
+        for how, said in ((signal.SIGTERM, "keventd restarted (or stopped) before the event's"),
+                          (signal.SIGKILL, "keventd went away before the event's")):
+            d = self.start("--state-dir", state)
+            d.send("general", "/one", "gate")
+            self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+            w = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "--wait",
+                                  "general", "/one", "x", how.name],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.assertEqual(w.stdout.readline(), "event seqnum 2\n")  # journaled
+            d.proc.send_signal(how)
+            if how == signal.SIGTERM:
+                d.wait_log("kept in the journal for the next start: 1")
+            out, err = w.communicate(timeout=TIMEOUT)
+            self.assertEqual(w.returncode, 3, err)
+            self.assertIn(said, err)
+            self.s.gates.release("g")
+            self.assertEqual(self.s.fifo.line(), "end g")
+            d.proc.wait(TIMEOUT)
+            d2 = self.start("--state-dir", state)
+            if how == signal.SIGKILL:  # the cut-off gate runs again
+                self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+                self.s.gates.release("g")
+                self.assertEqual(self.s.fifo.line(), "end g")
+            d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                           and st["journal"]["unfinished"] == 0, "the journal empty")
+            d2.stop_ok(self)
+            self.assertIn((how.name, "1"), self.runs())
 
     def test_status_and_damage(self):
         """A damaged record costs that record: counted in status as corrupt,
