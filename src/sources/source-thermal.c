@@ -6,6 +6,10 @@
  * family comes back, it reads /sys/class/thermal, so a machine that is
  * already hot gets its "high" event even though no trip is crossed again.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <linux/netlink.h>
 
 #include "log.h"
@@ -17,10 +21,18 @@
 
 static const char *const group_names[] = {"event"};
 
-static int thermal_init(const void *sysfs_root, void **state)
+static int thermal_init(const void *arg, void **state)
 {
+	const struct ksource_thermal_arg *a = arg;
 	struct kthermal *t = NULL;
-	int rc = kthermal_new(sysfs_root, &t);
+	int rc = kthermal_new(a->sysfs_root, &t);
+	_cleanup_free_ char *path = NULL;
+	if (rc == 0 && a->state_dir && asprintf(&path, "%s/thermal.zones", a->state_dir) < 0)
+		rc = -ENOMEM;
+	else if (rc == 0 && path && (rc = kthermal_remember(t, path)) < 0 && rc != -ENOMEM) {
+		log_warning("thermal: cannot read %s: %s", path, strerror(-rc));
+		rc = 0;
+	}
 	*state = t;
 	return rc;
 }
@@ -44,7 +56,11 @@ static void thermal_scan(void *state, const struct ksink *sink)
 	struct kevent *evs[SCAN_MAX];
 	size_t n = kthermal_scan(state, now_realtime_ns(), evs, SCAN_MAX);
 	for (size_t i = 0; i < n; i++) {
-		log_notice("thermal: %s is already above a trip point at start-up", evs[i]->object);
+		if (evs[i]->synthetic)
+			log_notice("thermal: %s cooled while keventd was down", evs[i]->object);
+		else
+			log_notice("thermal: %s is already above a trip point at start-up",
+				   evs[i]->object);
 		(void)ksink_submit(sink, evs[i]);
 	}
 }
@@ -66,5 +82,6 @@ const struct ksource_genl_desc ksource_thermal_desc = {
 
 int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct ksource **out)
 {
-	return ksource_genl_new(&ksource_thermal_desc, sink, sysfs_root, out);
+	const struct ksource_thermal_arg arg = {sysfs_root, sink->state_dir};
+	return ksource_genl_new(&ksource_thermal_desc, sink, &arg, out);
 }

@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "thermal.h"
 #include "util.h"
@@ -13,7 +16,9 @@
 
 struct kthermal {
 	char *root;
+	char *memory; /* the zones above a trip, kept across restarts; NULL: none */
 	uint64_t crossed[KTHERMAL_MAX_ZONES]; /* bit per trip */
+	uint64_t was[KTHERMAL_MAX_ZONES];     /* crossed when the last keventd ended */
 	uint64_t seqnum;
 };
 
@@ -33,7 +38,44 @@ void kthermal_free(struct kthermal *t)
 	if (!t)
 		return;
 	free(t->root);
+	free(t->memory);
 	free(t);
+}
+
+int kthermal_remember(struct kthermal *t, const char *path)
+{
+	free(t->memory);
+	if (!(t->memory = strdup(path)))
+		return -ENOMEM;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	unsigned zone;
+	uint64_t mask;
+	while (fscanf(f, "%u %" SCNx64 "\n", &zone, &mask) == 2)
+		if (zone < KTHERMAL_MAX_ZONES)
+			t->was[zone] = mask;
+	fclose(f);
+	return 0;
+}
+
+/* Writes the zones above a trip down (a new file, renamed over the old). */
+static void save(const struct kthermal *t)
+{
+	if (!t->memory)
+		return;
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.new", t->memory) >= (int)sizeof(tmp))
+		return;
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return;
+	for (uint32_t zone = 0; zone < KTHERMAL_MAX_ZONES; zone++)
+		if (t->crossed[zone] | t->was[zone])
+			fprintf(f, "%" PRIu32 " %" PRIx64 "\n", zone,
+				t->crossed[zone] | t->was[zone]);
+	if (fclose(f) != 0 || rename(tmp, t->memory) != 0)
+		(void)unlink(tmp);
 }
 
 /* Reads a one-line sysfs attribute of zone into buf (newline removed). */
@@ -119,6 +161,7 @@ int kthermal_apply(struct kthermal *t, const struct kthermal_msg *m, uint64_t no
 		if (t->crossed[m->zone] & bit)
 			return 0; /* known already (seen at start-up, say) */
 		t->crossed[m->zone] |= bit;
+		save(t);
 		return make_event(t, m->zone, m->trip,
 				  strcmp(ttype, "critical") == 0 ? "critical" : "high", ttype, temp,
 				  now, out, why);
@@ -126,6 +169,7 @@ int kthermal_apply(struct kthermal *t, const struct kthermal_msg *m, uint64_t no
 	if (!(t->crossed[m->zone] & bit))
 		return 0; /* never seen going up: no high to end */
 	t->crossed[m->zone] &= ~bit;
+	save(t);
 	if (t->crossed[m->zone])
 		return 0; /* still above another trip */
 	return make_event(t, m->zone, m->trip, "normal", ttype, temp, now, out, why);
@@ -167,7 +211,22 @@ size_t kthermal_scan(struct kthermal *t, uint64_t now, struct kevent **out, size
 				best = (int)trip;
 			}
 		}
-		if (!crossed || (t->crossed[zone] & crossed) == crossed) {
+		uint64_t was = t->was[zone];
+		t->was[zone] = 0;
+		if (!crossed && was && !t->crossed[zone]) {
+			/* above a trip when the last keventd ended, cool now: the
+			 * normal it missed, said synthetic */
+			char ttype[32];
+			uint32_t trip = (uint32_t)(63 - __builtin_clzll(was));
+			trip_type(t, zone, trip, ttype, sizeof(ttype));
+			const char *why;
+			if (make_event(t, zone, trip, "normal", ttype, temp, now, &out[n], &why) ==
+			    0)
+				out[n++]->synthetic = true;
+			continue;
+		}
+		if (!crossed || ((t->crossed[zone] | was) & crossed) == crossed) {
+			/* known already, by this keventd or the last one */
 			t->crossed[zone] |= crossed;
 			continue;
 		}
@@ -180,5 +239,6 @@ size_t kthermal_scan(struct kthermal *t, uint64_t now, struct kevent **out, size
 			n++;
 	}
 	closedir(d);
+	save(t);
 	return n;
 }

@@ -46,6 +46,13 @@ struct kthermal;
 int kthermal_new(const char *sysfs_root, struct kthermal **out);
 void kthermal_free(struct kthermal *t);
 
+/* Keeps the zones above a trip in the file path (in the state directory),
+ * rewritten when they change, and reads what the last keventd left
+ * there: kthermal_scan() then gives a zone that was above a trip and is
+ * cool now its normal (flagged synthetic), and no second high to a zone
+ * still above the same trips.  0, or -errno (nothing is read). */
+int kthermal_remember(struct kthermal *t, const char *path);
+
 /* Applies a trip message; *out gets the event to send, or NULL when the
  * crossing changes nothing a rule can see (a trip already known crossed,
  * a trip down with others still crossed, a trip down never seen going
@@ -55,7 +62,8 @@ int kthermal_apply(struct kthermal *t, const struct kthermal_msg *m, uint64_t no
 
 /* Scans every zone under the sysfs root: a zone already above one of its
  * trip points is marked and gets a high (or critical) event, appended to
- * out (up to max).  Returns how many events were made. */
+ * out (up to max); a zone remembered above a trip (kthermal_remember())
+ * and cool now gets a normal.  Returns how many events were made. */
 size_t kthermal_scan(struct kthermal *t, uint64_t now_ns, struct kevent **out, size_t max);
 
 #endif

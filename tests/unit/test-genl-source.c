@@ -208,6 +208,7 @@ static void test_datagrams(void **state)
 		{"a truncated thermal message is rejected", true, {{{TRIP_UP, 1}, {EV_CUT, 1}}}, 1, {0}, 1, "truncated netlink message", 0, 0},
 	};
 	/* clang-format on */
+	const struct ksource_thermal_arg thermal_arg = {"/nonexistent", NULL};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const bool th = cases[i].thermal;
 		struct fake f = {.src = th ? KEVENT_SOURCE_THERMAL : KEVENT_SOURCE_KERNEL};
@@ -215,7 +216,7 @@ static void test_datagrams(void **state)
 		struct ksource *s = NULL;
 		assert_int_equal(
 			ksource_genl_new_detached(th ? &ksource_thermal_desc : &ksource_kernel_desc,
-						  &sink, th ? "/nonexistent" : NULL,
+						  &sink, th ? &thermal_arg : NULL,
 						  th ? THERMAL_FAMILY : KERNEL_FAMILY, &s),
 			0);
 		assert_string_equal(s->name, th ? "thermal" : "kernel");

@@ -173,12 +173,69 @@ static void test_state(void **state)
 	free(root);
 }
 
+/* A zone above a trip when keventd stopped, cool at the next start: its
+ * normal, flagged synthetic; a zone still hot: no second high; a start
+ * after that: nothing. */
+static void test_memory(void **state)
+{
+	(void)state;
+	char *root = fake_sysfs();
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	_cleanup_free_ char *mem = tu_printf("%s/thermal.zones", dir);
+	struct kthermal *t = NULL;
+	struct kevent *evs[8];
+	assert_int_equal(kthermal_new(root, &t), 0);
+	assert_int_equal(kthermal_remember(t, mem), 0); /* none yet */
+	assert_int_equal(kthermal_scan(t, 1, evs, 8), 1);
+	expect(evs[0], KTHERMAL_CPU_OBJECT, "high", "0", "hot", "95000");
+	struct kthermal_msg m = {KTHERMAL_TRIP_UP, 1, 0, 61000, true};
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kthermal_apply(t, &m, 2, &ev, &why), 0);
+	expect(ev, KTHERMAL_ZONE_OBJECT "1", "high", "1", "passive", "61000");
+	kthermal_free(t); /* keventd stops with zones 0 and 1 hot */
+
+	/* zone 0 cooled meanwhile; zone 1 (30000 in sysfs, under its trip) too */
+	_cleanup_free_ char *z0 = tu_printf("%s/thermal_zone0", root);
+	tu_write(z0, "temp", "50000\n", 0644);
+	assert_int_equal(kthermal_new(root, &t), 0);
+	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_scan(t, 3, evs, 8), 2);
+	bool synthetic = evs[0]->synthetic && evs[1]->synthetic;
+	if (strcmp(evs[0]->object, KTHERMAL_CPU_OBJECT) != 0) {
+		struct kevent *x = evs[0];
+		evs[0] = evs[1];
+		evs[1] = x;
+	}
+	expect(evs[0], KTHERMAL_CPU_OBJECT, "normal", "0", "hot", "50000");
+	expect(evs[1], KTHERMAL_ZONE_OBJECT "1", "normal", "1", "passive", "30000");
+	assert_true(synthetic);
+	kthermal_free(t);
+
+	/* hot again, and still hot at the next start: one high only */
+	tu_write(z0, "temp", "95000\n", 0644);
+	assert_int_equal(kthermal_new(root, &t), 0);
+	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_scan(t, 4, evs, 8), 1);
+	assert_false(evs[0]->synthetic);
+	expect(evs[0], KTHERMAL_CPU_OBJECT, "high", "0", "hot", "95000");
+	kthermal_free(t);
+	assert_int_equal(kthermal_new(root, &t), 0);
+	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_scan(t, 5, evs, 8), 0);
+	kthermal_free(t);
+	tu_rm_rf(dir);
+	tu_rm_rf(root);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_rejects),
 		cmocka_unit_test(test_state),
+		cmocka_unit_test(test_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
