@@ -194,8 +194,14 @@ static void set_protocol(struct kmqtt *m, bool v5)
 	mosquitto_property *props = NULL;
 	(void)kmosq.int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION,
 			       v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311);
-	if (v5 && kmosq.property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
-					   KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS) {
+	/* subscribed: a session the broker keeps while keventd is away (3.1.1:
+	 * clean session off does it), so what is published meanwhile comes */
+	if (v5 && (kmosq.property_add_int32(&props, MQTT_PROP_MAXIMUM_PACKET_SIZE,
+					    KMQTT_PACKET_MAX) != MOSQ_ERR_SUCCESS ||
+		   (m->n_filters &&
+		    kmosq.property_add_int32(&props, MQTT_PROP_SESSION_EXPIRY_INTERVAL,
+					     KMQTT_SESSION_EXPIRY_S) != MOSQ_ERR_SUCCESS))) {
+		kmosq.property_free_all(&props);
 		(void)kmosq.int_option(m->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
 		return;
 	}
@@ -604,7 +610,8 @@ static char *dup_or(const char *s, const char *a, char sep, const char *b)
 static bool connect_setup(struct kmqtt *m, const struct kmqtt_config *cfg)
 {
 	const char *no = "; no connection to the broker, for publishing nor for the source mqtt";
-	m->mosq = kmosq.new(m->client_id, true, m);
+	/* the source mqtt: a persistent session under the stable client id */
+	m->mosq = kmosq.new(m->client_id, m->n_filters == 0, m);
 	if (!m->mosq) {
 		turn_off(m, "libmosquitto cannot make a client: %s%s", strerror(errno), no);
 		return false;

@@ -31,6 +31,8 @@
 #define KMQTT_BACKOFF_MIN_MS	 500
 #define KMQTT_BACKOFF_MAX_MS	 30000
 #define KMQTT_CONNECT_TIMEOUT_MS 10000
+/* how long the broker keeps a subscribed keventd's session while it is away */
+#define KMQTT_SESSION_EXPIRY_S (7u * 24 * 3600)
 /* The largest packet keventd asks the broker to send it (MQTT 5's
  * MAXIMUM_PACKET_SIZE): a message of KMQTT_MSG_MAX bytes on the longest
  * topic, and room for the header and its properties.  A broker that keeps

@@ -393,7 +393,8 @@ rules:
         it, and keventd never reads it."""
         b = self.broker().start()
         d = self.central(b, ["fleet/#"])
-        self.assertIn("as kd-central.yaml (p5, c1, k30", b.logtext())
+        # MQTT 5 (p5), and a session the broker keeps (c0: no clean start)
+        self.assertIn("as kd-central.yaml (p5, c0, k30", b.logtext())
         ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
         big = self.s.path("big")
         with open(big, "wb") as f:  # over the bound of 64 KiB + 64 KiB + 4 KiB
@@ -441,6 +442,30 @@ rules:
         # and an event from the broker is never published back
         self.assertEqual(st["mqtt"]["published"], 0)
         d.stop_ok(self)
+
+    def test_inbound_while_stopped_runs_after_the_start(self):
+        """The source mqtt keeps a session at the broker: 100 QoS 1 messages
+        published while keventd is stopped each run once after it starts."""
+        b = self.broker().start()
+        out = self.s.path("out", "runs")
+        rec = self.s.script("record.sh", "#!/bin/sh\nprintf '%s\\n' \"$KEVENT_SEQNUM\" >>\"$1\"\n")
+        self.s.write_rule("10-fleet.yaml",
+                          "rules:\n  - name: fleet\n    match: {source: mqtt, signal: high}\n"
+                          "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(out)))
+        d = self.central(b, ["fleet/+/power/#"])
+        d.stop_ok(self)
+        for i in range(100):
+            ev = {"seqnum": i + 1, "timestamp": 1700000000000000000, "source": "kernel",
+                  "type": "power", "object": "/org/kernel/x", "signal": "high",
+                  "payload": "", "host": "h7"}
+            b.publish("fleet/h7/power/high/org/kernel/x", json.dumps(ev))
+        d = self.central(b, ["fleet/+/power/#"])
+        d.wait_status(lambda st: st["sources"]["mqtt"]["received"] == 100
+                      and st["events"]["pending"] == 0, "the 100 received and handled")
+        d.stop_ok(self)
+        with open(out) as f:
+            seqs = sorted(int(l) for l in f)
+        self.assertEqual(seqs, list(range(1, 101)))
 
     def test_malformed_rejected_and_counted(self):
         b = self.broker().start()
