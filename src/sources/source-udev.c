@@ -7,6 +7,7 @@
  * udevd's from a process with uid 0.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libudev.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 
 #include "log.h"
 #include "loop.h"
+#include "udev-table.h"
 #include "uevent-map.h"
 
 #define RCVBUF_BYTES	 (8 * 1024 * 1024)
@@ -37,7 +39,13 @@ struct kudev {
 	bool from_kernel, paused;
 	bool have_seq;
 	uint64_t last_seq;
+	/* the devices known, kept in table_path (NULL: no state directory) */
+	struct kudevtab table;
+	char *table_path;
+	struct ktimer *save_timer, *resync_timer;
 };
+
+static void resync_soon(struct kudev *u);
 
 static struct kudev *of(struct ksource *s)
 {
@@ -69,6 +77,7 @@ static int check_sender(struct kudev *u, int fd)
 			continue;
 		if (errno == ENOBUFS) {
 			ksink_overrun(&u->sink, KEVENT_SOURCE_UDEV);
+			resync_soon(u); /* what came and went in what was lost */
 			continue;
 		}
 		return -EAGAIN;
@@ -107,6 +116,152 @@ static void track_seq(struct kudev *u, uint64_t seq)
 	}
 	u->last_seq = seq;
 	u->have_seq = true;
+}
+
+/* ---- the device table ---- */
+
+static void save_table(struct ktimer *t, void *userdata)
+{
+	struct kudev *u = userdata;
+	(void)t;
+	u->save_timer = NULL;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *tmp = NULL;
+	kudevtab_render(&u->table, &sb);
+	if (sb.oom || asprintf(&tmp, "%s.new", u->table_path) < 0)
+		return;
+	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, sb.buf, sb.len) != (ssize_t)sb.len ||
+	    rename(tmp, u->table_path) < 0) {
+		log_warning("udev: cannot write %s: %s", u->table_path, strerror(errno));
+		(void)unlink(tmp);
+	}
+}
+
+/* A device came or went (or changed its subsystem): the table is written
+ * within a second, once for a burst. */
+static void note_device(struct kudev *u, const char *action, const char *devpath,
+			const char *subsystem)
+{
+	if (!u->table_path || !action || !devpath)
+		return;
+	bool gone = strcmp(action, "remove") == 0;
+	if (!gone && strcmp(action, "add") != 0)
+		return;
+	if (kudevtab_set(&u->table, devpath,
+			 gone	     ? NULL
+			 : subsystem ? subsystem
+				     : "-") > 0 &&
+	    !u->save_timer)
+		(void)kloop_add_timer(u->sink.loop, now_monotonic_ns() + 1000000000ull, save_table,
+				      u, &u->save_timer);
+}
+
+/* Every device present now, into t.  0 or -errno. */
+static int scan_devices(struct kudev *u, struct kudevtab *t)
+{
+	struct udev_enumerate *en = udev_enumerate_new(u->udev);
+	int rc = en ? udev_enumerate_scan_devices(en) : -ENOMEM;
+	struct udev_list_entry *l;
+	udev_list_entry_foreach(l, rc == 0 ? udev_enumerate_get_list_entry(en) : NULL)
+	{
+		struct udev_device *dev =
+			udev_device_new_from_syspath(u->udev, udev_list_entry_get_name(l));
+		if (!dev)
+			continue;
+		const char *sub = udev_device_get_subsystem(dev);
+		rc = kudevtab_set(t, udev_device_get_devpath(dev), sub ? sub : "-");
+		udev_device_unref(dev);
+		if (rc < 0)
+			break;
+		rc = 0;
+	}
+	udev_enumerate_unref(en);
+	return rc;
+}
+
+static int submit_device(struct kudev *u, struct udev_device *dev, const char *action);
+
+struct resync {
+	struct kudev *u;
+	size_t added, removed;
+};
+
+/* A difference between the table and the devices present: reported as
+ * its uevent, flagged synthetic. */
+static void resync_one(void *userdata, const char *action, const char *devpath,
+		       const char *subsystem)
+{
+	struct resync *r = userdata;
+	struct kudev *u = r->u;
+	if (strcmp(action, "add") == 0) {
+		_cleanup_free_ char *syspath = NULL;
+		struct udev_device *dev = asprintf(&syspath, "/sys%s", devpath) < 0
+						  ? NULL
+						  : udev_device_new_from_syspath(u->udev, syspath);
+		if (dev && submit_device(u, dev, "add") > 0)
+			r->added++;
+		udev_device_unref(dev);
+		return;
+	}
+	char *props[3] = {NULL, NULL, NULL};
+	struct kevent *ev = NULL;
+	const char *why = "out of memory";
+	unsigned truncated = 0;
+	int rc = asprintf(&props[0], "ACTION=remove") < 0 ||
+				 asprintf(&props[1], "DEVPATH=%s", devpath) < 0 ||
+				 asprintf(&props[2], "SUBSYSTEM=%s", subsystem) < 0
+			 ? -ENOMEM
+			 : kuevent_map(props, 3, now_realtime_ns(), &ev, &truncated, &why);
+	for (size_t i = 0; i < 3; i++)
+		free(props[i]);
+	if (rc < 0) {
+		ksink_reject(&u->sink, KEVENT_SOURCE_UDEV, why);
+		return;
+	}
+	ev->synthetic = true;
+	(void)ksink_submit(&u->sink, ev);
+	r->removed++;
+}
+
+/* The devices present against the table: the differences reported, the
+ * table made the devices present.  The first start (no table yet)
+ * reports nothing: boot's coldplug announced them. */
+static void resync(struct kudev *u, bool first)
+{
+	struct kudevtab now = {0};
+	if (scan_devices(u, &now) < 0) {
+		kudevtab_release(&now);
+		log_warning("udev: cannot enumerate the devices; no resynchronisation");
+		return;
+	}
+	struct resync r = {.u = u};
+	if (!first)
+		kudevtab_diff(&u->table, &now, resync_one, &r);
+	kudevtab_release(&u->table);
+	u->table = now;
+	if (r.added || r.removed)
+		log_notice("udev: devices changed while not watched: %zu added, %zu removed "
+			   "(reported, synthetic)",
+			   r.added, r.removed);
+	if (u->save_timer)
+		ktimer_cancel(TAKE_PTR(u->save_timer));
+	save_table(NULL, u);
+}
+
+static void on_resync(struct ktimer *t, void *userdata)
+{
+	struct kudev *u = userdata;
+	(void)t;
+	u->resync_timer = NULL;
+	resync(u, false);
+}
+
+static void resync_soon(struct kudev *u)
+{
+	if (u->table_path && !u->resync_timer)
+		(void)kloop_add_timer(u->sink.loop, now_monotonic_ns(), on_resync, u,
+				      &u->resync_timer);
 }
 
 /* Submits the uevent of dev; action: a device found, not a uevent
@@ -154,6 +309,9 @@ static int submit_device(struct kudev *u, struct udev_device *dev, const char *a
 		ev->synthetic = true;
 	else
 		track_seq(u, ev->seqnum);
+	if (!action)
+		note_device(u, udev_device_get_action(dev), udev_device_get_devpath(dev),
+			    udev_device_get_subsystem(dev));
 	(void)ksink_submit(&u->sink, ev);
 	return 1;
 }
@@ -227,6 +385,13 @@ static void udev_free(struct ksource *s)
 {
 	struct kudev *u = of(s);
 	udev_stop(s);
+	ktimer_cancel(u->resync_timer);
+	if (u->save_timer) {
+		ktimer_cancel(TAKE_PTR(u->save_timer));
+		save_table(NULL, u); /* what came and went since the last write */
+	}
+	kudevtab_release(&u->table);
+	free(u->table_path);
 	udev_monitor_unref(u->mon);
 	udev_unref(u->udev);
 	free(u);
@@ -260,6 +425,16 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 		return rc ? rc : -EIO;
 	}
 	log_info("udev: listening to uevents from %s", u->from_kernel ? "the kernel" : "udevd");
+	if (sink->state_dir && asprintf(&u->table_path, "%s/udev.devices", sink->state_dir) < 0)
+		u->table_path = NULL;
+	if (u->table_path) {
+		_cleanup_free_ char *text = NULL;
+		size_t len = 0;
+		_cleanup_close_ int fd = open(u->table_path, O_RDONLY | O_CLOEXEC);
+		bool first = fd < 0 || read_fd(fd, 64u << 20, &text, &len) < 0 ||
+			     kudevtab_parse(&u->table, text, len) < 0;
+		resync(u, first);
+	}
 	*out = &u->src;
 	return 0;
 }

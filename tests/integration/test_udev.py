@@ -93,6 +93,47 @@ class UdevSource(DaemonTest):
         self.assertIn("uevent not from the kernel", d.logtext())
         d.stop_ok(self)
 
+    def test_devices_that_came_and_went_meanwhile_are_reported(self):
+        """The first start writes the devices present to udev.devices in
+        the state directory, and reports none.  A device missing from the
+        table at the next start is reported added, one in the table and not
+        present removed, both flagged KEVENT_SYNTHETIC=1; a third start
+        reports nothing."""
+        out = self.s.path("out", "resync")
+        rec = self.s.script("rec.sh", "#!/bin/sh\nprintf '%s %s %s\\n' \"$ACTION\" "
+                            "\"$DEVPATH\" \"${KEVENT_SYNTHETIC:-0}\" >>\"$1\"\n")
+        self.s.write_rule("10-all.yaml", "rules:\n  - name: all\n    match: {source: udev}\n"
+                          "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(out)))
+        state = self.s.path("state")
+        args = ("--sources", "udev,socket", "--udev-monitor", "kernel", "--state-dir", state)
+        d = self.start(*args)
+        d.stop_ok(self)
+        table = os.path.join(state, "udev.devices")
+        with open(table) as f:
+            lines = f.read().splitlines()
+        self.assertIn("%s net" % DEVPATH, lines)
+        if os.path.exists(out):  # the first start reports nothing
+            with open(out) as f:
+                self.assertEqual([l for l in f.read().splitlines() if l.endswith(" 1")], [])
+        lines.remove("%s net" % DEVPATH)
+        lines.append("/devices/virtual/kevent-test/gone kevent-test")
+        with open(table, "w") as f:
+            f.write("\n".join(sorted(lines)) + "\n")
+        d = self.start(*args)
+        d.wait_status(lambda st: st["sources"]["udev"]["received"] >= 2
+                      and st["events"]["pending"] == 0, "the two reported")
+        d.stop_ok(self)
+        # (the machine's own uevents, of other tests, may come too: unflagged)
+        with open(out) as f:
+            got = sorted(l for l in f.read().splitlines() if l.endswith(" 1"))
+        self.assertEqual(got, ["add %s 1" % DEVPATH,
+                               "remove /devices/virtual/kevent-test/gone 1"])
+        self.assertIn("devices changed while not watched: 1 added, 1 removed", d.logtext())
+        d = self.start(*args)
+        d.stop_ok(self)
+        with open(out) as f:
+            self.assertEqual(len([l for l in f.read().splitlines() if l.endswith(" 1")]), 2)
+
 
 if __name__ == "__main__":
     kdtest.main()
