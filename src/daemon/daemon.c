@@ -13,6 +13,7 @@
 #include "debounce.h"
 #include "fault.h"
 #include "fs.h"
+#include "journal-rec.h"
 #include "journal.h"
 #include "mqtt-config.h"
 #include "log.h"
@@ -206,6 +207,8 @@ struct collect {
 	struct kdaemon *d;
 	struct rulevec all, run, deb;
 	bool oom;
+	uint32_t done; /* the event's runs that ended before a restart */
+	size_t pos;    /* the next rule's place in the run list */
 };
 
 static bool rulevec_add(struct rulevec *rv, const struct krule *r)
@@ -236,8 +239,14 @@ static bool collect_match(const struct krule *r, void *userdata)
 	if (rc)
 		rc->matched++;
 	bool ok = rulevec_add(&c->all, r);
-	if (ok && krule_runs_something(r))
-		ok = rulevec_add(r->debounce_ms ? &c->deb : &c->run, r);
+	if (ok && krule_runs_something(r) && !r->debounce_ms) {
+		size_t pos = c->pos++;
+		/* its run ended before the restart: not again */
+		if (pos >= KJREC_DONE_BITS || !(c->done & (1u << pos)))
+			ok = rulevec_add(&c->run, r);
+	} else if (ok && krule_runs_something(r)) {
+		ok = rulevec_add(&c->deb, r);
+	}
 	c->oom = !ok;
 	return ok;
 }
@@ -364,7 +373,7 @@ static bool debounce_all(struct kdaemon *d, const struct collect *c, const struc
 
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
-	struct collect c = {.d = d};
+	struct collect c = {.d = d, .done = ev->journal_done};
 	enum kevent_source src = ev->source;
 	/* journaled before anything is decided about it: the record is
 	 * written, with the others of this round, before any of them is
@@ -617,6 +626,34 @@ static void count_run(struct kstats *s, struct krule_counters *rc, const struct 
 	}
 }
 
+/* A run of a job of several rules is over: the journal says so, so that
+ * a restart before the job's end runs only the rules after it.  The
+ * event's done bits count places in its whole run list, of which the job
+ * holds the places not done. */
+static void journal_progress(struct kdaemon *d, const struct krun_report *rep)
+{
+	const struct kjob *job = rep->job;
+	/* a handler's start is not its end (a transient unit's is, for the job) */
+	if (!job || job->deferred || job->n_rules < 2 || !job->ev->journal_ref ||
+	    (rep->outcome == KRUN_STARTED && !rep->unit))
+		return;
+	size_t j = 0;
+	while (j < job->n_rules && job->rules[j] != rep->rule)
+		j++;
+	if (j + 1 >= job->n_rules)
+		return; /* the last: the job's end retires the event */
+	struct kevent *ev = job->ev;
+	for (size_t pos = 0, k = 0; pos < KJREC_DONE_BITS; pos++) {
+		if (ev->journal_done & (1u << pos))
+			continue;
+		if (k++ == j) {
+			ev->journal_done |= 1u << pos;
+			kjournal_progress(d->journal, ev->journal_ref, ev->journal_done);
+			return;
+		}
+	}
+}
+
 /* The runner's reports, a transient unit's end included: counted, and
  * told to the observers. */
 static void on_run_report(void *userdata, const struct krun_report *rep)
@@ -628,6 +665,7 @@ static void on_run_report(void *userdata, const struct krun_report *rep)
 		if (d->observers[i].report)
 			d->observers[i].report(d->observers[i].userdata, rep->serial, rep);
 	count_run(&d->stats, rc ? rc : &none, rep);
+	journal_progress(d, rep);
 }
 
 static void on_job_done(void *userdata, struct kjob *job)

@@ -304,6 +304,7 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 		}
 		ev->redelivered = true;
 		ev->journal_ref = no << 32 | r.off;
+		ev->journal_done = r.done;
 		evs[n++] = ev;
 	}
 	s->live = n + pinned;
@@ -390,6 +391,24 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 bool kjournal_pending(const struct kjournal *j)
 {
 	return j && j->pend.len;
+}
+
+void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)
+{
+	if (!j || !ref)
+		return;
+	struct segment *s = find(j, ref >> 32);
+	uint64_t off = ref & UINT32_MAX;
+	if (!s || !s->live)
+		return;
+	const uint8_t d[3] = {done & 0xff, (done >> 8) & 0xff, (done >> 16) & 0xff};
+	if (s == current(j) && off >= j->pend_at) {
+		memcpy(j->pend.buf + (off - j->pend_at) + KJREC_DONE_OFF, d, sizeof(d));
+		return;
+	}
+	if (pwrite(s->fd, d, sizeof(d), (off_t)(off + KJREC_DONE_OFF)) != (ssize_t)sizeof(d))
+		klog_throttled(&j->write_log, LOG_WARNING,
+			       "journal: cannot mark an event's run done: %s", strerror(errno));
 }
 
 static void flush_lazy(struct kjournal *j)

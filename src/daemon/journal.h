@@ -56,6 +56,10 @@ bool kjournal_pending(const struct kjournal *j);
  * record may be marked later, or go with its segment. */
 void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy);
 
+/* Writes the done bits of the record ref (journal-rec.h): the runs of
+ * its event that ended, which a restart does not run again. */
+void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done);
+
 /* Whether the journal is full: the last segment it may write is. */
 bool kjournal_full(const struct kjournal *j);
 

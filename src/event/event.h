@@ -77,6 +77,9 @@ struct kevent {
 	bool redelivered;
 	/* where the daemon's journal holds it (0: nowhere); a copy has none */
 	uint64_t journal_ref;
+	/* the journal's done bits (journal-rec.h): the runs of its run list
+	 * had before a restart, skipped when it is handled again */
+	uint32_t journal_done;
 };
 
 const char *kevent_type_name(enum kevent_type t);

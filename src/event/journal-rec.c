@@ -103,6 +103,8 @@ void kjrec_next(const void *buf_, size_t len, size_t off, struct kjrec *out)
 		out->kind = KJREC_RECORD;
 		out->len = size;
 		out->live = buf[off + KJREC_STATE_OFF] != KJREC_DONE;
+		const uint8_t *d = (const uint8_t *)buf + off + KJREC_DONE_OFF;
+		out->done = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16;
 		out->body = buf + off + sizeof(struct kjrec_hdr);
 		out->body_len = size - sizeof(struct kjrec_hdr);
 		return;

@@ -10,7 +10,11 @@
  *   magic   u32   KJREC_MAGIC
  *   len     u32   the body's bytes
  *   sum     u32   FNV-1a of len and the body
- *   state   u8    KJREC_LIVE or KJREC_DONE; then 3 bytes of zero
+ *   state   u8    KJREC_LIVE or KJREC_DONE
+ *   done    3 bytes: bit i (of 24, the first byte's lowest first) says the
+ *           i-th rule of the event's run list (the matched rules that run
+ *           something, in order) has had its run; written again in place,
+ *           outside the checksum, as the state byte is
  *   body    len bytes: version u8 (1), type u8, source u8, flags u8,
  *           seqnum u64, timestamp u64, instance u64, n_env u32, then
  *           u32-length-prefixed strings: object, signal, payload, host
@@ -39,11 +43,14 @@ struct kjrec_hdr {
 	uint32_t len;
 	uint32_t sum;
 	uint8_t state;
-	uint8_t pad[3];
+	uint8_t done[3];
 };
 
 /* Where the state byte is, from the record's start. */
 #define KJREC_STATE_OFF offsetof(struct kjrec_hdr, state)
+/* Where the done bits are, and how many there are. */
+#define KJREC_DONE_OFF	offsetof(struct kjrec_hdr, done)
+#define KJREC_DONE_BITS 24
 
 /* Appends ev's whole record, live, to sb (sb->oom on no memory). */
 void kjrec_encode(struct strbuf *sb, const struct kevent *ev);
@@ -59,6 +66,7 @@ struct kjrec {
 	enum kjrec_kind kind;
 	size_t off, len; /* the piece's bytes in the buffer */
 	bool live;	 /* a record: its state is live (anything but done) */
+	uint32_t done;	 /* a record: its done bits */
 	const uint8_t *body;
 	size_t body_len;
 };

@@ -134,6 +134,40 @@ class JournalTest(kdtest.DaemonTest):
             d2.stop_ok(self)
             self.assertIn((how.name, "1"), self.runs())
 
+    def test_a_run_that_ended_is_not_run_again(self):
+        """An event of two rules, killed while the second's handler runs:
+        the next start runs the second again, flagged, and not the first,
+        whose run had ended."""
+        s = self.s
+        self.out = s.path("out", "runs")
+        rec = s.script("record.sh", RECORD)
+        s.write_rule("10-two.yaml",
+                     "rules:\n"
+                     "  - name: first\n"
+                     "    match: {signal: two}\n"
+                     "    run: [%s, %s]\n"
+                     "  - name: second\n"
+                     "    match: {signal: two}\n"
+                     "    run: %s\n"
+                     % (kdtest.yq(rec), kdtest.yq(self.out),
+                        self.h("wait", s.fifo.path, s.gates.path("g"), "g")))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "two", "first-run")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])
+        self.assertEqual(self.runs(), [("first-run", "0")])
+        d.kill()
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])  # the second again
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                       and st["journal"]["unfinished"] == 0, "the journal empty")
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [("first-run", "0")])  # the first did not run again
+
     def test_status_and_damage(self):
         """A damaged record costs that record: counted in status as corrupt,
         the ones around it run."""

@@ -443,6 +443,46 @@ static void test_batch(void **state)
 	tu_rm_rf(dir);
 }
 
+struct dones {
+	uint32_t v[4];
+	size_t n;
+};
+
+static int take_done(void *userdata, struct kevent *ev)
+{
+	struct dones *d = userdata;
+	if (d->n < 4)
+		d->v[d->n++] = ev->journal_done;
+	kevent_free(ev);
+	return 0;
+}
+
+/* An event's done bits, written pending and written in place, come back
+ * with it. */
+static void test_progress(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	uint64_t a = append(j, "/a");
+	kjournal_progress(j, a, 0x1); /* pending */
+	assert_int_equal(kjournal_flush(j), 0);
+	uint64_t b = append(j, "/b");
+	assert_int_equal(kjournal_flush(j), 0);
+	kjournal_progress(j, b, 0x800005); /* written */
+	kjournal_progress(j, a, 0x3);
+	kjournal_free(j);
+	struct dones got = {.n = 0};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_done, &got), 2);
+	assert_int_equal(got.n, 2);
+	assert_int_equal(got.v[0], 0x3);
+	assert_int_equal(got.v[1], 0x800005);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
 /* One keventd per state directory: a second journal there is refused. */
 static void test_lock(void **state)
 {
@@ -465,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_progress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
