@@ -549,6 +549,7 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	out->journal_bytes = js.bytes;
 	out->journal_live = js.live;
 	out->journal_corrupt = js.corrupt;
+	out->journal_writes = js.writes;
 	out->journal_full = d->journal_full;
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].status)

@@ -236,6 +236,10 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_JOURNAL, ", corrupt #", "corrupt", "journal_corrupt_total", "counter",
 	 EXTRA(journal_corrupt),
 	 "Damaged journal records skipped at start-up: each an event lost."},
+	{KSTATS_JOURNAL, ", # writes", "writes", "journal_writes_total", "counter",
+	 EXTRA(journal_writes),
+	 "Writes of records to the journal: each holds the events accepted in one round of the "
+	 "loop."},
 	{KSTATS_JOURNAL, ", full # times", "full_times", "journal_full_total", "counter",
 	 STAT(journal_full), "Times the journal was full and paused intake."},
 	{KSTATS_JOURNAL, " (full: intake paused)", "full", "journal_full", "gauge",

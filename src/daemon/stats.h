@@ -77,8 +77,8 @@ struct kstatus_extra {
 	/* the event history: entries held, kept at most (--history), bytes */
 	size_t history_len, history_capacity, history_bytes;
 	/* the journal (journal.h): its bytes, events not finished, damaged
-	 * records skipped, full now */
-	size_t journal_bytes, journal_live, journal_corrupt;
+	 * records skipped, writes of records, full now */
+	size_t journal_bytes, journal_live, journal_corrupt, journal_writes;
 	bool journal_full;
 	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
 	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;

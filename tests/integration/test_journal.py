@@ -168,6 +168,28 @@ class JournalTest(kdtest.DaemonTest):
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [("first-run", "0")])  # the first did not run again
 
+    def test_one_write_for_a_round_of_events(self):
+        """40 posts and a sync, waiting in the socket while keventd is
+        stopped (SIGSTOP), are read in one round of its loop: their 40
+        records go to the journal in one write, before the sync's "ok"."""
+        self.rules()
+        d = self.start("--state-dir", self.s.path("state"))
+        before = d.status()["journal"]["writes"]
+        g = self.raw()
+        d.proc.send_signal(signal.SIGSTOP)
+        try:
+            for i in range(40):
+                g.send_raw(g.encode("post", "general", "/batch/%d" % i, "none", ""))
+            g.send_raw(g.encode("sync"))
+        finally:
+            d.proc.send_signal(signal.SIGCONT)
+        self.assertEqual(g.reply(), ("ok", "40", []))
+        st = d.status()
+        self.assertEqual(st["events"]["received"], 40)
+        # the status request's own round writes nothing: no event in it
+        self.assertEqual(st["journal"]["writes"] - before, 1)
+        d.stop_ok(self)
+
     def test_status_and_damage(self):
         """A damaged record costs that record: counted in status as corrupt,
         the ones around it run."""

@@ -77,6 +77,7 @@ static const struct counter_case counters[] = {
 	{"journal bytes", X(journal_bytes), 311, "journal: 311 bytes", "{\"bytes\":311,", "keventd_journal_bytes 311\n"},
 	{"journal unfinished", X(journal_live), 312, "(312 unfinished)", "\"unfinished\":312", "keventd_journal_unfinished 312\n"},
 	{"journal corrupt", X(journal_corrupt), 313, "corrupt 313", "\"corrupt\":313", "keventd_journal_corrupt_total 313\n"},
+	{"journal writes", X(journal_writes), 314, "314 writes", "\"writes\":314", "keventd_journal_writes_total 314\n"},
 	{"journal full times", S(journal_full), 239, "full 239 times", "\"full_times\":239", "keventd_journal_full_total 239\n"},
 	{"journal full now", SET_NONE, 0, 1, " (full: intake paused)\n", "\"full\":true}", "keventd_journal_full 1\n"},
 	{"mqtt off", SET_NONE, 0, 1, "mqtt: off", NULL, NULL},
@@ -621,7 +622,7 @@ static void test_golden(void **state)
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
-		"journal: 311 bytes (312 unfinished), corrupt 313, full 239 times (full: intake paused)\n"
+		"journal: 311 bytes (312 unfinished), corrupt 313, 314 writes, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
@@ -641,7 +642,7 @@ static void test_golden(void **state)
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1665,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
-		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"full_times\":239,\"full\":true},"
+		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
@@ -886,6 +887,9 @@ static void test_golden(void **state)
 		"# HELP keventd_journal_corrupt_total Damaged journal records skipped at start-up: each an event lost.\n"
 		"# TYPE keventd_journal_corrupt_total counter\n"
 		"keventd_journal_corrupt_total 313\n"
+		"# HELP keventd_journal_writes_total Writes of records to the journal: each holds the events accepted in one round of the loop.\n"
+		"# TYPE keventd_journal_writes_total counter\n"
+		"keventd_journal_writes_total 314\n"
 		"# HELP keventd_journal_full_total Times the journal was full and paused intake.\n"
 		"# TYPE keventd_journal_full_total counter\n"
 		"keventd_journal_full_total 239\n"
