@@ -156,6 +156,13 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 	 * source's stop saves what its next start fetches again */
 	struct dropped_log l = {.d = d};
 	size_t not_started = ksched_drop_queued(d->sched, on_dropped, &l);
+	/* and the debounced runs waiting for quiet, which would fire into a
+	 * stopping keventd and be dropped */
+	size_t debounced = kdaemon_keep_debounced(d);
+	if (debounced)
+		log_notice("%s: stopping; debounced runs waiting for quiet, kept in the journal "
+			   "for the next start: %zu",
+			   why, debounced);
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->stop)
 			d->sources[i]->stop(d->sources[i]);

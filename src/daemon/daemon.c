@@ -270,6 +270,7 @@ enum wait_end {
 	WAIT_REPLACED, /* a later event replaced it */
 	WAIT_DROPPED,  /* it fired while keventd was stopping: dropped, counted so */
 	WAIT_FREED,    /* still waiting when keventd was done: nothing counts it */
+	WAIT_KEPT,     /* still waiting at a stop: kept in the journal */
 };
 
 /* One waiting run of w, of an event of src, is over. */
@@ -285,6 +286,9 @@ static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum w
 	} else if (end == WAIT_DROPPED && !counted) {
 		w->dropped = true;
 		kdaemon_fate(d, src, NULL, KFATE_DROPPED);
+	} else if (end == WAIT_KEPT && !counted) {
+		w->dropped = true;
+		kdaemon_fate(d, src, NULL, KFATE_KEPT);
 	} else if (end == WAIT_FREED) {
 		w->dropped = true;
 	}
@@ -353,6 +357,33 @@ static void debounce_gone(void *userdata, void *tag, bool replaced)
 }
 
 static const struct kdebounce_ops debounce_ops = {.fire = debounce_fire, .gone = debounce_gone};
+
+/* A debounced run still waiting at a stop: its event goes into the
+ * journal again, with every run of its run list marked done, so that the
+ * next start waits the quiet time again and runs the debounced rules
+ * only. */
+static void keep_waiting(void *userdata, const struct krule *r, struct kevent *ev, void *tag)
+{
+	struct kdaemon *d = userdata;
+	enum kevent_source src = ev->source;
+	(void)r;
+	bool kept = d->journal && kdaemon_journaled(src) && kjournal_append(d->journal, ev) == 0;
+	if (kept) {
+		ev->journal_done = (1u << KJREC_DONE_BITS) - 1;
+		kjournal_progress(d->journal, ev->journal_ref, ev->journal_done);
+		d->debounce_kept++;
+	}
+	debounce_wait_end(d, tag, kept ? WAIT_KEPT : WAIT_FREED, src);
+	kevent_free(ev);
+}
+
+size_t kdaemon_keep_debounced(struct kdaemon *d)
+{
+	d->debounce_kept = 0;
+	kdebounce_drain(d->debounce, keep_waiting, d);
+	kdaemon_journal_flush(d);
+	return d->debounce_kept;
+}
 
 /* Holds ev for each debounced rule it matched.  Returns whether its
  * waiting runs count it (it has no other run), so that it is not counted

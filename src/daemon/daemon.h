@@ -107,6 +107,7 @@ struct kdaemon {
 	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
+	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
 	bool journal_full;	  /* intake of the journaled sources is paused */
 	struct kio *signal_io;
 	int signal_fd;
@@ -180,9 +181,10 @@ void kdaemon_maybe_exit(struct kdaemon *d);
  *   KFATE_NO_RUN       handled: nothing to run  yes, retired (lazily: a
  *                                               redelivery runs nothing)
  *   KFATE_RATELIMITED  ratelimited              yes, retired
- *   KFATE_WAITS        nothing yet: its runs    yes, retired: a debounced
- *                      wait for quiet           run is not kept across a
- *                                               restart
+ *   KFATE_WAITS        nothing yet: its runs    yes, retired: a stop
+ *                      wait for quiet           journals a waiting run
+ *                                               again (keep_waiting()),
+ *                                               a kill loses it
  *   KFATE_FIRED        handled                  no: told as KFATE_WAITS
  *   KFATE_DEBOUNCED    events_debounced         no: told as KFATE_WAITS
  *   KFATE_FAILED       handled and failures     no: the source and the
@@ -215,6 +217,9 @@ static inline bool kdaemon_journaled(enum kevent_source src)
  * journal that cannot be opened is logged, and keventd runs without one.
  * 0. */
 int kdaemon_journal_start(struct kdaemon *d);
+/* At a stop: the debounced runs still waiting go into the journal, for
+ * the next start (when there is one).  Returns how many. */
+size_t kdaemon_keep_debounced(struct kdaemon *d);
 /* Writes the events appended since the last time, in one write: called
  * before any reply goes out, before a job starts and at the end of each
  * round of the loop. */

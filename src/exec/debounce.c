@@ -71,6 +71,31 @@ void kdebounce_free(struct kdebounce *db)
 	free(db);
 }
 
+struct drain {
+	void (*fn)(void *userdata, const struct krule *r, struct kevent *ev, void *tag);
+	void *userdata;
+};
+
+static int drain_one(const char *key, void *value, void *userdata)
+{
+	struct pending *p = value;
+	struct drain *d = userdata;
+	(void)key;
+	d->fn(d->userdata, p->rule, TAKE_PTR(p->ev), p->tag);
+	pending_free(p);
+	return 1;
+}
+
+void kdebounce_drain(struct kdebounce *db,
+		     void (*fn)(void *userdata, const struct krule *r, struct kevent *ev,
+				void *tag),
+		     void *userdata)
+{
+	struct drain d = {fn, userdata};
+	if (db)
+		hashmap_sweep(db->map, drain_one, &d);
+}
+
 static void on_quiet(struct ktimer *t, void *userdata)
 {
 	struct pending *p = userdata;

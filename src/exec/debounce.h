@@ -38,6 +38,12 @@ int kdebounce_new(struct kloop *loop, const struct kdebounce_ops *ops, void *use
 		  struct kdebounce **out);
 /* Frees it and the events still waiting (dropped, gone()).  NULL is fine. */
 void kdebounce_free(struct kdebounce *db);
+/* Hands every waiting event to fn (ev taken) with its rule and tag, and
+ * forgets it, unfired: a stop that keeps them for the next start. */
+void kdebounce_drain(struct kdebounce *db,
+		     void (*fn)(void *userdata, const struct krule *r, struct kevent *ev,
+				void *tag),
+		     void *userdata);
 /* ev (copied), event number serial, for rule r, with the caller's tag:
  * returns 1 when it replaced an event that was waiting (that one is
  * debounced, and gone() was told), 0 when it waits alone, 2 when it was

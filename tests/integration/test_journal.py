@@ -190,6 +190,45 @@ class JournalTest(kdtest.DaemonTest):
         self.assertEqual(st["journal"]["writes"] - before, 1)
         d.stop_ok(self)
 
+    def test_a_debounced_run_waiting_at_a_stop_runs_after_the_start(self):
+        """Three events of one object for a debounced rule, and a stop
+        within its quiet time: the waiting run is kept in the journal, and
+        the next start runs it once, with the last event, flagged; the
+        event's other rule, which had run, does not run again."""
+        s = self.s
+        self.out = s.path("out", "runs")
+        rec = s.script("record.sh", RECORD)
+        s.write_rule("10-deb.yaml",
+                     "rules:\n"
+                     "  - name: deb\n"
+                     "    match: {signal: q}\n"
+                     "    debounce: 3s\n"
+                     "    run: [%s, %s]\n"
+                     "  - name: now\n"
+                     "    match: {signal: q}\n"
+                     "    run: [%s, %s]\n"
+                     % (kdtest.yq(rec), kdtest.yq(self.out), kdtest.yq(rec),
+                        kdtest.yq(self.out + ".now")))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        for i in range(3):
+            d.send("general", "/one", "q", "e%d" % i)
+        d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["queue"]["running"] == 0,
+                      "the immediate runs done")
+        d.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertIn("debounced runs waiting for quiet, kept in the journal for the next "
+                      "start: 1", d.logtext())
+        self.assertEqual(self.runs(), [])  # within the quiet time: not run
+        d2 = self.start("--state-dir", state)
+        d2.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                       and any(r["name"] == "deb" and r["runs"] == 1 for r in st["rules"]),
+                       "the debounced run", timeout=TIMEOUT + 3)
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [("e2", "1")])
+        with open(self.out + ".now") as f:  # the other rule ran once each, before
+            self.assertEqual(sorted(f.read().split()), ["0", "0", "0", "e0", "e1", "e2"])
+
     def test_status_and_damage(self):
         """A damaged record costs that record: counted in status as corrupt,
         the ones around it run."""
