@@ -7,9 +7,12 @@
  * made into a buffer and read from one, so a reader of damaged bytes can
  * be driven by a fuzzer.
  *
- *   magic   u32   KJREC_MAGIC
+ *   magic   u32   KJREC_MAGIC (KJREC_MAGIC_V1: a record of an older
+ *                 keventd, read as well)
  *   len     u32   the body's bytes
- *   sum     u32   FNV-1a of len and the body
+ *   sum     u32   of len and the body: FNV-1a over 8-byte words (the
+ *                 last bytes one at a time), folded to 32 bits; FNV-1a
+ *                 over bytes under KJREC_MAGIC_V1
  *   state   u8    KJREC_LIVE or KJREC_DONE
  *   done    3 bytes: bit i (of 24, the first byte's lowest first) says the
  *           i-th rule of the event's run list (the matched rules that run
@@ -32,9 +35,10 @@
 #include "event.h"
 #include "util.h"
 
-#define KJREC_MAGIC 0x4a56454bu /* "KEVJ" */
-#define KJREC_LIVE  'L'
-#define KJREC_DONE  'D'
+#define KJREC_MAGIC    0x4b56454bu /* "KEVK" */
+#define KJREC_MAGIC_V1 0x4a56454bu /* "KEVJ": a byte-wise checksum */
+#define KJREC_LIVE     'L'
+#define KJREC_DONE     'D'
 /* A body longer than this is damage: an event is well under it. */
 #define KJREC_BODY_MAX (256 * 1024)
 

@@ -483,6 +483,45 @@ static void test_progress(void **state)
 	tu_rm_rf(dir);
 }
 
+/* A record of an older keventd (KJREC_MAGIC_V1, its checksum over bytes)
+ * is read as well; the magic of one format with the other's sum is
+ * damage. */
+static void test_old_records(void **state)
+{
+	(void)state;
+	struct strbuf sb = STRBUF_INIT;
+	struct kevent *ev = make("/old", "Cpu: 1");
+	kjrec_encode(&sb, ev);
+	struct kjrec_hdr h;
+	memcpy(&h, sb.buf, sizeof(h));
+	struct kjrec r;
+	kjrec_next(sb.buf, sb.len, 0, &r);
+	assert_int_equal(r.kind, KJREC_RECORD);
+	/* the same record with the old magic and the new sum: damaged */
+	h.magic = KJREC_MAGIC_V1;
+	memcpy(sb.buf, &h, sizeof(h));
+	kjrec_next(sb.buf, sb.len, 0, &r);
+	assert_int_equal(r.kind, KJREC_DAMAGED);
+	/* and with the old sum (FNV-1a of len, then the body, a byte at a time) */
+	uint32_t sum = 2166136261u;
+	const unsigned char *lenb = (const unsigned char *)&h.len;
+	for (size_t i = 0; i < sizeof(h.len); i++)
+		sum = (sum ^ lenb[i]) * 16777619u;
+	for (size_t i = 0; i < h.len; i++)
+		sum = (sum ^ (unsigned char)sb.buf[sizeof(h) + i]) * 16777619u;
+	h.sum = sum;
+	memcpy(sb.buf, &h, sizeof(h));
+	kjrec_next(sb.buf, sb.len, 0, &r);
+	assert_int_equal(r.kind, KJREC_RECORD);
+	struct kevent *back = NULL;
+	const char *why = NULL;
+	assert_int_equal(kjrec_decode(r.body, r.body_len, &back, &why), 0);
+	assert_same(ev, back);
+	kevent_free(back);
+	kevent_free(ev);
+	strbuf_release(&sb);
+}
+
 /* One keventd per state directory: a second journal there is refused. */
 static void test_lock(void **state)
 {
@@ -505,7 +544,7 @@ int main(void)
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
