@@ -138,21 +138,20 @@ static void save_table(struct ktimer *t, void *userdata)
 	}
 }
 
-/* A device came or went (or changed its subsystem): the table is written
- * within a second, once for a burst. */
+/* A device came, went or moved (a renamed network interface): the table
+ * is written within a second, once for a burst. */
 static void note_device(struct kudev *u, const char *action, const char *devpath,
-			const char *subsystem)
+			const char *old_devpath, const char *subsystem)
 {
 	if (!u->table_path || !action || !devpath)
 		return;
-	bool gone = strcmp(action, "remove") == 0;
-	if (!gone && strcmp(action, "add") != 0)
+	bool gone = strcmp(action, "remove") == 0, moved = strcmp(action, "move") == 0;
+	if (!gone && !moved && strcmp(action, "add") != 0)
 		return;
-	if (kudevtab_set(&u->table, devpath,
-			 gone	     ? NULL
-			 : subsystem ? subsystem
-				     : "-") > 0 &&
-	    !u->save_timer)
+	int changed = moved && old_devpath ? kudevtab_set(&u->table, old_devpath, NULL) : 0;
+	if (kudevtab_set(&u->table, devpath, gone ? NULL : subsystem ? subsystem : "-") > 0)
+		changed = 1;
+	if (changed > 0 && !u->save_timer)
 		(void)kloop_add_timer(u->sink.loop, now_monotonic_ns() + 1000000000ull, save_table,
 				      u, &u->save_timer);
 }
@@ -311,6 +310,7 @@ static int submit_device(struct kudev *u, struct udev_device *dev, const char *a
 		track_seq(u, ev->seqnum);
 	if (!action)
 		note_device(u, udev_device_get_action(dev), udev_device_get_devpath(dev),
+			    udev_device_get_property_value(dev, "DEVPATH_OLD"),
 			    udev_device_get_subsystem(dev));
 	(void)ksink_submit(&u->sink, ev);
 	return 1;
