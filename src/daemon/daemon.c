@@ -420,6 +420,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.recovered[src]++;
 	if (ev->redelivered)
 		d->stats.redelivered[src]++;
+	else if (ev->synthetic)
+		d->stats.resynced[src]++;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;

@@ -138,6 +138,10 @@ const struct kstats_row kstats_rows[] = {
 	 "1 while the source is paused on its full share of the queue."},
 	{KSTATS_SOURCES, NULL, "paused_times", "queue_source_pauses_total", "counter",
 	 SOURCES(paused), "Times the source was paused on its full share of the queue."},
+	{KSTATS_SOURCES, NULL, "resynced", "events_resynced_total", "counter", SOURCES(resynced),
+	 "Of the events received, those keventd made up for what it could not see "
+	 "(KEVENT_SYNTHETIC=1: "
+	 "a resynchronisation at start-up or after an overrun, or keventctl trigger), per source."},
 
 	{KSTATS_EVENTS, NULL, "received", NULL, "counter", SUM(received), NULL},
 	{KSTATS_EVENTS, NULL, "rejected", NULL, "counter", SUM(rejected), NULL},

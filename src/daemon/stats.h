@@ -21,6 +21,8 @@ struct kstats {
 	uint64_t recovered[KEVENT_SOURCE_MAX]; /* of those: fetched after they were missed */
 	/* of those: read back from the journal at start-up, unfinished */
 	uint64_t redelivered[KEVENT_SOURCE_MAX];
+	/* made up for what could not be seen (KEVENT_SYNTHETIC=1) */
+	uint64_t resynced[KEVENT_SOURCE_MAX];
 	uint64_t rejected[KEVENT_SOURCE_MAX];  /* invalid input, never handled */
 	uint64_t overruns[KEVENT_SOURCE_MAX];  /* receive buffer overruns (ENOBUFS) */
 	uint64_t lost[KEVENT_SOURCE_MAX];      /* events known lost (seqnum gaps) */

@@ -120,8 +120,9 @@ class UdevSource(DaemonTest):
         with open(table, "w") as f:
             f.write("\n".join(sorted(lines)) + "\n")
         d = self.start(*args)
-        d.wait_status(lambda st: st["sources"]["udev"]["received"] >= 2
-                      and st["events"]["pending"] == 0, "the two reported")
+        st = d.wait_status(lambda st: st["sources"]["udev"]["received"] >= 2
+                           and st["events"]["pending"] == 0, "the two reported")
+        self.assertEqual(st["sources"]["udev"]["resynced"], 2)
         d.stop_ok(self)
         # (the machine's own uevents, of other tests, may come too: unflagged)
         with open(out) as f:

@@ -121,6 +121,7 @@ static const struct source_case per_source[] = {
 	{X(source_pending), 161, 7, "pending", "queue_source_pending"},
 	{X(source_share), 171, 8, "share", "queue_source_share"},
 	{S(paused), 181, -1, "paused_times", "queue_source_pauses_total"},
+	{S(resynced), 501, -1, "resynced", "events_resynced_total"},
 };
 /* clang-format on */
 
@@ -464,6 +465,7 @@ static const struct gap {
 	const char *missing; /* the renderings without it */
 } gaps[] = {
 	{KSTATS_SOURCES, "paused_times", "text"},
+	{KSTATS_SOURCES, "resynced", "text"},	  /* a column of the text only if it earns one */
 	{KSTATS_EVENTS, "received", "text prom"}, /* the sum of the sources' */
 	{KSTATS_EVENTS, "rejected", "text prom"},
 	{KSTATS_EVENTS, "overruns", "text prom"},
@@ -628,15 +630,15 @@ static void test_golden(void **state)
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
-		"{\"uptime_seconds\":42,\"sources\":{\"kernel\":{\"received\":111,\"recovered\":191,\"redelivered\":101,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181},"
-		"\"udev\":{\"received\":112,\"recovered\":192,\"redelivered\":102,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182},"
-		"\"thermal\":{\"received\":113,\"recovered\":193,\"redelivered\":103,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183},"
-		"\"socket\":{\"received\":114,\"recovered\":194,\"redelivered\":104,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184},"
-		"\"acpi\":{\"received\":115,\"recovered\":195,\"redelivered\":105,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185},"
-		"\"input\":{\"received\":116,\"recovered\":196,\"redelivered\":106,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186},"
-		"\"fs\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187},"
-		"\"mqtt\":{\"received\":118,\"recovered\":198,\"redelivered\":108,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188},"
-		"\"trace\":{\"received\":119,\"recovered\":199,\"redelivered\":109,\"rejected\":129,\"overruns\":139,\"lost\":149,\"truncated\":159,\"pending\":169,\"share\":179,\"paused\":false,\"paused_times\":189}},"
+		"{\"uptime_seconds\":42,\"sources\":{\"kernel\":{\"received\":111,\"recovered\":191,\"redelivered\":101,\"rejected\":121,\"overruns\":131,\"lost\":141,\"truncated\":151,\"pending\":161,\"share\":171,\"paused\":false,\"paused_times\":181,\"resynced\":501},"
+		"\"udev\":{\"received\":112,\"recovered\":192,\"redelivered\":102,\"rejected\":122,\"overruns\":132,\"lost\":142,\"truncated\":152,\"pending\":162,\"share\":172,\"paused\":false,\"paused_times\":182,\"resynced\":502},"
+		"\"thermal\":{\"received\":113,\"recovered\":193,\"redelivered\":103,\"rejected\":123,\"overruns\":133,\"lost\":143,\"truncated\":153,\"pending\":163,\"share\":173,\"paused\":false,\"paused_times\":183,\"resynced\":503},"
+		"\"socket\":{\"received\":114,\"recovered\":194,\"redelivered\":104,\"rejected\":124,\"overruns\":134,\"lost\":144,\"truncated\":154,\"pending\":164,\"share\":174,\"paused\":true,\"paused_times\":184,\"resynced\":504},"
+		"\"acpi\":{\"received\":115,\"recovered\":195,\"redelivered\":105,\"rejected\":125,\"overruns\":135,\"lost\":145,\"truncated\":155,\"pending\":165,\"share\":175,\"paused\":false,\"paused_times\":185,\"resynced\":505},"
+		"\"input\":{\"received\":116,\"recovered\":196,\"redelivered\":106,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186,\"resynced\":506},"
+		"\"fs\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187,\"resynced\":507},"
+		"\"mqtt\":{\"received\":118,\"recovered\":198,\"redelivered\":108,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188,\"resynced\":508},"
+		"\"trace\":{\"received\":119,\"recovered\":199,\"redelivered\":109,\"rejected\":129,\"overruns\":139,\"lost\":149,\"truncated\":159,\"pending\":169,\"share\":179,\"paused\":false,\"paused_times\":189,\"resynced\":509}},"
 		"\"events\":{\"received\":1035,\"rejected\":1125,\"overruns\":1215,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1665,\"paused\":true},"
@@ -776,6 +778,17 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"fs\"} 187\n"
 		"keventd_queue_source_pauses_total{source=\"mqtt\"} 188\n"
 		"keventd_queue_source_pauses_total{source=\"trace\"} 189\n"
+		"# HELP keventd_events_resynced_total Of the events received, those keventd made up for what it could not see (KEVENT_SYNTHETIC=1: a resynchronisation at start-up or after an overrun, or keventctl trigger), per source.\n"
+		"# TYPE keventd_events_resynced_total counter\n"
+		"keventd_events_resynced_total{source=\"kernel\"} 501\n"
+		"keventd_events_resynced_total{source=\"udev\"} 502\n"
+		"keventd_events_resynced_total{source=\"thermal\"} 503\n"
+		"keventd_events_resynced_total{source=\"socket\"} 504\n"
+		"keventd_events_resynced_total{source=\"acpi\"} 505\n"
+		"keventd_events_resynced_total{source=\"input\"} 506\n"
+		"keventd_events_resynced_total{source=\"fs\"} 507\n"
+		"keventd_events_resynced_total{source=\"mqtt\"} 508\n"
+		"keventd_events_resynced_total{source=\"trace\"} 509\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
