@@ -60,7 +60,7 @@ one() {
 	rate >>"/tmp/rate-$1"
 	if [ -n "$kpid" ]; then
 		# the samples it was woken for, read: what it received and lost
-		wait_until 30 sh -c "[ \$(keventctl --control $C status --json |
+		wait_until 10 sh -c "[ \$(keventctl --control $C status --json |
 			grep -c '\"pending\":0') -gt 0 ]" || true
 		echo "$(trace_num received) $(trace_num lost)" >>"/tmp/got-$1"
 		kill -TERM "$kpid"
@@ -68,10 +68,11 @@ one() {
 	fi
 }
 
+# the round's number is not "i", which lib.sh's wait_until and wait_pid use
 rm -f /tmp/rate-* /tmp/ratio-* /tmp/got-*
-i=0
-while [ "$i" -lt "$R" ]; do
-	case $((i % 3)) in
+round=0
+while [ "$round" -lt "$R" ]; do
+	case $((round % 3)) in
 	0) order="off none all" ;;
 	1) order="all off none" ;;
 	2) order="none all off" ;;
@@ -81,7 +82,7 @@ while [ "$i" -lt "$R" ]; do
 	for m in none all; do
 		echo $(($(tail -n 1 /tmp/rate-$m) * 1000 / off)) >>/tmp/ratio-$m
 	done
-	i=$((i + 1))
+	round=$((round + 1))
 done
 line="KBENCH $KTEST_KVER kevent_send, $N events, $R rounds, medians: not traced $(median /tmp/rate-off) ev/s"
 for m in none all; do
