@@ -106,7 +106,8 @@ static const char *check_type(const struct kpattern *v)
 static const char *check_source(const struct kpattern *v)
 {
 	if (v->glob || kevent_source_from_name(v->text) < 0)
-		return "not a source (kernel, udev, thermal, socket, acpi, input, fs or mqtt)";
+		return "not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace "
+		       "or md)";
 	return NULL;
 }
 
