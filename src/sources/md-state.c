@@ -78,7 +78,7 @@ static void progress(struct kmd_track *t, unsigned upto, bool initial, struct km
 static bool completed(const struct kmd_track *t, const struct kmd_array *last,
 		      const struct kmd_array *cur)
 {
-	if (last->total && last->done >= last->total)
+	if ((last->total && last->done >= last->total) || (cur->total && cur->done >= cur->total))
 		return true; /* seen at its end, before it was reaped */
 	switch (t->action) {
 	case KMD_RECOVER:
@@ -134,9 +134,12 @@ static void sync_end(struct kmd_track *t, const struct kmd_array *cur, struct km
 	t->rate = 0;
 }
 
+/* A sync runs: one at its end is over, though not reaped yet (md.c's
+ * md_reap_sync_thread() makes the spares active before it says so). */
 static bool is_sync(const struct kmd_array *a)
 {
-	return a->syncing && a->action > KMD_IDLE && a->action <= KMD_RESHAPE;
+	return a->syncing && a->action > KMD_IDLE && a->action <= KMD_RESHAPE &&
+	       !(a->total && a->done >= a->total);
 }
 
 void kmd_update(struct kmd_track *t, const struct kmd_array *cur, bool fresh, uint64_t now_ns,

@@ -415,9 +415,18 @@ static void test_check(void **state)
 		{PERS WHOLE TAIL, "vdb=in_sync vdc=in_sync", false, 61696, 0,
 		 "check-done:interrupted:0"},
 	};
+	/* seen at its end before md reaped it: over then, and not again */
+	static const struct step at_end[] = {
+		{PERS CHECK("47.1", "30848") TAIL, "vdb=in_sync vdc=in_sync", false, 0, 0,
+		 "check-start:initial"},
+		{PERS CHECK("100.0", "65472") TAIL, "vdb=in_sync vdc=in_sync", false, 30848, 0,
+		 "progress:50 progress:60 progress:70 progress:80 progress:90 check-done:done:0"},
+		{PERS WHOLE TAIL, "vdb=in_sync vdc=in_sync", false, 0, 0, ""},
+	};
 	/* clang-format on */
 	run_steps(done, ARRAY_SIZE(done), false);
 	run_steps(stopped, ARRAY_SIZE(stopped), false);
+	run_steps(at_end, ARRAY_SIZE(at_end), false);
 }
 
 static void test_new_array(void **state)
