@@ -84,6 +84,7 @@ def run(vm):
         raise Fail("expected md0 at /devices/virtual/block/md0, udev says %r" % udev_obj)
 
     # a member fails
+    cur = vm.cursor()
     t0 = time.monotonic()
     vm.sh("mdadm /dev/md0 --fail /dev/%s" % c)
     evs = wait_signal(vm, "degraded", 30, "degraded after mdadm --fail")
@@ -99,6 +100,15 @@ def run(vm):
                 raise Fail("expected %s: %s in %s, got %r" % (k, v, e["KEVENT_SIGNAL"], e))
         if not e.get("KEVENT_ARRAY_STATE"):
             raise Fail("expected Array-State: in %r" % e)
+    # the shipped rules (56-md.yaml) log it
+    e = vm.wait_journal(cur, "md0 (raid1): member %s failed" % c, 30,
+                        "the shipped rule md-failed-device's log line",
+                        "SYSLOG_IDENTIFIER=keventd")
+    if e.get("PRIORITY") != "3":
+        raise Fail("expected the failed member logged at daemon.err, got priority %s"
+                   % e.get("PRIORITY"))
+    vm.wait_journal(cur, "md0 (raid1) is degraded: 1 of 2 members missing", 30,
+                    "the shipped rule md-degraded's log line", "SYSLOG_IDENTIFIER=keventd")
 
     # taken out and added again: a recovery, each step, and the array whole
     vm.sh("mdadm /dev/md0 --remove /dev/%s && mdadm --zero-superblock /dev/%s" % (c, c))
