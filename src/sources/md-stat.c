@@ -154,7 +154,11 @@ static bool parse_head(const char *p, const char *end, struct kmd_array *a)
 		} else if (tok[0] == '(' && !memchr(tok, '[', len)) {
 			continue; /* (read-only), (auto-read-only) */
 		} else if (a->n_m < KMD_MAX_MEMBERS && parse_member(tok, len, &a->m[a->n_m])) {
-			a->n_m++;
+			/* a name once: what a member was is looked up by name */
+			bool dup = false;
+			for (size_t i = 0; i < a->n_m; i++)
+				dup |= strcmp(a->m[i].name, a->m[a->n_m].name) == 0;
+			a->n_m += !dup;
 			level_next = false;
 		} else if (level_next && !memchr(tok, '[', len)) {
 			size_t n = len < sizeof(a->level) - 1 ? len : sizeof(a->level) - 1;
