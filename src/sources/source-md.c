@@ -70,6 +70,7 @@ struct md_source {
 };
 
 static void scan(struct md_source *md);
+static int uevent_open(struct md_source *md);
 
 static int read_all(int fd, char **out, size_t *len)
 {
@@ -299,6 +300,22 @@ static struct array *array_add(struct md_source *md, const char *name)
 	return a;
 }
 
+/* /proc/mdstat cannot be read any more: every array let go, and the
+ * md driver's load awaited. */
+static void stat_lost(struct md_source *md)
+{
+	kio_free(md->stat_io);
+	md->stat_io = NULL;
+	close(md->stat_fd);
+	md->stat_fd = -1;
+	for (size_t i = 0; i < md->n; i++)
+		array_free(md->a[i]);
+	md->n = 0;
+	int rc = md->uevent_fd < 0 ? uevent_open(md) : 0;
+	if (rc < 0)
+		log_warning("md: cannot watch for the md driver: %s", strerror(-rc));
+}
+
 /* Reads mdstat and looks at every array in it; those gone are let go. */
 static void scan(struct md_source *md)
 {
@@ -308,6 +325,13 @@ static void scan(struct md_source *md)
 	size_t len = 0;
 	struct kmd_stat st;
 	int rc = read_all(md->stat_fd, &text, &len);
+	if (rc < 0 && rc != -ENOMEM) {
+		/* the md driver is going (rmmod): it would wake us for ever */
+		log_warning("md: cannot read %s: %s; watching for the md driver again", MDSTAT,
+			    strerror(-rc));
+		stat_lost(md);
+		return;
+	}
 	if (rc == 0)
 		rc = kmd_stat_parse(text, len, &st);
 	if (rc < 0) {
@@ -375,7 +399,10 @@ static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
 		if (n < 0)
 			break;
 		buf[n] = '\0';
-		if (sa.nl_pid == 0 && strncmp(buf, "add@/module/md_mod", 18) == 0)
+		/* the module, or its first array (should the module's own
+		 * uevent have come before /proc/mdstat) */
+		if (sa.nl_pid == 0 && (strncmp(buf, "add@/module/md_mod", 18) == 0 ||
+				       strncmp(buf, "add@/devices/virtual/block/md", 29) == 0))
 			md_loaded = true;
 	}
 	if (!md_loaded || md->stopped)
