@@ -169,15 +169,17 @@ void kmd_update(struct kmd_track *t, const struct kmd_array *cur, bool fresh, ui
 	}
 	const struct kmd_array *last = &t->last;
 
-	/* members that failed: faulty now, or gone while in sync (md
-	 * removes only a faulty member or a spare: a fail and a remove
-	 * between two looks) */
+	/* members that failed: faulty now, or gone from a running array
+	 * while in sync (md removes only a faulty member or a spare from
+	 * it: a fail and a remove between two looks).  An array being
+	 * assembled or stopped gains and loses members as it likes. */
+	bool running = last->active && cur->active;
 	for (size_t i = 0; i < last->n_m; i++) {
 		const struct kmd_member *was = &last->m[i];
 		if (was->faulty)
 			continue;
 		const struct kmd_member *now = find_member(cur, was->name);
-		if ((now && now->faulty) || (!now && was->in_sync)) {
+		if ((now && now->faulty) || (!now && was->in_sync && running)) {
 			struct kmd_change *c = add(out, "failed-device");
 			if (c)
 				snprintf(c->member, sizeof(c->member), "%s", was->name);
@@ -193,7 +195,8 @@ void kmd_update(struct kmd_track *t, const struct kmd_array *cur, bool fresh, ui
 	for (size_t i = 0; i < cur->n_m; i++) {
 		const struct kmd_member *now = &cur->m[i];
 		const struct kmd_member *was = find_member(last, now->name);
-		if (now->in_sync && !now->faulty && was && !was->in_sync && !was->faulty) {
+		if (running && now->in_sync && !now->faulty && was && !was->in_sync &&
+		    !was->faulty) {
 			struct kmd_change *c = add(out, "spare-active");
 			if (c)
 				snprintf(c->member, sizeof(c->member), "%s", now->name);

@@ -454,6 +454,24 @@ static void test_new_array(void **state)
 	free(got);
 }
 
+static void test_assemble_and_stop(void **state)
+{
+	(void)state;
+	/* an array assembled (members spares until it runs), then stopped
+	 * (members gone before the array): no member failed or became
+	 * active */
+	/* clang-format off */
+	static const struct step steps[] = {
+		{PERS "md0 : inactive vdc[1](S) vdb[0](S)\n      130944 blocks super 1.2\n       \n" TAIL,
+		 "vdb=spare vdc=spare", false, -1, 0, ""},
+		{PERS WHOLE TAIL, "vdb=in_sync vdc=in_sync", false, 0, 0, ""},
+		{PERS "md0 : inactive vdb[0](S)\n      65472 blocks super 1.2\n       \n" TAIL,
+		 "vdb=spare", false, -1, 0, ""},
+	};
+	/* clang-format on */
+	run_steps(steps, ARRAY_SIZE(steps), true);
+}
+
 static void test_next_look(void **state)
 {
 	(void)state;
@@ -549,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_missed_steps),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_new_array),
+		cmocka_unit_test(test_assemble_and_stop),
 		cmocka_unit_test(test_next_look),
 		cmocka_unit_test(test_event),
 	};
