@@ -226,7 +226,9 @@ uint64_t kmd_next_look(const struct kmd_track *t, uint64_t now_ns)
 	if (!t->syncing)
 		return 0;
 	const struct kmd_array *a = &t->last;
-	if (t->rate <= 0 || !a->total || t->step >= KMD_PROGRESS_STEPS)
+	if (!a->total)
+		return 0; /* delayed: md wakes mdstat's readers when it begins */
+	if (t->rate <= 0 || t->step >= KMD_PROGRESS_STEPS)
 		return KMD_DEFAULT_LOOK_NS;
 	long double next = (long double)a->total * (t->step + 1) / 10;
 	long double left = next > a->done ? next - a->done : 0;

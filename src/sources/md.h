@@ -149,7 +149,8 @@ void kmd_update(struct kmd_track *t, const struct kmd_array *cur, bool fresh, ui
 /* While t's sync runs: in how many ns to look at its position again,
  * the time its next 10 % step is away at the measured rate (and a
  * little more), within KMD_MIN_LOOK_NS and KMD_MAX_LOOK_NS; without a
- * rate yet, KMD_DEFAULT_LOOK_NS.  0: no sync, no look. */
+ * rate yet, KMD_DEFAULT_LOOK_NS.  0: no sync, or one that waits
+ * (delayed: md says when it begins), no look. */
 uint64_t kmd_next_look(const struct kmd_track *t, uint64_t now_ns);
 
 /* The signal of a sync's start or end ("recovery-start", "check-done"). */

@@ -498,6 +498,14 @@ static void test_next_look(void **state)
 	assert_int_equal(kmd_next_look(&t, 0), KMD_MAX_LOOK_NS);
 	t.rate = 1e12;
 	assert_int_equal(kmd_next_look(&t, 0), KMD_MIN_LOOK_NS);
+
+	/* a sync that waits for another array's has no position: no look */
+	struct kmd_track d = {0};
+	struct step s2 = {PERS DELAYED TAIL, "sde=in_sync sdf=in_sync", true, -1, 0, ""};
+	look(&s2, &a);
+	kmd_update(&d, &a, false, 1, &ch);
+	assert_true(d.syncing);
+	assert_int_equal(kmd_next_look(&d, 1), 0);
 }
 
 static void test_event(void **state)
