@@ -168,15 +168,15 @@ int kmd_sysfs_read(int dirfd, struct kmd_array *a)
 		a->raid_disks = (int)v;
 	if (read_attr(dirfd, "degraded", buf, sizeof(buf)) == 0 && parse_u64(buf, &v) && v < 100000)
 		a->degraded = (int)v;
-	if (read_attr(dirfd, "sync_action", buf, sizeof(buf)) == 0) {
+	/* Whether a sync runs is mdstat's to say: md shows a sync there
+	 * from its start to its end, while sync_action and sync_completed
+	 * also say "recover" and "0 / N" for the moment md looks for a
+	 * spare to rebuild after a failure (md_check_recovery()).
+	 * sync_action names it better (mdstat's "resync" is also a repair). */
+	if (a->syncing && read_attr(dirfd, "sync_action", buf, sizeof(buf)) == 0) {
 		int act = kmd_action_from_word(buf, strlen(buf));
-		if (act >= 0 && act != KMD_FROZEN) {
+		if (act > KMD_IDLE && act != KMD_FROZEN)
 			a->action = (enum kmd_action)act;
-			a->syncing = act != KMD_IDLE;
-		} else if (act == KMD_FROZEN) {
-			a->action = KMD_IDLE;
-			a->syncing = false;
-		}
 	}
 	bool syncing;
 	uint64_t done = 0, total = 0;
@@ -185,7 +185,7 @@ int kmd_sysfs_read(int dirfd, struct kmd_array *a)
 		if (!syncing) {
 			a->syncing = false;
 			a->action = KMD_IDLE;
-		} else if (total) {
+		} else if (total && a->syncing) {
 			/* mdstat's position runs ahead of sync_completed's
 			 * checkpoints; the further of the two */
 			if (a->total != total || done > a->done)

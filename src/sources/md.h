@@ -87,8 +87,10 @@ const struct kmd_array *kmd_stat_find(const struct kmd_stat *s, const char *name
  * O_PATH or O_DIRECTORY descriptor) into a, over what mdstat said:
  * level, array_state, raid_disks, degraded, sync_action,
  * sync_completed, mismatch_cnt, resync_start, sync_min and each
- * dev-NAME/ (state, slot).  An attribute that cannot be read leaves its
- * field as it was.  0, or -errno when md/ itself cannot be read. */
+ * dev-NAME/ (state, slot).  A sync runs only if mdstat said so: the
+ * attributes name its action and may move its position on (or end it).
+ * An attribute that cannot be read leaves its field as it was.  0, or
+ * -errno when md/ itself cannot be read. */
 int kmd_sysfs_read(int dirfd, struct kmd_array *a);
 /* Parses sync_completed's text: "none", "delayed", or "DONE / TOTAL". */
 int kmd_parse_completed(const char *s, bool *syncing, uint64_t *done, uint64_t *total);

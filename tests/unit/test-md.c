@@ -253,6 +253,30 @@ static void test_sysfs(void **state)
 	assert_int_equal(kmd_sysfs_read(fd, &a), 0);
 	assert_false(a.syncing);
 	assert_int_equal(a.action, KMD_IDLE);
+
+	/* md looking for a spare after a failure: "recover" and "0 / N" for
+	 * a moment, but no sync in mdstat: none runs */
+	text = PERS FAULTY TAIL;
+	assert_int_equal(kmd_stat_parse(text, strlen(text), &st), 0);
+	a = st.v[0];
+	kmd_stat_release(&st);
+	tu_write(root, "sync_completed", "0 / 130944\n", 0644);
+	assert_int_equal(kmd_sysfs_read(fd, &a), 0);
+	assert_false(a.syncing);
+	assert_int_equal(a.action, KMD_IDLE);
+	assert_int_equal(a.total, 0);
+
+	/* a repair: mdstat says resync, sync_action says what it is */
+	text = PERS RESYNC TAIL;
+	assert_int_equal(kmd_stat_parse(text, strlen(text), &st), 0);
+	a = st.v[0];
+	kmd_stat_release(&st);
+	tu_write(root, "sync_action", "repair\n", 0644);
+	tu_write(root, "sync_completed", "0 / 2093056\n", 0644);
+	assert_int_equal(kmd_sysfs_read(fd, &a), 0);
+	assert_true(a.syncing);
+	assert_int_equal(a.action, KMD_REPAIR);
+	assert_int_equal(a.done, 2 * 10112);
 	close(fd);
 	tu_rm_rf(root);
 	free(root);
