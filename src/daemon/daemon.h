@@ -64,6 +64,8 @@ struct kdaemon_config {
 	const char *config_path;
 	bool trace_allowed;
 	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
+	/* keventd.yaml's "kmsg:"; NULL: the defaults */
+	const struct kkmsg_config *kmsg;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -81,6 +83,7 @@ struct kmqtt_config;
 struct ktrace_config;
 struct kfs_config;
 struct koptions;
+struct kkmsg_config;
 struct kwatch;
 
 struct kdaemon {

@@ -19,16 +19,17 @@
  * one line here and one row in the daemon's sources table
  * (daemon/source-table.c); docs/HACKING.md has the whole recipe.
  */
-#define KEVENT_SOURCE_LIST(X)                                               \
-	X(KERNEL, "kernel")                                                 \
-	X(UDEV, "udev")                                                     \
-	X(THERMAL, "thermal")                                               \
-	X(SOCKET, "socket")                                                 \
-	X(ACPI, "acpi")                                                     \
-	X(INPUT, "input")                                                   \
-	X(FS, "fs")                                                         \
-	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */ \
-	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */
+#define KEVENT_SOURCE_LIST(X)                                                    \
+	X(KERNEL, "kernel")                                                      \
+	X(UDEV, "udev")                                                          \
+	X(THERMAL, "thermal")                                                    \
+	X(SOCKET, "socket")                                                      \
+	X(ACPI, "acpi")                                                          \
+	X(INPUT, "input")                                                        \
+	X(FS, "fs")                                                              \
+	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */      \
+	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */ \
+	X(KMSG, "kmsg")	  /* the kernel's log, /dev/kmsg */
 
 enum kevent_source {
 #define KEVENT_SOURCE_ENUM(id, name) KEVENT_SOURCE_##id,

@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 1035, NULL, "\"events\":{\"received\":1035,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 1125, NULL, ",\"rejected\":1125,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 1215, NULL, ",\"overruns\":1215,", NULL},
+	{"received, all sources", SET_NONE, 0, 1155, NULL, "\"events\":{\"received\":1155,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 1255, NULL, ",\"rejected\":1255,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 1355, NULL, ",\"overruns\":1355,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"events debounced", S(events_debounced), 204, "debounced 204", "\"debounced\":204", "keventd_events_debounced_total 204\n"},
@@ -61,7 +61,7 @@ static const struct counter_case counters[] = {
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
 	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses, all sources", SET_NONE, 0, 1665, NULL, "\"paused_times\":1665,", "keventd_queue_pauses_total 1665\n"},
+	{"pauses, all sources", SET_NONE, 0, 1855, NULL, "\"paused_times\":1855,", "keventd_queue_pauses_total 1855\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
@@ -620,6 +620,7 @@ static void test_golden(void **state)
 		"fs                  117          197          107          127          137          147          157          167          177           no\n"
 		"mqtt                118          198          108          128          138          148          158          168          178           no\n"
 		"trace               119          199          109          129          139          149          159          169          179           no\n"
+		"kmsg                120          200          110          130          140          150          160          170          180           no\n"
 		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
@@ -638,10 +639,11 @@ static void test_golden(void **state)
 		"\"input\":{\"received\":116,\"recovered\":196,\"redelivered\":106,\"rejected\":126,\"overruns\":136,\"lost\":146,\"truncated\":156,\"pending\":166,\"share\":176,\"paused\":false,\"paused_times\":186,\"resynced\":506},"
 		"\"fs\":{\"received\":117,\"recovered\":197,\"redelivered\":107,\"rejected\":127,\"overruns\":137,\"lost\":147,\"truncated\":157,\"pending\":167,\"share\":177,\"paused\":false,\"paused_times\":187,\"resynced\":507},"
 		"\"mqtt\":{\"received\":118,\"recovered\":198,\"redelivered\":108,\"rejected\":128,\"overruns\":138,\"lost\":148,\"truncated\":158,\"pending\":168,\"share\":178,\"paused\":false,\"paused_times\":188,\"resynced\":508},"
-		"\"trace\":{\"received\":119,\"recovered\":199,\"redelivered\":109,\"rejected\":129,\"overruns\":139,\"lost\":149,\"truncated\":159,\"pending\":169,\"share\":179,\"paused\":false,\"paused_times\":189,\"resynced\":509}},"
-		"\"events\":{\"received\":1035,\"rejected\":1125,\"overruns\":1215,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
+		"\"trace\":{\"received\":119,\"recovered\":199,\"redelivered\":109,\"rejected\":129,\"overruns\":139,\"lost\":149,\"truncated\":159,\"pending\":169,\"share\":179,\"paused\":false,\"paused_times\":189,\"resynced\":509},"
+		"\"kmsg\":{\"received\":120,\"recovered\":200,\"redelivered\":110,\"rejected\":130,\"overruns\":140,\"lost\":150,\"truncated\":160,\"pending\":170,\"share\":180,\"paused\":false,\"paused_times\":190,\"resynced\":510}},"
+		"\"events\":{\"received\":1155,\"rejected\":1255,\"overruns\":1355,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1665,\"paused\":true},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":1855,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"full_times\":239,\"full\":true},"
@@ -668,6 +670,7 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"fs\"} 117\n"
 		"keventd_events_received_total{source=\"mqtt\"} 118\n"
 		"keventd_events_received_total{source=\"trace\"} 119\n"
+		"keventd_events_received_total{source=\"kmsg\"} 120\n"
 		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
 		"# TYPE keventd_events_recovered_total counter\n"
 		"keventd_events_recovered_total{source=\"kernel\"} 191\n"
@@ -679,6 +682,7 @@ static void test_golden(void **state)
 		"keventd_events_recovered_total{source=\"fs\"} 197\n"
 		"keventd_events_recovered_total{source=\"mqtt\"} 198\n"
 		"keventd_events_recovered_total{source=\"trace\"} 199\n"
+		"keventd_events_recovered_total{source=\"kmsg\"} 200\n"
 		"# HELP keventd_events_redelivered_total Of the events received, those read back from the journal at start-up, accepted before keventd stopped or died and not finished then, per source.\n"
 		"# TYPE keventd_events_redelivered_total counter\n"
 		"keventd_events_redelivered_total{source=\"kernel\"} 101\n"
@@ -690,6 +694,7 @@ static void test_golden(void **state)
 		"keventd_events_redelivered_total{source=\"fs\"} 107\n"
 		"keventd_events_redelivered_total{source=\"mqtt\"} 108\n"
 		"keventd_events_redelivered_total{source=\"trace\"} 109\n"
+		"keventd_events_redelivered_total{source=\"kmsg\"} 110\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 121\n"
@@ -701,6 +706,7 @@ static void test_golden(void **state)
 		"keventd_events_rejected_total{source=\"fs\"} 127\n"
 		"keventd_events_rejected_total{source=\"mqtt\"} 128\n"
 		"keventd_events_rejected_total{source=\"trace\"} 129\n"
+		"keventd_events_rejected_total{source=\"kmsg\"} 130\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 131\n"
@@ -712,6 +718,7 @@ static void test_golden(void **state)
 		"keventd_receive_overruns_total{source=\"fs\"} 137\n"
 		"keventd_receive_overruns_total{source=\"mqtt\"} 138\n"
 		"keventd_receive_overruns_total{source=\"trace\"} 139\n"
+		"keventd_receive_overruns_total{source=\"kmsg\"} 140\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 141\n"
@@ -723,6 +730,7 @@ static void test_golden(void **state)
 		"keventd_events_lost_total{source=\"fs\"} 147\n"
 		"keventd_events_lost_total{source=\"mqtt\"} 148\n"
 		"keventd_events_lost_total{source=\"trace\"} 149\n"
+		"keventd_events_lost_total{source=\"kmsg\"} 150\n"
 		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
 		"# TYPE keventd_events_truncated_total counter\n"
 		"keventd_events_truncated_total{source=\"kernel\"} 151\n"
@@ -734,6 +742,7 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"fs\"} 157\n"
 		"keventd_events_truncated_total{source=\"mqtt\"} 158\n"
 		"keventd_events_truncated_total{source=\"trace\"} 159\n"
+		"keventd_events_truncated_total{source=\"kmsg\"} 160\n"
 		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
 		"# TYPE keventd_queue_source_pending gauge\n"
 		"keventd_queue_source_pending{source=\"kernel\"} 161\n"
@@ -745,6 +754,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pending{source=\"fs\"} 167\n"
 		"keventd_queue_source_pending{source=\"mqtt\"} 168\n"
 		"keventd_queue_source_pending{source=\"trace\"} 169\n"
+		"keventd_queue_source_pending{source=\"kmsg\"} 170\n"
 		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
 		"# TYPE keventd_queue_source_share gauge\n"
 		"keventd_queue_source_share{source=\"kernel\"} 171\n"
@@ -756,6 +766,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_share{source=\"fs\"} 177\n"
 		"keventd_queue_source_share{source=\"mqtt\"} 178\n"
 		"keventd_queue_source_share{source=\"trace\"} 179\n"
+		"keventd_queue_source_share{source=\"kmsg\"} 180\n"
 		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_paused gauge\n"
 		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
@@ -767,6 +778,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_paused{source=\"fs\"} 0\n"
 		"keventd_queue_source_paused{source=\"mqtt\"} 0\n"
 		"keventd_queue_source_paused{source=\"trace\"} 0\n"
+		"keventd_queue_source_paused{source=\"kmsg\"} 0\n"
 		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_pauses_total counter\n"
 		"keventd_queue_source_pauses_total{source=\"kernel\"} 181\n"
@@ -778,6 +790,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"fs\"} 187\n"
 		"keventd_queue_source_pauses_total{source=\"mqtt\"} 188\n"
 		"keventd_queue_source_pauses_total{source=\"trace\"} 189\n"
+		"keventd_queue_source_pauses_total{source=\"kmsg\"} 190\n"
 		"# HELP keventd_events_resynced_total Of the events received, those keventd made up for what it could not see (KEVENT_SYNTHETIC=1: a resynchronisation at start-up or after an overrun, or keventctl trigger), per source.\n"
 		"# TYPE keventd_events_resynced_total counter\n"
 		"keventd_events_resynced_total{source=\"kernel\"} 501\n"
@@ -789,6 +802,7 @@ static void test_golden(void **state)
 		"keventd_events_resynced_total{source=\"fs\"} 507\n"
 		"keventd_events_resynced_total{source=\"mqtt\"} 508\n"
 		"keventd_events_resynced_total{source=\"trace\"} 509\n"
+		"keventd_events_resynced_total{source=\"kmsg\"} 510\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -854,7 +868,7 @@ static void test_golden(void **state)
 		"keventd_queue_paused 1\n"
 		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 1665\n"
+		"keventd_queue_pauses_total 1855\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The "kmsg" source: the kernel's log records from /dev/kmsg, those of
+ * keventd.yaml's priority or more urgent and the records keventd knows
+ * (kmsg.h), numbered by the kernel and resumed after kmsg.pos in the
+ * state directory (keventd(8)).
+ */
+#ifndef KEVENT_SOURCE_KMSG_H
+#define KEVENT_SOURCE_KMSG_H
+
+#include "kmsg.h"
+#include "source.h"
+
+#define KKMSG_DEVICE "/dev/kmsg"
+#define KKMSG_SYSFS  "/sys"
+
+/* cfg: keventd.yaml's "kmsg:", kept by the caller while the source
+ * lives; NULL: the defaults. */
+int ksource_kmsg_new(const struct ksink *sink, const struct kkmsg_config *cfg,
+		     struct ksource **out);
+
+#endif
