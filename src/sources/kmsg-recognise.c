@@ -33,6 +33,8 @@
  * for the longer names of later kernels */
 #define KKMSG_COMM_MAX 63
 #define KKMSG_DISK_MAX 32 /* DISK_NAME_LEN */
+/* a memory cgroup's path in the payload, at most */
+#define KKMSG_CGROUP_MAX 256
 
 void kkmsg_state_release(struct kkmsg_state *st)
 {
@@ -155,6 +157,9 @@ static int oom_context(struct kkmsg_state *st, const char *t, const char *end)
 	const char *c_end = find(c, task_s, ",");
 	const char *om = find(t, task_s, ",oom_memcg=");
 	const char *tm = find(om ? om : t, task_s, ",task_memcg=");
+	if ((om && (tm ? tm : task_s) - om > KKMSG_CGROUP_MAX) ||
+	    (tm && task_s - tm > KKMSG_CGROUP_MAX) || (c_end && c_end - c > 64))
+		return -EINVAL; /* names no event can hold */
 	struct kkmsg_state n = {.oom = true, .oom_pid = pid, .has_uid = true, .uid = uid};
 	bool ok = c_end && dup_into(&n.constraint, c, c_end);
 	if (ok && om)
@@ -396,21 +401,20 @@ static void put_u64(struct strbuf *sb, const char *key, uint64_t v)
 	strbuf_printf(sb, "%s: %" PRIu64 "\n", key, v);
 }
 
-/* The message, escaped and cut at KKMSG_MESSAGE_MAX bytes, never inside
- * an escape or a character.  Whether it was cut. */
-static bool put_message(struct strbuf *sb, const struct kkmsg_rec *rec)
+/* The message, escaped and cut at max bytes, never inside an escape or
+ * a character.  Whether it was cut. */
+static bool put_message(struct strbuf *sb, const struct kkmsg_rec *rec, size_t max)
 {
 	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
 	strbuf_add_escaped(&m, rec->text, rec->text_len);
 	size_t cut = m.len;
-	if (!m.oom && m.len > KKMSG_MESSAGE_MAX) {
-		cut = KKMSG_MESSAGE_MAX;
-		for (size_t p = cut - 3; p < cut; p++) {
+	if (!m.oom && m.len > max) {
+		cut = max;
+		for (size_t p = cut > 3 ? cut - 3 : 0; p < cut; p++) {
 			if (m.buf[p] != '\\')
 				continue;
-			size_t len = m.buf[p + 1] == 'x'			  ? 4
-				     : m.buf[p + 1] == 'n' || m.buf[p + 1] == 't' ? 2
-										  : 1;
+			char e = m.buf[p + 1];
+			size_t len = e == 'x' ? 4 : e == 'n' || e == 't' ? 2 : 1;
 			if (p + len > cut) {
 				cut = p;
 				break;
@@ -494,19 +498,25 @@ static void put_fields(struct strbuf *sb, const struct kkmsg_info *i)
 int kkmsg_event(const struct kkmsg_rec *rec, const struct kkmsg_info *info, const char *devpath,
 		uint64_t boot_ns, struct kevent **out, bool *truncated, const char **why)
 {
+	static const char message[] = "Message: \n", cut_line[] = "Truncated: Message\n";
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf tail = STRBUF_INIT;
 	put_fields(&sb, info);
-	*truncated = put_message(&sb, rec);
-	if (*truncated)
-		strbuf_puts(&sb, "Truncated: Message\n");
-	put_line(&sb, "Priority", kkmsg_level_name(rec->level));
-	put_line(&sb, "Facility", "kern");
+	put_line(&tail, "Priority", kkmsg_level_name(rec->level));
+	put_line(&tail, "Facility", "kern");
 	if (rec->subsystem)
-		put_line(&sb, "Subsystem", rec->subsystem);
+		put_line(&tail, "Subsystem", rec->subsystem);
 	if (rec->device)
-		put_line(&sb, "Device", rec->device);
-	put_u64(&sb, "Kmsg-Seqnum", rec->seq);
-	if (sb.oom)
+		put_line(&tail, "Device", rec->device);
+	put_u64(&tail, "Kmsg-Seqnum", rec->seq);
+	/* the message gets what the other lines leave, KKMSG_MESSAGE_MAX at most */
+	size_t used = sb.len + tail.len + sizeof(message) - 1 + sizeof(cut_line) - 1;
+	size_t room = used < KEVENT_PAYLOAD_MAX ? KEVENT_PAYLOAD_MAX - used : 0;
+	*truncated = put_message(&sb, rec, room < KKMSG_MESSAGE_MAX ? room : KKMSG_MESSAGE_MAX);
+	if (*truncated)
+		strbuf_puts(&sb, cut_line);
+	strbuf_add(&sb, tail.buf ? tail.buf : "", tail.len);
+	if (sb.oom || tail.oom)
 		return -ENOMEM;
 	int type = storage_subsystem(rec->subsystem) || info->kind == KKMSG_IO_ERROR
 			   ? KEVENT_STORAGE

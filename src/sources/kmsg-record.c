@@ -128,9 +128,16 @@ static int key_line(struct kkmsg_rec *r, const char *s, size_t n, const char **w
 		*why = "a key given twice";
 		return -EINVAL;
 	}
-	int rc = unescape(eq + 1, n - klen - 1, slot, NULL);
+	if (n - klen - 1 > KKMSG_KEY_MAX * 4)
+		return 0; /* longer than the kernel makes them: not believed */
+	size_t len;
+	int rc = unescape(eq + 1, n - klen - 1, slot, &len);
 	if (rc == -EINVAL)
 		*why = "a NUL in a key's value";
+	if (rc == 0 && len > KKMSG_KEY_MAX) {
+		free(*slot);
+		*slot = NULL;
+	}
 	return rc;
 }
 

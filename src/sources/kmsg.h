@@ -25,8 +25,12 @@
 /* The most one read() of /dev/kmsg returns: the kernel's own bound on a
  * record as it formats it (CONSOLE_EXT_LOG_MAX). */
 #define KKMSG_RECORD_MAX 8192
-/* Message: is cut at this many bytes (escaped), so the payload fits. */
+/* Message: is cut at this many bytes (escaped), or fewer when the other
+ * lines need the room, so the payload always fits. */
 #define KKMSG_MESSAGE_MAX 3000
+/* SUBSYSTEM= and DEVICE= longer than this are not the kernel's (its
+ * dev_printk_info holds 16 and 48 bytes): taken as absent. */
+#define KKMSG_KEY_MAX 64
 
 /* The syslog levels, 0 (emerg) to 7 (debug). */
 #define KKMSG_LEVELS 8
@@ -130,7 +134,8 @@ const char *kkmsg_device_key(const struct kkmsg_rec *rec, const struct kkmsg_inf
  * kkmsg_device_path()) under "/org/kernel" when given, else the record's
  * kind's (KKMSG_OBJECT_*); signal the kind's, else the level's name.
  * boot_ns: the realtime of boot, for the timestamp.  *truncated: the
- * message was cut to KKMSG_MESSAGE_MAX.  0, -EINVAL with *why, -ENOMEM.
+ * message was cut to fit (KKMSG_MESSAGE_MAX).  0, -EINVAL with *why (a
+ * record the kernel would not make), -ENOMEM.
  */
 int kkmsg_event(const struct kkmsg_rec *rec, const struct kkmsg_info *info, const char *devpath,
 		uint64_t boot_ns, struct kevent **out, bool *truncated, const char **why);
