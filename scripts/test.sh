@@ -32,7 +32,7 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKEVENT_FUZZ=ON -DKEVENT_KERN
 cmake --build build-fuzz -j"$jobs" --target fuzz-rules fuzz-control fuzz-kernel-msg \
 	fuzz-thermal-msg fuzz-acpi-msg fuzz-input-map fuzz-uevent fuzz-payload fuzz-record \
 	fuzz-config fuzz-mqtt-msg fuzz-mqtt-spool fuzz-journal fuzz-fs-mounts fuzz-fs-fanotify fuzz-fs-quota \
-	fuzz-trace-msg
+	fuzz-trace-msg fuzz-kmsg
 
 # The QEMU tests' kernels: headers installed and images fetched once, here,
 # rather than by tests racing each other for apt.
