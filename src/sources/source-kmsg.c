@@ -381,9 +381,21 @@ static int read_boot_id(char *out)
 
 int ksource_kmsg_new(const struct ksink *sink, const struct kkmsg_config *cfg, struct ksource **out)
 {
+	int fd = open(KKMSG_DEVICE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	return ksource_kmsg_open(sink, cfg, fd, out);
+}
+
+int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, int fd,
+		      struct ksource **out)
+{
 	struct kmsg_source *k = calloc(1, sizeof(*k));
-	if (!k)
+	if (!k) {
+		close(fd);
 		return -ENOMEM;
+	}
+	k->fd = fd;
 	k->base = (struct ksource){
 		.name = "kmsg",
 		.kind = KEVENT_SOURCE_KMSG,
@@ -396,18 +408,12 @@ int ksource_kmsg_new(const struct ksink *sink, const struct kkmsg_config *cfg, s
 	k->cfg = cfg ? cfg : &k->own_cfg;
 	k->pos_fd = -1;
 	int rc = read_boot_id(k->boot_id);
+	if (rc == 0 && asprintf(&k->pos_path, "%s/kmsg.pos",
+				sink->state_dir ? sink->state_dir : STATE_DIR_DEFAULT) < 0) {
+		k->pos_path = NULL;
+		rc = -ENOMEM;
+	}
 	if (rc < 0) {
-		free(k);
-		return rc;
-	}
-	if (asprintf(&k->pos_path, "%s/kmsg.pos",
-		     sink->state_dir ? sink->state_dir : STATE_DIR_DEFAULT) < 0) {
-		free(k);
-		return -ENOMEM;
-	}
-	k->fd = open(KKMSG_DEVICE, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (k->fd < 0) {
-		rc = -errno;
 		kmsg_free(&k->base);
 		return rc;
 	}

@@ -18,5 +18,9 @@
  * lives; NULL: the defaults. */
 int ksource_kmsg_new(const struct ksink *sink, const struct kkmsg_config *cfg,
 		     struct ksource **out);
+/* The same on fd, an open KKMSG_DEVICE (or what a test puts in its
+ * place), taken. */
+int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, int fd,
+		      struct ksource **out);
 
 #endif
