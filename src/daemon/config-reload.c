@@ -41,8 +41,8 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 			if (report)
 				strbuf_printf(report, "%s\n", strbuf_str(&sb));
 		}
-		static const char keep[] =
-			"keventd.yaml: keeping the current trace entries and fs settings";
+		static const char keep[] = "keventd.yaml: keeping the current trace entries, fs "
+					   "settings and kmsg priority";
 		log_notice("%s", keep);
 		if (report)
 			strbuf_printf(report, "%s\n", keep);
@@ -52,4 +52,5 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 	if (d->cfg.trace_allowed)
 		kdaemon_reload_trace(d, &o, report);
 	kdaemon_reload_fs(d, &o, report);
+	kdaemon_reload_kmsg(d, &o, report);
 }

@@ -252,6 +252,8 @@ void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);
 void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report);
 void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *report);
 void kdaemon_reload_fs(struct kdaemon *d, struct koptions *o, struct strbuf *report);
+/* its kmsg: priority, for the kmsg source's records from then on */
+void kdaemon_reload_kmsg(struct kdaemon *d, struct koptions *o, struct strbuf *report);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 

@@ -52,8 +52,7 @@
 struct kmsg_source {
 	struct ksource base;
 	struct ksink sink;
-	const struct kkmsg_config *cfg;
-	struct kkmsg_config own_cfg;
+	struct kkmsg_config cfg; /* a copy: a reload changes the priority */
 	int fd, pos_fd;
 	struct kio *io;
 	char *pos_path;
@@ -173,7 +172,7 @@ static void handle(struct kmsg_source *k, struct kkmsg_rec *rec)
 		done_with(k, rec->last_seq);
 		return;
 	}
-	if (!kkmsg_wanted(rec, &info, k->cfg->priority)) {
+	if (!kkmsg_wanted(rec, &info, k->cfg.priority)) {
 		kkmsg_info_release(&info);
 		done_with(k, rec->last_seq);
 		return;
@@ -404,8 +403,9 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		.free = kmsg_free,
 	};
 	k->sink = *sink;
-	kkmsg_config_init(&k->own_cfg);
-	k->cfg = cfg ? cfg : &k->own_cfg;
+	kkmsg_config_init(&k->cfg);
+	if (cfg)
+		k->cfg = *cfg;
 	k->pos_fd = -1;
 	int rc = read_boot_id(k->boot_id);
 	if (rc == 0 && asprintf(&k->pos_path, "%s/kmsg.pos",
@@ -426,7 +426,7 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		k->saved = after;
 		k->have_saved = true;
 		log_info("kmsg: going on after record %" PRIu64, after);
-	} else if (k->cfg->backlog) {
+	} else if (k->cfg.backlog) {
 		log_info("kmsg: reading the log from its start (backlog: yes)");
 	} else {
 		drain(k);
@@ -438,7 +438,19 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 	}
 	pos_save(k);
 	log_info("kmsg: reading the kernel log, priority %s and the records keventd knows",
-		 kkmsg_level_name(k->cfg->priority));
+		 kkmsg_level_name(k->cfg.priority));
 	*out = &k->base;
 	return 0;
+}
+
+unsigned ksource_kmsg_priority(const struct ksource *s)
+{
+	return ((const struct kmsg_source *)s)->cfg.priority;
+}
+
+void ksource_kmsg_set_priority(struct ksource *s, unsigned level)
+{
+	struct kmsg_source *k = (struct kmsg_source *)s;
+	if (level < KKMSG_LEVELS)
+		k->cfg.priority = level;
 }

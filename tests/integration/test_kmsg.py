@@ -5,7 +5,8 @@ gives segfault with its Comm: and Pid:; a line written to /dev/kmsg from
 user space never becomes an event, whatever it says; a restart with
 kernel records in between goes on after kmsg.pos, none lost, none twice;
 a first start begins at the end of the log (backlog: yes at its start);
-a bad kmsg: section is refused with FILE:LINE:COLUMN.
+a reload changes the priority; a bad kmsg: section is refused with
+FILE:LINE:COLUMN.
 
 The kernel records are the segfaults of helper processes, each named by
 the test (prctl PR_SET_NAME), so other processes' records on this machine
@@ -241,6 +242,35 @@ class KmsgSource(DaemonTest):
             got.append(self.next_ours())
         self.assertIn(p0, got)
         self.assertLess(got.index(p0), got.index(p1))
+
+    def test_reload_priority(self):
+        # a segfault's record is followed by the kernel's "Code:" line, at
+        # info: no event at err, one after a reload to info
+        d = self.start_kmsg("kmsg:\n  priority: err\n", rule_match="      signal: [segfault, info]\n")
+        _, p1, _ = self.segfault()
+        seen = []
+        while True:
+            line = self.s.fifo.line()
+            seen.append(line)
+            if self.ours(line) == p1:
+                break
+        d.wait_status(lambda st: st["sources"]["kmsg"]["pending"] == 0, "kmsg idle")
+        seen += self.drain()
+        self.assertEqual([l for l in seen if l.startswith("info ")], [])
+        with open(self.s.path("keventd.yaml"), "w") as f:
+            f.write("kmsg:\n  priority: info\n")
+        r = d.ctl("reload", check=0)
+        self.assertIn("keventd.yaml: kmsg priority info (was err)", r.stdout + r.stderr)
+        _, p2, s2 = self.segfault()
+        code = self.kmsg.wait(lambda t: t.startswith("Code: "), TIMEOUT)
+        self.assertIsNotNone(code, "the kernel printed no Code: line after the segfault")
+        while True:
+            line = self.s.fifo.line()
+            p = payload(line)
+            if line.startswith("info ") and p.get("Kmsg-Seqnum") == str(code[0]):
+                break
+        self.assertEqual(line.split(" ", 2)[1], "/org/kernel/log")
+        self.assertTrue(p["Message"].startswith("Code: "), p)
 
     def test_bad_section(self):
         conf = self.s.path("bad.yaml")
