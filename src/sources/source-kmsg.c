@@ -232,7 +232,9 @@ static void on_record(struct kmsg_source *k, size_t len)
 	const char *why = NULL;
 	int rc = kkmsg_parse(k->buf, len, &rec, &why);
 	if (rc < 0) {
-		/* a refused record still has its number: not a gap */
+		/* a refused record still has its number: not a gap; and it ends
+		 * the line before it */
+		flush_held(k);
 		if (rec.numbered && in_order(k, rec.seq))
 			done_with(k, rec.seq);
 		ksink_reject(&k->sink, KEVENT_SOURCE_KMSG, rc == -ENOMEM ? "out of memory" : why);
