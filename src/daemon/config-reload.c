@@ -41,8 +41,8 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 			if (report)
 				strbuf_printf(report, "%s\n", strbuf_str(&sb));
 		}
-		static const char keep[] = "keventd.yaml: keeping the current trace entries, fs "
-					   "settings and kmsg priority";
+		static const char keep[] =
+			"keventd.yaml: keeping the current trace entries and fs settings";
 		log_notice("%s", keep);
 		if (report)
 			strbuf_printf(report, "%s\n", keep);
