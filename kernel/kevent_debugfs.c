@@ -8,6 +8,9 @@
  *     send_kevent_atomic() from an irq_work, that is from hard interrupt
  *     context on architectures with an irq_work interrupt (x86 has one).
  * /sys/kernel/debug/kevent/bench        (write) COUNT [TYPE [stamp]]
+ * /sys/kernel/debug/kevent/printk       (write) COUNT WORD: COUNT kernel log
+ *     records at KERN_WARNING, "kevent: printk I/COUNT WORD", to test readers
+ *     of /dev/kmsg with more records than the log's ring holds
  * /sys/kernel/debug/kevent/stats        (read)  counters
  *
  * One write() is one line.  TYPE is a type name or its number (0-4);
@@ -290,6 +293,44 @@ out_free_buf:
 	return ret ? ret : count;
 }
 
+static ssize_t kevent_printk_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	char *buf, *p, *word, *tag;
+	unsigned int n, i;
+	int ret = 0;
+
+	if (count > 64)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	p = strim(buf);
+	word = kevent_next_word(&p);
+	tag = kevent_next_word(&p);
+	if (!word || kstrtouint(word, 10, &n) || n > KEVENT_BENCH_MAX || !tag ||
+	    kevent_next_word(&p)) {
+		pr_warn_ratelimited("printk: expected COUNT WORD, COUNT at most %u\n",
+				    KEVENT_BENCH_MAX);
+		ret = -EINVAL;
+		goto out_free_buf;
+	}
+	/* KERN_WARNING: below a quiet console's level, so the records go to
+	 * the log's ring only, at the pace of the ring, not of a console
+	 */
+	for (i = 0; i < n; i++) {
+		pr_warn("printk %u/%u %s\n", i + 1, n, tag);
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+
+out_free_buf:
+	kfree(buf);
+	return ret ? ret : count;
+}
+
 static int kevent_stats_show(struct seq_file *m, void *unused)
 {
 	struct kevent_counters c;
@@ -333,6 +374,13 @@ static const struct file_operations kevent_bench_fops = {
 	.llseek	= noop_llseek,
 };
 
+static const struct file_operations kevent_printk_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= kevent_printk_write,
+	.llseek	= noop_llseek,
+};
+
 void kevent_debugfs_init(void)
 {
 	kevent_debugfs_dir = debugfs_create_dir(KEVENT_GENL_NAME, NULL);
@@ -342,6 +390,8 @@ void kevent_debugfs_init(void)
 			    &kevent_emit_atomic_fops);
 	debugfs_create_file("bench", 0200, kevent_debugfs_dir, NULL,
 			    &kevent_bench_fops);
+	debugfs_create_file("printk", 0200, kevent_debugfs_dir, NULL,
+			    &kevent_printk_fops);
 	debugfs_create_file("stats", 0400, kevent_debugfs_dir, NULL,
 			    &kevent_stats_fops);
 }

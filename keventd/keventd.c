@@ -49,7 +49,7 @@ static void usage(FILE *f)
 		"none)\n"
 		"  --history-bytes SIZE   and the bytes of their text at most (K, M, G; default\n"
 		"                         2K per event kept)\n"
-		"  --state-dir DIR        the journal and the kernel position (default %s)\n"
+		"  --state-dir DIR        the journal and the positions (default %s)\n"
 		"  --journal-size SIZE    the journal's bytes before intake pauses (K, M, G;\n"
 		"                         default 4M)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"

@@ -52,4 +52,5 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 	if (d->cfg.trace_allowed)
 		kdaemon_reload_trace(d, &o, report);
 	kdaemon_reload_fs(d, &o, report);
+	kdaemon_reload_kmsg(d, &o, report);
 }

@@ -64,6 +64,8 @@ struct kdaemon_config {
 	const char *config_path;
 	bool trace_allowed;
 	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
+	/* keventd.yaml's "kmsg:"; NULL: the defaults */
+	const struct kkmsg_config *kmsg;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -81,6 +83,7 @@ struct kmqtt_config;
 struct ktrace_config;
 struct kfs_config;
 struct koptions;
+struct kkmsg_config;
 struct kwatch;
 
 struct kdaemon {
@@ -249,6 +252,8 @@ void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);
 void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report);
 void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *report);
 void kdaemon_reload_fs(struct kdaemon *d, struct koptions *o, struct strbuf *report);
+/* its kmsg: priority, for the kmsg source's records from then on */
+void kdaemon_reload_kmsg(struct kdaemon *d, struct koptions *o, struct strbuf *report);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 

@@ -79,6 +79,7 @@ void koptions_init(struct koptions *o)
 	};
 	kmqtt_config_init(&o->mqtt);
 	kfs_config_init(&o->fs);
+	kkmsg_config_init(&o->kmsg);
 }
 
 void koptions_release(struct koptions *o)
@@ -91,6 +92,7 @@ void koptions_release(struct koptions *o)
 	kmqtt_config_release(&o->mqtt);
 	ktrace_config_release(&o->trace);
 	kfs_config_release(&o->fs);
+	kkmsg_config_init(&o->kmsg);
 }
 
 int koptions_takes_value(const char *name)
@@ -388,6 +390,12 @@ static int parse_fs(struct koptions *o, const struct ynode *v, const char *path,
 	return kfs_config_parse(&o->fs, v, path, diags);
 }
 
+static int parse_kmsg(struct koptions *o, const struct ynode *v, const char *path,
+		      struct kdiags *diags)
+{
+	return kkmsg_config_parse(&o->kmsg, v, path, diags);
+}
+
 struct section {
 	const char *name;
 	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
@@ -398,6 +406,7 @@ static const struct section sections[] = {
 	{"mqtt", parse_mqtt},
 	{"fs", parse_fs},
 	{"trace", parse_trace},
+	{"kmsg", parse_kmsg},
 };
 
 static const struct section *find_section(const char *name)
@@ -537,4 +546,5 @@ void koptions_finish(struct koptions *o)
 	if (!o->trace.n)
 		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
 	o->cfg.fs = &o->fs;
+	o->cfg.kmsg = &o->kmsg;
 }

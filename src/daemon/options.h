@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "diag.h"
 #include "fs.h"
+#include "kmsg.h"
 #include "mqtt-config.h"
 #include "trace-config.h"
 
@@ -34,6 +35,7 @@ struct koptions {
 	struct kmqtt_config mqtt;
 	struct kfs_config fs;	    /* the section fs: */
 	struct ktrace_config trace; /* the section trace: */
+	struct kkmsg_config kmsg;   /* the section kmsg: */
 	char **owned;		    /* the strings above that o holds copies of */
 	size_t n_owned;
 };

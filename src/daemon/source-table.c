@@ -18,6 +18,7 @@
 #include "source-genl.h"
 #include "source-input.h"
 #include "source-md.h"
+#include "source-kmsg.h"
 #include "source-trace.h"
 #include "source-udev.h"
 #include "thermal.h"
@@ -72,6 +73,11 @@ static int make_md(struct kdaemon *d, const struct ksink *sink, struct ksource *
 	return ksource_md_new(sink, out);
 }
 
+static int make_kmsg(struct kdaemon *d, const struct ksink *sink, struct ksource **out)
+{
+	return ksource_kmsg_new(sink, d->cfg.kmsg, out);
+}
+
 /* The broker's subscriptions: the connection is the MQTT output's, made
  * first (kdaemon_mqtt_start()); no broker or none subscribed, no source. */
 static int make_mqtt(struct kdaemon *d, const struct ksink *sink, struct ksource **out)
@@ -98,13 +104,14 @@ static const make_fn makers[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_INPUT] = make_input,	[KEVENT_SOURCE_KERNEL] = make_kernel,
 	[KEVENT_SOURCE_MQTT] = make_mqtt,	[KEVENT_SOURCE_FS] = make_fs,
 	[KEVENT_SOURCE_TRACE] = make_trace,	[KEVENT_SOURCE_MD] = make_md,
+	[KEVENT_SOURCE_KMSG] = make_kmsg,
 };
 /* the order sources are made in: the broker's subscriptions and the
  * control socket first, the kernel's ring last */
 static const enum kevent_source order[] = {
 	KEVENT_SOURCE_MQTT, KEVENT_SOURCE_SOCKET, KEVENT_SOURCE_UDEV,  KEVENT_SOURCE_THERMAL,
 	KEVENT_SOURCE_ACPI, KEVENT_SOURCE_INPUT,  KEVENT_SOURCE_TRACE, KEVENT_SOURCE_KERNEL,
-	KEVENT_SOURCE_FS,   KEVENT_SOURCE_MD,
+	KEVENT_SOURCE_FS,   KEVENT_SOURCE_MD,	  KEVENT_SOURCE_KMSG,
 };
 static_assert(sizeof(order) / sizeof(order[0]) == KEVENT_SOURCE_MAX,
 	      "every source of KEVENT_SOURCE_LIST has a place in the order");

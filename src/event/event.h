@@ -29,7 +29,8 @@
 	X(FS, "fs")                                                              \
 	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */      \
 	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */ \
-	X(MD, "md")
+	X(MD, "md")                                                              \
+	X(KMSG, "kmsg") /* the kernel's log, /dev/kmsg */
 
 enum kevent_source {
 #define KEVENT_SOURCE_ENUM(id, name) KEVENT_SOURCE_##id,

@@ -226,15 +226,15 @@ static void test_bad(void **state)
 		{"log-level: loud\n", "k.yaml:1:12: error: unknown log level 'loud'\n"},
 		{"log-format: xml\n", "k.yaml:1:13: error: unknown log format 'xml' (text, json)\n"},
 		{"udev-monitor: x\n", "k.yaml:1:15: error: udev-monitor wants auto, udev or kernel, not 'x'\n"},
-		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md)\n"},
+		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg)\n"},
 		{"control-group: no-such-group-here\n", "k.yaml:1:16: error: unknown group 'no-such-group-here'\n"},
 		{"dry-run: maybe\n", "k.yaml:1:10: error: dry-run wants true or false, not 'maybe'\n"},
 		{"dry-run:\n", "k.yaml:1:9: error: dry-run wants true or false, not nothing\n"},
 		{"control: [a]\n", "k.yaml:1:10: error: control wants a value, not a list\n"},
 		{"rules-dir: {a: b}\n", "k.yaml:1:12: error: rules-dir wants a directory or a list of them, not a mapping\n"},
-		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
-		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
-		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, fs, trace)\n"},
+		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
+		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
+		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
 		{"log-format: json\nlog-format: text\n", "k.yaml:2:1: error: 'log-format' given twice\n"},
 		{"- a\n", "k.yaml:1:1: error: a configuration file is a mapping of option names, not a list\n"},
 		{"? [a]\n: b\n", "k.yaml:1:3: error: an option is a name, not a list\n"},
@@ -265,6 +265,8 @@ static void test_bad(void **state)
 		{"mqtt: {url: mqtt://b, ca_file: /c}\n", "k.yaml:1:13: error: mqtt: ca_file, cert_file and key_file need an mqtts:// url\n"},
 		{"mqtt: {url: mqtts://b, cert_file: /c}\n", "k.yaml:1:7: error: mqtt: cert_file and key_file go together\n"},
 		{"mqtt: {url: mqtts://b, password_file: /p}\n", "k.yaml:1:7: error: mqtt: password_file needs a username\n"},
+		{"kmsg: {priority: 9}\n", "k.yaml:1:18: error: kmsg: priority is one of emerg, alert, crit, err, warning, notice, info, debug (or 0-7), not '9'\n"},
+		{"kmsg: {backlog: yes, x: 1}\n", "k.yaml:1:22: error: kmsg: unknown key 'x' (priority, backlog)\n"},
 		{"mqtt: {url: mqtt://b, colour: blue}\n", "k.yaml:1:23: error: mqtt: unknown key 'colour' (url, client_id, username, password_file, ca_file, cert_file, key_file, topic_prefix, publish, qos, spool, subscribe)\n"},
 	};
 	/* clang-format on */
@@ -282,6 +284,8 @@ static void test_bad(void **state)
 		assert_int_equal(o.log_level, def.log_level);
 		assert_false(o.mqtt.enabled);
 		assert_null(o.mqtt.host);
+		assert_int_equal(o.kmsg.priority, def.kmsg.priority);
+		assert_int_equal(o.kmsg.backlog, def.kmsg.backlog);
 		koptions_release(&o);
 		koptions_release(&def);
 	}
