@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "yamltree.h"
+
 void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
 		...)
 {
@@ -66,4 +68,13 @@ void kdiag_format(const struct kdiag *d, struct strbuf *out)
 	strbuf_put_escaped(out, d->file);
 	strbuf_printf(out, ":%u:%u: error: ", d->line, d->col);
 	strbuf_put_escaped(out, d->msg);
+}
+
+void kdiag_at(struct kdiag_file *f, const struct ynode *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	kdiags_vadd(f->diags, f->path, n->line, n->col, fmt, ap);
+	va_end(ap);
+	f->errors++;
 }

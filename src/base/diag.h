@@ -31,4 +31,16 @@ void kdiags_move(struct kdiags *to, struct kdiags *from);
  * (strbuf_put_escaped()): a rule file cannot forge a line of its own. */
 void kdiag_format(const struct kdiag *d, struct strbuf *out);
 
+struct ynode;
+
+/* The mistakes of one configuration file: where they go, how many. */
+struct kdiag_file {
+	const char *path;
+	struct kdiags *diags;
+	size_t errors;
+};
+
+/* One mistake at node n's line and column, counted. */
+void kdiag_at(struct kdiag_file *f, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
+
 #endif

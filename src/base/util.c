@@ -316,6 +316,13 @@ int read_fd(int fd, size_t max, char **out, size_t *out_len)
 	return *out ? 0 : -ENOMEM;
 }
 
+int reread_fd(int fd, size_t max, char **out, size_t *out_len)
+{
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return read_fd(fd, max, out, out_len);
+}
+
 int read_file(const char *path, size_t max, char **out, size_t *out_len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

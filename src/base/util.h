@@ -131,6 +131,9 @@ bool str_has_suffix(const char *s, const char *suffix);
 int read_file(const char *path, size_t max, char **out, size_t *out_len);
 /* Reads a whole open fd, as read_file. */
 int read_fd(int fd, size_t max, char **out, size_t *out_len);
+/* Reads an open file again from its start (/proc's tables, which wake a
+ * poller when they change), as read_fd. */
+int reread_fd(int fd, size_t max, char **out, size_t *out_len);
 /* Parses a decimal integer, whole string, optional sign and surrounding blanks. */
 int parse_int64(const char *s, int64_t *out);
 /* dir made absolute (against the working directory) without trailing

@@ -59,22 +59,6 @@ bool kfs_config_equal(const struct kfs_config *a, const struct kfs_config *b)
 	return true;
 }
 
-struct parse {
-	const char *path;
-	struct kdiags *diags;
-	size_t errors;
-};
-
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	kdiags_vadd(p->diags, p->path, n->line, n->col, fmt, ap);
-	va_end(ap);
-	p->errors++;
-}
-
 /* "10%", "2.5%", "2G", "512M", "100000", "off": 0, or -EINVAL. */
 static int parse_limit(const char *s, struct kfs_limit *out)
 {
@@ -134,19 +118,20 @@ static struct kfs_limit *field(struct kfs_thresholds *t, int k)
 }
 
 /* key: value of thresholds into t (set[] says which); false: not one. */
-static bool threshold(struct parse *p, const struct ynode *k, const struct ynode *v,
+static bool threshold(struct kdiag_file *p, const struct ynode *k, const struct ynode *v,
 		      struct kfs_thresholds *t, bool set[N_KEYS], const char *where)
 {
 	for (int i = 0; i < N_KEYS; i++) {
 		if (strcmp(k->value, keys[i]) != 0)
 			continue;
 		if (v->kind != YNODE_SCALAR || parse_limit(v->value, field(t, i)) < 0)
-			err(p, v,
-			    "fs: %s%s wants a percentage (10%%), a size (2G, 512M) or 'off', not "
-			    "%s%s%s",
-			    where, keys[i], v->kind == YNODE_SCALAR ? "'" : "",
-			    v->kind == YNODE_SCALAR ? v->value : ynode_kind_name(v),
-			    v->kind == YNODE_SCALAR ? "'" : "");
+			kdiag_at(p, v,
+				 "fs: %s%s wants a percentage (10%%), a size (2G, 512M) or 'off', "
+				 "not "
+				 "%s%s%s",
+				 where, keys[i], v->kind == YNODE_SCALAR ? "'" : "",
+				 v->kind == YNODE_SCALAR ? v->value : ynode_kind_name(v),
+				 v->kind == YNODE_SCALAR ? "'" : "");
 		set[i] = true;
 		return true;
 	}
@@ -165,7 +150,7 @@ static const struct ynode *key_of(const struct ynode *n, const char *name)
 /* space_critical below space_low, the mistake said where the mapping n
  * (of the mount point mp, or NULL: the section) gives one of them, or
  * else at at (the mount point's key, or the section). */
-static void check_order(struct parse *p, const struct ynode *n, const struct ynode *at,
+static void check_order(struct kdiag_file *p, const struct ynode *n, const struct ynode *at,
 			const char *mp, const struct kfs_thresholds *t)
 {
 	if (t->space_low.kind != t->space_critical.kind || t->space_low.kind == KFS_LIMIT_OFF ||
@@ -174,19 +159,19 @@ static void check_order(struct parse *p, const struct ynode *n, const struct yno
 	const struct ynode *k = key_of(n, "space_critical");
 	if (!k)
 		k = key_of(n, "space_low");
-	err(p, k ? k : at, "fs: %.40s%sspace_critical is not below space_low", mp ? mp : "",
-	    mp ? ": " : "");
+	kdiag_at(p, k ? k : at, "fs: %.40s%sspace_critical is not below space_low", mp ? mp : "",
+		 mp ? ": " : "");
 }
 
 int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *path,
 		     struct kdiags *diags)
 {
-	struct parse p = {.path = path, .diags = diags};
+	struct kdiag_file p = {.path = path, .diags = diags};
 	if (n->kind != YNODE_MAP) {
-		err(&p, n,
-		    "fs: is a mapping (mounts, space_low, space_critical, inodes_low, and "
-		    "mount points), not %s",
-		    ynode_kind_name(n));
+		kdiag_at(&p, n,
+			 "fs: is a mapping (mounts, space_low, space_critical, inodes_low, and "
+			 "mount points), not %s",
+			 ynode_kind_name(n));
 		return -EINVAL;
 	}
 	struct kfs_config nc;
@@ -204,7 +189,7 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 	for (size_t i = 0; rc == 0 && i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		if (k->kind != YNODE_SCALAR) {
-			err(&p, k, "fs: a key is a name, not %s", ynode_kind_name(k));
+			kdiag_at(&p, k, "fs: a key is a name, not %s", ynode_kind_name(k));
 			continue;
 		}
 		if (strcmp(k->value, "mounts") == 0) {
@@ -213,25 +198,26 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 			else if (v->kind == YNODE_SCALAR && strcmp(v->value, "block") == 0)
 				nc.all = false;
 			else
-				err(&p, v, "fs: mounts is 'block' or 'all'");
+				kdiag_at(&p, v, "fs: mounts is 'block' or 'all'");
 			continue;
 		}
 		if (threshold(&p, k, v, &nc.t, set, ""))
 			continue;
 		if (k->value[0] != '/') {
-			err(&p, k,
-			    "fs: unknown key '%s' (mounts, space_low, space_critical, inodes_low, "
-			    "or a mount point)",
-			    k->value);
+			kdiag_at(&p, k,
+				 "fs: unknown key '%s' (mounts, space_low, space_critical, "
+				 "inodes_low, "
+				 "or a mount point)",
+				 k->value);
 			continue;
 		}
 		if (v->kind != YNODE_MAP) {
-			err(&p, v, "fs: %s is a mapping of thresholds, not %s", k->value,
-			    ynode_kind_name(v));
+			kdiag_at(&p, v, "fs: %s is a mapping of thresholds, not %s", k->value,
+				 ynode_kind_name(v));
 			continue;
 		}
 		if (nc.n_over == KFS_MAX_OVERRIDES) {
-			err(&p, k, "fs: at most %d mount points", KFS_MAX_OVERRIDES);
+			kdiag_at(&p, k, "fs: at most %d mount points", KFS_MAX_OVERRIDES);
 			continue;
 		}
 		struct kfs_override *o = &nc.over[nc.n_over];
@@ -250,10 +236,10 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 			snprintf(where, sizeof(where), "%.40s: ", k->value);
 			if (kk->kind != YNODE_SCALAR ||
 			    !threshold(&p, kk, vv, &o->t, oset[nc.n_over], where))
-				err(&p, kk,
-				    "fs: %s: a mount point has space_low, space_critical "
-				    "and inodes_low",
-				    k->value);
+				kdiag_at(&p, kk,
+					 "fs: %s: a mount point has space_low, space_critical "
+					 "and inodes_low",
+					 k->value);
 		}
 		nc.n_over++;
 	}

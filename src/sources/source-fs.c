@@ -69,47 +69,6 @@ struct fs_source {
 
 static void look(struct watch *w, uint64_t now);
 
-static int read_all(int fd, char **out, size_t *len)
-{
-	size_t cap = 16384, n = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		free(buf);
-		return -errno;
-	}
-	for (;;) {
-		if (n + 4096 > cap) {
-			if (cap >= KFS_MOUNTINFO_MAX) {
-				free(buf);
-				return -E2BIG;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *why)
 {
 	if (rc == 0) {
@@ -262,7 +221,7 @@ static void reread(struct fs_source *fs, bool report)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0, bad = 0;
-	int rc = read_all(fs->info_fd, &text, &len);
+	int rc = reread_fd(fs->info_fd, KFS_MOUNTINFO_MAX, &text, &len);
 	struct kfs_table cur;
 	if (rc == 0)
 		rc = kfs_table_parse(text, len, &cur, &bad);

@@ -72,47 +72,6 @@ struct md_source {
 static void scan(struct md_source *md);
 static int uevent_open(struct md_source *md);
 
-static int read_all(int fd, char **out, size_t *len)
-{
-	size_t cap = 8192, n = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	if (lseek(fd, 0, SEEK_SET) < 0) {
-		free(buf);
-		return -errno;
-	}
-	for (;;) {
-		if (n + 1024 > cap) {
-			if (cap >= KMD_MDSTAT_MAX) {
-				free(buf);
-				return -E2BIG;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 static void watch_close(struct watch *w)
 {
 	kio_free(w->io);
@@ -324,7 +283,7 @@ static void scan(struct md_source *md)
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	struct kmd_stat st;
-	int rc = read_all(md->stat_fd, &text, &len);
+	int rc = reread_fd(md->stat_fd, KMD_MDSTAT_MAX, &text, &len);
 	if (rc < 0 && rc != -ENOMEM) {
 		/* the md driver is going (rmmod): it would wake us for ever */
 		log_warning("md: cannot read %s: %s; watching for the md driver again", MDSTAT,

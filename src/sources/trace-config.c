@@ -23,22 +23,6 @@ void ktrace_config_release(struct ktrace_config *c)
 	*c = (struct ktrace_config){0};
 }
 
-struct parse {
-	const char *path;
-	struct kdiags *diags;
-	size_t errors;
-};
-
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	kdiags_vadd(p->diags, p->path, n->line, n->col, fmt, ap);
-	va_end(ap);
-	p->errors++;
-}
-
 static bool name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -61,26 +45,26 @@ static bool split_event(const char *s, char **system, char **event)
 	return true;
 }
 
-static const struct ynode *scalar(struct parse *p, const char *key, const struct ynode *v)
+static const struct ynode *scalar(struct kdiag_file *p, const char *key, const struct ynode *v)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
-		err(p, v, "trace: '%s' wants a value, not %s", key,
-		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
-									 : ynode_kind_name(v));
+		kdiag_at(p, v, "trace: '%s' wants a value, not %s", key,
+			 v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									      : ynode_kind_name(v));
 		return NULL;
 	}
 	return v;
 }
 
 /* One item of the list; 0 or -ENOMEM. */
-static int entry(struct parse *p, const struct ynode *item, struct ktrace_entry *e)
+static int entry(struct kdiag_file *p, const struct ynode *item, struct ktrace_entry *e)
 {
 	*e = (struct ktrace_entry){.type = KEVENT_GENERAL};
 	size_t before = p->errors;
 	if (item->kind != YNODE_MAP) {
-		err(p, item,
-		    "trace: an entry is a mapping with 'event' (and 'filter', 'type'), not %s",
-		    ynode_kind_name(item));
+		kdiag_at(p, item,
+			 "trace: an entry is a mapping with 'event' (and 'filter', 'type'), not %s",
+			 ynode_kind_name(item));
 		return 0;
 	}
 	const struct ynode *ev = NULL;
@@ -90,7 +74,7 @@ static int entry(struct parse *p, const struct ynode *item, struct ktrace_entry 
 		for (size_t j = 0; j < i; j += 2)
 			if (item->kids[j]->kind == YNODE_SCALAR &&
 			    strcmp(item->kids[j]->value, key) == 0) {
-				err(p, k, "trace: '%s' given twice", key);
+				kdiag_at(p, k, "trace: '%s' given twice", key);
 				key = "";
 				break;
 			}
@@ -99,10 +83,11 @@ static int entry(struct parse *p, const struct ynode *item, struct ktrace_entry 
 		if (strcmp(key, "event") == 0) {
 			ev = scalar(p, key, v);
 			if (ev && !split_event(ev->value, &e->system, &e->event))
-				err(p, v,
-				    "trace: event \"%s\" is not SYSTEM/EVENT (as tracefs names it: "
-				    "sched/sched_process_exec)",
-				    ev->value);
+				kdiag_at(p, v,
+					 "trace: event \"%s\" is not SYSTEM/EVENT (as tracefs "
+					 "names it: "
+					 "sched/sched_process_exec)",
+					 ev->value);
 			else if (ev && (!e->system || !e->event))
 				return -ENOMEM;
 			e->line = v->line;
@@ -111,7 +96,8 @@ static int entry(struct parse *p, const struct ynode *item, struct ktrace_entry 
 			if (!scalar(p, key, v))
 				continue;
 			if (strlen(v->value) > KTRACE_FILTER_MAX) {
-				err(p, v, "trace: a filter is at most %d bytes", KTRACE_FILTER_MAX);
+				kdiag_at(p, v, "trace: a filter is at most %d bytes",
+					 KTRACE_FILTER_MAX);
 				continue;
 			}
 			e->filter = strdup(v->value);
@@ -122,15 +108,15 @@ static int entry(struct parse *p, const struct ynode *item, struct ktrace_entry 
 		} else if (strcmp(key, "type") == 0) {
 			int t = scalar(p, key, v) ? kevent_type_from_name(v->value) : 0;
 			if (t < 0)
-				err(p, v, "trace: unknown event type '%s'", v->value);
+				kdiag_at(p, v, "trace: unknown event type '%s'", v->value);
 			else
 				e->type = t;
 		} else {
-			err(p, k, "trace: unknown key '%s' (event, filter, type)", key);
+			kdiag_at(p, k, "trace: unknown key '%s' (event, filter, type)", key);
 		}
 	}
 	if (!ev && p->errors == before)
-		err(p, item, "trace: an entry names its tracepoint: 'event: SYSTEM/EVENT'");
+		kdiag_at(p, item, "trace: an entry names its tracepoint: 'event: SYSTEM/EVENT'");
 	return 0;
 }
 
@@ -144,17 +130,17 @@ static void entry_release(struct ktrace_entry *e)
 int ktrace_config_parse(struct ktrace_config *c, const struct ynode *v, const char *path,
 			struct kdiags *diags)
 {
-	struct parse p = {.path = path, .diags = diags};
+	struct kdiag_file p = {.path = path, .diags = diags};
 	ktrace_config_release(c);
 	if (ynode_is_null(v))
 		return 0; /* "trace:" with nothing: no entry */
 	if (v->kind != YNODE_SEQ) {
-		err(&p, v, "trace: wants a list of entries ('- event: SYSTEM/EVENT'), not %s",
-		    ynode_kind_name(v));
+		kdiag_at(&p, v, "trace: wants a list of entries ('- event: SYSTEM/EVENT'), not %s",
+			 ynode_kind_name(v));
 		return 0;
 	}
 	if (v->n_kids > KTRACE_MAX_ENTRIES) {
-		err(&p, v, "trace: at most %d entries", KTRACE_MAX_ENTRIES);
+		kdiag_at(&p, v, "trace: at most %d entries", KTRACE_MAX_ENTRIES);
 		return 0;
 	}
 	struct ktrace_config out = {.path = strdup(path)};
