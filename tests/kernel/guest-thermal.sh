@@ -61,14 +61,29 @@ check "the overheat rule fired with normal" wait_file '^normal-' 20
 f=/tmp/out/$(ls /tmp/out | grep '^normal-' | head -n 1)
 check "normal carries the temperature" grep -qx "KEVENT_TEMPERATURE=40000" "$f"
 
-# --- restart while hot: high at start-up --------------------------------------
+# --- restart while hot: the high already handled is not said again -------
 set_temp 96
 check "hot again" wait_file '^high-2' 20
 kill -TERM "$KPID"
 wait_pid "$KPID" 20
 check "keventd stopped cleanly" test $? -eq 0
+check "thermal.zones remembers the hot zone" test -s /run/keventd/thermal.zones
 before=$(ls /tmp/out | grep -c '^high-')
 check "keventd started again while hot" start_keventd
+check "its control socket answers" wait_until 10 keventctl --control "$C" status
+# the start-up scan submits before the control socket is served
+thermal_received() {
+	keventctl --control "$C" status --json |
+		sed -n 's/.*"thermal":{"received":\([0-9]*\).*/\1/p'
+}
+check "the zone it knew hot gave no second high" test "$(thermal_received)" = 0
+
+# --- restart while hot, nothing remembered: high at start-up ----------------
+kill -TERM "$KPID"
+wait_pid "$KPID" 20
+check "keventd stopped cleanly again" test $? -eq 0
+rm -f /run/keventd/thermal.zones
+check "keventd started while hot, its state gone" start_keventd
 wait_until 10 more_high "$before"
 check "high was emitted at start-up" more_high "$before"
 check "the start-up scan said so" grep -q "already above a trip point at start-up" "$LOG"
