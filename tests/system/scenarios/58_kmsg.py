@@ -7,6 +7,7 @@ OOM kill, an oom-kill event naming the unit's cgroup, the pid and the
 command killed."""
 import os
 import subprocess
+import time
 
 from systest import Fail
 
@@ -66,6 +67,7 @@ def io_error(vm):
         add = only(vm, "systest-kmsg-disk-*", "the disk's udev add event")[0]
         expect(add, object=udev_obj)
 
+        t0 = time.monotonic()
         rc, _, err = vm.run("dd if=/dev/%s of=/dev/null bs=4096 iflag=direct skip=%d count=1"
                             % (disk, SECTOR // 8))
         if rc == 0 or "Input/output error" not in err:
@@ -74,6 +76,8 @@ def io_error(vm):
         vm.wait("grep -lx KEVENT_SECTOR=%d /run/systest/events/systest-kmsg-io-kmsg-*" % SECTOR,
                 30, "an io-error event of sector %d after the failed read" % SECTOR)
         evs = only(vm, "systest-kmsg-io-kmsg-*", "the io-error event")
+        vm.figure("failed read -> io-error recorded (s, %s)" % vm.kver,
+                  round(time.monotonic() - t0, 2))
         mine = [e for e in evs if e.get("KEVENT_SECTOR") == str(SECTOR)]
         if not mine:
             raise Fail("expected an io-error of sector %d, got %r" % (SECTOR, evs))
@@ -93,9 +97,12 @@ def io_error(vm):
 
 def oom_kill(vm):
     # dd's 256 MiB buffer, filled from /dev/zero, in a unit allowed 32 MiB
+    t0 = time.monotonic()
     vm.sh("systemd-run -p MemoryMax=32M --unit %s dd if=/dev/zero of=/dev/null bs=256M count=1"
           % UNIT)
     e = only(vm, "systest-kmsg-oom-kmsg-*", "an oom-kill event")[0]
+    vm.figure("systemd-run -> oom-kill recorded (s, %s)" % vm.kver,
+              round(time.monotonic() - t0, 2))
     vm.wait("systemctl show -p Result --value %s.service | grep -qx oom-kill" % UNIT, 30,
             "systemd to see the unit's end as oom-kill")
     pid = vm.show(UNIT + ".service", "ExecMainPID")["ExecMainPID"]
