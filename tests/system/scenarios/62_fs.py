@@ -123,5 +123,8 @@ def run(vm):
         root(vm)
         quota(vm)
     finally:
+        # the quota's user goes too: the purge scenario finds /etc/passwd
+        # and /etc/group as they were before the packages came
         vm.run("umount %s; rm -f %s /etc/keventd/rules.d/62-systest-fs.yaml "
-               "/etc/keventd/keventd.yaml; keventctl reload" % (MNT, IMG))
+               "/etc/keventd/keventd.yaml; keventctl reload; userdel qtest"
+               % (MNT, IMG))
