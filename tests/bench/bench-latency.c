@@ -24,24 +24,7 @@
 
 #include "proto.h"
 #include "util.h"
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static size_t read_values(const char *file, uint64_t *v, size_t max)
-{
-	FILE *f = fopen(file, "r");
-	size_t n = 0;
-	unsigned long long x;
-	while (f && n < max && fscanf(f, "%llu", &x) == 1)
-		v[n++] = x;
-	if (f)
-		fclose(f);
-	return n;
-}
+#include "bench-values.h"
 
 extern char **environ;
 
@@ -103,13 +86,13 @@ int main(int argc, char **argv)
 		}
 	}
 	size_t got = 0;
-	for (int i = 0; i < 10000 && (got = read_values(file, v, n)) < n; i++)
+	for (int i = 0; i < 10000 && (got = bench_read_values(file, v, n)) < n; i++)
 		usleep(1000);
 	if (got < n) {
 		fprintf(stderr, "bench-latency: %zu of %zu handlers ran\n", got, n);
 		return 1;
 	}
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), bench_cmp_u64);
 	printf("%.0f %.0f\n", (double)v[n / 2] / 1e3, (double)v[(n * 99 + 99) / 100 - 1] / 1e3);
 	strbuf_release(&msg);
 	free(v);

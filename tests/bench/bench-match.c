@@ -22,6 +22,7 @@
 
 #include "ruleset.h"
 #include "util.h"
+#include "bench-values.h"
 
 #define N_EVENTS 2000
 
@@ -104,12 +105,6 @@ static bool count_match(const struct krule *r, void *userdata)
 	return true;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Median over runs of the time per event to match all of evs. */
 static double match_ns(const struct kruleset *rs, struct kevent **evs, size_t n, unsigned runs,
 		       double *matches_per_event)
@@ -125,7 +120,7 @@ static double match_ns(const struct kruleset *rs, struct kevent **evs, size_t n,
 				kruleset_match(rs, evs[i], count_match, &matches);
 		t[r] = now_monotonic_ns() - t0;
 	}
-	qsort(t, runs, sizeof(t[0]), cmp_u64);
+	qsort(t, runs, sizeof(t[0]), bench_cmp_u64);
 	*matches_per_event = (double)matches / (10.0 * (double)n);
 	return (double)t[runs / 2] / (10.0 * (double)n);
 }

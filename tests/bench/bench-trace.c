@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-values.h"
+
 #define BENCH_TRACE_FD_PASS 999999
 #define BENCH_TRACE_FD_MISS 999998
 #define BURST		    100
@@ -80,24 +82,6 @@ static int hits(unsigned long n, unsigned long every)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static size_t read_values(const char *file, uint64_t *v, size_t max)
-{
-	FILE *f = fopen(file, "r");
-	size_t n = 0;
-	unsigned long long x;
-	while (f && n < max && fscanf(f, "%llu", &x) == 1)
-		v[n++] = x;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 static int stamp(unsigned long n, unsigned long rate, const char *file)
 {
 	uint64_t *v = calloc(n + 1, sizeof(*v));
@@ -114,13 +98,13 @@ static int stamp(unsigned long n, unsigned long rate, const char *file)
 	}
 	size_t got = 0;
 	for (uint64_t end = mono_ns() + 60000000000ull; mono_ns() < end; pause_ns(20000000))
-		if ((got = read_values(file, v, n)) >= n)
+		if ((got = bench_read_values(file, v, n)) >= n)
 			break;
 	if (!got) {
 		fprintf(stderr, "bench-trace: no sample in %s\n", file);
 		return 1;
 	}
-	qsort(v, got, sizeof(*v), cmp_u64);
+	qsort(v, got, sizeof(*v), bench_cmp_u64);
 	size_t p99 = (got * 99 + 99) / 100;
 	printf("%llu %llu %zu\n", (unsigned long long)(v[(got - 1) / 2] / 1000),
 	       (unsigned long long)(v[p99 ? p99 - 1 : 0] / 1000), got);
