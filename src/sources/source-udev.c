@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <libudev.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <linux/netlink.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -24,7 +25,8 @@
 #include "udev-table.h"
 #include "uevent-map.h"
 
-#define RCVBUF_BYTES	 (8 * 1024 * 1024)
+/* what udevd asks for its own monitor: a boot's burst fits */
+#define RCVBUF_BYTES	 (128 * 1024 * 1024)
 #define READS_PER_WAKEUP 256
 #define MAX_PROPS	 512
 #define GROUP_KERNEL	 1u
@@ -397,6 +399,14 @@ static void udev_free(struct ksource *s)
 	free(u);
 }
 
+/* RCVBUF_BYTES, or for tests a small buffer, to make overruns on purpose
+ * (keventd(8), ENVIRONMENT) */
+static int rcvbuf_bytes(void)
+{
+	const char *force = getenv("KEVENTD_UDEV_RCVBUF");
+	return force && atoi(force) > 0 ? atoi(force) : RCVBUF_BYTES;
+}
+
 int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct ksource **out)
 {
 	struct kudev *u = calloc(1, sizeof(*u));
@@ -415,7 +425,7 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 	if (u->udev)
 		u->mon = udev_monitor_new_from_netlink(u->udev, u->from_kernel ? "kernel" : "udev");
 	int rc = !u->mon ? -errno : udev_monitor_enable_receiving(u->mon);
-	if (rc == 0 && udev_monitor_set_receive_buffer_size(u->mon, RCVBUF_BYTES) < 0)
+	if (rc == 0 && udev_monitor_set_receive_buffer_size(u->mon, rcvbuf_bytes()) < 0)
 		log_notice("udev: cannot raise the receive buffer; bursts may overrun");
 	if (rc == 0)
 		rc = kloop_add_io(sink->loop, udev_monitor_get_fd(u->mon), EPOLLIN, on_uevent, u,
