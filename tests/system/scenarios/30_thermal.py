@@ -10,11 +10,14 @@ Z = "/sys/class/thermal/thermal_zone0"
 
 def set_temp(vm, celsius):
     """CMOS byte 0x7D (index port 0x70 = 112, data port 0x71 = 113) is the
-    zone's temperature in degrees Celsius (tests/kernel/thermal/tz.asl)."""
-    vm.sh("printf '\\175' | dd of=/dev/port bs=1 seek=112 count=1 conv=notrunc 2>/dev/null && "
-          "printf \"\\\\$(printf %%o %d)\" | dd of=/dev/port bs=1 seek=113 count=1 conv=notrunc "
-          "2>/dev/null" % celsius)
-    vm.wait("grep -qx %d000 %s/temp" % (celsius, Z), 20, "the zone to read %d C" % celsius)
+    zone's temperature in degrees Celsius (tests/kernel/thermal/tz.asl).
+    Index and value go in one write(); the kernel's own CMOS reads (the
+    RTC's, the zone's polling) move the index too, and one landing between
+    the two bytes sends the value elsewhere: so it is written again until
+    the zone reads it."""
+    vm.wait("printf \"\\175\\\\$(printf %%o %d)\" | dd of=/dev/port bs=2 seek=56 count=1 "
+            "conv=notrunc 2>/dev/null; grep -qx %d000 %s/temp" % (celsius, celsius, Z), 20,
+            "the zone to read %d C" % celsius)
 
 
 def logged(vm, cur, text, priority):
