@@ -102,6 +102,12 @@ static void trim(struct kmqtt *m)
 
 /* ---- the connection ---- */
 
+/* The source mqtt stopped reading for good (keventd is stopping). */
+static bool stopped(const struct kmqtt *m)
+{
+	return m->subscribing && m->stopped;
+}
+
 static void drop_io(struct kmqtt *m)
 {
 	kio_free(m->io);
@@ -116,8 +122,11 @@ static void sync_io(struct kmqtt *m)
 		drop_io(m);
 		return;
 	}
-	/* while the source mqtt is paused, the broker waits (TCP's flow control) */
-	bool reading = !m->paused || m->state != CONNECTED;
+	/* while the source mqtt is paused, the broker waits (TCP's flow
+	 * control); once it is stopped too: libmosquitto would acknowledge
+	 * what it read, and a stopping keventd takes nothing, so the broker
+	 * keeps it for the next start */
+	bool reading = (!m->paused && !stopped(m)) || m->state != CONNECTED;
 	uint32_t want = (reading ? EPOLLIN : 0) | (kmosq.want_write(m->mosq) ? EPOLLOUT : 0);
 	if (!m->io) {
 		int rc = kloop_add_io(m->loop, fd, want, on_io, m, &m->io);
@@ -298,7 +307,7 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 	int rc = MOSQ_ERR_SUCCESS;
 	for (int i = 0; i < 256 && m->state != DISCONNECTED; i++) {
 		if (m->subscribing && m->state == CONNECTED &&
-		    (m->paused || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
+		    (m->paused || m->stopped || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
 			break;
 		errno = 0;
 		rc = kmosq.loop_read(m->mosq, 1);
@@ -427,6 +436,8 @@ static void source_stop(struct ksource *src)
 {
 	struct kmqtt *m = container_of(src, struct kmqtt, src);
 	m->stopped = true;
+	if (m->state != DISCONNECTED)
+		sync_io(m);
 }
 
 struct ksource *kmqtt_source(struct kmqtt *m)

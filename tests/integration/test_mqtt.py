@@ -606,6 +606,48 @@ rules:
         pub.stop_ok(self)
         central.stop_ok(self)
 
+    def test_inbound_while_stopping_is_kept_for_the_next_start(self):
+        """A keventd that is stopping (SIGTERM, a handler still running)
+        reads no more from the broker: libmosquitto would acknowledge what
+        it read, and nothing is taken then, so the broker keeps the message
+        and the next start runs it, once."""
+        b = self.broker(extra="log_type debug\n").start()
+        out = self.s.path("out", "runs")
+        rec = self.s.script("record.sh", "#!/bin/sh\nprintf '%s\\n' \"$KEVENT_OBJECT\" >>\"$1\"\n")
+        self.s.write_rule("10-fleet.yaml", """rules:
+  - name: gate
+    match: {source: mqtt, signal: gate}
+    run: %s
+  - name: rec
+    match: {source: mqtt, signal: high}
+    run: [%s, %s]
+""" % (self.h("wait", self.s.fifo.path, self.s.gates.path("g"), "g"), kdtest.yq(rec),
+       kdtest.yq(out)))
+        state = self.s.path("central-state")
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+
+        def ev(obj, sig):
+            return json.dumps({"seqnum": 1, "source": "socket", "type": "power", "object": obj,
+                               "signal": sig, "host": "h7", "instance": "00000000000000c1"})
+        b.publish("fleet/h7/power/gate/held", ev("/held", "gate"))
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("stopping; handlers running: 1")
+        # sent to the stopping keventd's socket, which it does not read
+        b.publish("fleet/h7/power/high/late", json.dumps(dict(json.loads(ev("/late", "high")),
+                                                              seqnum=2)))
+        b.wait_log("Sending PUBLISH to kd-central.yaml", 2)
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertEqual(b.logtext().count("Received PUBACK from kd-central.yaml"), 1)
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+        st = d.wait_status(lambda st: st["mqtt"]["received"] == 1
+                           and st["events"]["pending"] == 0, "the late message")
+        self.assertEqual(st["mqtt"]["duplicates"], 0)
+        self.assertEqual(self.runs(out), ["/late"])
+        d.stop_ok(self)
+
     def test_malformed_rejected_and_counted(self):
         b = self.broker().start()
         d = self.central(b, ["fleet/#"])
