@@ -296,6 +296,11 @@ int kdaemon_start(struct kdaemon *d)
 	if (rc < 0)
 		return rc;
 	setup_containment(d);
+	/* the publisher before the journal hands anything again, so that a
+	 * subscriber sees the redelivered events too (and can drop those it
+	 * has); it connects, and its source reads, once the loop runs */
+	if (d->cfg.mqtt)
+		start_mqtt(d, &sink);
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)
@@ -312,8 +317,6 @@ int kdaemon_start(struct kdaemon *d)
 	}
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
-	if (d->cfg.mqtt)
-		start_mqtt(d, &sink);
 	kdaemon_start_sources(d, &sink);
 	return 0;
 }

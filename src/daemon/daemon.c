@@ -411,6 +411,11 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	 * acknowledged or runs (kdaemon_journal_flush()), so a keventd killed
 	 * after that handles it again at its next start */
 	kfault("accepted");
+	/* what numbered it, with its seqnum its name across restarts (the
+	 * MQTT message's "instance"): kevent.ko's instance, the sending
+	 * keventd's, or this keventd's, kept in the journal with it */
+	if (!ev->instance && src != KEVENT_SOURCE_KERNEL && src != KEVENT_SOURCE_MQTT)
+		ev->instance = kinstance_id();
 	if (d->journal && !ev->journal_ref && kdaemon_journaled(src) &&
 	    kjournal_append(d->journal, ev) == 0)
 		journal_flow(d);

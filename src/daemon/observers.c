@@ -103,6 +103,7 @@ static void mqtt_status(void *userdata, struct kstatus_extra *x)
 	x->mqtt_spooled = c.spooled;
 	x->mqtt_dropped = c.dropped;
 	x->mqtt_received = c.received;
+	x->mqtt_duplicates = c.duplicates;
 	x->mqtt_attempts = c.attempts;
 	x->mqtt_corrupt = c.corrupt;
 	x->mqtt_publishing = !c.off;

@@ -85,7 +85,8 @@ struct kstatus_extra {
 	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
 	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;
 	size_t mqtt_published, mqtt_acked, mqtt_spooled, mqtt_dropped, mqtt_received, mqtt_attempts;
-	size_t mqtt_corrupt; /* spooled messages lost with damaged records */
+	size_t mqtt_corrupt;	/* spooled messages lost with damaged records */
+	size_t mqtt_duplicates; /* received messages dropped: delivered again */
 	/* publishing: on or not; why not (NULL while on, or with no broker);
 	 * "on" or "off (why)" */
 	bool mqtt_publishing;

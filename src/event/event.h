@@ -64,8 +64,10 @@ struct kevent {
 	/* kernel events only: fetched from kevent.ko's ring after it was
 	 * missed, not received as it happened (KEVENT_RECOVERED=1). */
 	bool recovered;
-	/* kernel events only: the instance of kevent.ko that numbered it
-	 * (0: a module without one). */
+	/* what numbered it: kernel events, the instance of kevent.ko (0: a
+	 * module without one); mqtt events, the sending keventd's (0: not
+	 * said); the others, the keventd that accepted it (kinstance_id(),
+	 * set by the daemon, kept in the journal). */
 	uint64_t instance;
 	/* mqtt events only: the host name of the machine it happened on
 	 * (KEVENT_HOST); its own allocation, freed with the event */

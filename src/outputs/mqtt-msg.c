@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "mqtt-msg.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <string.h>
 
@@ -41,11 +43,36 @@ void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out
 	out->buf[out->len] = '\0';
 	strbuf_puts(out, ",\"host\":");
 	strbuf_json(out, host);
-	strbuf_putc(out, '}');
+	strbuf_printf(out, ",\"instance\":\"%016" PRIx64 "\",\"redelivered\":%s,\"recovered\":%s}",
+		      ev->instance, ev->redelivered ? "true" : "false",
+		      ev->recovered ? "true" : "false");
 }
 
-/* The string "host" of the JSON object in buf; NULL with *why. */
-static char *host_of(const char *buf, size_t len, const char **why)
+/* "instance": 16 hex digits; 0 when absent.  -EINVAL with *why. */
+static int instance_of(struct json_object *o, uint64_t *out, const char **why)
+{
+	struct json_object *v = NULL;
+	*out = 0;
+	if (!json_object_object_get_ex(o, "instance", &v))
+		return 0;
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+	uint64_t n = 0;
+	size_t i = 0;
+	for (; i < 16 && isxdigit((unsigned char)s[i]); i++)
+		n = n << 4 | (uint64_t)(isdigit((unsigned char)s[i])
+						? s[i] - '0'
+						: (tolower((unsigned char)s[i]) - 'a' + 10));
+	if (i != 16 || s[16] || (size_t)json_object_get_string_len(v) != 16) {
+		*why = "instance is not 16 hex digits";
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
+
+/* The string "host" of the JSON object in buf, and its "instance"; NULL
+ * with *why. */
+static char *host_of(const char *buf, size_t len, uint64_t *instance, const char **why)
 {
 	struct json_tokener *tok = json_tokener_new();
 	if (!tok)
@@ -60,13 +87,16 @@ static char *host_of(const char *buf, size_t len, const char **why)
 	else if ((size_t)json_object_get_string_len(h) != strlen(json_object_get_string(h)) ||
 		 !kevent_host_valid(json_object_get_string(h)))
 		*why = "host is not a host name ([A-Za-z0-9._-], at most 253 bytes)";
+	else if (instance_of(o, instance, why) < 0)
+		; /* *why says it */
 	else if (!(host = strdup(json_object_get_string(h))))
 		*why = NULL; /* no memory */
 	json_object_put(o);
 	return host;
 }
 
-int kmqtt_decode(const void *buf, size_t len, struct kevent **out, const char **why)
+int kmqtt_decode(const void *buf, size_t len, struct kevent **out, struct kmqtt_key *key,
+		 const char **why)
 {
 	*out = NULL;
 	*why = NULL;
@@ -84,13 +114,20 @@ int kmqtt_decode(const void *buf, size_t len, struct kevent **out, const char **
 	int rc = kevent_json_read(buf, len, &ev, why);
 	if (rc < 0)
 		return rc;
-	char *host = host_of(buf, len, why);
+	uint64_t instance = 0;
+	char *host = host_of(buf, len, &instance, why);
 	if (!host) {
 		kevent_free(ev);
 		return *why ? -EINVAL : -ENOMEM;
 	}
+	if (key)
+		*key = (struct kmqtt_key){.host = host,
+					  .source = ev->source,
+					  .instance = instance,
+					  .seqnum = ev->seqnum};
 	ev->source = KEVENT_SOURCE_MQTT;
 	ev->host = host;
+	ev->instance = instance;
 	*out = ev;
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "event-json.h"
+#include "mqtt-dedupe-file.h"
 #include "mqtt-spool.h"
 #include "log.h"
 #include "mosq-dl.h"
@@ -33,6 +34,11 @@ struct kmqtt {
 	struct ksink sink;
 	bool subscribing, paused, stopped;
 	char **filters;
+	/* the messages taken, to drop one delivered again; saved in the
+	 * state directory a round after the journal has them */
+	struct kmqtt_dedupe *seen;
+	uint64_t seen_round; /* of the loop, when seen last changed */
+	struct klog_throttle seen_log;
 	size_t n_filters;
 	struct kloop *loop;
 	struct mosquitto *mosq;
@@ -75,6 +81,7 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata);
 static void on_misc(struct ktimer *t, void *userdata);
 static void on_retry(struct ktimer *t, void *userdata);
 static void feed(struct kmqtt *m);
+static void save_seen(struct kmqtt *m, bool all);
 
 /* ---- the window ---- */
 
@@ -95,6 +102,12 @@ static void trim(struct kmqtt *m)
 
 /* ---- the connection ---- */
 
+/* The source mqtt stopped reading for good (keventd is stopping). */
+static bool stopped(const struct kmqtt *m)
+{
+	return m->subscribing && m->stopped;
+}
+
 static void drop_io(struct kmqtt *m)
 {
 	kio_free(m->io);
@@ -109,8 +122,11 @@ static void sync_io(struct kmqtt *m)
 		drop_io(m);
 		return;
 	}
-	/* while the source mqtt is paused, the broker waits (TCP's flow control) */
-	bool reading = !m->paused || m->state != CONNECTED;
+	/* while the source mqtt is paused, the broker waits (TCP's flow
+	 * control); once it is stopped too: libmosquitto would acknowledge
+	 * what it read, and a stopping keventd takes nothing, so the broker
+	 * keeps it for the next start */
+	bool reading = (!m->paused && !stopped(m)) || m->state != CONNECTED;
 	uint32_t want = (reading ? EPOLLIN : 0) | (kmosq.want_write(m->mosq) ? EPOLLOUT : 0);
 	if (!m->io) {
 		int rc = kloop_add_io(m->loop, fd, want, on_io, m, &m->io);
@@ -250,6 +266,7 @@ static void on_misc(struct ktimer *t, void *userdata)
 	struct kmqtt *m = userdata;
 	(void)t;
 	m->misc = NULL;
+	save_seen(m, false);
 	if (m->state == CONNECTING &&
 	    now_monotonic_ns() - m->connecting_since_ns > KMQTT_CONNECT_TIMEOUT_MS * 1000000ull)
 		lost(m, "no answer in time");
@@ -260,11 +277,29 @@ static void on_misc(struct ktimer *t, void *userdata)
 	(void)kloop_add_timer(m->loop, now_monotonic_ns() + 1000000000ull, on_misc, m, &m->misc);
 }
 
+/* Writes the table of messages taken once the rounds of the loop that
+ * changed it are over: their events are in the journal then (it is
+ * written at the end of each round), so a message the file names is
+ * never one keventd would lose at a kill.  all: at the end, when no round
+ * is to come. */
+static void save_seen(struct kmqtt *m, bool all)
+{
+	if (!m->seen || !m->sink.state_dir || !kmqtt_dedupe_dirty(m->seen) ||
+	    (!all && kloop_wakeups(m->loop) == m->seen_round))
+		return;
+	int rc = kmqtt_dedupe_save(m->seen, m->sink.state_dir);
+	if (rc < 0)
+		klog_throttled(&m->seen_log, LOG_WARNING,
+			       "mqtt: cannot write %s/" KMQTT_DEDUPE_FILE ": %s", m->sink.state_dir,
+			       strerror(-rc));
+}
+
 static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 {
 	struct kmqtt *m = userdata;
 	(void)io;
 	(void)fd;
+	save_seen(m, false);
 	/* Reading also drives a TLS handshake, which may wait to write: read
 	 * on either.  kmosq.loop_read() reads one packet a call (its
 	 * max_packets counts QoS 2 messages only): call it until the socket
@@ -272,7 +307,7 @@ static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
 	int rc = MOSQ_ERR_SUCCESS;
 	for (int i = 0; i < 256 && m->state != DISCONNECTED; i++) {
 		if (m->subscribing && m->state == CONNECTED &&
-		    (m->paused || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
+		    (m->paused || m->stopped || !ksink_room(&m->sink, KEVENT_SOURCE_MQTT)))
 			break;
 		errno = 0;
 		rc = kmosq.loop_read(m->mosq, 1);
@@ -369,14 +404,23 @@ static void on_message(struct mosquitto *mosq, void *userdata, const struct mosq
 	if (!m->subscribing || m->stopped || is_status(msg))
 		return;
 	struct kevent *ev = NULL;
+	struct kmqtt_key key;
 	const char *why = NULL;
 	int rc = kmqtt_decode(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0, &ev,
-			      &why);
+			      &key, &why);
 	if (rc < 0) {
 		ksink_reject(&m->sink, KEVENT_SOURCE_MQTT, why ? why : "out of memory");
 		return;
 	}
 	m->c.received++;
+	/* no memory for the table: taken, as at-least-once wants */
+	if (m->seen && kmqtt_dedupe_seen(m->seen, &key) > 0) {
+		m->c.duplicates++;
+		kevent_free(ev);
+		return;
+	}
+	if (m->seen && kmqtt_dedupe_dirty(m->seen))
+		m->seen_round = kloop_wakeups(m->loop);
 	(void)ksink_submit(&m->sink, ev);
 }
 
@@ -392,6 +436,8 @@ static void source_stop(struct ksource *src)
 {
 	struct kmqtt *m = container_of(src, struct kmqtt, src);
 	m->stopped = true;
+	if (m->state != DISCONNECTED)
+		sync_io(m);
 }
 
 struct ksource *kmqtt_source(struct kmqtt *m)
@@ -686,6 +732,27 @@ static void open_spool(struct kmqtt *m, const struct kmqtt_config *cfg)
 			 m->spool_dir);
 }
 
+/* The table of messages taken that the last keventd left. */
+static void load_seen(struct kmqtt *m)
+{
+	m->seen_log =
+		(struct klog_throttle){.name = "mqtt", .what = "lines about " KMQTT_DEDUPE_FILE};
+	if (!m->sink.state_dir)
+		return;
+	const char *why = NULL;
+	int rc = kmqtt_dedupe_load(m->seen, m->sink.state_dir, &why);
+	if (rc < 0)
+		log_warning("mqtt: %s/" KMQTT_DEDUPE_FILE ": %s: a message delivered again "
+			    "after this start may run twice",
+			    m->sink.state_dir, why ? why : strerror(-rc));
+	if (rc < 0 && kmqtt_dedupe_streams(m->seen)) {
+		/* part of a file that is not whole: none of it */
+		kmqtt_dedupe_free(m->seen);
+		m->seen = NULL;
+		(void)kmqtt_dedupe_new(&m->seen);
+	}
+}
+
 int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct ksink *sink,
 	      struct kmqtt **out, const char **why)
 {
@@ -710,6 +777,11 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 		m->subscribing = true;
 		m->filters = cfg->subscribe; /* cfg outlives m (kdaemon_config) */
 		m->n_filters = cfg->n_subscribe;
+		if (kmqtt_dedupe_new(&m->seen) < 0) {
+			kmqtt_free(m);
+			return -ENOMEM;
+		}
+		load_seen(m);
 	}
 	m->port = cfg->port;
 	m->qos = cfg->qos;
@@ -779,6 +851,7 @@ void kmqtt_free(struct kmqtt *m)
 {
 	if (!m)
 		return;
+	save_seen(m, true);
 	if (m->mosq) {
 		say_goodbye(m);
 		m->state = DISCONNECTED; /* no more callbacks of ours */
@@ -789,6 +862,7 @@ void kmqtt_free(struct kmqtt *m)
 	ktimer_cancel(m->misc);
 	ktimer_cancel(m->retry);
 	kmqtt_spool_free(m->spool);
+	kmqtt_dedupe_free(m->seen);
 	free(m->spool_dir);
 	strbuf_release(&m->topic);
 	strbuf_release(&m->msg);

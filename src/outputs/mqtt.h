@@ -43,14 +43,15 @@ struct kmqtt;
 
 struct kmqtt_counters {
 	bool connected;
-	uint64_t published; /* messages handed to the broker (QoS 1: once each) */
-	uint64_t acked;	    /* QoS 1 messages the broker acknowledged (PUBACK) */
-	uint64_t dropped;   /* messages never sent: the spool was full, or QoS 0 offline */
-	uint64_t received;  /* messages taken from the broker */
-	uint64_t attempts;  /* connection attempts */
-	uint64_t corrupt;   /* spooled messages lost with damaged records of the spool */
-	size_t spooled;	    /* messages in the spool, sent or not, not yet acknowledged */
-	const char *off;    /* why publishing is off (valid until the next call); NULL: on */
+	uint64_t published;  /* messages handed to the broker (QoS 1: once each) */
+	uint64_t acked;	     /* QoS 1 messages the broker acknowledged (PUBACK) */
+	uint64_t dropped;    /* messages never sent: the spool was full, or QoS 0 offline */
+	uint64_t received;   /* messages taken from the broker */
+	uint64_t duplicates; /* of them, dropped: delivered again (mqtt-dedupe.h) */
+	uint64_t attempts;   /* connection attempts */
+	uint64_t corrupt;    /* spooled messages lost with damaged records of the spool */
+	size_t spooled;	     /* messages in the spool, sent or not, not yet acknowledged */
+	const char *off;     /* why publishing is off (valid until the next call); NULL: on */
 };
 
 /*

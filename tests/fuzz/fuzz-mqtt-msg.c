@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct kevent *ev = NULL;
 	const char *why = NULL;
-	int rc = kmqtt_decode(data, size, &ev, &why);
+	struct kmqtt_key key;
+	int rc = kmqtt_decode(data, size, &ev, &key, &why);
 	if (rc < 0) {
 		FUZZ_CHECK(!ev);
 		FUZZ_CHECK(rc == -ENOMEM || (rc == -EINVAL && why));
@@ -29,16 +30,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(kevent_check(ev->type, ev->object, ev->signal, ev->payload, &why) == 0);
 	FUZZ_CHECK(ev->source == KEVENT_SOURCE_MQTT);
 	FUZZ_CHECK(ev->host && kevent_host_valid(ev->host));
+	FUZZ_CHECK(key.host == ev->host && key.instance == ev->instance &&
+		   key.seqnum == ev->seqnum && key.source < KEVENT_SOURCE_MAX);
 	struct strbuf sb = STRBUF_INIT;
 	kmqtt_message(ev, ev->host, &sb);
 	if (!sb.oom) {
 		FUZZ_CHECK(!memchr(sb.buf, '\n', sb.len));
 		struct kevent *again = NULL;
-		rc = kmqtt_decode(sb.buf, sb.len, &again, &why);
+		rc = kmqtt_decode(sb.buf, sb.len, &again, NULL, &why);
 		FUZZ_CHECK(rc == 0 || rc == -ENOMEM || (rc == -EINVAL && sb.len > KMQTT_MSG_MAX));
 		if (rc == 0) {
 			FUZZ_CHECK_SAME_EVENT(again, ev);
 			FUZZ_CHECK(strcmp(again->host, ev->host) == 0);
+			FUZZ_CHECK(again->instance == ev->instance);
 			kevent_free(again);
 		}
 	}

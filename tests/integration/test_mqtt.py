@@ -87,18 +87,24 @@ class Mqtt(DaemonTest):
         self.assertEqual(ev["payload"], "Cpu: 1\nWhy: 100%")
         self.assertEqual(ev["properties"], {"Cpu": "1", "Why": "100%"})
         self.assertEqual(ev["seqnum"], 1)
-        # the same object as keventctl record writes, plus host
+        # the same object as keventctl record writes, plus host and what
+        # names the event for a reader that drops what it has seen
         self.assertEqual(set(ev), {"seqnum", "timestamp", "source", "type", "object", "signal",
-                                   "payload", "properties", "host"})
+                                   "payload", "properties", "host", "instance", "redelivered",
+                                   "recovered"})
+        self.assertRegex(ev["instance"], "^[0-9a-f]{16}$")
+        self.assertNotEqual(ev["instance"], "0" * 16)
+        self.assertEqual((ev["redelivered"], ev["recovered"]), (False, False))
         st = self.wait_mqtt(d, lambda m: m["acknowledged"] == 1, "one acknowledged")
         self.assertEqual(st["mqtt"], {"enabled": True, "connected": True, "published": 1,
                                       "acknowledged": 1, "spooled": 0, "dropped": 0,
-                                      "corrupt": 0, "received": 0, "connection_attempts": 1,
+                                      "corrupt": 0, "received": 0, "duplicates": 0,
+                                      "connection_attempts": 1,
                                       "publishing": "on"})
         self.assertEqual(b.retained("fleet/h1/status"), "online")
         text = d.ctl("status", check=0).stdout
         self.assertIn("mqtt: connected (published 1, acknowledged 1, spooled 0, dropped 0, "
-                      "corrupt 0, received 0, connection attempts 1)\n", text)
+                      "corrupt 0, received 0, duplicates 0, connection attempts 1)\n", text)
         prom = d.ctl("status", "--prometheus", check=0).stdout
         self.assertIn("keventd_mqtt_connected 1\n", prom)
         self.assertIn("keventd_mqtt_publishing 1\n", prom)
@@ -466,6 +472,181 @@ rules:
         with open(out) as f:
             seqs = sorted(int(l) for l in f)
         self.assertEqual(seqs, list(range(1, 101)))
+
+    def recorder(self):
+        """A rule of source mqtt that writes each run's host, instance-less
+        name of the event and seqnum to a file; returns the file."""
+        out = self.s.path("out", "runs")
+        rec = self.s.script("record.sh", "#!/bin/sh\nprintf '%s %s %s\\n' \"$KEVENT_HOST\" "
+                            "\"$KEVENT_OBJECT\" \"$KEVENT_SEQNUM\" >>\"$1\"\n")
+        self.s.write_rule("10-fleet.yaml",
+                          "rules:\n  - name: fleet\n    match: {source: mqtt}\n"
+                          "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(out)))
+        return out
+
+    def runs(self, out):
+        if not os.path.exists(out):
+            return []
+        with open(out) as f:
+            return f.read().splitlines()
+
+    def test_inbound_delivered_again_runs_once(self):
+        """A message that names an event already taken (host, source,
+        instance, seqnum) is dropped and counted; another instance's event
+        of the same number, another source's, and a message without an
+        instance (an older keventd's) each run."""
+        b = self.broker().start()
+        out = self.recorder()
+        d = self.central(b, ["fleet/+/power/#"])
+
+        def msg(instance, seqnum=7, source="socket"):
+            ev = {"seqnum": seqnum, "timestamp": 1700000000000000000, "source": source,
+                  "type": "power", "object": "/x/%s" % (instance or "none"), "signal": "high",
+                  "payload": "", "host": "h7"}
+            if instance:
+                ev["instance"] = instance
+            return json.dumps(ev)
+        sent = [msg("00000000000000a1"), msg("00000000000000a1"),  # the same event twice
+                msg("00000000000000a2"),  # another keventd's number 7
+                msg("00000000000000a1", source="udev"),  # another source's
+                msg("00000000000000a1", seqnum=6),  # an earlier one, late
+                msg("00000000000000a1", seqnum=6),
+                msg(None), msg(None)]  # no instance: cannot tell, runs
+        for m in sent:
+            b.publish("fleet/h7/power/high/x", m)
+        st = d.wait_status(lambda st: st["mqtt"]["received"] == len(sent)
+                           and st["events"]["pending"] == 0, "%d received" % len(sent))
+        self.assertEqual(st["mqtt"]["duplicates"], 2)
+        self.assertEqual(st["sources"]["mqtt"]["received"], len(sent) - 2)
+        self.assertEqual(sorted(self.runs(out)),
+                         sorted(["h7 /x/00000000000000a1 7", "h7 /x/00000000000000a2 7",
+                                 "h7 /x/00000000000000a1 7", "h7 /x/00000000000000a1 6",
+                                 "h7 /x/none 7", "h7 /x/none 7"]))
+        self.assertIn("mqtt: connected (published 0, acknowledged 0, spooled 0, dropped 0, "
+                      "corrupt 0, received 8, duplicates 2, connection attempts 1)\n",
+                      d.ctl("status", check=0).stdout)
+        self.assertIn("keventd_mqtt_duplicates_total 2\n",
+                      d.ctl("status", "--prometheus", check=0).stdout)
+        d.stop_ok(self)
+
+    def test_inbound_taken_before_a_kill_is_not_run_again(self):
+        """The table of messages taken outlives keventd (the state
+        directory): killed once the table has the message, the next keventd
+        drops the same message sent again, and runs a new one."""
+        b = self.broker().start()
+        out = self.recorder()
+        state = self.s.path("central-state")
+        seen = os.path.join(state, "mqtt-seen")
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+        ev = {"seqnum": 1, "source": "kernel", "type": "power", "object": "/x",
+              "signal": "high", "host": "h7", "instance": "1234567890abcdef"}
+        b.publish("fleet/h7/power/high/x", json.dumps(ev))
+        d.wait_status(lambda st: st["sources"]["mqtt"]["received"] == 1
+                      and st["events"]["pending"] == 0, "1 handled")
+        deadline = time.monotonic() + TIMEOUT
+        while not os.path.exists(seen):  # written within a second
+            self.assertGreater(deadline - time.monotonic(), 0, "no %s" % seen)
+            time.sleep(0.05)  # polling for the file, not a synchronisation
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(TIMEOUT)
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+        b.publish("fleet/h7/power/high/x", json.dumps(ev))
+        ev["seqnum"] = 2
+        b.publish("fleet/h7/power/high/x", json.dumps(ev))
+        st = d.wait_status(lambda st: st["mqtt"]["received"] == 2
+                           and st["events"]["pending"] == 0, "2 received")
+        self.assertEqual(st["mqtt"]["duplicates"], 1)
+        self.assertEqual(self.runs(out), ["h7 /x 1", "h7 /x 2"])
+        d.stop_ok(self)
+
+    def test_publisher_redelivery_after_a_kill_runs_once(self):
+        """A publishing keventd killed while an event's handler runs hands
+        the event again from its journal at its next start and publishes it
+        again, flagged redelivered, with the same instance and seqnum: the
+        subscribing keventd runs it once."""
+        b = self.broker().start()
+        b.session("watcher", "fleet/h1/general/#")
+        out = self.recorder()
+        central = self.central(b, ["fleet/+/general/#"], prefix="fleet/central")
+        pub_rules = self.s.path("pub-rules")
+        os.makedirs(pub_rules)
+        with open(os.path.join(pub_rules, "10-gate.yaml"), "w") as f:
+            f.write("rules:\n  - name: gate\n    match: {signal: gate}\n    run: %s\n"
+                    % self.h("wait", self.s.fifo.path, self.s.gates.path("g"), "g"))
+        ctl, state = self.s.path("ctl-pub"), self.s.path("pub-state")
+        args = ("--config", self.config(b, name="pub.yaml"), "--control", ctl,
+                "--state-dir", state)
+        pub = self.start(*args, rules_dirs=[pub_rules])
+        r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl, "send", "general", "/slow",
+                            "gate"], capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        central.wait_status(lambda st: st["sources"]["mqtt"]["received"] == 1
+                            and st["events"]["pending"] == 0, "1 handled")
+        deadline = time.monotonic() + TIMEOUT
+        while self.status_at(ctl)["mqtt"]["acknowledged"] != 1:
+            self.assertGreater(deadline - time.monotonic(), 0, "never acknowledged")
+            time.sleep(0.02)  # polling status, not a synchronisation
+        pub.proc.send_signal(signal.SIGKILL)
+        pub.proc.wait(TIMEOUT)
+        pub = self.start(*args, rules_dirs=[pub_rules])
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])  # the run again
+        st = central.wait_status(lambda st: st["mqtt"]["received"] == 2
+                                 and st["events"]["pending"] == 0, "the second copy")
+        self.assertEqual(st["mqtt"]["duplicates"], 1)
+        self.assertEqual(self.runs(out), ["%s /slow 1" % HOST])
+        first, again = [json.loads(p) for _, p in b.collect("watcher", "fleet/h1/general/#", 2)]
+        self.assertEqual((again["instance"], again["seqnum"], again["redelivered"]),
+                         (first["instance"], first["seqnum"], True))
+        self.assertFalse(first["redelivered"])
+        # the killed keventd's handler and the new one's: one reads the
+        # gate's "go", the other its end (no writer left)
+        self.s.gates.release("g")
+        self.assertEqual(sorted([self.s.fifo.line(), self.s.fifo.line()]), ["end g", "nogo g"])
+        pub.stop_ok(self)
+        central.stop_ok(self)
+
+    def test_inbound_while_stopping_is_kept_for_the_next_start(self):
+        """A keventd that is stopping (SIGTERM, a handler still running)
+        reads no more from the broker: libmosquitto would acknowledge what
+        it read, and nothing is taken then, so the broker keeps the message
+        and the next start runs it, once."""
+        b = self.broker(extra="log_type debug\n").start()
+        out = self.s.path("out", "runs")
+        rec = self.s.script("record.sh", "#!/bin/sh\nprintf '%s\\n' \"$KEVENT_OBJECT\" >>\"$1\"\n")
+        self.s.write_rule("10-fleet.yaml", """rules:
+  - name: gate
+    match: {source: mqtt, signal: gate}
+    run: %s
+  - name: rec
+    match: {source: mqtt, signal: high}
+    run: [%s, %s]
+""" % (self.h("wait", self.s.fifo.path, self.s.gates.path("g"), "g"), kdtest.yq(rec),
+       kdtest.yq(out)))
+        state = self.s.path("central-state")
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+
+        def ev(obj, sig):
+            return json.dumps({"seqnum": 1, "source": "socket", "type": "power", "object": obj,
+                               "signal": sig, "host": "h7", "instance": "00000000000000c1"})
+        b.publish("fleet/h7/power/gate/held", ev("/held", "gate"))
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("stopping; handlers running: 1")
+        # sent to the stopping keventd's socket, which it does not read
+        b.publish("fleet/h7/power/high/late", json.dumps(dict(json.loads(ev("/late", "high")),
+                                                              seqnum=2)))
+        b.wait_log("Sending PUBLISH to kd-central.yaml", 2)
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertEqual(b.logtext().count("Received PUBACK from kd-central.yaml"), 1)
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", state)
+        st = d.wait_status(lambda st: st["mqtt"]["received"] == 1
+                           and st["events"]["pending"] == 0, "the late message")
+        self.assertEqual(st["mqtt"]["duplicates"], 0)
+        self.assertEqual(self.runs(out), ["/late"])
+        d.stop_ok(self)
 
     def test_malformed_rejected_and_counted(self):
         b = self.broker().start()

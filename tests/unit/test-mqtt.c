@@ -55,13 +55,20 @@ static void test_message(void **state)
 {
 	(void)state;
 	struct kevent *ev = tu_event(KEVENT_POWER, "/cpu", "high", "Cpu: 1");
+	ev->instance = 0x00c0ffee12345678;
 	struct strbuf sb = STRBUF_INIT;
 	kmqtt_message(ev, "host\"1", &sb);
 	assert_string_equal(
 		strbuf_str(&sb),
 		"{\"seqnum\":1,\"timestamp\":2,\"source\":\"socket\",\"type\":\"power\","
 		"\"object\":\"/cpu\",\"signal\":\"high\",\"payload\":\"Cpu: 1\","
-		"\"properties\":{\"Cpu\":\"1\"},\"host\":\"host\\\"1\"}");
+		"\"properties\":{\"Cpu\":\"1\"},\"host\":\"host\\\"1\","
+		"\"instance\":\"00c0ffee12345678\",\"redelivered\":false,\"recovered\":false}");
+	/* handed again from the journal, or fetched again from kevent.ko */
+	ev->redelivered = ev->recovered = true;
+	strbuf_reset(&sb);
+	kmqtt_message(ev, "h", &sb);
+	assert_non_null(strstr(strbuf_str(&sb), ",\"redelivered\":true,\"recovered\":true}"));
 	strbuf_release(&sb);
 	kevent_free(ev);
 }
@@ -72,13 +79,22 @@ static void test_decode(void **state)
 {
 	(void)state;
 	struct kevent *ev = tu_event(KEVENT_POWER, "/cpu", "high", "Cpu: 1\nHost: forged");
+	ev->source = KEVENT_SOURCE_UDEV;
+	ev->instance = 0xfedcba9876543210;
 	struct strbuf sb = STRBUF_INIT;
 	kmqtt_message(ev, "h7.example", &sb);
 	struct kevent *got = NULL;
+	struct kmqtt_key key;
 	const char *why = NULL;
-	assert_int_equal(kmqtt_decode(sb.buf, sb.len, &got, &why), 0);
+	assert_int_equal(kmqtt_decode(sb.buf, sb.len, &got, &key, &why), 0);
 	assert_int_equal(got->source, KEVENT_SOURCE_MQTT);
 	assert_string_equal(got->host, "h7.example");
+	/* named as the sender named it */
+	assert_ptr_equal(key.host, got->host);
+	assert_int_equal(key.source, KEVENT_SOURCE_UDEV);
+	assert_int_equal(key.instance, 0xfedcba9876543210);
+	assert_int_equal(key.seqnum, 1);
+	assert_int_equal(got->instance, 0xfedcba9876543210);
 	assert_int_equal(got->type, KEVENT_POWER);
 	assert_string_equal(got->object, "/cpu");
 	assert_string_equal(got->signal, "high");
@@ -115,12 +131,16 @@ static void test_decode_bad(void **state)
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\"} x", "more after the JSON object"},
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"source\":\"nosuch\",\"host\":\"h\"}", "unknown source"},
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"payload\":5,\"host\":\"h\"}", "a key of the wrong type"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":7}", "instance is not 16 hex digits"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcde\"}", "instance is not 16 hex digits"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcdef0\"}", "instance is not 16 hex digits"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcdeg\"}", "instance is not 16 hex digits"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct kevent *got = NULL;
 		const char *why = NULL;
-		int rc = kmqtt_decode(cases[i].msg, strlen(cases[i].msg), &got, &why);
+		int rc = kmqtt_decode(cases[i].msg, strlen(cases[i].msg), &got, NULL, &why);
 		if (rc != -EINVAL || !why || (cases[i].why && strcmp(why, cases[i].why) != 0))
 			fail_msg("case %zu (%s): rc %d, why %s", i, cases[i].msg, rc,
 				 why ? why : "(none)");
@@ -129,13 +149,13 @@ static void test_decode_bad(void **state)
 	/* no message at all, a NUL byte, and more than 64 KiB */
 	struct kevent *got = NULL;
 	const char *why = NULL;
-	assert_int_equal(kmqtt_decode(NULL, 0, &got, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode(NULL, 0, &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "truncated JSON");
-	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, &got, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "a NUL byte in the message");
 	char *big = calloc(1, KMQTT_MSG_MAX + 2);
 	memset(big, ' ', KMQTT_MSG_MAX + 1);
-	assert_int_equal(kmqtt_decode(big, KMQTT_MSG_MAX + 1, &got, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode(big, KMQTT_MSG_MAX + 1, &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "message larger than 64 KiB");
 	free(big);
 }

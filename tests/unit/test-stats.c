@@ -89,6 +89,7 @@ static const struct counter_case counters[] = {
 	{"mqtt spooled", X(mqtt_spooled), 309, "spooled 309", "\"spooled\":309", "keventd_mqtt_spooled 309\n"},
 	{"mqtt dropped", X(mqtt_dropped), 253, "dropped 253", "\"dropped\":253", "keventd_mqtt_dropped_total 253\n"},
 	{"mqtt received", X(mqtt_received), 254, "received 254", "\"received\":254", "keventd_mqtt_received_total 254\n"},
+	{"mqtt duplicates", X(mqtt_duplicates), 257, "duplicates 257", "\"duplicates\":257", "keventd_mqtt_duplicates_total 257\n"},
 	{"mqtt corrupt", X(mqtt_corrupt), 256, "corrupt 256", "\"corrupt\":256", "keventd_mqtt_spool_corrupt_total 256\n"},
 	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255,", "keventd_mqtt_connection_attempts_total 255\n"},
 	{"mqtt publishing", SET_NONE, 0, 1, "; publishing off (spool /x: \\x1b broken)\n", "\"publishing\":\"off (spool /x: \\u001b broken)\"}", "keventd_mqtt_publishing 1\n"},
@@ -628,7 +629,7 @@ static void test_golden(void **state)
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
 		"journal: 311 bytes (312 unfinished), corrupt 313, 314 writes, full 239 times (full: intake paused)\n"
-		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
+		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -648,7 +649,7 @@ static void test_golden(void **state)
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"full_times\":239,\"full\":true},"
-		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
+		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
@@ -960,6 +961,9 @@ static void test_golden(void **state)
 		"# HELP keventd_mqtt_received_total Messages taken from the broker's subscriptions.\n"
 		"# TYPE keventd_mqtt_received_total counter\n"
 		"keventd_mqtt_received_total 254\n"
+		"# HELP keventd_mqtt_duplicates_total Of the messages received, those dropped as delivered again: an event already taken.\n"
+		"# TYPE keventd_mqtt_duplicates_total counter\n"
+		"keventd_mqtt_duplicates_total 257\n"
 		"# HELP keventd_mqtt_connection_attempts_total Attempts to connect to the broker.\n"
 		"# TYPE keventd_mqtt_connection_attempts_total counter\n"
 		"keventd_mqtt_connection_attempts_total 255\n"

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The table of mqtt-dedupe.h across a restart (mqtt-dedupe-file.h). */
+#include "mqtt-dedupe-file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * The file: a header, then each stream as its source (1 byte), the length
+ * of its host name (1 byte), the name, its instance, its top and its
+ * window (8 bytes each), in the machine's byte order (the file never
+ * leaves it).  The header's sum is FNV-1a of everything after it.
+ */
+#define FILE_MAGIC   0x44514d4bu /* "KMQD" */
+#define FILE_VERSION 1u
+
+struct file_hdr {
+	uint32_t magic, version, count, sum;
+};
+
+static uint32_t fnv(const void *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *c = p; n--; c++)
+		h = (h ^ *c) * 16777619u;
+	return h;
+}
+
+struct encoding {
+	struct strbuf *out;
+	uint32_t count;
+};
+
+static void put_stream(const struct kmqtt_key *k, const struct kmqtt_window *w, void *ud)
+{
+	struct encoding *e = ud;
+	uint8_t head[2] = {(uint8_t)k->source, (uint8_t)strlen(k->host)};
+	strbuf_add(e->out, (const char *)head, sizeof(head));
+	strbuf_add(e->out, k->host, head[1]);
+	strbuf_add(e->out, (const char *)&k->instance, 8);
+	strbuf_add(e->out, (const char *)&w->top, 8);
+	strbuf_add(e->out, (const char *)w->seen, sizeof(w->seen));
+	e->count++;
+}
+
+void kmqtt_dedupe_encode(const struct kmqtt_dedupe *d, struct strbuf *out)
+{
+	size_t start = out->len;
+	struct file_hdr h = {.magic = FILE_MAGIC, .version = FILE_VERSION};
+	strbuf_add(out, (const char *)&h, sizeof(h));
+	struct encoding e = {.out = out};
+	kmqtt_dedupe_each(d, put_stream, &e);
+	if (out->oom)
+		return;
+	h.count = e.count;
+	h.sum = fnv(out->buf + start + sizeof(h), out->len - start - sizeof(h));
+	memcpy(out->buf + start, &h, sizeof(h));
+}
+
+int kmqtt_dedupe_decode(struct kmqtt_dedupe *d, const void *buf, size_t len, const char **why)
+{
+	const unsigned char *p = buf;
+	struct file_hdr h;
+	*why = NULL;
+	if (len < sizeof(h)) {
+		*why = "shorter than its header";
+		return -EINVAL;
+	}
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	len -= sizeof(h);
+	if (h.magic != FILE_MAGIC || h.version != FILE_VERSION) {
+		*why = "not a table of messages taken, or of another version";
+		return -EINVAL;
+	}
+	if (h.count > KMQTT_DEDUPE_STREAMS || fnv(p, len) != h.sum) {
+		*why = "damaged";
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < h.count; i++) {
+		char host[KEVENT_HOST_MAX + 1];
+		struct kmqtt_key k = {.host = host};
+		struct kmqtt_window w;
+		if (len < 2 || len - 2 < (size_t)p[1] + 16 + sizeof(w.seen)) {
+			*why = "cut short";
+			return -EINVAL;
+		}
+		k.source = (enum kevent_source)p[0];
+		memcpy(host, p + 2, p[1]);
+		host[p[1]] = '\0';
+		size_t n = 2 + (size_t)p[1];
+		memcpy(&k.instance, p + n, 8);
+		memcpy(&w.top, p + n + 8, 8);
+		memcpy(w.seen, p + n + 16, sizeof(w.seen));
+		n += 16 + sizeof(w.seen);
+		if (p[0] >= KEVENT_SOURCE_MAX || !kevent_host_valid(host) || !k.instance) {
+			*why = "a stream that cannot be";
+			return -EINVAL;
+		}
+		int rc = kmqtt_dedupe_restore(d, &k, &w);
+		if (rc < 0)
+			return rc;
+		p += n;
+		len -= n;
+	}
+	if (len) {
+		*why = "bytes after the last stream";
+		return -EINVAL;
+	}
+	kmqtt_dedupe_clean(d);
+	return (int)h.count;
+}
+
+int kmqtt_dedupe_load(struct kmqtt_dedupe *d, const char *dir, const char **why)
+{
+	_cleanup_free_ char *path = NULL;
+	*why = NULL;
+	if (asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0)
+		return -ENOMEM;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int rc = read_fd(fd, 4096 + (size_t)KMQTT_DEDUPE_STREAMS * (2 + KEVENT_HOST_MAX + 48), &buf,
+			 &len);
+	if (rc < 0)
+		return rc;
+	return kmqtt_dedupe_decode(d, buf, len, why);
+}
+
+int kmqtt_dedupe_save(struct kmqtt_dedupe *d, const char *dir)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	kmqtt_dedupe_encode(d, &sb);
+	if (sb.oom || asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0 ||
+	    asprintf(&tmp, "%s.new", path) < 0)
+		return -ENOMEM;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	bool ok = true;
+	for (size_t off = 0; ok && off < sb.len;) {
+		ssize_t w = write(fd, sb.buf + off, sb.len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		ok = w > 0;
+		off += ok ? (size_t)w : 0;
+	}
+	int err = ok ? 0 : errno ? errno : EIO;
+	if (close(fd) < 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) < 0)
+		err = errno;
+	if (err) {
+		(void)unlink(tmp);
+		return -err;
+	}
+	kmqtt_dedupe_clean(d);
+	return 0;
+}
