@@ -427,6 +427,8 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.redelivered[src]++;
 	else if (ev->synthetic)
 		d->stats.resynced[src]++;
+	if (ev->redelivered && src == KEVENT_SOURCE_SOCKET && ev->seqnum > d->socket_seq_replayed)
+		d->socket_seq_replayed = ev->seqnum;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;

@@ -111,7 +111,9 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
 	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
-	bool journal_full;	  /* intake of the journaled sources is paused */
+	/* the highest number of the socket events read back from the journal */
+	uint64_t socket_seq_replayed;
+	bool journal_full; /* intake of the journaled sources is paused */
 	struct kio *signal_io;
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */

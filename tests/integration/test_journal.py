@@ -106,6 +106,7 @@ class JournalTest(kdtest.DaemonTest):
         so does a kill; the next start runs it, flagged."""
         self.rules()
         state = self.s.path("state")
+        last_seq = 1  # the first keventd's gate
         for how, said in ((signal.SIGTERM, "keventd restarted (or stopped) before the event's"),
                           (signal.SIGKILL, "keventd went away before the event's")):
             d = self.start("--state-dir", state)
@@ -114,7 +115,12 @@ class JournalTest(kdtest.DaemonTest):
             w = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "--wait",
                                   "general", "/one", "x", how.name],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            self.assertEqual(w.stdout.readline(), "event seqnum 2\n")  # journaled
+            # journaled; numbered after every event the instances before it had
+            line = w.stdout.readline()
+            self.assertRegex(line, r"^event seqnum \d+\n$")
+            seq = int(line.split()[2])
+            self.assertGreater(seq, last_seq)
+            last_seq = seq
             d.proc.send_signal(how)
             if how == signal.SIGTERM:
                 d.wait_log("kept in the journal for the next start: 1")
@@ -133,6 +139,51 @@ class JournalTest(kdtest.DaemonTest):
                            and st["journal"]["unfinished"] == 0, "the journal empty")
             d2.stop_ok(self)
             self.assertIn((how.name, "1"), self.runs())
+
+    def test_socket_numbers_go_on_across_restarts(self):
+        """send's numbers across a stop and a kill: each restart numbers
+        after every event of the keventd before it, so a number is never
+        given to two events, redelivered ones included."""
+        self.rules()
+        state = self.s.path("state")
+        seqs = []
+
+        def send(d, n):
+            for _ in range(n):
+                r = d.ctl("send", "-v", "general", "/seq", "none")
+                seqs.append(int(r.stdout.split()[-1]))
+
+        d = self.start("--state-dir", state)
+        send(d, 3)
+        self.assertEqual(seqs, [1, 2, 3])  # a new state directory starts at 1
+        d.stop_ok(self)
+        d = self.start("--state-dir", state)
+        send(d, 2)
+        self.assertEqual(seqs[3:], [4, 5])  # a clean stop: on from the last
+        d.kill()
+        d = self.start("--state-dir", state)
+        send(d, 2)
+        d.kill()
+        # queued behind the gate, so the journal holds them at the kill
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(3):
+            r = d.ctl("send", "-v", "general", "/one", "x", "k%d" % i)
+            seqs.append(int(r.stdout.split()[-1]))
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])  # redelivered
+        send(d, 2)  # while the old numbers are in the journal
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d.wait_status(lambda st: st["journal"]["unfinished"] == 0, "the journal empty")
+        d.stop_ok(self)
+        print("\nsocket numbers across a stop and two kills: %s" % seqs)
+        self.assertEqual(seqs, sorted(set(seqs)), "numbers strictly increasing")
+        self.assertEqual([r for r in self.runs()], [("k%d" % i, "1") for i in range(3)])
 
     def test_a_run_that_ended_is_not_run_again(self):
         """An event of two rules, killed while the second's handler runs:
