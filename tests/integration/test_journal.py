@@ -16,6 +16,11 @@ RECORD = """#!/bin/sh
 printf '%s %s\\n' "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
 """
 
+# the same, with the rule's name first
+RECORD_NAMED = """#!/bin/sh
+printf '%s %s %s\\n' "$2" "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
+"""
+
 
 class JournalTest(kdtest.DaemonTest):
     def rules(self):
@@ -218,6 +223,44 @@ class JournalTest(kdtest.DaemonTest):
                        and st["journal"]["unfinished"] == 0, "the journal empty")
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [("first-run", "0")])  # the first did not run again
+
+    def test_a_reload_between_kill_and_start_skips_by_name(self):
+        """An event of rules A, B and C, killed after A's run ended and
+        while B's runs; the rule file then gets a rule X before A that
+        matches too, and loses C: the next start runs B again and X (new)
+        once each, flagged, and neither A (its run ended) nor C (gone)."""
+        s = self.s
+        self.out = s.path("out", "runs")
+        rec = s.script("record-named.sh", RECORD_NAMED)
+
+        def rule(name, run):
+            return "  - name: %s\n    match: {signal: two}\n    run: %s\n" % (name, run)
+
+        def recording(name):
+            return "[%s, %s, %s]" % (kdtest.yq(rec), kdtest.yq(self.out), name)
+
+        gate = self.h("wait", s.fifo.path, s.gates.path("g"), "g")
+        s.write_rule("10-two.yaml", "rules:\n" + rule("a", recording("a")) + rule("b", gate)
+                     + rule("c", recording("c")))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "two", "ev")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])
+        self.assertEqual(self.runs(), [("a", "ev", "0")])  # a's run ended
+        d.kill()
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        s.write_rule("10-two.yaml", "rules:\n" + rule("x", recording("x"))
+                     + rule("a", recording("a")) + rule("b", gate))
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])  # b again
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["journal"]["unfinished"] == 0, "the journal empty")
+        d2.stop_ok(self)
+        self.assertEqual({r["name"]: r["runs"] for r in st["rules"]}, {"x": 1, "a": 0, "b": 1})
+        self.assertEqual(self.runs(), [("a", "ev", "0"), ("x", "ev", "1")])
 
     def test_one_write_for_a_round_of_events(self):
         """40 posts and a sync, waiting in the socket while keventd is
