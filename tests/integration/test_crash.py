@@ -256,6 +256,10 @@ class CrashTest(kdtest.DaemonTest):
         for k in keys:
             self.assertEqual(runs.get(k), [("2", "1")], "key %s (seed %d)" % (k, seed))
         self.assertEqual(st["sources"]["socket"]["redelivered"], len(keys))
+        ev = st["events"]  # each event kept counts once, handled when its run fired
+        self.assertEqual((ev["received"], ev["handled"]), (len(keys), len(keys)))
+        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                         ev["received"])
 
 
 if __name__ == "__main__":

@@ -260,6 +260,8 @@ class JournalTest(kdtest.DaemonTest):
                             and st["journal"]["unfinished"] == 0, "the journal empty")
         d2.stop_ok(self)
         self.assertEqual({r["name"]: r["runs"] for r in st["rules"]}, {"x": 1, "a": 0, "b": 1})
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["pending"]), (1, 1, 0))
         self.assertEqual(self.runs(), [("a", "ev", "0"), ("x", "ev", "1")])
 
     def test_one_write_for_a_round_of_events(self):
