@@ -348,10 +348,26 @@ size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct 
 	return total;
 }
 
+/* What waited for the pending records to be written: they are, or are
+ * gone, done, with the segment they were for. */
+static void apply_settle(struct kjournal *j)
+{
+	size_t n = j->n_settle;
+	j->n_settle = 0;
+	for (size_t i = 0; i < n; i++) {
+		kjournal_progress(j, j->settle[i].ref, j->settle[i].bits);
+		kjournal_retire(j, j->settle[i].ref, false);
+	}
+}
+
 int kjournal_flush(struct kjournal *j)
 {
-	if (!j || !j->pend.len)
+	if (!j)
 		return 0;
+	if (!j->pend.len) {
+		apply_settle(j);
+		return 0;
+	}
 	struct segment *s = current(j);
 	ssize_t w = pwrite(s->fd, j->pend.buf, j->pend.len, (off_t)j->pend_at);
 	j->writes++;
@@ -367,12 +383,7 @@ int kjournal_flush(struct kjournal *j)
 	}
 	j->pend_at += j->pend.len;
 	strbuf_reset(&j->pend);
-	/* what waited for these records to be written */
-	for (size_t i = 0; i < j->n_settle; i++) {
-		kjournal_progress(j, j->settle[i].ref, j->settle[i].bits);
-		kjournal_retire(j, j->settle[i].ref, false);
-	}
-	j->n_settle = 0;
+	apply_settle(j);
 	return 0;
 }
 
@@ -409,7 +420,7 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 
 bool kjournal_pending(const struct kjournal *j)
 {
-	return j && j->pend.len;
+	return j && (j->pend.len || j->n_settle);
 }
 
 void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)

@@ -48,7 +48,8 @@ int kjournal_append(struct kjournal *j, struct kevent *ev);
  * pending), or -errno: they stay pending, for the next flush.  NULL is
  * fine. */
 int kjournal_flush(struct kjournal *j);
-/* Whether records wait for kjournal_flush(). */
+/* Whether records (or what kjournal_settle() put off) wait for
+ * kjournal_flush(). */
 bool kjournal_pending(const struct kjournal *j);
 
 /* Retires the record ref (an event's journal_ref; 0 is none).  lazy: the
