@@ -476,7 +476,7 @@ int kjournal_hold(struct kjournal *j, uint64_t ref)
 bool kjournal_held(const struct kjournal *j, uint64_t ref)
 {
 	char key[17];
-	if (!j || !ref)
+	if (!j || !ref || !hashmap_size(j->holds))
 		return false;
 	hold_key(ref, key);
 	return hashmap_get(j->holds, key) != NULL;
@@ -513,8 +513,12 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 	if (!s || !s->live)
 		return;
 	char key[17];
-	hold_key(ref, key);
-	uintptr_t n = (uintptr_t)hashmap_get(j->holds, key);
+	uintptr_t n = 0;
+	/* without debounced runs waiting, no record has holders: no look-up */
+	if (hashmap_size(j->holds)) {
+		hold_key(ref, key);
+		n = (uintptr_t)hashmap_get(j->holds, key);
+	}
 	if (n) {
 		/* another holder still needs it live */
 		if (n == 1)
