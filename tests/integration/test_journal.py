@@ -78,6 +78,47 @@ class JournalTest(kdtest.DaemonTest):
         d3.stop_ok(self)
         self.assertEqual(len(self.runs()), 20)
 
+    def test_sigterm_with_a_queue_and_a_debounced_run(self):
+        """20 events queued on one object behind a held handler, and a
+        debounced run waiting for its quiet time: SIGTERM keeps both, and
+        after the restart each runs exactly once, flagged."""
+        self.rules()
+        s = self.s
+        deb = s.path("out", "deb")
+        rec = s.script("record-deb.sh", RECORD)
+        s.write_rule("20-deb.yaml",
+                     "rules:\n"
+                     "  - name: deb\n"
+                     "    match: {signal: q}\n"
+                     "    debounce: 2s\n"
+                     "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(deb)))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(20):
+            d.send("general", "/one", "x", "%d" % i)
+        for i in range(3):
+            d.send("general", "/two", "q", "q%d" % i)
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("debounced runs waiting for quiet, kept in the journal for the next start: 1")
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertEqual(self.runs(), [])
+        d2 = self.start("--state-dir", state)
+        st = d2.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                            and st["queue"]["pending"] == 0 and st["queue"]["running"] == 0
+                            and st["events"]["handled"] == 21, "all handled",
+                            timeout=TIMEOUT + 2)
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(20)])
+        with open(deb) as f:
+            self.assertEqual(f.read().split(), ["q2", "1"])
+        ev = st["events"]
+        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                         ev["received"])
+
     def test_sigkill_loses_no_acknowledged_event(self):
         """keventd killed while the events it acknowledged wait: the next
         start runs every one of them; the run the kill cut off runs again."""
