@@ -12,6 +12,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "reply.h"
+#include "seqfile.h"
 #include "source-udev.h"
 
 /* A send --wait client, until the job of its event is done. */
@@ -26,7 +27,7 @@ struct kdaemon_ctl {
 	struct kdaemon *d;
 	struct kctl_server *srv; /* NULL without a socket */
 	struct ksource src;
-	uint64_t seqnum; /* of the last socket event */
+	struct kseqfile seq; /* the socket events' numbers, kept across restarts */
 	struct kctl_peer *monitors;
 	struct waiter *waiters;
 	/* the waiter of the send --wait whose event is being submitted (its
@@ -69,7 +70,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 				 NULL);
 		return;
 	}
-	int rc = kctl_event_from_msg(m, ctl->seqnum + 1, now_realtime_ns(), &ev, &why);
+	int rc = kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
 	if (rc == -EBADMSG) {
 		d->stats.ctl_bad++;
 		reply_send_error(p, post,
@@ -87,8 +88,8 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 		reply_send_error(p, post, strerror(-rc), NULL);
 		return;
 	}
-	ctl->seqnum++;
-	uint64_t v = ev->seqnum; /* the event is kdaemon_submit()'s from here */
+	(void)kseqfile_next(&ctl->seq); /* ev's number, ctl->seq.last + 1 */
+	uint64_t v = ev->seqnum;	/* the event is kdaemon_submit()'s from here */
 	if (wait && !arm_wait(ctl, p, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
@@ -703,6 +704,9 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (!ctl)
 		return -ENOMEM;
 	ctl->d = d;
+	/* past the numbers of the events a keventd before this one gave */
+	(void)kseqfile_open(&ctl->seq, d->cfg.state_dir);
+	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
 	ctl->src = (struct ksource){.name = "socket",
 				    .kind = KEVENT_SOURCE_SOCKET,
 				    .pause = src_pause,
@@ -745,6 +749,7 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 		ctl->waiters = w->next;
 		free(w);
 	}
+	kseqfile_close(&ctl->seq);
 	kctl_server_free(ctl->srv);
 	free(ctl);
 }

@@ -69,8 +69,9 @@ static void on_dropped(const struct kjob *job, void *userdata)
 {
 	struct dropped_log *l = userdata;
 	const struct kevent *ev = job->ev;
-	/* in the journal: kept there, and the next start handles it again */
-	bool kept = !job->deferred && ev->journal_ref;
+	/* in the journal: kept there, and the next start handles it again (a
+	 * debounced run: waits again, and runs) */
+	bool kept = ev->journal_ref != 0;
 	bool again = kept || refetch(l->d, job);
 	kdaemon_fate(l->d, ev->source, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
 	kdaemon_ctl_dropped(l->d->ctl, job);

@@ -205,10 +205,13 @@ struct rulevec {
 
 struct collect {
 	struct kdaemon *d;
+	const struct kevent *ev;
 	struct rulevec all, run, deb;
 	bool oom;
-	uint32_t done; /* the event's runs that ended before a restart */
-	size_t pos;    /* the next rule's place in the run list */
+	bool want_ids; /* the event goes into the journal: its rules are named */
+	size_t pos;    /* the next rule's place in the run list (a record naming no rules) */
+	uint32_t ids[KJREC_DONE_BITS]; /* the rules that run something, named */
+	uint8_t n_ids;
 };
 
 static bool rulevec_add(struct rulevec *rv, const struct krule *r)
@@ -232,6 +235,42 @@ static void collect_release(struct collect *c)
 	free(c->deb.v);
 }
 
+static uint32_t rule_id(const struct krule *r)
+{
+	return kjrec_rule_id(r->file->name, r->name);
+}
+
+/* The place of r among the rules ev's journal record names, or -1: a
+ * rule the record does not name (it came with a reload), or a record
+ * naming none. */
+static int record_place(const struct kevent *ev, const struct krule *r)
+{
+	if (!ev->journal_ids)
+		return -1;
+	uint32_t id = rule_id(r);
+	for (int i = 0; i < ev->n_journal_ids; i++)
+		if (ev->journal_ids[i] == id)
+			return i;
+	return -1;
+}
+
+/* Whether r, which runs something, had its run (or its wait ended) before
+ * a restart: its bit in the record, found by its name; in a record of an
+ * older keventd by its place in the run list, where debounced rules have
+ * none. */
+static bool rule_done(struct collect *c, const struct krule *r)
+{
+	uint32_t done = c->ev->journal_done;
+	if (c->ev->journal_ids) {
+		int place = record_place(c->ev, r);
+		return place >= 0 && (done & (1u << place));
+	}
+	if (r->debounce_ms)
+		return false;
+	size_t pos = c->pos++;
+	return pos < KJREC_DONE_BITS && (done & (1u << pos));
+}
+
 static bool collect_match(const struct krule *r, void *userdata)
 {
 	struct collect *c = userdata;
@@ -239,16 +278,32 @@ static bool collect_match(const struct krule *r, void *userdata)
 	if (rc)
 		rc->matched++;
 	bool ok = rulevec_add(&c->all, r);
-	if (ok && krule_runs_something(r) && !r->debounce_ms) {
-		size_t pos = c->pos++;
+	if (ok && krule_runs_something(r)) {
+		if (c->want_ids && c->n_ids < KJREC_DONE_BITS)
+			c->ids[c->n_ids++] = rule_id(r);
 		/* its run ended before the restart: not again */
-		if (pos >= KJREC_DONE_BITS || !(c->done & (1u << pos)))
-			ok = rulevec_add(&c->run, r);
-	} else if (ok && krule_runs_something(r)) {
-		ok = rulevec_add(&c->deb, r);
+		if (!rule_done(c, r))
+			ok = rulevec_add(r->debounce_ms ? &c->deb : &c->run, r);
 	}
 	c->oom = !ok;
 	return ok;
+}
+
+/* Appends ev to the journal, naming the rules of c that run something.
+ * A record naming none has its done bits read as places in its run list,
+ * as an older keventd wrote them: for an event that runs nothing (no
+ * bits) that is the same, so it costs no list; without the memory for
+ * one, a reload before a restart may skip or repeat a rule. */
+static void journal_append(struct kdaemon *d, struct kevent *ev, const struct collect *c)
+{
+	if (c->n_ids)
+		ev->journal_ids = malloc(c->n_ids * sizeof(*ev->journal_ids));
+	if (ev->journal_ids) {
+		memcpy(ev->journal_ids, c->ids, c->n_ids * sizeof(*ev->journal_ids));
+		ev->n_journal_ids = c->n_ids;
+	}
+	if (kjournal_append(d->journal, ev) == 0)
+		journal_flow(d);
 }
 
 /*
@@ -299,12 +354,44 @@ static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum w
 	free(w);
 }
 
+/*
+ * A debounced run waiting, the debounce table's tag: how its event is
+ * counted (w), and the journal record that keeps the run across a kill
+ * (ref, 0: none), held (kjournal_hold()) until the run has ended or a
+ * later event of the same key that the journal has replaced it, with the
+ * record's done bit for the rule (0: the record does not name it).  A
+ * later event the journal does not have takes the record over: the run,
+ * now of that event, still needs it.
+ */
+struct debounce_run {
+	struct debounce_wait *w;
+	uint64_t ref;
+	uint32_t bit;
+};
+
 /* Holds ev for r's quiet time, with the tag w (NULL: the event has other
  * runs); the run it replaces is counted debounced. */
 static void debounce(struct kdaemon *d, const struct krule *r, const struct kevent *ev,
 		     struct debounce_wait *w)
 {
-	int rc = kdebounce_push(d->debounce, r, ev, d->serial, w, now_monotonic_ns());
+	struct debounce_run *t = calloc(1, sizeof(*t));
+	int rc = -ENOMEM;
+	if (t) {
+		t->w = w;
+		if (ev->journal_ref && kjournal_hold(d->journal, ev->journal_ref) == 0) {
+			int place = record_place(ev, r);
+			t->ref = ev->journal_ref;
+			t->bit = place >= 0 ? 1u << place : 0;
+		}
+		d->debounce_pushing = t;
+		rc = kdebounce_push(d->debounce, r, ev, d->serial, t, now_monotonic_ns());
+		d->debounce_pushing = NULL;
+	}
+	if (rc < 0 && t) {
+		if (t->ref) /* its hold */
+			kjournal_retire(d->journal, t->ref, false);
+		free(t);
+	}
 	if (rc == 1) {
 		struct krule_counters *rc_ = kstats_rule(&d->stats, r);
 		d->stats.debounced++;
@@ -321,15 +408,24 @@ static void debounce(struct kdaemon *d, const struct krule *r, const struct keve
 
 /* A debounced run whose quiet time is over: a job of its own. */
 static void debounce_fire(void *userdata, const struct krule *r, struct kevent *ev, uint64_t serial,
-			  void *tag)
+			  void *tag_)
 {
 	struct kdaemon *d = userdata;
 	struct kjob *job = NULL;
 	enum kevent_source src = ev->source;
+	struct debounce_run *t = tag_;
+	struct debounce_wait *tag = t->w;
+	/* a deferred job's event: the record that keeps the run, and the bit
+	 * the run's end sets there (on_job_done()) */
+	ev->journal_ref = t->ref;
+	ev->journal_done = t->bit;
+	free(t);
 	if (d->stopping) {
-		debounce_wait_end(d, tag, WAIT_DROPPED, src);
+		/* a record keeps it: the next start runs it */
+		bool kept = ev->journal_ref != 0;
+		debounce_wait_end(d, tag, kept ? WAIT_KEPT : WAIT_DROPPED, src);
 		if (!tag)
-			kdaemon_fate(d, src, NULL, KFATE_DROPPED);
+			kdaemon_fate(d, src, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
 		kevent_free(ev);
 		return;
 	}
@@ -352,28 +448,42 @@ static void debounce_fire(void *userdata, const struct krule *r, struct kevent *
 static void debounce_gone(void *userdata, void *tag, bool replaced)
 {
 	struct kdaemon *d = userdata;
+	struct debounce_run *t = tag, *by = d->debounce_pushing;
+	if (replaced && t->ref && by && !by->ref) {
+		/* the later event is not in the journal: this record keeps the run */
+		by->ref = t->ref;
+		by->bit = t->bit;
+	} else if (replaced && t->ref) {
+		/* the run is the later event's, whose record is written first */
+		kjournal_settle(d->journal, t->ref, t->bit);
+	}
 	/* the source only matters to a run dropped at a stop, not to these */
-	debounce_wait_end(d, tag, replaced ? WAIT_REPLACED : WAIT_FREED, KEVENT_SOURCE_KERNEL);
+	debounce_wait_end(d, t->w, replaced ? WAIT_REPLACED : WAIT_FREED, KEVENT_SOURCE_KERNEL);
+	free(t);
 }
 
 static const struct kdebounce_ops debounce_ops = {.fire = debounce_fire, .gone = debounce_gone};
 
-/* A debounced run still waiting at a stop: its event goes into the
- * journal again, with every run of its run list marked done, so that the
- * next start waits the quiet time again and runs the debounced rules
- * only. */
+/* A debounced run still waiting at a stop: its record stays live, so
+ * the next start waits the quiet time again and runs it.  A run no record
+ * keeps (its event could not be journaled) has its event go into the
+ * journal now, naming no rules, with every run of its run list marked
+ * done, for the same. */
 static void keep_waiting(void *userdata, const struct krule *r, struct kevent *ev, void *tag)
 {
 	struct kdaemon *d = userdata;
+	struct debounce_run *t = tag;
 	enum kevent_source src = ev->source;
 	(void)r;
-	bool kept = d->journal && kdaemon_journaled(src) && kjournal_append(d->journal, ev) == 0;
-	if (kept) {
+	bool kept = t->ref != 0;
+	if (!kept && d->journal && kdaemon_journaled(src) && kjournal_append(d->journal, ev) == 0) {
 		ev->journal_done = (1u << KJREC_DONE_BITS) - 1;
 		kjournal_progress(d->journal, ev->journal_ref, ev->journal_done);
-		d->debounce_kept++;
+		kept = true;
 	}
-	debounce_wait_end(d, tag, kept ? WAIT_KEPT : WAIT_FREED, src);
+	d->debounce_kept += kept;
+	debounce_wait_end(d, t->w, kept ? WAIT_KEPT : WAIT_FREED, src);
+	free(t);
 	kevent_free(ev);
 }
 
@@ -404,21 +514,16 @@ static bool debounce_all(struct kdaemon *d, const struct collect *c, const struc
 
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 {
-	struct collect c = {.d = d, .done = ev->journal_done};
 	enum kevent_source src = ev->source;
-	/* journaled before anything is decided about it: the record is
-	 * written, with the others of this round, before any of them is
-	 * acknowledged or runs (kdaemon_journal_flush()), so a keventd killed
-	 * after that handles it again at its next start */
+	struct collect c = {.d = d,
+			    .ev = ev,
+			    .want_ids = d->journal && !ev->journal_ref && kdaemon_journaled(src)};
 	kfault("accepted");
 	/* what numbered it, with its seqnum its name across restarts (the
 	 * MQTT message's "instance"): kevent.ko's instance, the sending
 	 * keventd's, or this keventd's, kept in the journal with it */
 	if (!ev->instance && src != KEVENT_SOURCE_KERNEL && src != KEVENT_SOURCE_MQTT)
 		ev->instance = kinstance_id();
-	if (d->journal && !ev->journal_ref && kdaemon_journaled(src) &&
-	    kjournal_append(d->journal, ev) == 0)
-		journal_flow(d);
 	d->stats.received[src]++;
 	d->serial++;
 	if (ev->recovered)
@@ -427,9 +532,18 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.redelivered[src]++;
 	else if (ev->synthetic)
 		d->stats.resynced[src]++;
+	if (ev->redelivered && src == KEVENT_SOURCE_SOCKET && ev->seqnum > d->socket_seq_replayed)
+		d->socket_seq_replayed = ev->seqnum;
 	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
 	if (matches)
 		d->stats.matched++;
+	/* journaled before anything is done about it, with the rules it
+	 * matched: the record is written, with the others of this round,
+	 * before any of them is acknowledged, seen or run
+	 * (kdaemon_journal_flush()), so a keventd killed after that handles
+	 * it again at its next start */
+	if (c.want_ids)
+		journal_append(d, ev, &c);
 	const struct kobs_event rec = {.ev = ev,
 				       .serial = d->serial,
 				       .rules = c.all.v,
@@ -666,22 +780,31 @@ static void count_run(struct kstats *s, struct krule_counters *rc, const struct 
 }
 
 /* A run of a job of several rules is over: the journal says so, so that
- * a restart before the job's end runs only the rules after it.  The
- * event's done bits count places in its whole run list, of which the job
- * holds the places not done. */
+ * a restart before the job's end runs only the rules after it; so too
+ * for a job of any size while debounced runs of its event hold its record
+ * past the job's end.  The rule's bit is found by its name, or, in a
+ * record naming no rules, is its place among those not done. */
 static void journal_progress(struct kdaemon *d, const struct krun_report *rep)
 {
 	const struct kjob *job = rep->job;
 	/* a handler's start is not its end (a transient unit's is, for the job) */
-	if (!job || job->deferred || job->n_rules < 2 || !job->ev->journal_ref ||
+	if (!job || job->deferred || !job->ev->journal_ref ||
 	    (rep->outcome == KRUN_STARTED && !rep->unit))
 		return;
 	size_t j = 0;
 	while (j < job->n_rules && job->rules[j] != rep->rule)
 		j++;
-	if (j + 1 >= job->n_rules)
-		return; /* the last: the job's end retires the event */
 	struct kevent *ev = job->ev;
+	if (j + 1 >= job->n_rules && !kjournal_held(d->journal, ev->journal_ref))
+		return; /* the last: the job's end retires the event */
+	if (ev->journal_ids) {
+		int place = record_place(ev, rep->rule);
+		if (place >= 0) {
+			ev->journal_done |= 1u << place;
+			kjournal_progress(d->journal, ev->journal_ref, ev->journal_done);
+		}
+		return;
+	}
 	for (size_t pos = 0, k = 0; pos < KJREC_DONE_BITS; pos++) {
 		if (ev->journal_done & (1u << pos))
 			continue;
@@ -719,6 +842,12 @@ static void on_job_done(void *userdata, struct kjob *job)
 			   job->ev->object, job->ev->signal);
 	/* a debounced run's event was counted when it came in, or when this run
 	 * fired (debounce_wait_end()), and its source was told when it came in */
+	if (job->deferred && !job->not_run && job->ev->journal_ref) {
+		/* a debounced run's end: its bit, and its hold on the record */
+		kjournal_progress(d->journal, job->ev->journal_ref, job->ev->journal_done);
+		kjournal_retire(d->journal, job->ev->journal_ref, false);
+		journal_flow(d);
+	}
 	if (!job->deferred && job->not_run && job->ev->journal_ref)
 		/* cut short by the stop: the journal keeps it, and the next
 		 * start handles the whole event again */

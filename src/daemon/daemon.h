@@ -86,6 +86,8 @@ struct koptions;
 struct kkmsg_config;
 struct kwatch;
 
+struct debounce_run;
+
 struct kdaemon {
 	struct kdaemon_config cfg;
 	struct kloop *loop;
@@ -111,7 +113,11 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
 	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
-	bool journal_full;	  /* intake of the journaled sources is paused */
+	/* the tag of the debounced run being pushed, for the one it replaces */
+	struct debounce_run *debounce_pushing;
+	/* the highest number of the socket events read back from the journal */
+	uint64_t socket_seq_replayed;
+	bool journal_full; /* intake of the journaled sources is paused */
 	struct kio *signal_io;
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hashmap.h"
 #include "journal-rec.h"
 #include "log.h"
 #include "util.h"
@@ -38,6 +39,13 @@ struct lazy {
 	uint64_t no, off;
 };
 
+/* a record's done bits to set, and one of its holders gone, once the
+ * pending records are written (kjournal_settle()) */
+struct settle {
+	uint64_t ref;
+	uint32_t bits;
+};
+
 struct kjournal {
 	int dirfd;
 	int lockfd;	  /* journal.lock, flock()ed: one keventd per state directory */
@@ -51,6 +59,11 @@ struct kjournal {
 	 * from pend_at on, written with one pwrite() by kjournal_flush() */
 	struct strbuf pend;
 	uint64_t pend_at;
+	/* records with holders besides their event (kjournal_hold()): "REF"
+	 * -> how many more retirements they take, as a pointer's value */
+	struct hashmap *holds;
+	struct settle *settle;
+	size_t n_settle, cap_settle;
 	uint64_t corrupt;
 	uint64_t writes;
 	struct klog_throttle write_log;
@@ -189,8 +202,8 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out)
 	j->seg_max = size / KJOURNAL_SEGMENTS;
 	j->write_log = (struct klog_throttle){.name = "journal", .what = "write errors"};
 	j->dirfd = j->lockfd = -1;
-	int rc = 0;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	int rc = hashmap_new(&j->holds);
+	if (rc == 0 && mkdir(dir, 0700) < 0 && errno != EEXIST)
 		rc = -errno;
 	if (rc == 0 && (j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		rc = -errno;
@@ -335,10 +348,26 @@ size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct 
 	return total;
 }
 
+/* What waited for the pending records to be written: they are, or are
+ * gone, done, with the segment they were for. */
+static void apply_settle(struct kjournal *j)
+{
+	size_t n = j->n_settle;
+	j->n_settle = 0;
+	for (size_t i = 0; i < n; i++) {
+		kjournal_progress(j, j->settle[i].ref, j->settle[i].bits);
+		kjournal_retire(j, j->settle[i].ref, false);
+	}
+}
+
 int kjournal_flush(struct kjournal *j)
 {
-	if (!j || !j->pend.len)
+	if (!j)
 		return 0;
+	if (!j->pend.len) {
+		apply_settle(j);
+		return 0;
+	}
 	struct segment *s = current(j);
 	ssize_t w = pwrite(s->fd, j->pend.buf, j->pend.len, (off_t)j->pend_at);
 	j->writes++;
@@ -354,6 +383,7 @@ int kjournal_flush(struct kjournal *j)
 	}
 	j->pend_at += j->pend.len;
 	strbuf_reset(&j->pend);
+	apply_settle(j);
 	return 0;
 }
 
@@ -390,7 +420,7 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 
 bool kjournal_pending(const struct kjournal *j)
 {
-	return j && j->pend.len;
+	return j && (j->pend.len || j->n_settle);
 }
 
 void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)
@@ -399,13 +429,20 @@ void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)
 		return;
 	struct segment *s = find(j, ref >> 32);
 	uint64_t off = ref & UINT32_MAX;
-	if (!s || !s->live)
+	if (!s || !s->live || !(done & ((1u << KJREC_DONE_BITS) - 1)))
 		return;
-	const uint8_t d[3] = {done & 0xff, (done >> 8) & 0xff, (done >> 16) & 0xff};
+	uint8_t d[3];
 	if (s == current(j) && off >= j->pend_at) {
-		memcpy(j->pend.buf + (off - j->pend_at) + KJREC_DONE_OFF, d, sizeof(d));
+		uint8_t *p = (uint8_t *)j->pend.buf + (off - j->pend_at) + KJREC_DONE_OFF;
+		for (int i = 0; i < 3; i++)
+			p[i] |= (uint8_t)(done >> (8 * i));
 		return;
 	}
+	/* the bits others set stay: an event's debounced runs set theirs apart */
+	if (pread(s->fd, d, sizeof(d), (off_t)(off + KJREC_DONE_OFF)) != (ssize_t)sizeof(d))
+		memset(d, 0, sizeof(d));
+	for (int i = 0; i < 3; i++)
+		d[i] |= (uint8_t)(done >> (8 * i));
 	if (pwrite(s->fd, d, sizeof(d), (off_t)(off + KJREC_DONE_OFF)) != (ssize_t)sizeof(d))
 		klog_throttled(&j->write_log, LOG_WARNING,
 			       "journal: cannot mark an event's run done: %s", strerror(errno));
@@ -421,6 +458,52 @@ static void flush_lazy(struct kjournal *j)
 	j->n_lazy = 0;
 }
 
+static void hold_key(uint64_t ref, char key[static 17])
+{
+	snprintf(key, 17, "%016" PRIx64, ref);
+}
+
+int kjournal_hold(struct kjournal *j, uint64_t ref)
+{
+	char key[17];
+	if (!j || !ref)
+		return -EINVAL;
+	hold_key(ref, key);
+	uintptr_t n = (uintptr_t)hashmap_get(j->holds, key);
+	return hashmap_put(j->holds, key, (void *)(n + 1), NULL);
+}
+
+bool kjournal_held(const struct kjournal *j, uint64_t ref)
+{
+	char key[17];
+	if (!j || !ref || !hashmap_size(j->holds))
+		return false;
+	hold_key(ref, key);
+	return hashmap_get(j->holds, key) != NULL;
+}
+
+void kjournal_settle(struct kjournal *j, uint64_t ref, uint32_t bits)
+{
+	if (!j || !ref)
+		return;
+	if (j->pend.len && j->n_settle == j->cap_settle) {
+		size_t cap = j->cap_settle ? 2 * j->cap_settle : 16;
+		struct settle *v = realloc(j->settle, cap * sizeof(*v));
+		if (v) {
+			j->settle = v;
+			j->cap_settle = cap;
+		} else if (kjournal_flush(j) < 0) {
+			return; /* kept live: handled again after a restart, never lost */
+		}
+	}
+	if (j->pend.len) {
+		j->settle[j->n_settle++] = (struct settle){ref, bits};
+		return;
+	}
+	kjournal_progress(j, ref, bits);
+	kjournal_retire(j, ref, false);
+}
+
 void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 {
 	if (!j || !ref)
@@ -429,6 +512,21 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 	uint64_t off = ref & UINT32_MAX;
 	if (!s || !s->live)
 		return;
+	char key[17];
+	uintptr_t n = 0;
+	/* without debounced runs waiting, no record has holders: no look-up */
+	if (hashmap_size(j->holds)) {
+		hold_key(ref, key);
+		n = (uintptr_t)hashmap_get(j->holds, key);
+	}
+	if (n) {
+		/* another holder still needs it live */
+		if (n == 1)
+			(void)hashmap_remove(j->holds, key);
+		else
+			(void)hashmap_put(j->holds, key, (void *)(n - 1), NULL);
+		return;
+	}
 	if (lazy) {
 		if (j->n_lazy == LAZY_MAX)
 			flush_lazy(j);
@@ -481,6 +579,8 @@ void kjournal_free(struct kjournal *j)
 		close(s->fd);
 	}
 	free(j->segs);
+	free(j->settle);
+	hashmap_free(j->holds, NULL);
 	strbuf_release(&j->pend);
 	if (j->dirfd >= 0)
 		close(j->dirfd);

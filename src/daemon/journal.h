@@ -48,7 +48,8 @@ int kjournal_append(struct kjournal *j, struct kevent *ev);
  * pending), or -errno: they stay pending, for the next flush.  NULL is
  * fine. */
 int kjournal_flush(struct kjournal *j);
-/* Whether records wait for kjournal_flush(). */
+/* Whether records (or what kjournal_settle() put off) wait for
+ * kjournal_flush(). */
 bool kjournal_pending(const struct kjournal *j);
 
 /* Retires the record ref (an event's journal_ref; 0 is none).  lazy: the
@@ -56,9 +57,22 @@ bool kjournal_pending(const struct kjournal *j);
  * record may be marked later, or go with its segment. */
 void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy);
 
-/* Writes the done bits of the record ref (journal-rec.h): the runs of
- * its event that ended, which a restart does not run again. */
+/* Sets the done bits done (journal-rec.h) in the record ref, the ones
+ * set before staying: the runs of its event that ended, which a restart
+ * does not run again. */
 void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done);
+
+/* One more holder of the record ref besides its event (a debounced run
+ * waiting for it): each holder retires it once, and only the last
+ * retirement marks it done.  0, -ENOMEM or -EINVAL (ref 0). */
+int kjournal_hold(struct kjournal *j, uint64_t ref);
+/* Whether ref has holders besides its event. */
+bool kjournal_held(const struct kjournal *j, uint64_t ref);
+/* Sets bits in ref and retires it once, as kjournal_progress() and
+ * kjournal_retire() do, but only once the records pending now are
+ * written: a debounced run that a later event's run replaces is done
+ * only when that event is in the journal. */
+void kjournal_settle(struct kjournal *j, uint64_t ref, uint32_t bits);
 
 /* Whether the journal is full: the last segment it may write is. */
 bool kjournal_full(const struct kjournal *j);

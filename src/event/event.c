@@ -247,8 +247,10 @@ int kevent_new(int type, const char *object, const char *signal, const char *pay
 
 void kevent_free(struct kevent *ev)
 {
-	if (ev)
+	if (ev) {
 		free(ev->host);
+		free(ev->journal_ids);
+	}
 	free(ev);
 }
 

@@ -81,6 +81,12 @@ struct kevent {
 	bool redelivered;
 	/* where the daemon's journal holds it (0: nowhere); a copy has none */
 	uint64_t journal_ref;
+	/* the identities of the rules its journal record names (journal-rec.h:
+	 * a rule's kjrec_rule_id(), n_journal_ids of them), its own allocation;
+	 * NULL for an event whose record names none (an older keventd's), whose
+	 * done bits are places in its run list.  A copy has none. */
+	uint32_t *journal_ids;
+	uint8_t n_journal_ids;
 	/* the journal's done bits (journal-rec.h): the runs of its run list
 	 * had before a restart, skipped when it is handled again */
 	uint32_t journal_done;

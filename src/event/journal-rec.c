@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BODY_VERSION	 1
+#define BODY_V1		 1 /* names no rules */
+#define BODY_VERSION	 2
 #define FLAG_RECOVERED	 1u
 #define FLAG_SYNTHETIC	 2u
 #define FLAG_HOST	 4u
@@ -56,11 +57,11 @@ void kjrec_encode(struct strbuf *sb, const struct kevent *ev)
 	size_t start = sb->len;
 	struct kjrec_hdr h = {.magic = KJREC_MAGIC, .state = KJREC_LIVE};
 	strbuf_add(sb, (const char *)&h, sizeof(h));
-	uint8_t head[4] = {BODY_VERSION, (uint8_t)ev->type, (uint8_t)ev->source,
-			   (uint8_t)((ev->recovered ? FLAG_RECOVERED : 0) |
-				     (ev->synthetic ? FLAG_SYNTHETIC : 0) |
-				     (ev->host ? FLAG_HOST : 0) |
-				     (ev->redelivered ? FLAG_REDELIVERED : 0))};
+	uint8_t head[4] = {
+		ev->journal_ids ? BODY_VERSION : BODY_V1, (uint8_t)ev->type, (uint8_t)ev->source,
+		(uint8_t)((ev->recovered ? FLAG_RECOVERED : 0) |
+			  (ev->synthetic ? FLAG_SYNTHETIC : 0) | (ev->host ? FLAG_HOST : 0) |
+			  (ev->redelivered ? FLAG_REDELIVERED : 0))};
 	uint32_t n_env = (uint32_t)ev->n_uevent_env;
 	strbuf_add(sb, (const char *)head, sizeof(head));
 	strbuf_add(sb, (const char *)&ev->seqnum, 8);
@@ -74,11 +75,23 @@ void kjrec_encode(struct strbuf *sb, const struct kevent *ev)
 		put_str(sb, ev->host);
 	for (size_t i = 0; i < ev->n_uevent_env; i++)
 		put_str(sb, ev->uevent_env[i]);
+	if (ev->journal_ids) {
+		uint8_t n =
+			ev->n_journal_ids < KJREC_DONE_BITS ? ev->n_journal_ids : KJREC_DONE_BITS;
+		strbuf_add(sb, (const char *)&n, 1);
+		strbuf_add(sb, (const char *)ev->journal_ids, n * sizeof(uint32_t));
+	}
 	if (sb->oom)
 		return;
 	h.len = (uint32_t)(sb->len - start - sizeof(h));
 	h.sum = checksum(h.magic, h.len, sb->buf + start + sizeof(h));
 	memcpy(sb->buf + start, &h, sizeof(h));
+}
+
+uint32_t kjrec_rule_id(const char *file, const char *name)
+{
+	uint32_t h = fnv(2166136261u, file, strlen(file) + 1); /* its NUL parts them */
+	return fnv(h, name, strlen(name));
 }
 
 /* Whether a whole record starts at buf[off], and its size. */
@@ -189,7 +202,7 @@ int kjrec_decode(const void *body, size_t len, struct kevent **out, const char *
 		*why = "record too short";
 		return -EINVAL;
 	}
-	if (head[0] != BODY_VERSION) {
+	if (head[0] != BODY_VERSION && head[0] != BODY_V1) {
 		*why = "unknown record version";
 		return -EINVAL;
 	}
@@ -210,6 +223,17 @@ int kjrec_decode(const void *body, size_t len, struct kevent **out, const char *
 	bool ok = payload && (host || !(head[3] & FLAG_HOST)) && env;
 	for (uint32_t i = 0; ok && i < n_env; i++)
 		ok = (env[i] = take_str(&r, &oom)) != NULL;
+	uint8_t n_ids = 0;
+	_cleanup_free_ uint32_t *ids = NULL;
+	if (ok && head[0] == BODY_VERSION) {
+		ok = take(&r, &n_ids, 1) && n_ids <= KJREC_DONE_BITS &&
+		     r.left >= n_ids * sizeof(uint32_t);
+		/* one more than asked: never a malloc(0) */
+		if (ok && !(ids = malloc((n_ids + 1u) * sizeof(*ids))))
+			oom = true;
+		else if (ok)
+			ok = take(&r, ids, n_ids * sizeof(*ids));
+	}
 	if (oom || !env)
 		return -ENOMEM;
 	if (!ok || r.left) {
@@ -226,6 +250,8 @@ int kjrec_decode(const void *body, size_t len, struct kevent **out, const char *
 	ev->synthetic = head[3] & FLAG_SYNTHETIC;
 	ev->redelivered = head[3] & FLAG_REDELIVERED;
 	ev->instance = instance;
+	ev->journal_ids = TAKE_PTR(ids);
+	ev->n_journal_ids = n_ids;
 	if (host && (rc = kevent_set_host(ev, host, why)) < 0) {
 		kevent_free(ev);
 		return rc;

@@ -15,13 +15,20 @@
  *                 over bytes under KJREC_MAGIC_V1
  *   state   u8    KJREC_LIVE or KJREC_DONE
  *   done    3 bytes: bit i (of 24, the first byte's lowest first) says the
- *           i-th rule of the event's run list (the matched rules that run
- *           something, in order) has had its run; written again in place,
- *           outside the checksum, as the state byte is
- *   body    len bytes: version u8 (1), type u8, source u8, flags u8,
- *           seqnum u64, timestamp u64, instance u64, n_env u32, then
- *           u32-length-prefixed strings: object, signal, payload, host
- *           (when flags say so), the uevent variables
+ *           rule of the body's i-th rule identity has had its run (or, a
+ *           debounced rule, its wait ended in a later journaled event's);
+ *           in a body of version 1, which names no rules, that the i-th
+ *           rule of the event's run list (the matched rules that run
+ *           something, debounced ones left out, in order) has had its run;
+ *           written again in place, outside the checksum, as the state
+ *           byte is
+ *   body    len bytes: version u8 (2; 1 from an older keventd), type u8,
+ *           source u8, flags u8, seqnum u64, timestamp u64, instance u64,
+ *           n_env u32, then u32-length-prefixed strings: object, signal,
+ *           payload, host (when flags say so), the uevent variables; then,
+ *           version 2 only, n_ids u8 (at most 24) and n_ids u32: the
+ *           identities (kjrec_rule_id()) of the matched rules that run
+ *           something, debounced ones included, in order, the first 24
  *
  * Numbers are in the machine's order: a journal lives on its /run.
  */
@@ -56,8 +63,13 @@ struct kjrec_hdr {
 #define KJREC_DONE_OFF	offsetof(struct kjrec_hdr, done)
 #define KJREC_DONE_BITS 24
 
-/* Appends ev's whole record, live, to sb (sb->oom on no memory). */
+/* Appends ev's whole record, live, to sb (sb->oom on no memory): of
+ * version 2, naming ev->journal_ids, when ev has them, else of version 1. */
 void kjrec_encode(struct strbuf *sb, const struct kevent *ev);
+
+/* A rule's identity in a record: a 32-bit hash of its file's name and its
+ * own, which a reload that moves the rule keeps. */
+uint32_t kjrec_rule_id(const char *file, const char *name);
 
 enum kjrec_kind {
 	KJREC_END,     /* nothing left */
@@ -79,7 +91,8 @@ struct kjrec {
  * one after another: the next starts at out->off + out->len. */
 void kjrec_next(const void *buf, size_t len, size_t off, struct kjrec *out);
 
-/* The event of a record's body (kevent_free()).  0, -EINVAL with *why
+/* The event of a record's body (kevent_free()), with its rules'
+ * identities in journal_ids for a body of version 2.  0, -EINVAL with *why
  * (a static text) for a body that is not an event, or -ENOMEM. */
 int kjrec_decode(const void *body, size_t len, struct kevent **out, const char **why);
 

@@ -5,7 +5,8 @@
  * live record's body.  The pieces must cover the bytes exactly, one after
  * another; a torn record only at the end; damaged bytes must hold no whole
  * record.  Every event read, written again as a record, must read back
- * the same.
+ * the same, the identities of the rules it names (a record of version 2)
+ * or their absence (version 1) included.
  */
 #include <string.h>
 
@@ -53,6 +54,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					FUZZ_CHECK_SAME_EVENT(ev, back);
 					FUZZ_CHECK(ev->redelivered == back->redelivered);
 					FUZZ_CHECK(ev->n_uevent_env == back->n_uevent_env);
+					FUZZ_CHECK(!ev->journal_ids == !back->journal_ids);
+					FUZZ_CHECK(ev->n_journal_ids == back->n_journal_ids &&
+						   ev->n_journal_ids <= KJREC_DONE_BITS);
+					FUZZ_CHECK(!ev->journal_ids ||
+						   memcmp(ev->journal_ids, back->journal_ids,
+							  ev->n_journal_ids * sizeof(uint32_t)) ==
+							   0);
 					kevent_free(back);
 				}
 				strbuf_release(&sb);

@@ -41,6 +41,10 @@ FAULT_ROUNDS = 6  # per point: 30 more kills, half of them SIGSEGV
 BATCH = 10
 OBJECTS = 4
 RULES = ("a", "b")
+# the debounced rule's kills: rounds, keys (objects) a round, its quiet time
+DEB_ROUNDS = 10
+DEB_KEYS = 3
+DEB_QUIET = 3
 # a fault point not reached within this much sending: the keventd is killed
 # from outside and the point counted as missed
 FAULT_PATIENCE = 5.0
@@ -194,6 +198,88 @@ class CrashTest(kdtest.DaemonTest):
         for p in FAULT_POINTS:
             self.assertGreater(reached[p], 0, "fault point %s never reached" % p)
         self.assertGreaterEqual(len(acked), KILLS)  # the loop did send between the kills
+
+    def test_debounced_runs_survive_kills(self):
+        """A debounced rule (quiet time DEB_QUIET s): each round sends three
+        events on each of DEB_KEYS objects of its own and kills keventd
+        (SIGKILL, one time in four SIGSEGV) at a random moment within the
+        quiet time, DEB_ROUNDS times.  Every key's run happens once, after
+        the kills, with its last event and KEVENT_REDELIVERED=1: the
+        journal kept each waiting run, and each event a later one of its
+        key replaced is not run.  The events also match a rule that runs
+        at once: it runs for each event at least once, and only its first
+        run lacks the flag (a kill may cut one off before its end)."""
+        s = self.s
+        out = s.path("out", "deb")
+        rec = s.script("record.sh", RECORD)
+        s.write_rule("10-deb.yaml",
+                     "rules:\n"
+                     "  - name: deb\n"
+                     "    match: {signal: d}\n"
+                     "    debounce: %ds\n"
+                     "    run: [%s, %s, deb]\n"
+                     "  - name: now\n"
+                     "    match: {signal: d}\n"
+                     "    run: [%s, %s, now]\n"
+                     % (DEB_QUIET, kdtest.yq(rec), kdtest.yq(out), kdtest.yq(rec),
+                        kdtest.yq(out + ".now")))
+        state = s.path("state")
+        seed = int(os.environ.get("KEVENT_CRASH_SEED", "0")) or int(time.time())
+        rnd = random.Random(seed)
+        keys = []
+        for rnd_no in range(DEB_ROUNDS):
+            sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
+            d = self.restart(state)
+            for k in range(DEB_KEYS):
+                obj = "/deb/%d/%d" % (rnd_no, k)
+                for e in range(3):
+                    r = d.ctl("send", "general", obj, "d", "%s:%d" % (obj, e))
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                keys.append(obj)
+            # within the quiet time of the last event sent
+            time.sleep(rnd.uniform(0.0, DEB_QUIET / 3))
+            self.assertIsNone(d.proc.poll(), d.logtext())
+            d.proc.send_signal(sig)
+            d.proc.wait(TIMEOUT)
+            self.assertEqual(d.proc.returncode, -sig, d.logtext())
+            d.kill()
+        self.assertFalse(os.path.exists(out), "a run before its quiet time ended")
+        d = self.restart(state)
+        d.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                      and st["queue"]["pending"] == 0 and st["queue"]["running"] == 0,
+                      "the kept runs done", timeout=TIMEOUT + DEB_QUIET)
+        st = d.status()
+        d.stop_ok(self)
+        now = collections.defaultdict(list)
+        with open(out + ".now") as f:
+            for line in f:
+                payload, _, redelivered = line.split()
+                now[payload].append(redelivered)
+        for k in keys:
+            for e in range(3):
+                flags = now.get("%s:%d" % (k, e), [])
+                self.assertGreaterEqual(len(flags), 1, "%s:%d never ran now" % (k, e))
+                self.assertLessEqual(flags.count("0"), 1, "%s:%d: %r" % (k, e, flags))
+        runs = collections.defaultdict(list)
+        with open(out) as f:
+            for line in f:
+                payload, _, redelivered = line.split()
+                obj, e = payload.rsplit(":", 1)
+                runs[obj].append((e, redelivered))
+        hist = collections.Counter(len(runs.get(k, [])) for k in keys)
+        print("\ndebounced keys killed in their quiet time: %d in %d kills (seed %d); runs per "
+              "key: %s" % (len(keys), DEB_ROUNDS, seed, ", ".join(
+                  "%d: %d" % kv for kv in sorted(hist.items()))))
+        for k in keys:
+            self.assertEqual(runs.get(k), [("2", "1")], "key %s (seed %d)" % (k, seed))
+        # the last event of each key, and those whose "now" a kill cut off
+        self.assertGreaterEqual(st["sources"]["socket"]["redelivered"], len(keys))
+        ev = st["events"]
+        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                         ev["received"])
+        print("runs of the rule that runs at once, per event: %s" % ", ".join(
+            "%d: %d" % kv for kv in sorted(collections.Counter(
+                len(v) for v in now.values()).items())))
 
 
 if __name__ == "__main__":

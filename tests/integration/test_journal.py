@@ -16,6 +16,11 @@ RECORD = """#!/bin/sh
 printf '%s %s\\n' "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
 """
 
+# the same, with the rule's name first
+RECORD_NAMED = """#!/bin/sh
+printf '%s %s %s\\n' "$2" "$KEVENT_PAYLOAD" "${KEVENT_REDELIVERED:-0}" >>"$1"
+"""
+
 
 class JournalTest(kdtest.DaemonTest):
     def rules(self):
@@ -73,6 +78,47 @@ class JournalTest(kdtest.DaemonTest):
         d3.stop_ok(self)
         self.assertEqual(len(self.runs()), 20)
 
+    def test_sigterm_with_a_queue_and_a_debounced_run(self):
+        """20 events queued on one object behind a held handler, and a
+        debounced run waiting for its quiet time: SIGTERM keeps both, and
+        after the restart each runs exactly once, flagged."""
+        self.rules()
+        s = self.s
+        deb = s.path("out", "deb")
+        rec = s.script("record-deb.sh", RECORD)
+        s.write_rule("20-deb.yaml",
+                     "rules:\n"
+                     "  - name: deb\n"
+                     "    match: {signal: q}\n"
+                     "    debounce: 2s\n"
+                     "    run: [%s, %s]\n" % (kdtest.yq(rec), kdtest.yq(deb)))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(20):
+            d.send("general", "/one", "x", "%d" % i)
+        for i in range(3):
+            d.send("general", "/two", "q", "q%d" % i)
+        d.proc.send_signal(signal.SIGTERM)
+        d.wait_log("debounced runs waiting for quiet, kept in the journal for the next start: 1")
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertEqual(self.runs(), [])
+        d2 = self.start("--state-dir", state)
+        st = d2.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                            and st["queue"]["pending"] == 0 and st["queue"]["running"] == 0
+                            and st["events"]["handled"] == 21, "all handled",
+                            timeout=TIMEOUT + 2)
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(20)])
+        with open(deb) as f:
+            self.assertEqual(f.read().split(), ["q2", "1"])
+        ev = st["events"]
+        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                         ev["received"])
+
     def test_sigkill_loses_no_acknowledged_event(self):
         """keventd killed while the events it acknowledged wait: the next
         start runs every one of them; the run the kill cut off runs again."""
@@ -106,6 +152,7 @@ class JournalTest(kdtest.DaemonTest):
         so does a kill; the next start runs it, flagged."""
         self.rules()
         state = self.s.path("state")
+        last_seq = 1  # the first keventd's gate
         for how, said in ((signal.SIGTERM, "keventd restarted (or stopped) before the event's"),
                           (signal.SIGKILL, "keventd went away before the event's")):
             d = self.start("--state-dir", state)
@@ -114,7 +161,12 @@ class JournalTest(kdtest.DaemonTest):
             w = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "--wait",
                                   "general", "/one", "x", how.name],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            self.assertEqual(w.stdout.readline(), "event seqnum 2\n")  # journaled
+            # journaled; numbered after every event the instances before it had
+            line = w.stdout.readline()
+            self.assertRegex(line, r"^event seqnum \d+\n$")
+            seq = int(line.split()[2])
+            self.assertGreater(seq, last_seq)
+            last_seq = seq
             d.proc.send_signal(how)
             if how == signal.SIGTERM:
                 d.wait_log("kept in the journal for the next start: 1")
@@ -133,6 +185,51 @@ class JournalTest(kdtest.DaemonTest):
                            and st["journal"]["unfinished"] == 0, "the journal empty")
             d2.stop_ok(self)
             self.assertIn((how.name, "1"), self.runs())
+
+    def test_socket_numbers_go_on_across_restarts(self):
+        """send's numbers across a stop and a kill: each restart numbers
+        after every event of the keventd before it, so a number is never
+        given to two events, redelivered ones included."""
+        self.rules()
+        state = self.s.path("state")
+        seqs = []
+
+        def send(d, n):
+            for _ in range(n):
+                r = d.ctl("send", "-v", "general", "/seq", "none")
+                seqs.append(int(r.stdout.split()[-1]))
+
+        d = self.start("--state-dir", state)
+        send(d, 3)
+        self.assertEqual(seqs, [1, 2, 3])  # a new state directory starts at 1
+        d.stop_ok(self)
+        d = self.start("--state-dir", state)
+        send(d, 2)
+        self.assertEqual(seqs[3:], [4, 5])  # a clean stop: on from the last
+        d.kill()
+        d = self.start("--state-dir", state)
+        send(d, 2)
+        d.kill()
+        # queued behind the gate, so the journal holds them at the kill
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        for i in range(3):
+            r = d.ctl("send", "-v", "general", "/one", "x", "k%d" % i)
+            seqs.append(int(r.stdout.split()[-1]))
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])  # redelivered
+        send(d, 2)  # while the old numbers are in the journal
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d.wait_status(lambda st: st["journal"]["unfinished"] == 0, "the journal empty")
+        d.stop_ok(self)
+        print("\nsocket numbers across a stop and two kills: %s" % seqs)
+        self.assertEqual(seqs, sorted(set(seqs)), "numbers strictly increasing")
+        self.assertEqual([r for r in self.runs()], [("k%d" % i, "1") for i in range(3)])
 
     def test_a_run_that_ended_is_not_run_again(self):
         """An event of two rules, killed while the second's handler runs:
@@ -167,6 +264,46 @@ class JournalTest(kdtest.DaemonTest):
                        and st["journal"]["unfinished"] == 0, "the journal empty")
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [("first-run", "0")])  # the first did not run again
+
+    def test_a_reload_between_kill_and_start_skips_by_name(self):
+        """An event of rules A, B and C, killed after A's run ended and
+        while B's runs; the rule file then gets a rule X before A that
+        matches too, and loses C: the next start runs B again and X (new)
+        once each, flagged, and neither A (its run ended) nor C (gone)."""
+        s = self.s
+        self.out = s.path("out", "runs")
+        rec = s.script("record-named.sh", RECORD_NAMED)
+
+        def rule(name, run):
+            return "  - name: %s\n    match: {signal: two}\n    run: %s\n" % (name, run)
+
+        def recording(name):
+            return "[%s, %s, %s]" % (kdtest.yq(rec), kdtest.yq(self.out), name)
+
+        gate = self.h("wait", s.fifo.path, s.gates.path("g"), "g")
+        s.write_rule("10-two.yaml", "rules:\n" + rule("a", recording("a")) + rule("b", gate)
+                     + rule("c", recording("c")))
+        state = s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "two", "ev")
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])
+        self.assertEqual(self.runs(), [("a", "ev", "0")])  # a's run ended
+        d.kill()
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        s.write_rule("10-two.yaml", "rules:\n" + rule("x", recording("x"))
+                     + rule("a", recording("a")) + rule("b", gate))
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(s.fifo.line().split()[:2], ["start", "g"])  # b again
+        s.gates.release("g")
+        self.assertEqual(s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["journal"]["unfinished"] == 0, "the journal empty")
+        d2.stop_ok(self)
+        self.assertEqual({r["name"]: r["runs"] for r in st["rules"]}, {"x": 1, "a": 0, "b": 1})
+        ev = st["events"]
+        self.assertEqual((ev["received"], ev["handled"], ev["pending"]), (1, 1, 0))
+        self.assertEqual(self.runs(), [("a", "ev", "0"), ("x", "ev", "1")])
 
     def test_one_write_for_a_round_of_events(self):
         """40 posts and a sync, waiting in the socket while keventd is

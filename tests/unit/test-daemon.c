@@ -9,6 +9,7 @@
 
 #include "daemon.h"
 #include "debounce.h"
+#include "journal.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -705,6 +706,98 @@ static void test_many_rules(void **state)
 	setup_free(&t);
 }
 
+/* A daemon as setup_make() makes, with its journal in state. */
+static void setup_journaled(struct setup *t, const char *yaml, const char *state)
+{
+	*t = (struct setup){.dir = tu_mkdtemp()};
+	t->dirs[0] = t->dir;
+	tu_write(t->dir, "50-deb.yaml", yaml, 0644);
+	struct kdaemon_config cfg = {
+		.rule_dirs = t->dirs,
+		.n_rule_dirs = 1,
+		.control_gid = (gid_t)-1,
+		.max_children = 4,
+		.queue_size = 64,
+		.spawn = fake_spawn,
+		.spawn_userdata = &t->fake,
+		.state_dir = state,
+	};
+	assert_int_equal(kdaemon_new(&cfg, &t->d), 0);
+	t->fake.d = t->d;
+	t->sink = kdaemon_sink(t->d);
+	assert_int_equal(kdaemon_journal_start(t->d), 0);
+	assert_non_null(t->d->journal);
+}
+
+static void die(void *userdata)
+{
+	struct kdaemon *d = userdata;
+	/* no stop: what a kill leaves, less the loop's last round */
+	kloop_exit(d->loop, 0);
+}
+
+static bool one_spawned(void *userdata)
+{
+	struct setup *t = userdata;
+	return t->fake.n == 1 && idle(t->d);
+}
+
+static const char deb_rules[] = "rules:\n"
+				"  - name: deb\n"
+				"    match: {object: /org/kernel/q}\n"
+				"    debounce: %s\n"
+				"    run: [/usr/local/sbin/deb]\n"
+				"  - name: now\n"
+				"    match: {object: /org/kernel/q}\n"
+				"    run: [/usr/local/sbin/now]\n";
+
+/* A debounced run waiting when keventd dies keeps its event's record: the
+ * next keventd waits again and runs it once, with the last event, flagged,
+ * and not the event's other rule, whose run had ended; the event it
+ * replaced is done.  The rule's quiet time changed meanwhile: a rule is
+ * known by its file and name. */
+static void test_debounce_survives(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	char yaml[512];
+	struct setup t;
+	struct tu_poll p;
+	snprintf(yaml, sizeof(yaml), deb_rules, "1h");
+	setup_journaled(&t, yaml, dir);
+	submit_from(&t, KEVENT_SOURCE_SOCKET, "general /org/kernel/q x e0");
+	submit_from(&t, KEVENT_SOURCE_SOCKET, "general /org/kernel/q x e1");
+	tu_poll_arm(&p, t.d->loop, idle, die, t.d);
+	run_to_exit(&t, &p);
+	assert_int_equal(t.fake.n, 2); /* now, twice */
+	assert_int_equal(kdebounce_pending(t.d->debounce), 1);
+	struct kjournal_status js;
+	kjournal_status(t.d->journal, &js);
+	assert_int_equal(js.live, 1); /* e0 is done: e1, in the journal, replaced it */
+	setup_free(&t);
+
+	snprintf(yaml, sizeof(yaml), deb_rules, "10ms");
+	setup_journaled(&t, yaml, dir);
+	assert_int_equal(t.d->stats.redelivered[KEVENT_SOURCE_SOCKET], 1);
+	tu_poll_arm(&p, t.d->loop, one_spawned, stop_setup, &t);
+	run_to_exit(&t, &p);
+	assert_int_equal(t.fake.n, 1);
+	assert_string_equal(t.fake.v[0].rule, "deb");
+	assert_string_equal(env_get(t.fake.v[0].envp, "KEVENT_PAYLOAD"), "e1");
+	assert_string_equal(env_get(t.fake.v[0].envp, "KEVENT_REDELIVERED"), "1");
+	kjournal_status(t.d->journal, &js);
+	assert_int_equal(js.live, 0);
+	const struct kstats *st = &t.d->stats;
+	assert_int_equal(st->handled + st->ratelimited + st->events_debounced,
+			 st->received[KEVENT_SOURCE_SOCKET]);
+	setup_free(&t);
+
+	setup_journaled(&t, yaml, dir); /* nothing left */
+	assert_int_equal(t.d->stats.redelivered[KEVENT_SOURCE_SOCKET], 0);
+	setup_free(&t);
+	tu_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_stop_refetch),
 		cmocka_unit_test(test_fates),
 		cmocka_unit_test(test_many_rules),
+		cmocka_unit_test(test_debounce_survives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

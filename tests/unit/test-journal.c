@@ -522,6 +522,107 @@ static void test_old_records(void **state)
 	strbuf_release(&sb);
 }
 
+/* A record names the rules of its event (version 2): the identities come
+ * back with it, none is none, and a record without them (version 1, an
+ * older keventd's or one that had no memory for them) has no list at all;
+ * a list longer than the done bits is damage. */
+static void test_rule_ids(void **state)
+{
+	(void)state;
+	static const size_t counts[] = {0, 1, 3, KJREC_DONE_BITS};
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		struct kevent *ev = make("/ids", "x"), *back = NULL;
+		const char *why = NULL;
+		ev->journal_ids = calloc(KJREC_DONE_BITS + 1, sizeof(uint32_t));
+		assert_non_null(ev->journal_ids);
+		for (size_t k = 0; k < counts[i]; k++)
+			ev->journal_ids[k] =
+				kjrec_rule_id("10-a.yaml", k % 2 ? "a" : "b") + (uint32_t)k;
+		ev->n_journal_ids = (uint8_t)counts[i];
+		struct strbuf sb = STRBUF_INIT;
+		kjrec_encode(&sb, ev);
+		struct kjrec r;
+		kjrec_next(sb.buf, sb.len, 0, &r);
+		assert_int_equal(r.kind, KJREC_RECORD);
+		assert_int_equal(((const uint8_t *)r.body)[0], 2);
+		assert_int_equal(kjrec_decode(r.body, r.body_len, &back, &why), 0);
+		assert_same(ev, back);
+		assert_non_null(back->journal_ids);
+		assert_int_equal(back->n_journal_ids, counts[i]);
+		assert_memory_equal(back->journal_ids, ev->journal_ids,
+				    counts[i] * sizeof(uint32_t));
+		kevent_free(back);
+		if (counts[i] == KJREC_DONE_BITS) {
+			/* one more than the bits: refused */
+			size_t at = sizeof(struct kjrec_hdr) + r.body_len - counts[i] * 4 - 1;
+			sb.buf[at] = KJREC_DONE_BITS + 1;
+			assert_int_equal(kjrec_decode(sb.buf + sizeof(struct kjrec_hdr), r.body_len,
+						      &back, &why),
+					 -EINVAL);
+		}
+		strbuf_release(&sb);
+		kevent_free(ev);
+	}
+	/* version 1: no list */
+	struct kevent *ev = make("/v1", "y"), *back = NULL;
+	const char *why = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	kjrec_encode(&sb, ev);
+	struct kjrec r;
+	kjrec_next(sb.buf, sb.len, 0, &r);
+	assert_int_equal(((const uint8_t *)r.body)[0], 1);
+	assert_int_equal(kjrec_decode(r.body, r.body_len, &back, &why), 0);
+	assert_null(back->journal_ids);
+	kevent_free(back);
+	kevent_free(ev);
+	strbuf_release(&sb);
+	/* the file's name and the rule's are told apart */
+	assert_int_not_equal(kjrec_rule_id("ab", "c"), kjrec_rule_id("a", "bc"));
+	assert_int_equal(kjrec_rule_id("10-a.yaml", "x"), kjrec_rule_id("10-a.yaml", "x"));
+}
+
+/* A record held (a debounced run waiting for it) takes one retirement per
+ * holder before it is done; settled, it is retired only once the records
+ * pending then are written; done bits set apart add up. */
+static void test_holds(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	struct kjournal_status st;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	uint64_t a = append(j, "/a");
+	uint64_t b = append(j, "/b");
+	assert_int_equal(kjournal_flush(j), 0);
+	assert_int_equal(kjournal_hold(j, a), 0);
+	assert_int_equal(kjournal_hold(j, a), 0);
+	assert_true(kjournal_held(j, a));
+	assert_false(kjournal_held(j, b));
+	kjournal_retire(j, a, false); /* the event's own */
+	kjournal_retire(j, a, false); /* a holder's */
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 2);
+	kjournal_progress(j, b, 0x4);
+	kjournal_progress(j, b, 0x1); /* the 0x4 stays */
+	/* a settles when c, pending, is written */
+	(void)append(j, "/c");
+	kjournal_settle(j, a, 0x2);
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 3);
+	assert_int_equal(kjournal_flush(j), 0);
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 2);
+	assert_false(kjournal_held(j, a));
+	kjournal_free(j);
+	struct dones got = {.n = 0};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_done, &got), 2); /* b and c */
+	assert_int_equal(got.v[0], 0x5);
+	assert_int_equal(got.v[1], 0);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
 /* One keventd per state directory: a second journal there is refused. */
 static void test_lock(void **state)
 {
@@ -545,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
+		cmocka_unit_test(test_rule_ids),       cmocka_unit_test(test_holds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
