@@ -4,13 +4,15 @@
   - space-low crossing -> handler start, p50/p99, under a writer at full
     speed (a loop-mounted ext4, 1 MiB writes, no fsync: the space goes at
     write() time);
+  - a file-system error (ext4's trigger_fs_error) -> handler start,
+    p50/p99;
   - a writer's throughput with keventd's fs source on and off (dd to a
     loop-mounted ext4, conv=fdatasync), their ratio, beside keventd
     without the fs source and the fs source without its fanotify marks;
   - keventd's wake-ups per minute with N idle watched file systems
     (voluntary + involuntary context switches of /proc/PID/status).
 Usage: tests/bench/fs-bench.py BUILD_DIR [ROUNDS] [IDLE_SECONDS] [N_FS]
-FS_BENCH_ONLY=latency|throughput|idle runs one of them; FS_BENCH_SOURCES=socket
+FS_BENCH_ONLY=latency|error|throughput|idle runs one of them; FS_BENCH_SOURCES=socket
 measures the idle baseline without the fs source."""
 import os
 import resource
@@ -39,14 +41,14 @@ class Bench:
         self.mounts = []
         self.d = None
 
-    def image(self, name, mb):
+    def image(self, name, mb, opts="loop"):
         img = os.path.join(self.dir, name + ".img")
         with open(img, "wb") as f:
             f.truncate(mb * MB)
         sh("mkfs.ext4", "-q", "-F", "-m", "0", img)
         mnt = os.path.join(self.dir, name)
         os.mkdir(mnt)
-        sh("mount", "-o", "loop", img, mnt)
+        sh("mount", "-o", opts, img, mnt)
         self.mounts.append(mnt)
         return mnt
 
@@ -134,6 +136,42 @@ def latency(b):
             l = b.line(70)
     b.stop()
     print("crossing -> handler start: n=%d p50=%.0f ms p99=%.0f ms max=%.0f ms"
+          % (len(out), pct(out, 50) * 1e3, pct(out, 99) * 1e3, max(out) * 1e3))
+
+
+def error(b):
+    """A file-system error -> handler start, p50/p99: ext4's
+    trigger_fs_error (errors=continue, so the file system stays as it is)
+    written ROUNDS times, 1.5 s apart (after an error keventd reads the
+    mount table again over the next second); the clock is taken just
+    before the write, the handler's date at its start."""
+    mnt = b.image("err", 32, "loop,errors=continue")
+    with open("/proc/self/mountinfo") as f:
+        dev = [l.split()[2] for l in f if l.split()[4] == mnt][-1]
+    name = os.path.basename(os.path.realpath("/sys/dev/block/" + dev))
+    trig = "/sys/fs/ext4/%s/trigger_fs_error" % name
+    if not os.path.exists(trig):
+        print("error: no %s, not measured" % trig)
+        return
+    b.start(conf="fs: {space_low: off, space_critical: off, inodes_low: off}\n")
+    out = []
+    for _ in range(ROUNDS):
+        time.sleep(1.5)  # a benchmark's pace, not a synchronisation
+        while b.line(0):
+            pass
+        t = time.time()
+        with open(trig, "w") as f:
+            f.write("bench")
+        hit = None
+        while not hit:
+            l = b.line()
+            if not l:
+                break
+            hit = [e for e in l.splitlines() if e.split()[1:] == ["error", "/org/kernel/fs" + mnt]]
+        if hit:
+            out.append(float(hit[0].split()[0]) - t)
+    b.stop()
+    print("error -> handler start: n=%d p50=%.0f ms p99=%.0f ms max=%.0f ms"
           % (len(out), pct(out, 50) * 1e3, pct(out, 99) * 1e3, max(out) * 1e3))
 
 
@@ -341,7 +379,7 @@ if __name__ == "__main__":
     b = Bench()
     only = os.environ.get("FS_BENCH_ONLY")
     try:
-        for f in (latency, throughput, idle):
+        for f in (latency, error, throughput, idle):
             if not only or only == f.__name__:
                 f(b)
     finally:
