@@ -136,31 +136,12 @@ int kmqtt_dedupe_load(struct kmqtt_dedupe *d, const char *dir, const char **why)
 int kmqtt_dedupe_save(struct kmqtt_dedupe *d, const char *dir)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	_cleanup_free_ char *path = NULL;
 	kmqtt_dedupe_encode(d, &sb);
-	if (sb.oom || asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0 ||
-	    asprintf(&tmp, "%s.new", path) < 0)
+	if (sb.oom || asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0)
 		return -ENOMEM;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	bool ok = true;
-	for (size_t off = 0; ok && off < sb.len;) {
-		ssize_t w = write(fd, sb.buf + off, sb.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		off += ok ? (size_t)w : 0;
-	}
-	int err = ok ? 0 : errno ? errno : EIO;
-	if (close(fd) < 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, path) < 0)
-		err = errno;
-	if (err) {
-		(void)unlink(tmp);
-		return -err;
-	}
-	kmqtt_dedupe_clean(d);
-	return 0;
+	int rc = replace_file(path, sb.buf, sb.len, 0600);
+	if (rc == 0)
+		kmqtt_dedupe_clean(d);
+	return rc;
 }

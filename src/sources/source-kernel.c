@@ -158,16 +158,13 @@ static void pos_save(struct kernel_state *st)
 	_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
 	if (rc == 0)
 		kkernel_pos_format(&pos, &text);
-	size_t n = strlen(st->pos_path);
-	char tmp[n + 8];
-	snprintf(tmp, sizeof(tmp), "%s.new", st->pos_path);
-	int fd = -1;
-	if (rc < 0 || text.oom)
-		errno = ENOMEM;
-	else
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
+	if (rc == 0 && text.oom)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = replace_file(st->pos_path, text.buf, text.len, 0644);
+	if (rc == -ENOENT) {
 		/* the directory, once (/run is a tmpfs) */
+		size_t n = strlen(st->pos_path);
 		char dir[n + 1];
 		memcpy(dir, st->pos_path, n + 1);
 		char *slash = strrchr(dir, '/');
@@ -175,19 +172,9 @@ static void pos_save(struct kernel_state *st)
 			*slash = '\0';
 			(void)mkdir(dir, 0755);
 		}
-		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		rc = replace_file(st->pos_path, text.buf, text.len, 0644);
 	}
-	bool ok = fd >= 0;
-	for (size_t off = 0; ok && off < text.len;) {
-		ssize_t w = write(fd, text.buf + off, text.len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		off += ok ? (size_t)w : 0;
-	}
-	if (fd >= 0 && close(fd) < 0)
-		ok = false;
-	if (ok && rename(tmp, st->pos_path) == 0) {
+	if (rc == 0) {
 		st->saved_instance = st->sync.instance;
 		st->saved_last = last;
 		st->saved_redo_changes = st->sync.redo_changes;
@@ -197,9 +184,7 @@ static void pos_save(struct kernel_state *st)
 	static struct klog_throttle pos_log = {.name = "kernel",
 					       .what = "lines about the position"};
 	klog_throttled(&pos_log, LOG_WARNING, "kernel: cannot write %s: %s", st->pos_path,
-		       strerror(errno));
-	if (fd >= 0)
-		(void)unlink(tmp);
+		       strerror(-rc));
 }
 
 /* ---- fetching what was missed ---- */

@@ -128,16 +128,10 @@ static void save_table(struct ktimer *t, void *userdata)
 	(void)t;
 	u->save_timer = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *tmp = NULL;
 	kudevtab_render(&u->table, &sb);
-	if (sb.oom || asprintf(&tmp, "%s.new", u->table_path) < 0)
-		return;
-	_cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, sb.buf, sb.len) != (ssize_t)sb.len ||
-	    rename(tmp, u->table_path) < 0) {
-		log_warning("udev: cannot write %s: %s", u->table_path, strerror(errno));
-		(void)unlink(tmp);
-	}
+	int rc = sb.oom ? -ENOMEM : replace_file(u->table_path, sb.buf, sb.len, 0600);
+	if (rc < 0)
+		log_warning("udev: cannot write %s: %s", u->table_path, strerror(-rc));
 }
 
 /* A device came, went or moved (a renamed network interface): the table
