@@ -211,6 +211,44 @@ class FdStore(DaemonTest):
         d.wait_status(lambda st: st["rules"][0]["runs"] == 1, "a uevent on a fresh socket")
         d.stop_ok(self)
 
+    def test_generic_netlink_sockets_are_handed_over_and_taken_back(self):
+        """The thermal and acpi families' sockets (this machine's kernel
+        may send nothing on them: that they are the same sockets is what
+        counts); one of another protocol under a family's name is refused."""
+        args = ("--sources", "thermal,acpi,socket")
+        d1 = self.start(*args)
+        log = d1.logtext()
+        if "thermal: subscribed" not in log or "acpi: subscribed" not in log:
+            self.skipTest("the kernel has no thermal or acpi_event family")
+        d1.stop_ok(self)
+        named, texts = stored_fds(d1)
+        self.fds += [fd for _, fd in named]
+        self.assertEqual(sorted(n for n, _ in named), ["genl-acpi", "genl-thermal"], texts)
+        inodes = {n: os.fstat(fd).st_ino for n, fd in named}
+        wrong = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_KOBJECT_UEVENT)
+        wrong.bind((0, 0))
+        acpi = [(n, fd) for n, fd in named if n == "genl-acpi"]
+        named = [(n, fd) for n, fd in named if n != "genl-acpi"]
+        named.append(("genl-acpi", os.dup(wrong.fileno())))
+        self.fds.append(named[-1][1])
+        wrong.close()
+        d2 = self.start_with(named, *args)
+        log = d2.logtext()
+        self.assertIn("thermal: the family's socket of the last run taken back", log)
+        self.assertIn("fd store: genl-acpi: not taken back (a netlink socket of another "
+                      "protocol): closed", log)
+        self.assertIn("acpi: subscribed", log)
+        self.assertIn("fd store: 1 of 2 descriptors taken back", log)
+        d2.stop_ok(self)
+        again, _ = stored_fds(d2)
+        self.fds += [fd for _, fd in again]
+        got = {n: os.fstat(fd).st_ino for n, fd in again}
+        self.assertEqual(got["genl-thermal"], inodes["genl-thermal"], "the same socket again")
+        self.assertNotEqual(got["genl-acpi"], inodes["genl-acpi"], "a fresh one for acpi")
+        for _, fd in acpi:
+            os.close(fd)
+            self.fds.remove(fd)
+
 
 if __name__ == "__main__":
     kdtest.main()
