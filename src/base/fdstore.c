@@ -150,11 +150,23 @@ size_t kfdstore_settle(struct kfdstore *st)
 	return st->n_taken;
 }
 
+/* What systemd takes for FDNAME=: printable ASCII but ':', which separates
+ * the names of LISTEN_FDNAMES.  It stores a descriptor under another name
+ * ("stored") rather than refuse it. */
+static bool name_ok(const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = name; *p; p++)
+		if (*p < ' ' || *p > '~' || *p == ':')
+			return false;
+	return len > 0 && len <= NAME_MAX_LEN;
+}
+
 int kfdstore_keep(struct kfdstore *st, const char *name, int fd, bool poll)
 {
 	if (!st || fd < 0)
 		return 0;
-	if (strlen(name) > NAME_MAX_LEN)
+	if (!name_ok(name))
 		return -EINVAL;
 	if (st->n_kept == st->cap_kept) {
 		size_t cap = st->cap_kept ? 2 * st->cap_kept : 8;

@@ -33,9 +33,9 @@ void kfdstore_refuse(struct kfdstore *st, const char *name, int fd, const char *
  * descriptors taken back are logged.  Returns how many were taken. */
 size_t kfdstore_settle(struct kfdstore *st);
 
-/* Hands fd over at a clean stop, under name (copied); poll: whether the
- * service manager may drop it on a hang-up (a device unplugged).  0 or
- * -ENOMEM. */
+/* Hands fd over at a clean stop, under name (copied: printable ASCII, no
+ * ':', as systemd wants it); poll: whether the service manager may drop it
+ * on a hang-up (a device unplugged).  0, -EINVAL (the name) or -ENOMEM. */
 int kfdstore_keep(struct kfdstore *st, const char *name, int fd, bool poll);
 /* fd is about to be closed: not handed over. */
 void kfdstore_forget(struct kfdstore *st, int fd);

@@ -240,7 +240,7 @@ static void consider(struct kinput *in, struct udev_device *u)
 	/* Read-only, and never grabbed (EVIOCGRAB): logind and the desktop
 	 * still see every key. */
 	char name[64];
-	snprintf(name, sizeof(name), "input:%s", sysname);
+	snprintf(name, sizeof(name), "input-%s", sysname);
 	dev->fd = take_stored(in, name, devnode);
 	bool adopted = dev->fd >= 0;
 	if (!adopted)

@@ -57,8 +57,11 @@ def stored_fds(d):
         text = msg.decode()
         texts.append(text)
         fields = dict(l.split("=", 1) for l in text.split("\n") if "=" in l)
+        name = fields.get("FDNAME", "stored")
+        if ":" in name or not name.isprintable():
+            name = "stored"  # as systemd does with a name LISTEN_FDNAMES cannot carry
         if fields.get("FDSTORE") == "1":
-            out += [(fields.get("FDNAME", "stored"), fd) for fd in fds]
+            out += [(name, fd) for fd in fds]
         else:
             for fd in fds:
                 os.close(fd)
