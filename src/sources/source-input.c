@@ -34,6 +34,7 @@
 #include "loop.h"
 
 #define READS_PER_WAKEUP 256
+#define PENDING_MAX	 256 /* events of a restart read back per device */
 
 struct kinput;
 
@@ -215,6 +216,40 @@ static int take_stored(struct kinput *in, const char *name, const char *devnode)
 	return fd;
 }
 
+/* What waits in an adopted descriptor: the events of the restart.  Read
+ * before libevdev looks at the device, because the kernel drops the
+ * queued key and switch events of a reader that asks for the keys' or
+ * switches' state (EVIOCGKEY, EVIOCGSW), and libevdev asks. */
+struct pending {
+	struct input_event ev[PENDING_MAX];
+	size_t n;
+};
+
+static void read_pending(int fd, struct pending *p)
+{
+	p->n = 0;
+	while (p->n < PENDING_MAX) {
+		ssize_t r = read(fd, &p->ev[p->n], (PENDING_MAX - p->n) * sizeof(p->ev[0]));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		p->n += (size_t)r / sizeof(p->ev[0]);
+	}
+}
+
+/* The events of the restart, in order, before anything else of dev. */
+static void replay_pending(struct kinput_dev *dev, const struct pending *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct input_event *ie = &p->ev[i];
+		if (ie->type == EV_SYN && ie->code == SYN_DROPPED)
+			ksink_overrun(&dev->in->sink, KEVENT_SOURCE_INPUT);
+		else if (ie->type == EV_KEY || ie->type == EV_SW)
+			submit(dev, ie->type, ie->code, ie->value, false, event_ns(ie));
+	}
+}
+
 /* Follows the device u if it is an event node that can send a reported
  * code; reports its switches' states (Initial: yes). */
 static void consider(struct kinput *in, struct udev_device *u)
@@ -246,6 +281,10 @@ static void consider(struct kinput *in, struct udev_device *u)
 	if (!adopted)
 		dev->fd = open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	int rc = !dev->syspath || !dev->devnode ? -ENOMEM : dev->fd < 0 ? -errno : 0;
+	static struct pending pending; /* the loop's thread only */
+	pending.n = 0;
+	if (rc == 0 && adopted)
+		read_pending(dev->fd, &pending);
 	if (rc == 0)
 		rc = libevdev_new_from_fd(dev->fd, &dev->evdev);
 	if (rc < 0) {
@@ -274,6 +313,7 @@ static void consider(struct kinput *in, struct udev_device *u)
 		log_warning("input: out of memory: %s is not kept across a restart", devnode);
 	log_info("input: following %s (%s)%s", devnode, libevdev_get_name(dev->evdev),
 		 adopted ? ", its descriptor of the last run taken back" : "");
+	replay_pending(dev, &pending);
 	uint64_t ns = now_realtime_ns();
 	for (size_t i = 0; i < kinput_n_codes && n_switches; i++) {
 		const struct kinput_code *c = &kinput_codes[i];
