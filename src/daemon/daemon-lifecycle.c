@@ -16,6 +16,7 @@
 #include "config.h"
 #include "daemon-ctl.h"
 #include "daemon.h"
+#include "fdstore.h"
 #include "mqtt-config.h"
 #include "log.h"
 #include "notify.h"
@@ -164,6 +165,9 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 		log_notice("%s: stopping; debounced runs waiting for quiet, kept in the journal "
 			   "for the next start: %zu",
 			   why, debounced);
+	/* the sources' sockets to the service manager before they close:
+	 * what comes meanwhile waits in them for the next start */
+	kfdstore_hand_over(d->fdstore);
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->stop)
 			d->sources[i]->stop(d->sources[i]);
@@ -292,8 +296,12 @@ static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
 
 int kdaemon_start(struct kdaemon *d)
 {
+	/* the descriptors the last run handed over, before anything opens one */
+	int rc = kfdstore_new(&d->fdstore);
+	if (rc < 0)
+		return rc;
 	struct ksink sink = kdaemon_sink(d);
-	int rc = setup_signals(d);
+	rc = setup_signals(d);
 	if (rc < 0)
 		return rc;
 	setup_containment(d);
@@ -319,6 +327,7 @@ int kdaemon_start(struct kdaemon *d)
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
 	kdaemon_start_sources(d, &sink);
+	kfdstore_settle(d->fdstore);
 	return 0;
 }
 
@@ -368,5 +377,6 @@ void kdaemon_free(struct kdaemon *d)
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
 	kloop_free(d->loop);
+	kfdstore_free(d->fdstore); /* after the sources, which forget theirs */
 	free(d);
 }

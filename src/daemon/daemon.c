@@ -75,7 +75,12 @@ static const struct ksink_ops sink_ops = {
 struct ksink kdaemon_sink(struct kdaemon *d)
 {
 	return (struct ksink){
-		.loop = d->loop, .ops = &sink_ops, .userdata = d, .state_dir = d->cfg.state_dir};
+		.loop = d->loop,
+		.ops = &sink_ops,
+		.userdata = d,
+		.state_dir = d->cfg.state_dir,
+		.fdstore = d->fdstore,
+	};
 }
 
 size_t kdaemon_share(const struct kdaemon_config *cfg)

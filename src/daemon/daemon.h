@@ -99,6 +99,7 @@ struct kdaemon {
 	struct kstats stats;
 	struct ksource *sources[KEVENT_MAX_SOURCES];
 	size_t n_sources;
+	struct kfdstore *fdstore; /* the sources' descriptors across a restart */
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
 	uint64_t serial;	     /* events taken so far: the number of the last one */

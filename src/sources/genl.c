@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
 
 #define RCVBUF_BYTES (8 * 1024 * 1024)
 
@@ -54,9 +57,19 @@ int kgenl_dump_open(const char *family, uint8_t cmd, uint16_t attr, uint64_t val
 	return 0;
 }
 
-int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
+/* s connected: a new socket, or the one adopted (then s owns it). */
+static int connect_or_adopt(struct nl_sock *s, int adopt)
+{
+	if (adopt < 0)
+		return genl_connect(s);
+	/* libnl learns the socket's port id from it (getsockname) */
+	return nl_socket_set_fd(s, NETLINK_GENERIC, adopt);
+}
+
+int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups, int adopt,
 		    struct nl_sock **out, int *family_id)
 {
+	_cleanup_close_ int keep = adopt; /* closed on failure, else libnl's */
 	int ids[16];
 	if (n_groups > 16)
 		return -EINVAL;
@@ -80,7 +93,11 @@ int kgenl_subscribe(const char *family, const char *const *groups, size_t n_grou
 		return -ENOMEM;
 	nl_socket_disable_seq_check(s);
 	nl_socket_disable_auto_ack(s);
-	rc = genl_connect(s);
+	rc = connect_or_adopt(s, adopt);
+	if (rc == 0)
+		keep = -1;
+	/* an adopted socket is in the groups already, unless the family
+	 * came back with new ids meanwhile: joining again is harmless */
 	for (size_t i = 0; rc == 0 && i < n_groups; i++)
 		rc = nl_socket_add_membership(s, ids[i]);
 	if (rc == 0)

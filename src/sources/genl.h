@@ -16,9 +16,11 @@
 struct nl_sock;
 
 /* A non-blocking socket subscribed to the named groups of family, with a
- * large receive buffer.  Returns 0 and *family_id, -ENOENT when the family
- * (or a group) is not registered, or another -errno. */
-int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups,
+ * large receive buffer: adopt, a Generic Netlink socket kept across a
+ * restart (taken in every case: on failure it is closed), or a new one
+ * (adopt -1).  Returns 0 and *family_id, -ENOENT when the family (or a
+ * group) is not registered, or another -errno. */
+int kgenl_subscribe(const char *family, const char *const *groups, size_t n_groups, int adopt,
 		    struct nl_sock **out, int *family_id);
 
 /* A non-blocking socket of its own on which a dump request of family

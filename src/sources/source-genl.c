@@ -11,9 +11,11 @@
 #include <errno.h>
 #include <linux/netlink.h>
 #include <netlink/netlink.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "fdstore.h"
 #include "loop.h"
 #include "log.h"
 #include "util.h"
@@ -43,6 +45,8 @@ static void unsubscribe(struct kgenl_source *g)
 {
 	kio_free(g->ev_io);
 	g->ev_io = NULL;
+	if (g->ev)
+		kfdstore_forget(g->sink.fdstore, nl_socket_get_fd(g->ev));
 	nl_socket_free(g->ev);
 	g->ev = NULL;
 	g->family_id = -1;
@@ -122,18 +126,44 @@ static void on_events(struct kio *io, int fd, uint32_t events, void *userdata)
 		g->desc->batch(g->state, &g->sink);
 }
 
-/* Subscribes a fresh socket to the family's groups.  -ENOENT: no family. */
+/* The family's socket that the last run handed over, if it fits; -1: none. */
+static int take_stored(struct kgenl_source *g, const char *name)
+{
+	int fd = kfdstore_take(g->sink.fdstore, name);
+	const char *why = fd < 0 ? NULL : kfdstore_not_netlink(fd, NETLINK_GENERIC, 0);
+	if (why) {
+		kfdstore_refuse(g->sink.fdstore, name, fd, why);
+		return -1;
+	}
+	return fd;
+}
+
+/* Subscribes a socket to the family's groups: at start-up the one the
+ * last run handed over, so that what the family sent meanwhile is read,
+ * else a fresh one.  -ENOENT: no family. */
 static int subscribe(struct kgenl_source *g)
 {
 	const struct ksource_genl_desc *desc = g->desc;
+	char name[64];
+	snprintf(name, sizeof(name), "genl-%s", desc->name);
 	unsubscribe(g);
-	int rc = kgenl_subscribe(desc->family, desc->groups, desc->n_groups, &g->ev, &g->family_id);
+	int adopt = take_stored(g, name);
+	int rc = kgenl_subscribe(desc->family, desc->groups, desc->n_groups, adopt, &g->ev,
+				 &g->family_id);
+	if (rc < 0 && adopt >= 0) /* closed by kgenl_subscribe() */
+		kfdstore_refuse(g->sink.fdstore, name, -1,
+				rc == -ENOENT ? "the family is not registered" : strerror(-rc));
 	if (rc < 0) {
 		if (rc != -ENOENT && desc->say_cannot_subscribe)
 			log_error("%s: %s: %s", desc->name, desc->say_cannot_subscribe,
 				  strerror(-rc));
 		return rc;
 	}
+	if (adopt >= 0)
+		log_info("%s: the family's socket of the last run taken back", desc->name);
+	if (kfdstore_keep(g->sink.fdstore, name, nl_socket_get_fd(g->ev), false) < 0)
+		log_warning("%s: out of memory: its socket is not kept across a restart",
+			    desc->name);
 	rc = kloop_add_io(g->sink.loop, nl_socket_get_fd(g->ev), g->paused ? 0 : EPOLLIN, on_events,
 			  g, &g->ev_io);
 	if (rc < 0) {

@@ -20,17 +20,21 @@
 #include <libevdev/libevdev.h>
 #include <libudev.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include "source-input.h"
 
 #include "input-map.h"
+#include "fdstore.h"
 #include "log.h"
 #include "loop.h"
 
 #define READS_PER_WAKEUP 256
+#define PENDING_MAX	 256 /* events of a restart read back per device */
 
 struct kinput;
 
@@ -67,8 +71,10 @@ static void dev_free(struct kinput_dev *dev)
 		return;
 	kio_free(dev->io);
 	libevdev_free(dev->evdev);
-	if (dev->fd >= 0)
+	if (dev->fd >= 0) {
+		kfdstore_forget(dev->in->sink.fdstore, dev->fd);
 		close(dev->fd);
+	}
 	free(dev->syspath);
 	free(dev->devnode);
 	free(dev);
@@ -185,6 +191,65 @@ static bool reports_any(struct libevdev *evdev, size_t *n_switches)
 	return n > 0;
 }
 
+/* The device's descriptor that the last run handed over, with the events
+ * it sent meanwhile, if it is still this device (the same device number:
+ * an eventN may be another device after an unplug); else -1. */
+static int take_stored(struct kinput *in, const char *name, const char *devnode)
+{
+	int fd = kfdstore_take(in->sink.fdstore, name);
+	if (fd < 0)
+		return -1;
+	struct stat had, now;
+	const char *why = NULL;
+	if (fstat(fd, &had) < 0 || !S_ISCHR(had.st_mode))
+		why = "not a character device";
+	else if (stat(devnode, &now) < 0 || !S_ISCHR(now.st_mode) || now.st_rdev != had.st_rdev)
+		why = "not the device now there";
+	else if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
+		why = "not opened read-only";
+	else if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		why = "cannot make it non-blocking";
+	if (why) {
+		kfdstore_refuse(in->sink.fdstore, name, fd, why);
+		return -1;
+	}
+	return fd;
+}
+
+/* What waits in an adopted descriptor: the events of the restart.  Read
+ * before libevdev looks at the device, because the kernel drops the
+ * queued key and switch events of a reader that asks for the keys' or
+ * switches' state (EVIOCGKEY, EVIOCGSW), and libevdev asks. */
+struct pending {
+	struct input_event ev[PENDING_MAX];
+	size_t n;
+};
+
+static void read_pending(int fd, struct pending *p)
+{
+	p->n = 0;
+	while (p->n < PENDING_MAX) {
+		ssize_t r = read(fd, &p->ev[p->n], (PENDING_MAX - p->n) * sizeof(p->ev[0]));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		p->n += (size_t)r / sizeof(p->ev[0]);
+	}
+}
+
+/* The events of the restart, in order, before anything else of dev. */
+static void replay_pending(struct kinput_dev *dev, const struct pending *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct input_event *ie = &p->ev[i];
+		if (ie->type == EV_SYN && ie->code == SYN_DROPPED)
+			ksink_overrun(&dev->in->sink, KEVENT_SOURCE_INPUT);
+		else if (ie->type == EV_KEY || ie->type == EV_SW)
+			submit(dev, ie->type, ie->code, ie->value, false, event_ns(ie));
+	}
+}
+
 /* Follows the device u if it is an event node that can send a reported
  * code; reports its switches' states (Initial: yes). */
 static void consider(struct kinput *in, struct udev_device *u)
@@ -209,8 +274,17 @@ static void consider(struct kinput *in, struct udev_device *u)
 	dev->devnode = strdup(devnode);
 	/* Read-only, and never grabbed (EVIOCGRAB): logind and the desktop
 	 * still see every key. */
-	dev->fd = open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char name[64];
+	snprintf(name, sizeof(name), "input-%s", sysname);
+	dev->fd = take_stored(in, name, devnode);
+	bool adopted = dev->fd >= 0;
+	if (!adopted)
+		dev->fd = open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	int rc = !dev->syspath || !dev->devnode ? -ENOMEM : dev->fd < 0 ? -errno : 0;
+	static struct pending pending; /* the loop's thread only */
+	pending.n = 0;
+	if (rc == 0 && adopted)
+		read_pending(dev->fd, &pending);
 	if (rc == 0)
 		rc = libevdev_new_from_fd(dev->fd, &dev->evdev);
 	if (rc < 0) {
@@ -234,7 +308,12 @@ static void consider(struct kinput *in, struct udev_device *u)
 	}
 	dev->next = in->devs;
 	in->devs = dev;
-	log_info("input: following %s (%s)", devnode, libevdev_get_name(dev->evdev));
+	/* poll: a device unplugged meanwhile is dropped from the store */
+	if (kfdstore_keep(in->sink.fdstore, name, dev->fd, true) < 0)
+		log_warning("input: out of memory: %s is not kept across a restart", devnode);
+	log_info("input: following %s (%s)%s", devnode, libevdev_get_name(dev->evdev),
+		 adopted ? ", its descriptor of the last run taken back" : "");
+	replay_pending(dev, &pending);
 	uint64_t ns = now_realtime_ns();
 	for (size_t i = 0; i < kinput_n_codes && n_switches; i++) {
 		const struct kinput_code *c = &kinput_codes[i];

@@ -20,6 +20,7 @@
 
 #include "source-udev.h"
 
+#include "fdstore.h"
 #include "log.h"
 #include "loop.h"
 #include "udev-table.h"
@@ -381,6 +382,8 @@ static void udev_free(struct ksource *s)
 {
 	struct kudev *u = of(s);
 	udev_stop(s);
+	if (u->mon)
+		kfdstore_forget(u->sink.fdstore, udev_monitor_get_fd(u->mon));
 	ktimer_cancel(u->resync_timer);
 	if (u->save_timer) {
 		ktimer_cancel(TAKE_PTR(u->save_timer));
@@ -399,6 +402,42 @@ static int rcvbuf_bytes(void)
 {
 	const char *force = getenv("KEVENTD_UDEV_RCVBUF");
 	return force && atoi(force) > 0 ? atoi(force) : RCVBUF_BYTES;
+}
+
+/*
+ * The monitor's socket that the last run handed over, with the uevents
+ * sent meanwhile, in place of the new monitor's.  libudev cannot adopt a
+ * socket, so the monitor is made as always and the stored socket put
+ * under its descriptor's number (dup3()), which closes the new one.
+ * That is sound because the stored socket was made the same way: a
+ * NETLINK_KOBJECT_UEVENT socket bound to the same one group (checked:
+ * not adopted across a change of --udev-monitor), no filter (this source
+ * sets none), SO_PASSCRED and the receive buffer (both set again here).
+ * libudev keeps nothing else of its socket that receiving uses.  Reading
+ * udev's wire format here instead would duplicate libudev for one
+ * descriptor.
+ */
+static void adopt_stored(struct kudev *u)
+{
+	struct kfdstore *st = u->sink.fdstore;
+	int fd = kfdstore_take(st, "udev");
+	if (fd < 0)
+		return;
+	int mon_fd = udev_monitor_get_fd(u->mon), one = 1;
+	const char *why = kfdstore_not_netlink(fd, NETLINK_KOBJECT_UEVENT,
+					       u->from_kernel ? GROUP_KERNEL : GROUP_UDEV);
+	if (!why && setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
+		why = "cannot pass credentials on it";
+	if (!why && (fcntl(fd, F_SETFL, O_NONBLOCK) < 0 || dup3(fd, mon_fd, O_CLOEXEC) < 0))
+		why = strerror(errno);
+	if (why) {
+		kfdstore_refuse(st, "udev", fd, why);
+		return;
+	}
+	close(fd);
+	if (udev_monitor_set_receive_buffer_size(u->mon, rcvbuf_bytes()) < 0)
+		log_notice("udev: cannot raise the receive buffer; bursts may overrun");
+	log_info("udev: the monitor's socket of the last run taken back");
 }
 
 int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct ksource **out)
@@ -422,8 +461,12 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 	if (rc == 0 && udev_monitor_set_receive_buffer_size(u->mon, rcvbuf_bytes()) < 0)
 		log_notice("udev: cannot raise the receive buffer; bursts may overrun");
 	if (rc == 0)
+		adopt_stored(u);
+	if (rc == 0)
 		rc = kloop_add_io(sink->loop, udev_monitor_get_fd(u->mon), EPOLLIN, on_uevent, u,
 				  &u->io);
+	if (rc == 0 && kfdstore_keep(sink->fdstore, "udev", udev_monitor_get_fd(u->mon), false) < 0)
+		log_warning("udev: out of memory: its socket is not kept across a restart");
 	if (rc < 0) {
 		udev_free(&u->src);
 		return rc ? rc : -EIO;

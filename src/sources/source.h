@@ -15,6 +15,7 @@
 
 #include "event.h"
 
+struct kfdstore;
 struct kloop;
 
 /* What a source may tell its sink.  Every callback is called from the
@@ -44,6 +45,9 @@ struct ksink {
 	/* where a source keeps what outlives keventd (the kernel source's
 	 * position); NULL: its own default */
 	const char *state_dir;
+	/* the descriptors a source takes back at start and hands over at a
+	 * clean stop (fdstore.h); NULL: none */
+	struct kfdstore *fdstore;
 };
 
 static inline int ksink_submit(const struct ksink *s, struct kevent *ev)

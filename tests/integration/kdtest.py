@@ -297,9 +297,12 @@ def yq(s):
 
 
 class Daemon:
-    def __init__(self, scratch, args=(), rules_dirs=None, env=None, journal=False, preexec=None):
+    def __init__(self, scratch, args=(), rules_dirs=None, env=None, journal=False, preexec=None,
+                 wrap=(), pass_fds=()):
         self.s = scratch
         self.preexec = preexec  # runs in the child before keventd is exec'd
+        self.wrap = list(wrap)  # a program that execs keventd (argv before keventd's)
+        self.pass_fds = tuple(pass_fds)  # descriptors the child inherits
         self.journal = journal
         self.args = list(args)
         self.rules_dirs = rules_dirs or [scratch.rules]
@@ -339,9 +342,9 @@ class Daemon:
         if self.journal:  # as systemd does when stderr is the journal
             st = os.fstat(self.log.fileno())
             env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
+        self.proc = subprocess.Popen(self.wrap + argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT, env=env,
-                                     preexec_fn=self.preexec)
+                                     preexec_fn=self.preexec, pass_fds=self.pass_fds)
         self.wait_notify("READY=1")
         return self
 
