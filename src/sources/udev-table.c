@@ -38,6 +38,11 @@ static size_t find(const struct kudevtab *t, const char *devpath, size_t len, bo
 
 int kudevtab_set(struct kudevtab *t, const char *devpath, const char *subsystem)
 {
+	/* Devices only: the uevents of modules (/module/...), drivers and
+	 * subsystems (/bus/..., /class/...) name no device, and libudev's
+	 * enumeration, which the table is compared with, never lists them. */
+	if (strncmp(devpath, "/devices/", strlen("/devices/")) != 0)
+		return 0;
 	size_t len = strlen(devpath);
 	bool found;
 	size_t i = find(t, devpath, len, &found);

@@ -20,7 +20,9 @@ struct kudevtab {
 
 void kudevtab_release(struct kudevtab *t);
 /* Sets (or replaces) devpath's subsystem; removes it with subsystem
- * NULL.  Returns whether the table changed, or -ENOMEM. */
+ * NULL.  A devpath outside /devices/ (a module's, a driver's, a
+ * subsystem's uevent) is no device and is left out.  Returns whether the
+ * table changed, or -ENOMEM. */
 int kudevtab_set(struct kudevtab *t, const char *devpath, const char *subsystem);
 /* The table of text (lines as kudevtab_render() writes them; a line of
  * another shape is skipped).  0 or -ENOMEM. */

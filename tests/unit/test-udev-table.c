@@ -28,13 +28,17 @@ static void test_set_render_parse(void **state)
 	assert_int_equal(kudevtab_set(&t, "/devices/a", "pci"), 0); /* the same */
 	assert_int_equal(kudevtab_set(&t, "/devices/a!b", "misc"), 1);
 	assert_int_equal(kudevtab_set(&t, "/devices/gone", NULL), 0);
+	/* no devices: a module's, a driver's and a subsystem's uevents */
+	assert_int_equal(kudevtab_set(&t, "/module/loop", "module"), 0);
+	assert_int_equal(kudevtab_set(&t, "/bus/pci/drivers/virtio-pci", "drivers"), 0);
+	assert_int_equal(kudevtab_set(&t, "/class/net", "subsystem"), 0);
 	struct strbuf sb = STRBUF_INIT;
 	kudevtab_render(&t, &sb);
 	/* sorted by path: a path before the paths below it */
 	assert_string_equal(sb.buf, "/devices/a pci\n/devices/a!b misc\n/devices/a/x net\n"
 				    "/devices/b block\n");
 	/* read back, past lines of another shape */
-	strbuf_puts(&sb, "garbage\n/devices/c\n/devices/d two words\n");
+	strbuf_puts(&sb, "garbage\n/devices/c\n/devices/d two words\n/module/loop module\n");
 	assert_int_equal(kudevtab_parse(&back, sb.buf, sb.len), 0);
 	assert_int_equal(back.n, 4);
 	assert_int_equal(kudevtab_set(&back, "/devices/a!b", NULL), 1);

@@ -2,6 +2,7 @@
 """What keventd could not see, it reports when it can (keventd(8), The
 journal; docs/sources.md, "Devices that came and went unseen"):
 
+- a restart with nothing changed reports nothing;
 - a udev overrun made on purpose (a 4 KiB receive buffer, keventd stopped
   while udevd sends 200 uevents): the loop device added meanwhile, whose
   uevent the full buffer dropped, is reported "add" with
@@ -33,9 +34,19 @@ def thermal():
 
 
 def loop_added_in_an_overrun(vm):
+    cur = vm.cursor()
     vm.sh("mkdir -p %s && printf '[Service]\\nEnvironment=KEVENTD_UDEV_RCVBUF=4096\\n' > %s && "
           "systemctl daemon-reload && systemctl restart keventd"
           % (DROPIN.rsplit("/", 1)[0], DROPIN), 120, "keventd with a 4 KiB udev buffer")
+    # nothing came or went over that restart: the boot's uevents of
+    # modules, drivers and subsystems, which name no device, are not
+    # taken for devices that went away
+    pid = vm.show("keventd.service", "MainPID")["MainPID"]
+    vm.wait_journal(cur, " running: ", 20, "the new keventd's start-up line", "_PID=%s" % pid)
+    e = [e.get("MESSAGE") for e in vm.journal(cur, "_PID=%s" % pid)
+         if "devices changed while not watched" in (e.get("MESSAGE") or "")]
+    if e:
+        raise Fail("expected no device reported changed over a restart, got %r" % e)
     vm.sh("cat > %s <<'EOF'\nrules:\n  - name: systest-resync\n    match:\n"
           "      source: udev\n      object: /org/kernel/devices/virtual/block/loop%d\n"
           "    run: [/usr/local/lib/systest/record.sh]\nEOF" % (RULES, LOOP))
@@ -43,7 +54,6 @@ def loop_added_in_an_overrun(vm):
             "the rule file to be loaded")
     vm.sh("rm -rf /run/systest/events")
     before = vm.keventctl_status()["sources"]["udev"]
-    pid = vm.show("keventd.service", "MainPID")["MainPID"]
     # keventd stopped: udevd's uevents fill its socket, then the loop
     # device's add finds it full and is dropped there
     vm.sh("modprobe loop && kill -STOP %s && for i in $(seq 200); do echo change > "
