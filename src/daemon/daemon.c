@@ -157,10 +157,12 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 	case KFATE_HANDLED:
 	case KFATE_NO_RUN:
 		d->stats.handled++;
+		d->stats.handled_by[src]++;
 		tell = retire = true;
 		break;
 	case KFATE_RATELIMITED:
 		d->stats.ratelimited++;
+		d->stats.ratelimited_by[src]++;
 		tell = retire = true;
 		break;
 	case KFATE_WAITS:
@@ -168,12 +170,15 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 		break;
 	case KFATE_FIRED:
 		d->stats.handled++;
+		d->stats.handled_by[src]++;
 		break;
 	case KFATE_DEBOUNCED:
 		d->stats.events_debounced++;
+		d->stats.debounced_by[src]++;
 		break;
 	case KFATE_FAILED:
 		d->stats.handled++;
+		d->stats.handled_by[src]++;
 		d->stats.failures++;
 		break;
 	case KFATE_DROPPED:
@@ -320,9 +325,10 @@ static void journal_append(struct kdaemon *d, struct kevent *ev, const struct co
  * share this tag.
  */
 struct debounce_wait {
-	size_t waiting; /* runs still waiting */
-	bool fired;	/* one of them fired: counted handled */
-	bool dropped;	/* one of them was dropped at a stop: counted so */
+	size_t waiting;		/* runs still waiting */
+	enum kevent_source src; /* its event's, whose account it keeps */
+	bool fired;		/* one of them fired: counted handled */
+	bool dropped;		/* one of them was dropped at a stop: counted so */
 };
 
 enum wait_end {
@@ -333,12 +339,12 @@ enum wait_end {
 	WAIT_KEPT,     /* still waiting at a stop: kept in the journal */
 };
 
-/* One waiting run of w, of an event of src, is over. */
-static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum wait_end end,
-			      enum kevent_source src)
+/* One waiting run of w is over. */
+static void debounce_wait_end(struct kdaemon *d, struct debounce_wait *w, enum wait_end end)
 {
 	if (!w)
 		return; /* the event had other runs: it is counted with them */
+	enum kevent_source src = w->src;
 	bool counted = w->fired || w->dropped;
 	if (end == WAIT_FIRED && !counted) {
 		w->fired = true;
@@ -407,7 +413,7 @@ static void debounce(struct kdaemon *d, const struct krule *r, const struct keve
 			  ev->signal);
 		d->stats.failures++;
 		/* done, with a failure, as a run that could not start */
-		debounce_wait_end(d, w, WAIT_FIRED, ev->source);
+		debounce_wait_end(d, w, WAIT_FIRED);
 	}
 }
 
@@ -428,13 +434,13 @@ static void debounce_fire(void *userdata, const struct krule *r, struct kevent *
 	if (d->stopping) {
 		/* a record keeps it: the next start runs it */
 		bool kept = ev->journal_ref != 0;
-		debounce_wait_end(d, tag, kept ? WAIT_KEPT : WAIT_DROPPED, src);
+		debounce_wait_end(d, tag, kept ? WAIT_KEPT : WAIT_DROPPED);
 		if (!tag)
 			kdaemon_fate(d, src, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
 		kevent_free(ev);
 		return;
 	}
-	debounce_wait_end(d, tag, WAIT_FIRED, src);
+	debounce_wait_end(d, tag, WAIT_FIRED);
 	if (kjob_new(ev, &r, 1, &job) < 0) {
 		log_error("out of memory running debounced rule %s", r->name);
 		d->stats.failures++;
@@ -462,8 +468,7 @@ static void debounce_gone(void *userdata, void *tag, bool replaced)
 		/* the run is the later event's, whose record is written first */
 		kjournal_settle(d->journal, t->ref, t->bit);
 	}
-	/* the source only matters to a run dropped at a stop, not to these */
-	debounce_wait_end(d, t->w, replaced ? WAIT_REPLACED : WAIT_FREED, KEVENT_SOURCE_KERNEL);
+	debounce_wait_end(d, t->w, replaced ? WAIT_REPLACED : WAIT_FREED);
 	free(t);
 }
 
@@ -487,7 +492,7 @@ static void keep_waiting(void *userdata, const struct krule *r, struct kevent *e
 		kept = true;
 	}
 	d->debounce_kept += kept;
-	debounce_wait_end(d, t->w, kept ? WAIT_KEPT : WAIT_FREED, src);
+	debounce_wait_end(d, t->w, kept ? WAIT_KEPT : WAIT_FREED);
 	free(t);
 	kevent_free(ev);
 }
@@ -509,8 +514,10 @@ static bool debounce_all(struct kdaemon *d, const struct collect *c, const struc
 		return false;
 	/* NULL (no memory): counted now, as an event with nothing to run */
 	struct debounce_wait *w = c->run.n ? NULL : calloc(1, sizeof(*w));
-	if (w)
+	if (w) {
 		w->waiting = c->deb.n;
+		w->src = ev->source;
+	}
 	bool waits = w; /* w may be freed by the pushes (each fired at once, or none kept) */
 	for (size_t i = 0; i < c->deb.n; i++)
 		debounce(d, c->deb.v[i], ev, w);

@@ -142,6 +142,17 @@ const struct kstats_row kstats_rows[] = {
 	 "Of the events received, those keventd made up for what it could not see "
 	 "(KEVENT_SYNTHETIC=1: "
 	 "a resynchronisation at start-up or after an overrun, or keventctl trigger), per source."},
+	{KSTATS_SOURCES, NULL, "handled", "source_events_handled_total", "counter",
+	 SOURCES(handled_by),
+	 "Of the events received, those handled: every run done, or nothing to run, per source."},
+	{KSTATS_SOURCES, NULL, "ratelimited", "source_events_ratelimited_total", "counter",
+	 SOURCES(ratelimited_by),
+	 "Of the events received, those whose every run was suppressed by a rate limit, per "
+	 "source."},
+	{KSTATS_SOURCES, NULL, "debounced", "source_events_debounced_total", "counter",
+	 SOURCES(debounced_by),
+	 "Of the events received, those whose only runs were debounced and each replaced by a "
+	 "later event, per source."},
 
 	{KSTATS_EVENTS, NULL, "received", NULL, "counter", SUM(received), NULL},
 	{KSTATS_EVENTS, NULL, "rejected", NULL, "counter", SUM(rejected), NULL},

@@ -31,7 +31,12 @@ struct kstats {
 	 * events_debounced + queued or waiting for their debounce + dropped at
 	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
 	 * received */
-	uint64_t handled;	   /* every run done (or nothing to run) */
+	uint64_t handled; /* every run done (or nothing to run) */
+	/* the same three, per source: received[i] = handled_by[i] +
+	 * ratelimited_by[i] + debounced_by[i] + its pending, dropped, kept */
+	uint64_t handled_by[KEVENT_SOURCE_MAX];
+	uint64_t ratelimited_by[KEVENT_SOURCE_MAX];
+	uint64_t debounced_by[KEVENT_SOURCE_MAX];
 	uint64_t ratelimited;	   /* every run it would have done was suppressed */
 	uint64_t events_debounced; /* its only runs were debounced, each replaced */
 	uint64_t matched;	   /* events that matched at least one rule */

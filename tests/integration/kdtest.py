@@ -171,6 +171,18 @@ def main():
     run_tests()
 
 
+def assert_accounted(tc, st):
+    """keventctl status's law (keventctl(8)): of the events received, each
+    is handled, rate-limited, debounced or still pending, in all and for
+    every source."""
+    ev = st["events"]
+    tc.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
+                   ev["received"], "the events' account: %r" % ev)
+    for name, src in st["sources"].items():
+        tc.assertEqual(src["handled"] + src["ratelimited"] + src["debounced"] + src["pending"],
+                       src["received"], "the account of source %s: %r" % (name, src))
+
+
 def deadline_left(deadline):
     return max(0.0, deadline - time.monotonic())
 

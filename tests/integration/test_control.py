@@ -497,8 +497,7 @@ class Control(DaemonTest):
         ev, runs = st["events"], st["runs"]
         self.assertEqual(ev["received"], 8)
         self.assertEqual(ev["received"], sum(v["received"] for v in st["sources"].values()))
-        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
-                         ev["received"])
+        kdtest.assert_accounted(self, st)
         self.assertEqual((ev["handled"], ev["ratelimited"], ev["rejected"]), (6, 2, 1))
         self.assertEqual(ev["matched"], 7)
         self.assertEqual(runs["started"], 5)

@@ -274,9 +274,7 @@ class CrashTest(kdtest.DaemonTest):
             self.assertEqual(runs.get(k), [("2", "1")], "key %s (seed %d)" % (k, seed))
         # the last event of each key, and those whose "now" a kill cut off
         self.assertGreaterEqual(st["sources"]["socket"]["redelivered"], len(keys))
-        ev = st["events"]
-        self.assertEqual(ev["handled"] + ev["ratelimited"] + ev["debounced"] + ev["pending"],
-                         ev["received"])
+        kdtest.assert_accounted(self, st)
         print("runs of the rule that runs at once, per event: %s" % ", ".join(
             "%d: %d" % kv for kv in sorted(collections.Counter(
                 len(v) for v in now.values()).items())))

@@ -445,6 +445,8 @@ rules:
         self.assertEqual(st["mqtt"]["received"], 1)
         runs = {r["name"]: r["runs"] for r in st["rules"]}
         self.assertEqual(runs, {"fleet-cpu": 1, "local-cpu": 0})
+        self.assertEqual(st["sources"]["mqtt"]["handled"], 1)
+        kdtest.assert_accounted(self, st)
         # and an event from the broker is never published back
         self.assertEqual(st["mqtt"]["published"], 0)
         d.stop_ok(self)

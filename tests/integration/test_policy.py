@@ -108,6 +108,7 @@ class Debounce(DaemonTest):
         # as events: the one that ran is handled, the 49 it replaced debounced
         ev = st["events"]
         self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (50, 1, 49))
+        kdtest.assert_accounted(self, st)
         out = d.ctl("events", "--json", check=0).stdout.splitlines()
         outcomes = [json.loads(l)["rules"][0]["outcome"] for l in out]
         self.assertEqual(outcomes, ["debounced"] * 49 + ["exited"])
@@ -130,6 +131,7 @@ class Debounce(DaemonTest):
                            "five runs of every, one of settle")
         ev = st["events"]
         self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (5, 5, 0))
+        kdtest.assert_accounted(self, st)
         self.assertEqual(st["runs"]["debounced"], 4)
         d.stop_ok(self)
 
@@ -145,6 +147,7 @@ class Debounce(DaemonTest):
         self.assertEqual(st["runs"]["debounced"], 9)
         ev = st["events"]
         self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (10, 1, 9))
+        kdtest.assert_accounted(self, st)
         d.stop_ok(self)
 
     def test_by_object_each_object_settles_alone(self):
@@ -159,6 +162,7 @@ class Debounce(DaemonTest):
         self.assertEqual(st["runs"]["debounced"], 8)
         ev = st["events"]
         self.assertEqual((ev["received"], ev["handled"], ev["debounced"]), (10, 2, 8))
+        kdtest.assert_accounted(self, st)
         self.s.write_rule("20-bad.yaml", "rules:\n  - debounce: 5 parsecs\n")
         r = d.ctl("verify", self.s.rules, check=1)
         self.assertIn("20-bad.yaml:2:15: error: bad debounce \"5 parsecs\"", r.stdout)

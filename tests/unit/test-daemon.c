@@ -498,12 +498,14 @@ static void test_share_per_source(void **state)
 		strbuf_str(&sb),
 		"\"kernel\":{\"received\":4,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
 		"\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":4,"
-		"\"share\":4,\"paused\":true,\"paused_times\":1,\"resynced\":0}"));
-	assert_non_null(
-		strstr(strbuf_str(&sb),
-		       "\"udev\":{\"received\":1,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
-		       "\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":1,"
-		       "\"share\":4,\"paused\":false,\"paused_times\":0,\"resynced\":0}"));
+		"\"share\":4,\"paused\":true,\"paused_times\":1,\"resynced\":0,\"handled\":0,"
+		"\"ratelimited\":0,\"debounced\":0}"));
+	assert_non_null(strstr(
+		strbuf_str(&sb),
+		"\"udev\":{\"received\":1,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
+		"\"overruns\":0,\"lost\":0,\"truncated\":0,\"pending\":1,"
+		"\"share\":4,\"paused\":false,\"paused_times\":0,\"resynced\":0,\"handled\":0,"
+		"\"ratelimited\":0,\"debounced\":0}"));
 	assert_non_null(strstr(strbuf_str(&sb), "\"paused_times\":1,\"paused\":true}"));
 	strbuf_release(&sb);
 	drain(&t);

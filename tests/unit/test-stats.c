@@ -124,6 +124,9 @@ static const struct source_case per_source[] = {
 	{X(source_share), 741, 8, "share", "queue_source_share"},
 	{S(paused), 761, -1, "paused_times", "queue_source_pauses_total"},
 	{S(resynced), 801, -1, "resynced", "events_resynced_total"},
+	{S(handled_by), 821, -1, "handled", "source_events_handled_total"},
+	{S(ratelimited_by), 841, -1, "ratelimited", "source_events_ratelimited_total"},
+	{S(debounced_by), 861, -1, "debounced", "source_events_debounced_total"},
 };
 /* clang-format on */
 
@@ -467,7 +470,10 @@ static const struct gap {
 	const char *missing; /* the renderings without it */
 } gaps[] = {
 	{KSTATS_SOURCES, "paused_times", "text"},
-	{KSTATS_SOURCES, "resynced", "text"},	  /* a column of the text only if it earns one */
+	{KSTATS_SOURCES, "resynced", "text"}, /* a column of the text only if it earns one */
+	{KSTATS_SOURCES, "handled", "text"},  /* the text's events line has their sums */
+	{KSTATS_SOURCES, "ratelimited", "text"},
+	{KSTATS_SOURCES, "debounced", "text"},
 	{KSTATS_EVENTS, "received", "text prom"}, /* the sum of the sources' */
 	{KSTATS_EVENTS, "rejected", "text prom"},
 	{KSTATS_EVENTS, "overruns", "text prom"},
@@ -634,15 +640,15 @@ static void test_golden(void **state)
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
 	assert_string_equal(strbuf_str(&fx->json),
-		"{\"uptime_seconds\":42,\"sources\":{\"kernel\":{\"received\":621,\"recovered\":781,\"redelivered\":601,\"rejected\":641,\"overruns\":661,\"lost\":681,\"truncated\":701,\"pending\":721,\"share\":741,\"paused\":false,\"paused_times\":761,\"resynced\":801},"
-		"\"udev\":{\"received\":622,\"recovered\":782,\"redelivered\":602,\"rejected\":642,\"overruns\":662,\"lost\":682,\"truncated\":702,\"pending\":722,\"share\":742,\"paused\":false,\"paused_times\":762,\"resynced\":802},"
-		"\"thermal\":{\"received\":623,\"recovered\":783,\"redelivered\":603,\"rejected\":643,\"overruns\":663,\"lost\":683,\"truncated\":703,\"pending\":723,\"share\":743,\"paused\":false,\"paused_times\":763,\"resynced\":803},"
-		"\"socket\":{\"received\":624,\"recovered\":784,\"redelivered\":604,\"rejected\":644,\"overruns\":664,\"lost\":684,\"truncated\":704,\"pending\":724,\"share\":744,\"paused\":true,\"paused_times\":764,\"resynced\":804},"
-		"\"acpi\":{\"received\":625,\"recovered\":785,\"redelivered\":605,\"rejected\":645,\"overruns\":665,\"lost\":685,\"truncated\":705,\"pending\":725,\"share\":745,\"paused\":false,\"paused_times\":765,\"resynced\":805},"
-		"\"input\":{\"received\":626,\"recovered\":786,\"redelivered\":606,\"rejected\":646,\"overruns\":666,\"lost\":686,\"truncated\":706,\"pending\":726,\"share\":746,\"paused\":false,\"paused_times\":766,\"resynced\":806},"
-		"\"fs\":{\"received\":627,\"recovered\":787,\"redelivered\":607,\"rejected\":647,\"overruns\":667,\"lost\":687,\"truncated\":707,\"pending\":727,\"share\":747,\"paused\":false,\"paused_times\":767,\"resynced\":807},"
-		"\"mqtt\":{\"received\":628,\"recovered\":788,\"redelivered\":608,\"rejected\":648,\"overruns\":668,\"lost\":688,\"truncated\":708,\"pending\":728,\"share\":748,\"paused\":false,\"paused_times\":768,\"resynced\":808},"
-		"\"trace\":{\"received\":629,\"recovered\":789,\"redelivered\":609,\"rejected\":649,\"overruns\":669,\"lost\":689,\"truncated\":709,\"pending\":729,\"share\":749,\"paused\":false,\"paused_times\":769,\"resynced\":809},\"md\":{\"received\":630,\"recovered\":790,\"redelivered\":610,\"rejected\":650,\"overruns\":670,\"lost\":690,\"truncated\":710,\"pending\":730,\"share\":750,\"paused\":false,\"paused_times\":770,\"resynced\":810},\"kmsg\":{\"received\":631,\"recovered\":791,\"redelivered\":611,\"rejected\":651,\"overruns\":671,\"lost\":691,\"truncated\":711,\"pending\":731,\"share\":751,\"paused\":false,\"paused_times\":771,\"resynced\":811}},"
+		"{\"uptime_seconds\":42,\"sources\":{\"kernel\":{\"received\":621,\"recovered\":781,\"redelivered\":601,\"rejected\":641,\"overruns\":661,\"lost\":681,\"truncated\":701,\"pending\":721,\"share\":741,\"paused\":false,\"paused_times\":761,\"resynced\":801,\"handled\":821,\"ratelimited\":841,\"debounced\":861},"
+		"\"udev\":{\"received\":622,\"recovered\":782,\"redelivered\":602,\"rejected\":642,\"overruns\":662,\"lost\":682,\"truncated\":702,\"pending\":722,\"share\":742,\"paused\":false,\"paused_times\":762,\"resynced\":802,\"handled\":822,\"ratelimited\":842,\"debounced\":862},"
+		"\"thermal\":{\"received\":623,\"recovered\":783,\"redelivered\":603,\"rejected\":643,\"overruns\":663,\"lost\":683,\"truncated\":703,\"pending\":723,\"share\":743,\"paused\":false,\"paused_times\":763,\"resynced\":803,\"handled\":823,\"ratelimited\":843,\"debounced\":863},"
+		"\"socket\":{\"received\":624,\"recovered\":784,\"redelivered\":604,\"rejected\":644,\"overruns\":664,\"lost\":684,\"truncated\":704,\"pending\":724,\"share\":744,\"paused\":true,\"paused_times\":764,\"resynced\":804,\"handled\":824,\"ratelimited\":844,\"debounced\":864},"
+		"\"acpi\":{\"received\":625,\"recovered\":785,\"redelivered\":605,\"rejected\":645,\"overruns\":665,\"lost\":685,\"truncated\":705,\"pending\":725,\"share\":745,\"paused\":false,\"paused_times\":765,\"resynced\":805,\"handled\":825,\"ratelimited\":845,\"debounced\":865},"
+		"\"input\":{\"received\":626,\"recovered\":786,\"redelivered\":606,\"rejected\":646,\"overruns\":666,\"lost\":686,\"truncated\":706,\"pending\":726,\"share\":746,\"paused\":false,\"paused_times\":766,\"resynced\":806,\"handled\":826,\"ratelimited\":846,\"debounced\":866},"
+		"\"fs\":{\"received\":627,\"recovered\":787,\"redelivered\":607,\"rejected\":647,\"overruns\":667,\"lost\":687,\"truncated\":707,\"pending\":727,\"share\":747,\"paused\":false,\"paused_times\":767,\"resynced\":807,\"handled\":827,\"ratelimited\":847,\"debounced\":867},"
+		"\"mqtt\":{\"received\":628,\"recovered\":788,\"redelivered\":608,\"rejected\":648,\"overruns\":668,\"lost\":688,\"truncated\":708,\"pending\":728,\"share\":748,\"paused\":false,\"paused_times\":768,\"resynced\":808,\"handled\":828,\"ratelimited\":848,\"debounced\":868},"
+		"\"trace\":{\"received\":629,\"recovered\":789,\"redelivered\":609,\"rejected\":649,\"overruns\":669,\"lost\":689,\"truncated\":709,\"pending\":729,\"share\":749,\"paused\":false,\"paused_times\":769,\"resynced\":809,\"handled\":829,\"ratelimited\":849,\"debounced\":869},\"md\":{\"received\":630,\"recovered\":790,\"redelivered\":610,\"rejected\":650,\"overruns\":670,\"lost\":690,\"truncated\":710,\"pending\":730,\"share\":750,\"paused\":false,\"paused_times\":770,\"resynced\":810,\"handled\":830,\"ratelimited\":850,\"debounced\":870},\"kmsg\":{\"received\":631,\"recovered\":791,\"redelivered\":611,\"rejected\":651,\"overruns\":671,\"lost\":691,\"truncated\":711,\"pending\":731,\"share\":751,\"paused\":false,\"paused_times\":771,\"resynced\":811,\"handled\":831,\"ratelimited\":851,\"debounced\":871}},"
 		"\"events\":{\"received\":6886,\"rejected\":7106,\"overruns\":7326,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":8426,\"paused\":true},"
@@ -817,6 +823,45 @@ static void test_golden(void **state)
 		"keventd_events_resynced_total{source=\"trace\"} 809\n"
 		"keventd_events_resynced_total{source=\"md\"} 810\n"
 		"keventd_events_resynced_total{source=\"kmsg\"} 811\n"
+		"# HELP keventd_source_events_handled_total Of the events received, those handled: every run done, or nothing to run, per source.\n"
+		"# TYPE keventd_source_events_handled_total counter\n"
+		"keventd_source_events_handled_total{source=\"kernel\"} 821\n"
+		"keventd_source_events_handled_total{source=\"udev\"} 822\n"
+		"keventd_source_events_handled_total{source=\"thermal\"} 823\n"
+		"keventd_source_events_handled_total{source=\"socket\"} 824\n"
+		"keventd_source_events_handled_total{source=\"acpi\"} 825\n"
+		"keventd_source_events_handled_total{source=\"input\"} 826\n"
+		"keventd_source_events_handled_total{source=\"fs\"} 827\n"
+		"keventd_source_events_handled_total{source=\"mqtt\"} 828\n"
+		"keventd_source_events_handled_total{source=\"trace\"} 829\n"
+		"keventd_source_events_handled_total{source=\"md\"} 830\n"
+		"keventd_source_events_handled_total{source=\"kmsg\"} 831\n"
+		"# HELP keventd_source_events_ratelimited_total Of the events received, those whose every run was suppressed by a rate limit, per source.\n"
+		"# TYPE keventd_source_events_ratelimited_total counter\n"
+		"keventd_source_events_ratelimited_total{source=\"kernel\"} 841\n"
+		"keventd_source_events_ratelimited_total{source=\"udev\"} 842\n"
+		"keventd_source_events_ratelimited_total{source=\"thermal\"} 843\n"
+		"keventd_source_events_ratelimited_total{source=\"socket\"} 844\n"
+		"keventd_source_events_ratelimited_total{source=\"acpi\"} 845\n"
+		"keventd_source_events_ratelimited_total{source=\"input\"} 846\n"
+		"keventd_source_events_ratelimited_total{source=\"fs\"} 847\n"
+		"keventd_source_events_ratelimited_total{source=\"mqtt\"} 848\n"
+		"keventd_source_events_ratelimited_total{source=\"trace\"} 849\n"
+		"keventd_source_events_ratelimited_total{source=\"md\"} 850\n"
+		"keventd_source_events_ratelimited_total{source=\"kmsg\"} 851\n"
+		"# HELP keventd_source_events_debounced_total Of the events received, those whose only runs were debounced and each replaced by a later event, per source.\n"
+		"# TYPE keventd_source_events_debounced_total counter\n"
+		"keventd_source_events_debounced_total{source=\"kernel\"} 861\n"
+		"keventd_source_events_debounced_total{source=\"udev\"} 862\n"
+		"keventd_source_events_debounced_total{source=\"thermal\"} 863\n"
+		"keventd_source_events_debounced_total{source=\"socket\"} 864\n"
+		"keventd_source_events_debounced_total{source=\"acpi\"} 865\n"
+		"keventd_source_events_debounced_total{source=\"input\"} 866\n"
+		"keventd_source_events_debounced_total{source=\"fs\"} 867\n"
+		"keventd_source_events_debounced_total{source=\"mqtt\"} 868\n"
+		"keventd_source_events_debounced_total{source=\"trace\"} 869\n"
+		"keventd_source_events_debounced_total{source=\"md\"} 870\n"
+		"keventd_source_events_debounced_total{source=\"kmsg\"} 871\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
