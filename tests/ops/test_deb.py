@@ -451,7 +451,8 @@ class RunUnpacked(unittest.TestCase):
         logf = os.path.join(self.dir, "keventd.log")
         env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "NOTIFY_SOCKET": nsock, "LANG": "C.UTF-8"}
-        cmd = [keventd, "--control", ctl, "--sources", "socket",
+        # the state directory too (the default, /run/keventd, in the root)
+        cmd = [keventd, "--control", ctl, "--state-dir", rundir, "--sources", "socket",
                "--rules-dir", admin, "--rules-dir", self.r("/run/keventd/rules.d"),
                "--rules-dir", self.r("/usr/lib/keventd/rules.d")]
         old = os.umask(int(unit.get("UMask", "0022"), 8))
