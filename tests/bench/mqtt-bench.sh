@@ -19,58 +19,13 @@
 # tree, with ./build built; needs mosquitto, mosquitto-clients, python3)
 set -eu
 n=${1:-20000}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-kd=$here/build/keventd/keventd
-ctl=$here/build/keventd/keventctl
-for p in mosquitto mosquitto_sub mosquitto_pub python3; do
-	command -v "$p" >/dev/null || [ -x "/usr/sbin/$p" ] || {
-		echo "mqtt-bench: $p is missing (scripts/deps.sh test)" >&2
-		exit 1
-	}
-done
-mosq=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-work=$(mktemp -d "${TMPDIR:-/tmp}/kevent-mqtt-bench.XXXXXX")
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$work/mosquitto.conf" <<EOF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_queued_messages 0
-max_inflight_messages 0
-log_dest none
-user $(id -un)
-EOF
-
+bench=mqtt-bench
+tools="mosquitto_sub mosquitto_pub python3"
+conf_extra="max_queued_messages 0
+max_inflight_messages 0"
+tries=6000
+. "$(dirname "$0")/mqtt-lib.sh"
 now() { date +%s%N; }
-start_broker() {
-	"$mosq" -c "$work/mosquitto.conf" >/dev/null 2>&1 &
-	broker=$!
-	pids="$pids $broker"
-	i=0
-	until mosquitto_pub -h 127.0.0.1 -p "$port" -t bench/ping -m x 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || { echo "mqtt-bench: mosquitto did not start" >&2; exit 1; }
-		sleep 0.05
-	done
-}
-status() { "$ctl" --control "$work/ctl" status --json; }
-# waits until the python expression on the status JSON st is true
-wait_status() {
-	i=0
-	until status | python3 -c "import json,sys; st=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; do
-		i=$((i + 1))
-		[ $i -lt 6000 ] || { echo "mqtt-bench: never: $1" >&2; exit 1; }
-		sleep 0.01
-	done
-}
 # starts keventd with the mqtt keys $1 (printf %b: "\n" ends a line),
 # spooling in spool-$2
 start_keventd() {

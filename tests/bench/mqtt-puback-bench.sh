@@ -22,52 +22,12 @@
 set -eu
 n=${1:-20000}
 n1=${2:-300}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-kd=$here/build/keventd/keventd
-ctl=$here/build/keventd/keventctl
-for p in mosquitto_sub mosquitto_pub python3 bpftrace; do
-	command -v "$p" >/dev/null || {
-		echo "mqtt-puback-bench: $p is missing" >&2
-		exit 1
-	}
-done
-mosq=$(command -v mosquitto || echo /usr/sbin/mosquitto)
-work=$(mktemp -d "${TMPDIR:-/tmp}/kevent-puback-bench.XXXXXX")
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || :; done
-	wait 2>/dev/null || :
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$work/mosquitto.conf" <<EOF2
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_queued_messages 0
-log_dest none
-user $(id -un)
-EOF2
-"$mosq" -c "$work/mosquitto.conf" >/dev/null 2>&1 &
-pids="$pids $!"
-i=0
-until mosquitto_pub -h 127.0.0.1 -p "$port" -t bench/ping -m x 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 200 ] || { echo "mqtt-puback-bench: mosquitto did not start" >&2; exit 1; }
-	sleep 0.05
-done
-
-status() { "$ctl" --control "$work/ctl" status --json; }
-wait_status() {
-	i=0
-	until status | python3 -c "import json,sys; st=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"; do
-		i=$((i + 1))
-		[ $i -lt 30000 ] || { echo "mqtt-puback-bench: never: $1" >&2; exit 1; }
-		sleep 0.01
-	done
-}
+bench=mqtt-puback-bench
+tools="mosquitto_sub mosquitto_pub python3 bpftrace"
+conf_extra="max_queued_messages 0"
+tries=30000
+. "$(dirname "$0")/mqtt-lib.sh"
+start_broker
 
 # the messages: one event each, numbered (none is a duplicate)
 python3 - "$n" >"$work/msgs" <<'EOF2'
