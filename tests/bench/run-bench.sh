@@ -60,29 +60,13 @@ mkdir "$tmp/res"
 load_start=$(cut -d' ' -f1 /proc/loadavg)
 
 # ---------------------------------------------------------------- rule sets
+. "$(dirname "$0")/bench-rules.sh"
 # keventd, RULES rules in files of 1,000: rule k matches (power, signal s<k>,
 # object /org/kernel/bench/*) and runs /bin/true; the last rule is the one
 # the test events match.  In "filter" sets it runs nothing (intake and
 # matching only); in "true" sets it runs /bin/true.
 gen_kevent() { # dir rules last-rule-runs(0|1)
-	mkdir -p "$1"
-	awk -v n="$2" -v dir="$1" -v runs="$3" 'BEGIN {
-		for (k = 0; k < n; k++) {
-			if (k % 1000 == 0) {
-				if (f) close(f)
-				f = sprintf("%s/%05d-bench.yaml", dir, k / 1000)
-				print "rules:" > f
-			}
-			print "  - name: r" k > f
-			print "    match: {type: power, signal: s" k ", object: \"/org/kernel/bench/*\"}" > f
-			if (k < n - 1 || runs)
-				print "    run: [/bin/true]" > f
-		}
-	}'
-	# the sentinel rule of loadgen's DONEFILE (see loadgen.c)
-	printf 'rules:\n  - name: done\n    match: {type: power, signal: done}\n    run: [%s, %s, "0"]\n' \
-		"$bin/bench-stamp" "$tmp/done" >"$1/99999-done.yaml"
-	chmod 0644 "$1"/*.yaml
+	bench_rules "$1" "$2" "$3" "[$bin/bench-stamp, $tmp/done, \"0\"]"
 }
 # acpid: one rule file per rule, as acpid wants: rule k is the regex
 # "^bench/x<k> X<k> " running /bin/true (through /bin/sh -c, as acpid does);

@@ -39,20 +39,9 @@ trap 'exit 130' INT TERM
 
 # rule k matches (power, signal s<k>, object /org/kernel/bench/*) and runs
 # nothing; the events match the last one
+. "$(dirname "$0")/bench-rules.sh"
 for rules in 10 10000; do
-	mkdir -p "$tmp/r$rules"
-	awk -v n="$rules" -v dir="$tmp/r$rules" 'BEGIN {
-		for (k = 0; k < n; k++) {
-			if (k % 1000 == 0) {
-				if (f) close(f)
-				f = sprintf("%s/%05d-bench.yaml", dir, k / 1000)
-				print "rules:" > f
-			}
-			print "  - name: r" k > f
-			print "    match: {type: power, signal: s" k ", object: \"/org/kernel/bench/*\"}" > f
-		}
-	}'
-	chmod 0644 "$tmp/r$rules"/*.yaml
+	bench_rules "$tmp/r$rules" "$rules" none
 done
 mkdir "$run/off"
 flock "$run/off/journal.lock" sleep 100000 &

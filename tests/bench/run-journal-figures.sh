@@ -42,24 +42,9 @@ trap 'exit 130' INT TERM
 # run-bench.sh's rule sets: rule k matches (power, signal s<k>, object
 # /org/kernel/bench/*); "f" sets run nothing, "t" sets run /bin/true for
 # the last rule (the one the events match) too; loadgen's sentinel rule
+. "$(dirname "$0")/bench-rules.sh"
 gen() { # dir rules last-runs
-	mkdir -p "$1"
-	awk -v n="$2" -v dir="$1" -v runs="$3" 'BEGIN {
-		for (k = 0; k < n; k++) {
-			if (k % 1000 == 0) {
-				if (f) close(f)
-				f = sprintf("%s/%05d-bench.yaml", dir, k / 1000)
-				print "rules:" > f
-			}
-			print "  - name: r" k > f
-			print "    match: {type: power, signal: s" k ", object: \"/org/kernel/bench/*\"}" > f
-			if (k < n - 1 || runs)
-				print "    run: [/bin/true]" > f
-		}
-	}'
-	printf 'rules:\n  - name: done\n    match: {type: power, signal: done}\n    run: [%s, %s, "0"]\n' \
-		"$stamp" "$tmp/done" >"$1/99999-done.yaml"
-	chmod 0644 "$1"/*.yaml
+	bench_rules "$1" "$2" "$3" "[$stamp, $tmp/done, \"0\"]"
 }
 gen "$tmp/f10" 10 0
 gen "$tmp/f10000" 10000 0
