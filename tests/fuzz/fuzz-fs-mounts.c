@@ -42,14 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > MAX_INPUT)
 		return 0;
-	const char *text = (const char *)data;
-	const char *nul = memchr(text, '\0', size);
-	size_t la = nul ? (size_t)(nul - text) : size;
-	const char *b = nul ? nul + 1 : "";
-	size_t lb = nul ? size - la - 1 : 0;
+	struct fuzz_pair in = fuzz_split(data, size);
 	struct kfs_table ta, tb;
-	FUZZ_CHECK(kfs_table_parse(text, la, &ta, NULL) == 0);
-	FUZZ_CHECK(kfs_table_parse(b, lb, &tb, NULL) == 0);
+	FUZZ_CHECK(kfs_table_parse(in.a, in.la, &ta, NULL) == 0);
+	FUZZ_CHECK(kfs_table_parse(in.b, in.lb, &tb, NULL) == 0);
 	for (size_t i = 1; i < ta.n; i++)
 		FUZZ_CHECK(ta.v[i - 1].id <= ta.v[i].id);
 	for (int all = 0; all < 2; all++) {

@@ -65,14 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > MAX_INPUT)
 		return 0;
-	const char *text = (const char *)data;
-	const char *nul = memchr(text, '\0', size);
-	size_t la = nul ? (size_t)(nul - text) : size;
-	const char *b = nul ? nul + 1 : "";
-	size_t lb = nul ? size - la - 1 : 0;
+	struct fuzz_pair in = fuzz_split(data, size);
 	struct kmd_stat sa, sb;
-	int ra = kmd_stat_parse(text, la, &sa);
-	int rb = kmd_stat_parse(b, lb, &sb);
+	int ra = kmd_stat_parse(in.a, in.la, &sa);
+	int rb = kmd_stat_parse(in.b, in.lb, &sb);
 	FUZZ_CHECK(ra == 0 || ra == -E2BIG);
 	FUZZ_CHECK(rb == 0 || rb == -E2BIG);
 	if (ra < 0 || rb < 0) {

@@ -46,6 +46,21 @@ static inline int fuzz_outside_size(size_t size, size_t lo, size_t hi)
 	return size < lo || size > hi;
 }
 
+/* The input as two texts, before and after its first NUL (the second
+ * empty when there is none): the old and new table a differ reads. */
+struct fuzz_pair {
+	const char *a, *b;
+	size_t la, lb;
+};
+static inline struct fuzz_pair fuzz_split(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	const char *nul = memchr(text, '\0', size);
+	size_t la = nul ? (size_t)(nul - text) : size;
+	return (struct fuzz_pair){
+		.a = text, .la = la, .b = nul ? nul + 1 : "", .lb = nul ? size - la - 1 : 0};
+}
+
 /* The input as a NUL-terminated string (NULs inside kept), malloc'd; NULL
  * when out of memory. */
 static inline char *fuzz_cstring(const uint8_t *data, size_t size)
