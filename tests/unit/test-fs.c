@@ -350,12 +350,7 @@ static void test_config(void **state)
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct ynode *root = NULL;
-		unsigned line, col;
-		char *msg = NULL;
-		assert_int_equal(
-			ytree_parse(cases[i].yaml, strlen(cases[i].yaml), &root, &line, &col, &msg),
-			0);
+		struct ynode *root = tu_yaml(cases[i].yaml);
 		struct kfs_config c;
 		kfs_config_init(&c);
 		struct kdiags d = {0};
@@ -392,22 +387,17 @@ static void test_config(void **state)
 		kdiags_free(&d);
 		kfs_config_release(&c);
 		ynode_free(root);
-		free(msg);
 	}
 }
 
 static void parse_config(const char *yaml, struct kfs_config *c)
 {
-	struct ynode *root = NULL;
-	unsigned line, col;
-	char *msg = NULL;
+	struct ynode *root = tu_yaml(yaml);
 	struct kdiags d = {0};
-	assert_int_equal(ytree_parse(yaml, strlen(yaml), &root, &line, &col, &msg), 0);
 	kfs_config_init(c);
 	assert_int_equal(kfs_config_parse(c, root->kids[1], "k.yaml", &d), 0);
 	kdiags_free(&d);
 	ynode_free(root);
-	free(msg);
 }
 
 /* What a reload compares: the same settings however written, and any

@@ -584,12 +584,7 @@ static void test_config(void **state)
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct ynode *root = NULL;
-		unsigned line, col;
-		char *msg = NULL;
-		assert_int_equal(
-			ytree_parse(cases[i].yaml, strlen(cases[i].yaml), &root, &line, &col, &msg),
-			0);
+		struct ynode *root = tu_yaml(cases[i].yaml);
 		struct kkmsg_config c;
 		kkmsg_config_init(&c);
 		struct kdiags d = {0};

@@ -334,3 +334,14 @@ int tu_result(int failed)
 	}
 	return 0;
 }
+
+struct ynode *tu_yaml(const char *text)
+{
+	struct ynode *root = NULL;
+	unsigned line = 0, col = 0;
+	char *msg = NULL;
+	if (ytree_parse(text, strlen(text), &root, &line, &col, &msg) != 0)
+		fail_msg("%u:%u: %s, in:\n%s", line, col, msg ? msg : "?", text);
+	free(msg);
+	return root;
+}

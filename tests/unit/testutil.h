@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "rules.h"
 #include "ruleset.h"
+#include "yamltree.h"
 
 /* Parses yaml as file path (default "t.yaml"); fails the test, printing the
  * diagnostics, if it does not parse. */
@@ -37,6 +38,8 @@ struct tu_capture {
 void tu_capture_begin(struct tu_capture *c);
 char *tu_capture_end(struct tu_capture *c);
 /* Makes a fresh directory under TMPDIR (or /tmp), mode 0755. */
+/* The YAML tree of text, which must parse (the test fails otherwise). */
+struct ynode *tu_yaml(const char *text);
 char *tu_mkdtemp(void);
 /* Makes dir/sub, mode 0755, and returns its path. */
 char *tu_subdir(const char *dir, const char *sub);
