@@ -3,12 +3,17 @@
 cleanly, keeping the events it had queued in its journal, the new one
 comes up and handles them again first, so every event keventctl send had
 delivered runs its handler exactly once, and those kept carry
-KEVENT_REDELIVERED=1 (keventd(8), The journal; SIGNALS)."""
+KEVENT_REDELIVERED=1 (keventd(8), The journal; SIGNALS).
+
+The handlers wait on a gate the scenario holds (flock on
+/run/systest/flow.gate, released through a FIFO) until the old keventd
+has begun to stop, so events are always queued at the stop: at least one
+is kept, and every kept one must run again flagged."""
 import re
 
 from systest import Fail
 
-KERNELS = ("6.1",)
+KERNELS = ("6.1", "6.12")
 MAX = 1000
 
 
@@ -20,14 +25,25 @@ def run(vm):
     vm.sh("rm -rf /run/systest/events /run/systest/flow.*; mkdir -p /run/systest")
     pid0 = vm.show("keventd.service", "MainPID")["MainPID"]
     cur = vm.cursor()
+    # the gate: held by flock until a line is written to the FIFO
+    vm.sh("mkfifo /run/systest/flow.fifo && "
+          "setsid flock /run/systest/flow.gate cat /run/systest/flow.fifo "
+          "</dev/null >/dev/null 2>&1 &")
+    vm.wait("flock -n -s /run/systest/flow.gate true; [ $? -eq 1 ]", 10, "the gate to be held")
     # the sender, until told to stop: each event keventctl send delivered
     # is noted, each one it could not deliver (keventd restarting) too
     vm.sh("setsid bash -c 'for i in $(seq %d); do [ -e /run/systest/flow.stop ] && break; "
           "if keventctl send general /org/kernel/test/flow e$i \"N: $i\" >/dev/null 2>&1; "
           "then echo $i >> /run/systest/flow.sent; else echo $i >> /run/systest/flow.refused; fi; "
           "done; touch /run/systest/flow.done' </dev/null >/dev/null 2>&1 &" % MAX)
-    vm.wait("[ \"$(wc -l < /run/systest/flow.sent)\" -ge 5 ]", 60, "5 events sent")
-    vm.sh("systemctl restart keventd", 120, "systemctl restart keventd")
+    # more events than handlers may run at once: the rest wait in the queue
+    vm.wait("[ \"$(wc -l < /run/systest/flow.sent)\" -ge 40 ]", 60, "40 events sent")
+    vm.sh("systemctl restart --no-block keventd", 30, "systemctl restart keventd")
+    vm.wait_journal(cur, "stopping; handlers running", 60, "the old keventd to begin its stop",
+                    "_PID=%s" % pid0)
+    vm.sh("echo open > /run/systest/flow.fifo", 10, "opening the gate")
+    vm.wait("[ \"$(systemctl show -p MainPID --value keventd)\" != %s ] && "
+            "systemctl is-active -q keventd" % pid0, 120, "the new keventd to be active")
     after = count(vm)
     vm.wait("[ \"$(wc -l < /run/systest/flow.sent)\" -ge %d ]" % (after + 5), 60,
             "5 more events sent to the new keventd")
@@ -54,6 +70,9 @@ def run(vm):
                      r"kept in the journal", e.get("MESSAGE") or "")
         if n:
             named.add(int(n.group(1)))
+    if kept < 1:
+        raise Fail("expected events queued behind the gate to be kept at the stop, got %r"
+                   % stop["MESSAGE"])
     if kept:
         vm.wait_journal(cur, "journal: %d unfinished events handled again" % kept, 30,
                         "the new keventd to handle the kept events again")
