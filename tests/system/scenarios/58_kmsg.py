@@ -4,7 +4,10 @@ host side fails reads with EIO (QEMU's blkdebug) is the block layer's
 "I/O error" record, an io-error event on the disk's udev object with its
 Disk, Sector, Op and Error; a unit over its MemoryMax= is the kernel's
 OOM kill, an oom-kill event naming the unit's cgroup, the pid and the
-command killed."""
+command killed.  Across a SIGKILL of keventd (systemd starts it again),
+the kernel's own info records (drop_caches) each run their rule: the
+exact set of Kmsg-Seqnum the kernel wrote, none lost, and none twice
+unless flagged KEVENT_REDELIVERED=1 (keventd(8), kmsg.pos)."""
 import os
 import subprocess
 import time
@@ -111,7 +114,67 @@ def oom_kill(vm):
            task_memcg=cg, constraint="CONSTRAINT_MEMCG", pid=pid, comm="dd", uid="0")
 
 
+KILL_RULES = """\
+rules:
+  - name: systest-kmsg-drop
+    match:
+      source: kmsg
+      signal: info
+      payload: {Message: "*drop_caches: 1"}
+    run: [/usr/local/lib/systest/record.sh]
+"""
+
+
+def kmsg_seqs(vm):
+    """The sequence numbers of the kernel's drop_caches records in the
+    ring, read with /dev/kmsg's own numbers."""
+    out = vm.sh("dd if=/dev/kmsg iflag=nonblock bs=8k 2>/dev/null; true")
+    seqs = set()
+    for line in out.splitlines():
+        head, _, msg = line.partition(";")
+        if msg.endswith("drop_caches: 1") and head.count(",") >= 2:
+            seqs.add(int(head.split(",")[1]))
+    return seqs
+
+
+def across_a_kill(vm):
+    vm.sh("rm -rf /run/systest/events && printf 'kmsg:\\n  priority: info\\n' "
+          ">/etc/keventd/keventd.yaml && "
+          "cat > /etc/keventd/rules.d/58-systest-kmsg-kill.yaml <<'EOF'\n%sEOF\n"
+          "systemctl restart keventd" % KILL_RULES, 90)
+    before = kmsg_seqs(vm)
+    for i in range(30):
+        vm.sh("echo 1 > /proc/sys/vm/drop_caches")
+        if i == 15:
+            pid = vm.show("keventd.service", "MainPID")["MainPID"]
+            vm.sh("kill -9 %s" % pid)
+            vm.wait("p=$(systemctl show -p MainPID --value keventd) && [ \"$p\" != %s ] && "
+                    "[ \"$p\" != 0 ] && systemctl is-active -q keventd" % pid, 90,
+                    "systemd to start keventd again after the kill")
+    want = kmsg_seqs(vm) - before
+    if len(want) != 30:
+        raise Fail("expected the kernel to log 30 drop_caches records, got %d" % len(want))
+    vm.wait("[ $(ls /run/systest/events | grep -c '^systest-kmsg-drop-') -ge 30 ]", 60,
+            "a run for each of the 30 records")
+    runs = vm.events("systest-kmsg-drop-*").values()
+    got = [int(e["KEVENT_KMSG_SEQNUM"]) for e in runs]
+    if set(got) != want:
+        raise Fail("expected exactly the kernel's records %r, got %r"
+                   % (sorted(want), sorted(got)))
+    twice = [e for e in runs if got.count(int(e["KEVENT_KMSG_SEQNUM"])) > 1
+             and e.get("KEVENT_REDELIVERED") != "1" and e.get("KEVENT_SYNTHETIC") != "1"]
+    if len(twice) > len(set(int(e["KEVENT_KMSG_SEQNUM"]) for e in twice)):
+        raise Fail("expected a record run twice only flagged KEVENT_REDELIVERED=1, got %r"
+                   % twice)
+    vm.figure("kmsg across SIGKILL (%s)" % vm.kver, "30 records, %d runs, none lost" % len(got))
+
+
 def run(vm):
+    try:
+        across_a_kill(vm)
+    finally:
+        vm.run("rm -f /etc/keventd/rules.d/58-systest-kmsg-kill.yaml /etc/keventd/keventd.yaml; "
+               "systemctl restart keventd")
     vm.sh("rm -rf /run/systest/events && "
           "cat > /etc/keventd/rules.d/58-systest-kmsg.yaml <<'EOF'\n%sEOF\nkeventctl reload"
           % RULES)
