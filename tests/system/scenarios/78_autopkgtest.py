@@ -5,7 +5,7 @@ Type=notify, running, reloads) and rule-fires (an admin's rule, and a rule
 pack installed with dpkg, which the trigger makes keventd reload)."""
 from systest import Fail
 
-KERNELS = ("6.1",)
+KERNELS = ("6.1", "6.12")
 TESTS = ("daemon", "rule-fires")
 
 
