@@ -315,7 +315,7 @@ class CrashTest(kdtest.DaemonTest):
         keys = []
         for rnd_no in range(DEB_ROUNDS):
             sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
-            d = self.restart(state)
+            d = self.restart(state, env={"KEVENTD_FAULT": "none"})  # a SIGSEGV sent, marked
             for k in range(DEB_KEYS):
                 obj = "/deb/%d/%d" % (rnd_no, k)
                 for e in range(3):
@@ -328,6 +328,8 @@ class CrashTest(kdtest.DaemonTest):
             d.proc.send_signal(sig)
             d.proc.wait(TIMEOUT)
             self.assertEqual(d.proc.returncode, -sig, d.logtext())
+            if sig == signal.SIGSEGV:
+                self.assertIn(SENT_MARK, d.logtext(), "a SIGSEGV not sent by the test")
             d.kill()
         self.assertFalse(os.path.exists(out), "a run before its quiet time ended")
         d = self.restart(state)
