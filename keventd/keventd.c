@@ -239,7 +239,8 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	klog_setup(o.log_level, o.log_format);
 	if (kfault_init() < 0)
-		log_warning("KEVENTD_FAULT is not POINT:N[:segv]; no fault point armed");
+		log_warning(
+			"KEVENTD_FAULT is neither POINT:N[:segv] nor none; no fault point armed");
 	umask(022); /* handlers inherit it */
 
 	char *dirs[MAX_DIRS] = {NULL};

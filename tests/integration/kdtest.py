@@ -9,9 +9,9 @@ the test blocks on a "gate" FIFO.  Every wait is bounded; nothing sleeps to
 synchronise.  Polling `keventctl status --json` is the one allowed loop, for
 things only the daemon knows (inotify reloads, counters).
 
-main() exits 1 when a test failed, 77 (ctest: skipped; a failure in a
-tree configured with KEVENT_STRICT) when one skipped, each skip named
-with its reason, 0 when all ran and passed.
+main() exits 1 when a test failed or none ran, 77 (ctest: skipped; a
+failure in a tree configured with KEVENT_STRICT) when one skipped, each
+skip named with its reason, 0 when all ran and passed.
 
 Environment: KEVENTD and KEVENTCTL name the binaries (ctest sets them);
 KEVENT_TEST_TIMEOUT overrides the bound on each wait (seconds, default 20);
@@ -145,14 +145,27 @@ def have_binaries():
 
 def run_tests(**kw):
     """unittest.main(**kw), but the exit status says what ran: 1 when a
-    test failed, 77 (ctest: skipped) when none failed and one was skipped,
-    each skip named with its reason at the end, 0 when every test ran and
-    passed.  unittest itself exits 0 with skips, so ctest would show
-    "Passed" for a file whose tests all skipped."""
+    test failed, when no test ran at all (a name or -k pattern that
+    matched none) or when a test skipped without a reason; 77 (ctest:
+    skipped) when none failed and one was skipped, each skip named with
+    its reason at the end; 0 when every test ran and passed.  unittest
+    itself exits 0 with skips and (before Python 3.12) with no test run,
+    so ctest would show "Passed" for a file that tested nothing."""
     prog = unittest.main(verbosity=2, exit=False, **kw)
-    r = prog.result
+    sys.exit(run_status(prog.result))
+
+
+def run_status(r):
+    """The exit status run_tests() gives for the unittest result r."""
     if not r.wasSuccessful():
-        sys.exit(1)
+        return 1
+    if r.testsRun == 0 and not r.skipped:  # a class skipped whole runs none
+        print("FAIL: no test ran (a name or pattern that matched none?)", file=sys.stderr)
+        return 1
+    unnamed = [test.id() for test, why in r.skipped if not why.strip()]
+    if unnamed:
+        print("FAIL: skipped without a reason: %s" % ", ".join(unnamed), file=sys.stderr)
+        return 1
     if r.skipped:
         for test, why in r.skipped:
             print("SKIP: %s: %s" % (test.id(), why), file=sys.stderr)
@@ -160,8 +173,8 @@ def run_tests(**kw):
             len(r.skipped), r.testsRun,
             " (strict mode: a failure)" if os.environ.get("KEVENT_STRICT") == "1" else ""),
             file=sys.stderr)
-        sys.exit(77)
-    sys.exit(0)
+        return 77
+    return 0
 
 
 def main():

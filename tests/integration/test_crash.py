@@ -18,9 +18,25 @@ Across all the kills, every acknowledged event runs at least once for
 each rule, and every run after an event's first for a rule carries
 KEVENT_REDELIVERED=1 (at most one run lacks it: the first, or a killed
 keventd's orphaned handler writing after the next keventd's run).  Every
-fault point is reached.  At the end, events sent to a keventd that is not
-killed run once each, none flagged.  Prints the kills, the time, and a
-histogram of runs per event and rule.
+fault point is reached.
+
+Runs again only what a kill cut off.  Each keventd is one epoch: the rule
+file, rewritten before each start, hands the handler its number, so a run
+is known by the keventd that started it (an orphaned handler writing after
+its keventd died included).  A keventd runs an event for a rule at most
+once, and of the runs that a killed keventd started, at most MAX_CHILDREN
+(its --max-children) run again later: the runs in flight when it died,
+whose end it had not yet written as done in the journal.  A journal that
+forgot its done bits would run again all it holds at every start.
+
+Every death is the one the test caused: a SIGSEGV, sent from outside or
+raised at a fault point, is marked on keventd's stderr (keventd(8),
+KEVENTD_FAULT; at random moments keventd runs with KEVENTD_FAULT=none for
+that), and a SIGSEGV without its mark is a real crash: a failure.
+
+At the end, events sent to a keventd that is not killed run once each,
+none flagged.  Prints the kills, the time, a histogram of runs per event
+and rule, and the runs that ran again.
 
 KEVENT_CRASH_SEED sets the random seed (default: the time), printed so
 that a failure can be rerun."""
@@ -38,6 +54,7 @@ from kdtest import KEVENTCTL, TIMEOUT
 KILLS = int(os.environ.get("KEVENT_CRASH_KILLS", "100"))
 FAULT_POINTS = ("accepted", "journaled", "replied", "spawned", "exited")
 FAULT_ROUNDS = 6  # per point: 30 more kills, half of them SIGSEGV
+MAX_CHILDREN = 4
 BATCH = 10
 OBJECTS = 4
 RULES = ("a", "b")
@@ -53,19 +70,34 @@ FAULT_PATIENCE = 5.0
 RECORD = """#!/bin/sh
 printf '%s %s %s\\n' "$KEVENT_PAYLOAD" "$2" "${KEVENT_REDELIVERED:-0}" >>"$1"
 """
+# the kill loop's: a line at the run's start and one at its end, each with
+# the epoch (the keventd that started it), one write each (O_APPEND)
+RECORD_EPOCH = """#!/bin/sh
+printf 'start %s %s %s %s\\n' "$KEVENT_PAYLOAD" "$2" "$3" "${KEVENT_REDELIVERED:-0}" >>"$1"
+printf 'end %s %s %s\\n' "$KEVENT_PAYLOAD" "$2" "$3" >>"$1"
+"""
+SENT_MARK = "fault: injected crash: SIGSEGV sent by another process"
+
+
+def injected_mark(point, sig):
+    return "fault point reached: injected crash at %s (%s)" % (point, signal.Signals(sig).name)
 
 
 class CrashTest(kdtest.DaemonTest):
-    def restart(self, state, *args, env=None):
+    def restart(self, state, *args, env=None, before=None):
         """A keventd on state.  A handler that the last one forked can hold
         its descriptors, the control socket's among them, for the moment
         between its fork and its exec: a start that finds the socket in use
-        then is tried again, at most 5 times."""
+        then is tried again, at most 5 times.  before() runs before each
+        start (a start that fails may have handed the journal's events to
+        handlers already)."""
         # a SIGSEGV from outside ends keventd as the kernel's default does,
         # not in a sanitizer's report
         env = dict(env or {})
         env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":handle_segv=0"
         for attempt in range(5):
+            if before:
+                before()
             try:
                 return self.start("--state-dir", state, *args, env=env)
             except AssertionError as e:
@@ -78,11 +110,21 @@ class CrashTest(kdtest.DaemonTest):
     def test_kill_loop(self):
         s = self.s
         out = s.path("out", "runs")
-        rec = s.script("record.sh", RECORD)
-        s.write_rule("10-c.yaml", "rules:\n" + "".join(
-            "  - name: rec-%s\n"
-            "    match: {signal: c}\n"
-            "    run: [%s, %s, %s]\n" % (r, kdtest.yq(rec), kdtest.yq(out), r) for r in RULES))
+        rec = s.script("record.sh", RECORD_EPOCH)
+
+        epoch = -1
+
+        def epoch_rules():
+            """The rules of the next keventd, their run naming its epoch:
+            the same rules to the journal, whose records know a rule by its
+            file and name."""
+            nonlocal epoch
+            epoch += 1
+            s.write_rule("10-c.yaml", "rules:\n" + "".join(
+                "  - name: rec-%s\n"
+                "    match: {signal: c}\n"
+                "    run: [%s, %s, %s, '%d']\n" % (r, kdtest.yq(rec), kdtest.yq(out), r, epoch)
+                for r in RULES))
         state = s.path("state")
         seed = int(os.environ.get("KEVENT_CRASH_SEED", "0")) or int(time.time())
         rnd = random.Random(seed)
@@ -127,10 +169,14 @@ class CrashTest(kdtest.DaemonTest):
             return True
 
         t0 = time.monotonic()
+        maxc = ("--max-children", str(MAX_CHILDREN))
         for kind, arg in plan:
+            hit = None  # the fault point this keventd died at
             if kind == "random":
                 sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
-                d = self.restart(state, "--max-children", "4")
+                # KEVENTD_FAULT=none: a SIGSEGV sent is marked, a real one not
+                d = self.restart(state, *maxc, env={"KEVENTD_FAULT": "none"},
+                                 before=epoch_rules)
                 killer = threading.Timer(rnd.uniform(0.0, 0.25), d.proc.send_signal, (sig,))
                 killer.start()
                 send_until_dead(d)
@@ -139,22 +185,33 @@ class CrashTest(kdtest.DaemonTest):
                 point, segv = arg
                 sig = signal.SIGSEGV if segv else signal.SIGKILL
                 n = rnd.randint(1, 3 * BATCH if point == "accepted" else BATCH)
-                d = self.restart(state, "--max-children", "4", env={
-                    "KEVENTD_FAULT": "%s:%d%s" % (point, n, ":segv" if segv else "")})
+                d = self.restart(state, *maxc, env={
+                    "KEVENTD_FAULT": "%s:%d%s" % (point, n, ":segv" if segv else "")},
+                    before=epoch_rules)
                 if send_until_dead(d, time.monotonic() + FAULT_PATIENCE):
                     reached[point] += 1
+                    hit = point
                 else:
                     missed[point] += 1
                     sig = signal.SIGKILL
                     d.proc.send_signal(sig)
             d.proc.wait(TIMEOUT)
-            self.assertEqual(d.proc.returncode, -sig, d.logtext())
-            if kind == "fault" and reached[point] and not missed[point]:
-                self.assertIn("fault point reached", d.logtext())
+            log = d.logtext()
+            self.assertEqual(d.proc.returncode, -sig, log)
+            # the death this round caused, not a real crash
+            if hit:
+                self.assertIn(injected_mark(hit, sig), log,
+                              "epoch %d: no mark of the fault point (seed %d)" % (epoch, seed))
+            elif sig == signal.SIGSEGV:
+                self.assertIn(SENT_MARK, log, "epoch %d: a SIGSEGV not sent by the test "
+                              "(seed %d)" % (epoch, seed))
+            with open(out, "a") as f:
+                f.write("killed %d\n" % epoch)
             signals[signal.Signals(sig).name] += 1
             d.kill()
         # the last start: what is left runs
-        d = self.restart(state)
+        d = self.restart(state, before=epoch_rules)
+        last = epoch
         d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["journal"]["unfinished"] == 0,
                       "the journal empty")
         # and a keventd that is not killed runs each event once, unflagged
@@ -166,11 +223,35 @@ class CrashTest(kdtest.DaemonTest):
         d.stop_ok(self)
         took = time.monotonic() - t0
 
-        runs = collections.defaultdict(list)
+        runs = collections.defaultdict(list)  # (event, rule): its runs' flags
+        epochs = collections.defaultdict(list)  # (event, rule): its runs' keventds
+        ended = {}  # (event, rule, epoch): the run's end written before that keventd died
+        killed = set()
         with open(out) as f:
             for line in f:
-                ident, rule, redelivered = line.split()
-                runs[(int(ident), rule)].append(redelivered)
+                w = line.split()
+                if w[0] == "killed":
+                    killed.add(int(w[1]))
+                elif w[0] == "start":
+                    runs[(int(w[1]), w[2])].append(w[4])
+                    epochs[(int(w[1]), w[2])].append(int(w[3]))
+                else:
+                    ended[(int(w[1]), w[2], int(w[3]))] = int(w[3]) not in killed
+        twice = sorted(k + (e,) for k, es in epochs.items()
+                       for e, c in collections.Counter(es).items() if c > 1)
+        self.assertEqual(twice, [], "(event, rule, keventd) run twice by one keventd "
+                         "(seed %d)" % seed)
+        # what a killed keventd started that ran again: its runs in flight
+        again = collections.defaultdict(list)
+        for k, es in epochs.items():
+            for e in es:
+                if e < max(es):
+                    again[e].append(k)
+        self.assertTrue(all(e < last for e in again))
+        over = {e: len(v) for e, v in again.items() if len(v) > MAX_CHILDREN}
+        self.assertEqual(over, {}, "keventd (epoch): how many of its runs ran again, more than "
+                         "it had children (%d), e.g. (event, rule) %r (seed %d)" % (
+                             MAX_CHILDREN, sorted(again[min(over)])[:8] if over else None, seed))
         for i in calm:
             for r in RULES:
                 self.assertEqual(runs[(i, r)], ["0"], "event %d rule %s, never killed" % (i, r))
@@ -195,6 +276,11 @@ class CrashTest(kdtest.DaemonTest):
         print("runs per acknowledged event and rule: " + ", ".join(
             "%d: %d" % (n, c) for n, c in sorted(acked_hist.items()))
             + "; run more than once: %d of %d" % (dup, len(acked) * len(RULES)))
+        print("runs again after their keventd's death: %d (at most %d of one keventd, which may "
+              "have %d); of them ended before it, not yet written done: %d" % (
+                  sum(map(len, again.values())), max(map(len, again.values()), default=0),
+                  MAX_CHILDREN, sum(ended.get(k + (e,), False)
+                                    for e, v in again.items() for k in v)))
         for p in FAULT_POINTS:
             self.assertGreater(reached[p], 0, "fault point %s never reached" % p)
         self.assertGreaterEqual(len(acked), KILLS)  # the loop did send between the kills
@@ -229,7 +315,7 @@ class CrashTest(kdtest.DaemonTest):
         keys = []
         for rnd_no in range(DEB_ROUNDS):
             sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
-            d = self.restart(state)
+            d = self.restart(state, env={"KEVENTD_FAULT": "none"})  # a SIGSEGV sent, marked
             for k in range(DEB_KEYS):
                 obj = "/deb/%d/%d" % (rnd_no, k)
                 for e in range(3):
@@ -242,6 +328,8 @@ class CrashTest(kdtest.DaemonTest):
             d.proc.send_signal(sig)
             d.proc.wait(TIMEOUT)
             self.assertEqual(d.proc.returncode, -sig, d.logtext())
+            if sig == signal.SIGSEGV:
+                self.assertIn(SENT_MARK, d.logtext(), "a SIGSEGV not sent by the test")
             d.kill()
         self.assertFalse(os.path.exists(out), "a run before its quiet time ended")
         d = self.restart(state)

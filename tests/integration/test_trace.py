@@ -166,43 +166,61 @@ class Trace(DaemonTest):
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
     def test_reload_changes_the_entries(self):
+        """Each reload's entries alone are read: the exact runs, in order,
+        are the execs the current filter matches, and no other."""
         conf = self.exec_conf(self.only("kdtrace-match"))
+        # each run appends the exec's program to a file, then says so
+        out = self.s.path("out", "runs")
+        self.s.write_rule("10-exec.yaml", (
+            "rules:\n  - match: {type: hotplug, object: /org/kernel/trace/sched, "
+            "signal: sched_process_exec}\n    shell: %s\n")
+            % kdtest.yq('printf "%%s\\n" "$KEVENT_PAYLOAD" | sed -n "s|^filename: .*/||p" '
+                        '>> %s; echo done > %s' % (out, self.s.fifo.path)))
         d = self.start("--config", conf, "--sources", "socket,trace")
         d.wait_log("trace: reading %s" % EXEC)
 
-        def received():
-            return d.status()["sources"]["trace"]["received"]
-
-        def execs(prog, want):
-            # one exec, then wait until it is counted
+        def execs(prog):
+            # one exec, and a run (for it, says the file at the end)
             self.assertEqual(run(prog, preexec_fn=pin).returncode, 0)
-            d.wait_status(lambda st: st["sources"]["trace"]["received"] == want,
-                          "%d trace events" % want)
+            self.assertEqual(self.s.fifo.line(), "done")
 
-        execs(self.match, 1)
+        execs(self.match)
         # the filter changed: the other program now, not the first one
         self.exec_conf(self.only("kdtrace-other"))
         r = d.ctl("reload", check=0)
         self.assertIn("keventd.yaml: trace entries changed: reading 1 tracepoint", r.stdout)
         run(self.match, preexec_fn=pin)
-        execs(self.other, 2)  # the match before it was not counted
+        execs(self.other)  # the match before it was not counted
         # a filter the kernel refuses: the current entries stay
         self.exec_conf("no_such_field == 1")
         r = d.ctl("reload")
         self.assertIn("the kernel refuses the filter", r.stdout)
         self.assertIn("keeping the current trace entries", r.stdout)
-        execs(self.other, 3)
+        run(self.match, preexec_fn=pin)
+        execs(self.other)
         # no entry left: the source and its descriptors go
         self.assertGreater(perf_fds(d.proc.pid), 0)
         self.conf("trace:\n")
         r = d.ctl("reload", check=0)
         self.assertIn("no trace entry left", r.stdout)
         self.assertEqual(perf_fds(d.proc.pid), 0)
-        # and come back with one
+        # and come back with one: the first filter again
         self.exec_conf(self.only("kdtrace-match"))
         d.ctl("reload", check=0)
         self.assertGreater(perf_fds(d.proc.pid), 0)
-        execs(self.match, 4)
+        run(self.other, preexec_fn=pin)
+        execs(self.match)
+        # on one CPU, in order: an exec counted that should not have been
+        # came before the last run, and is counted here
+        st = d.status()
+        with open(out) as f:
+            self.assertEqual(f.read().split(), ["kdtrace-match", "kdtrace-other",
+                                                "kdtrace-other", "kdtrace-match"])
+        tr = st["sources"]["trace"]
+        self.assertEqual((tr["received"], tr["lost"], tr["rejected"]), (4, 0, 0), tr)
+        d.wait_status(lambda st: st["queue"]["pending"] == 0 and st["queue"]["running"] == 0,
+                      "the runs over")
+        kdtest.assert_accounted(self, d.status())
         d.stop_ok(self)
 
     def test_no_perf_descriptor_without_an_entry(self):

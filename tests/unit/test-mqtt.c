@@ -697,9 +697,12 @@ static void test_spool_dir_trust(void **state)
 		{0700, 65534, -EACCES, "the spool directory is neither root's nor keventd's user's"},
 	};
 	/* clang-format on */
+	size_t not_root = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		if (cases[i].owner && geteuid() != 0)
-			continue; /* only root can give it away */
+		if (cases[i].owner && geteuid() != 0) {
+			not_root++; /* only root can give it away: said below */
+			continue;
+		}
 		_cleanup_free_ char *dir = tu_mkdtemp();
 		_cleanup_free_ char *sp = tu_printf("%s/spool", dir);
 		assert_int_equal(mkdir(sp, 0700), 0);
@@ -725,6 +728,9 @@ static void test_spool_dir_trust(void **state)
 		kmqtt_spool_free(s);
 		tu_rm_rf(dir);
 	}
+	if (not_root)
+		tu_skip("needs root: %zu case(s) of a spool directory another user owns not tried",
+			not_root);
 }
 
 int main(void)
@@ -744,5 +750,5 @@ int main(void)
 		cmocka_unit_test(test_spool_not_a_segment),
 		cmocka_unit_test(test_spool_dir_trust),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }
