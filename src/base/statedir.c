@@ -131,7 +131,7 @@ int kstatedir_openat(int dirfd, const char *name, int flags, mode_t mode)
 	if (fstat(fd, &st) < 0)
 		rc = -errno;
 	else if (!S_ISREG(st.st_mode))
-		rc = -EINVAL;
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	else if (st.st_uid != geteuid())
 		rc = -EPERM;
 	else if (st.st_nlink > 1)

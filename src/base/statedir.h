@@ -44,8 +44,8 @@ int kstatedir_check(int fd, uid_t uid, const char **why);
  * existing one opened as it is; O_TRUNC applies only once the file passed
  * the checks.  The fd, or -errno: -ELOOP a symlink, -EPERM a file not
  * owned by keventd's user, -EMLINK one with other names (hard links),
- * -EINVAL one that is not a regular file (kstatedir_strerror() says
- * which).  Nothing that is refused is read, written or truncated. */
+ * -EISDIR a directory, -EINVAL another file that is not a regular one
+ * (kstatedir_strerror() says which).  Nothing that is refused is read, written or truncated. */
 int kstatedir_openat(int dirfd, const char *name, int flags, mode_t mode);
 /* Reads the state file name (at most max bytes, as read_fd()).  0,
  * -ENOENT when there is none, or -errno as kstatedir_openat(). */

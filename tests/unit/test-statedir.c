@@ -152,7 +152,7 @@ static void test_openat(void **state)
 		{F_DANGLING, O_RDWR | O_CREAT, -ELOOP},		/* nothing made where it points */
 		{F_HARDLINK, O_RDWR | O_TRUNC, -EMLINK},
 		{F_FIFO, O_RDONLY, -EINVAL},			/* and no hang */
-		{F_DIR, O_RDONLY, -EINVAL},
+		{F_DIR, O_RDONLY, -EISDIR},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
