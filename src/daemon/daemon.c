@@ -981,7 +981,7 @@ int kdaemon_journal_start(struct kdaemon *d)
 	if (!d->cfg.state_dir)
 		return 0;
 	int rc = kdaemon_state_open(d);
-	if (rc < 0)
+	if (rc < 0 || d->cfg.no_journal)
 		return rc;
 	size_t size = d->cfg.journal_size ? d->cfg.journal_size : KJOURNAL_DEFAULT_SIZE;
 	rc = kjournal_open(d->state->fd, size, &d->journal);

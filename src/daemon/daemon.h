@@ -39,10 +39,11 @@ struct kdaemon_config {
 	unsigned sources;	  /* bit per enum kevent_source */
 	enum kudev_monitor udev_monitor;
 	const char *thermal_sysfs; /* NULL: /sys/class/thermal */
-	/* the state directory (--state-dir): the journal and the kernel
-	 * source's position; NULL: neither (tests of the core) */
+	/* the state directory (--state-dir): the journal, the positions and
+	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
+	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;
