@@ -147,6 +147,11 @@ int kstatedir_openat(int dirfd, const char *name, int flags, mode_t mode)
 	return fd;
 }
 
+bool kstatedir_refused(int rc)
+{
+	return rc == -ELOOP || rc == -EPERM || rc == -EMLINK || rc == -EISDIR || rc == -EINVAL;
+}
+
 int kstatedir_read(int dirfd, const char *name, size_t max, char **out, size_t *out_len)
 {
 	_cleanup_close_ int fd = kstatedir_openat(dirfd, name, O_RDONLY, 0);

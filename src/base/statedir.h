@@ -13,6 +13,7 @@
 #ifndef KEVENT_STATEDIR_H
 #define KEVENT_STATEDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -47,6 +48,10 @@ int kstatedir_check(int fd, uid_t uid, const char **why);
  * -EISDIR a directory, -EINVAL another file that is not a regular one
  * (kstatedir_strerror() says which).  Nothing that is refused is read, written or truncated. */
 int kstatedir_openat(int dirfd, const char *name, int flags, mode_t mode);
+/* Whether rc (negative) is kstatedir_openat() refusing a file that is
+ * there but not keventd's own (-ELOOP, -EPERM, -EMLINK, -EISDIR, -EINVAL),
+ * rather than a call that failed. */
+bool kstatedir_refused(int rc);
 /* Reads the state file name (at most max bytes, as read_fd()).  0,
  * -ENOENT when there is none, or -errno as kstatedir_openat(). */
 int kstatedir_read(int dirfd, const char *name, size_t max, char **out, size_t *out_len);

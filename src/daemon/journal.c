@@ -212,17 +212,19 @@ int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 		snprintf(name, sizeof(name), NAME_FMT, nos[i]);
 		int fd = kstatedir_openat(j->dirfd, name, O_RDWR, 0);
 		struct stat st;
-		if (fd < 0) {
+		if (kstatedir_refused(fd)) {
 			/* not keventd's (a symlink, another user's file): never
 			 * replayed, left as found; the next segment goes past it */
 			log_warning("journal: %s: %s; not replayed", name, kstatedir_strerror(fd));
 			continue;
 		}
-		if (fstat(fd, &st) < 0)
+		if (fd < 0)
+			rc = fd;
+		else if (fstat(fd, &st) < 0)
 			rc = -errno;
 		else
 			rc = add_segment(j, nos[i], fd, (uint64_t)st.st_size);
-		if (rc < 0)
+		if (rc < 0 && fd >= 0)
 			close(fd);
 	}
 	j->n_old = j->n_segs;
