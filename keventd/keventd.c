@@ -248,6 +248,8 @@ int main(int argc, char **argv)
 	rc = absolute_dirs(&o, dirs);
 	o.cfg.thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
 	o.cfg.cgroup_root = getenv("KEVENTD_CGROUP_ROOT"); /* for tests: keventd(8) */
+	const char *journal = getenv("KEVENTD_JOURNAL");   /* for benchmarks: keventd(8) */
+	o.cfg.no_journal = journal && strcmp(journal, "off") == 0;
 	if (rc == 0)
 		rc = kdaemon_new(&o.cfg, &d);
 	if (rc == 0)

@@ -389,30 +389,3 @@ uint64_t now_monotonic_ns(void)
 {
 	return clock_ns(CLOCK_MONOTONIC);
 }
-
-int replace_file(const char *path, const char *data, size_t len, mode_t mode)
-{
-	size_t n = strlen(path);
-	char tmp[n + sizeof(".new")];
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".new", sizeof(".new"));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
-	if (fd < 0)
-		return -errno;
-	int err = 0;
-	for (size_t off = 0; !err && off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno != EINTR)
-			err = errno;
-		else if (w == 0)
-			err = EIO;
-		off += w > 0 ? (size_t)w : 0;
-	}
-	if (close(fd) < 0 && !err)
-		err = errno;
-	if (!err && rename(tmp, path) < 0)
-		err = errno;
-	if (err)
-		(void)unlink(tmp);
-	return -err;
-}

@@ -135,12 +135,6 @@ int read_fd(int fd, size_t max, char **out, size_t *out_len);
 /* Reads an open file again from its start (/proc's tables, which wake a
  * poller when they change), as read_fd. */
 int reread_fd(int fd, size_t max, char **out, size_t *out_len);
-/* Replaces the file path with len bytes of data, whole or not at all: they
- * are written to "path.new" (mode, not following a link there), which is
- * then renamed over path; on failure it is removed.  Not synced: the state
- * files this writes outlive keventd's death, not the machine's.  0 or
- * -errno (-ENOENT: path's directory is missing). */
-int replace_file(const char *path, const char *data, size_t len, mode_t mode);
 /* Parses a decimal integer, whole string, optional sign and surrounding blanks. */
 int parse_int64(const char *s, int64_t *out);
 /* dir made absolute (against the working directory) without trailing

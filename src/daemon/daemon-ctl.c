@@ -705,7 +705,7 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 		return -ENOMEM;
 	ctl->d = d;
 	/* past the numbers of the events a keventd before this one gave */
-	(void)kseqfile_open(&ctl->seq, d->cfg.state_dir);
+	(void)kseqfile_open(&ctl->seq, d->state);
 	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
 	ctl->src = (struct ksource){.name = "socket",
 				    .kind = KEVENT_SOURCE_SOCKET,

@@ -17,6 +17,7 @@
 #include "daemon-ctl.h"
 #include "daemon.h"
 #include "fdstore.h"
+#include "statedir.h"
 #include "mqtt-config.h"
 #include "log.h"
 #include "notify.h"
@@ -300,6 +301,10 @@ int kdaemon_start(struct kdaemon *d)
 	int rc = kfdstore_new(&d->fdstore);
 	if (rc < 0)
 		return rc;
+	/* the state directory, keventd's alone, before any state file */
+	rc = kdaemon_state_open(d);
+	if (rc < 0)
+		return rc;
 	struct ksink sink = kdaemon_sink(d);
 	rc = setup_signals(d);
 	if (rc < 0)
@@ -371,8 +376,9 @@ void kdaemon_free(struct kdaemon *d)
 			d->sources[i]->free(d->sources[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
 	kdaemon_release(d);
-	kdaemon_outputs_free(d); /* after the runner, whose last reports they see */
-	kcgroup_free(d->cgroup); /* after the runner, which removes the runs' cgroups */
+	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
+	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */
+	kcgroup_free(d->cgroup);	    /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);

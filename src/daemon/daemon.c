@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "mqtt-config.h"
 #include "log.h"
+#include "statedir.h"
 
 void kdaemon_reject(struct kdaemon *d, enum kevent_source src, const char *why)
 {
@@ -78,7 +79,7 @@ struct ksink kdaemon_sink(struct kdaemon *d)
 		.loop = d->loop,
 		.ops = &sink_ops,
 		.userdata = d,
-		.state_dir = d->cfg.state_dir,
+		.state = d->state,
 		.fdstore = d->fdstore,
 	};
 }
@@ -956,18 +957,39 @@ static int replay_submit(void *userdata, struct kevent *ev)
 	return kdaemon_submit(userdata, ev);
 }
 
+int kdaemon_state_open(struct kdaemon *d)
+{
+	if (!d->cfg.state_dir || d->state)
+		return 0;
+	const char *why = NULL;
+	int rc = kstatedir_open(d->cfg.state_dir, &d->state, &why);
+	if (rc < 0) {
+		/* a refusal says it all; a call that failed says why too */
+		bool refused = why && strncmp(why, "cannot", 6) != 0;
+		log_error("state directory %s: %s%s%s; refusing to start", d->cfg.state_dir,
+			  why ? why : "",
+			  refused ? ""
+			  : why	  ? ": "
+				  : "",
+			  refused ? "" : strerror(-rc));
+	}
+	return rc;
+}
+
 int kdaemon_journal_start(struct kdaemon *d)
 {
 	if (!d->cfg.state_dir)
 		return 0;
+	int rc = kdaemon_state_open(d);
+	if (rc < 0 || d->cfg.no_journal)
+		return rc;
 	size_t size = d->cfg.journal_size ? d->cfg.journal_size : KJOURNAL_DEFAULT_SIZE;
-	int rc = kjournal_open(d->cfg.state_dir, size, &d->journal);
+	rc = kjournal_open(d->state->fd, size, &d->journal);
 	if (rc < 0) {
 		/* as the MQTT spool: no journal error stops the daemon */
 		log_error("cannot open the journal in %s: %s; accepted events are not kept "
 			  "across a restart",
-			  d->cfg.state_dir,
-			  rc == -EBUSY ? "another keventd uses it" : strerror(-rc));
+			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
 	/* what a round of the loop accepted is written at its end at the

@@ -39,10 +39,11 @@ struct kdaemon_config {
 	unsigned sources;	  /* bit per enum kevent_source */
 	enum kudev_monitor udev_monitor;
 	const char *thermal_sysfs; /* NULL: /sys/class/thermal */
-	/* the state directory (--state-dir): the journal and the kernel
-	 * source's position; NULL: neither (tests of the core) */
+	/* the state directory (--state-dir): the journal, the positions and
+	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
+	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;
@@ -112,6 +113,7 @@ struct kdaemon {
 	struct ksource *mqtt_source; /* its subscriptions, when wanted */
 	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
+	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
 	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
 	/* the tag of the debounced run being pushed, for the one it replaces */
@@ -222,10 +224,17 @@ static inline bool kdaemon_journaled(enum kevent_source src)
 {
 	return src != KEVENT_SOURCE_KERNEL;
 }
-/* Opens the journal of cfg.state_dir and hands its unfinished events to
- * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  A
- * journal that cannot be opened is logged, and keventd runs without one.
- * 0. */
+/* Opens cfg.state_dir (statedir.h: made when missing, checked, its
+ * state.lock taken), before anything reads or writes a state file.  0
+ * (also without cfg.state_dir), or -errno, logged: a state directory that
+ * is not keventd's alone, or that another keventd holds, stops keventd
+ * (keventd(8), --state-dir). */
+int kdaemon_state_open(struct kdaemon *d);
+/* Opens the journal in the state directory (kdaemon_state_open() first,
+ * when it has not run) and hands its unfinished events to
+ * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  0, or
+ * -errno from kdaemon_state_open(); a journal that cannot be opened in a
+ * good state directory is logged, and keventd runs without one. */
 int kdaemon_journal_start(struct kdaemon *d);
 /* At a stop: the debounced runs still waiting go into the journal, for
  * the next start (when there is one).  Returns how many. */

@@ -8,23 +8,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "hashmap.h"
 #include "journal-rec.h"
 #include "log.h"
+#include "statedir.h"
 #include "util.h"
 
 #define NAME_FMT "journal-%020" PRIu64
 #define NAME_LEN (8 + 20)
 /* the segment written to is emptied when nothing in it is live any more
  * and it has grown past this (or past its share, whichever is smaller) */
-#define RESET_AT   (64u << 10)
-#define LAZY_MAX   1024
-#define LOCK_TRIES 100 /* of 10 ms each */
+#define RESET_AT (64u << 10)
+#define LAZY_MAX 1024
 /* pending records written at once past this, whatever the daemon does */
 #define FLUSH_AT (256u << 10)
 
@@ -47,8 +45,7 @@ struct settle {
 };
 
 struct kjournal {
-	int dirfd;
-	int lockfd;	  /* journal.lock, flock()ed: one keventd per state directory */
+	int dirfd;	  /* the state directory (statedir.h), its lock held by the caller */
 	uint64_t seg_max; /* a segment's bytes before the next one starts */
 	struct segment *segs;
 	size_t n_segs, cap_segs;
@@ -100,9 +97,10 @@ static int new_segment(struct kjournal *j, uint64_t no)
 {
 	char name[NAME_LEN + 1];
 	snprintf(name, sizeof(name), NAME_FMT, no);
-	int fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* made afresh: whatever has its name (a symlink) is never written through */
+	int fd = kstatedir_openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = add_segment(j, no, fd, 0);
 	if (rc < 0)
 		close(fd);
@@ -194,32 +192,17 @@ static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
 	return 0;
 }
 
-int kjournal_open(const char *dir, size_t size, struct kjournal **out)
+int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 {
 	struct kjournal *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->seg_max = size / KJOURNAL_SEGMENTS;
 	j->write_log = (struct klog_throttle){.name = "journal", .what = "write errors"};
-	j->dirfd = j->lockfd = -1;
+	j->dirfd = -1;
 	int rc = hashmap_new(&j->holds);
-	if (rc == 0 && mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (rc == 0 && (j->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0)
 		rc = -errno;
-	if (rc == 0 && (j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		rc = -errno;
-	if (rc == 0 &&
-	    (j->lockfd = openat(j->dirfd, "journal.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
-		rc = -errno;
-	/* a keventd killed a moment ago may live on for a few microseconds in a
-	 * handler it forked that has not closed its descriptors yet */
-	for (int tries = 0; rc == 0 && flock(j->lockfd, LOCK_EX | LOCK_NB) < 0; tries++) {
-		if (errno != EWOULDBLOCK)
-			rc = -errno;
-		else if (tries == LOCK_TRIES)
-			rc = -EBUSY;
-		else
-			nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
-	}
 	_cleanup_free_ uint64_t *nos = NULL;
 	size_t n = 0;
 	if (rc == 0)
@@ -227,9 +210,17 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out)
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char name[NAME_LEN + 1];
 		snprintf(name, sizeof(name), NAME_FMT, nos[i]);
-		int fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
+		int fd = kstatedir_openat(j->dirfd, name, O_RDWR, 0);
 		struct stat st;
-		if (fd < 0 || fstat(fd, &st) < 0)
+		if (kstatedir_refused(fd)) {
+			/* not keventd's (a symlink, another user's file): never
+			 * replayed, left as found; the next segment goes past it */
+			log_warning("journal: %s: %s; not replayed", name, kstatedir_strerror(fd));
+			continue;
+		}
+		if (fd < 0)
+			rc = fd;
+		else if (fstat(fd, &st) < 0)
 			rc = -errno;
 		else
 			rc = add_segment(j, nos[i], fd, (uint64_t)st.st_size);
@@ -584,7 +575,5 @@ void kjournal_free(struct kjournal *j)
 	strbuf_release(&j->pend);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
-	if (j->lockfd >= 0)
-		close(j->lockfd);
 	free(j);
 }

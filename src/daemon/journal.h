@@ -26,10 +26,12 @@
 
 struct kjournal;
 
-/* Opens the journal in dir (made, mode 0700, when missing), taking over
- * the segments a previous keventd left there.  0, -EBUSY when another
- * keventd holds dir's journal.lock, or -errno. */
-int kjournal_open(const char *dir, size_t size, struct kjournal **out);
+/* Opens the journal in the state directory dirfd (statedir.h: checked,
+ * its state.lock held by the caller; the journal keeps a copy of the
+ * descriptor), taking over the segments a previous keventd left there.
+ * A segment that kstatedir_openat() refuses is logged and left as found,
+ * never replayed.  0 or -errno. */
+int kjournal_open(int dirfd, size_t size, struct kjournal **out);
 
 /* Hands each unfinished event of the segments found at open to submit,
  * in their order, flagged redelivered and holding its record; a damaged

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "statedir.h"
 #include "util.h"
 
 /* One pwrite() of a fixed width: a keventd killed mid-way has either
@@ -31,22 +32,16 @@ static int put(struct kseqfile *s, uint64_t n)
 	return 0;
 }
 
-int kseqfile_open(struct kseqfile *s, const char *dir)
+int kseqfile_open(struct kseqfile *s, const struct kstatedir *dir)
 {
 	*s = (struct kseqfile){.fd = -1};
 	if (!dir)
 		return 0;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		log_warning("%s: cannot make %s: %s", KSEQFILE_NAME, dir, strerror(errno));
-		return 0;
-	}
-	_cleanup_free_ char *path = NULL;
-	if (asprintf(&path, "%s/%s", dir, KSEQFILE_NAME) < 0)
-		return 0;
-	s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	s->fd = kstatedir_openat(dir->fd, KSEQFILE_NAME, O_RDWR | O_CREAT, 0600);
 	if (s->fd < 0) {
-		log_warning("cannot open %s: %s; socket event numbers start at 1", path,
-			    strerror(errno));
+		log_warning("cannot open %s/%s: %s; socket event numbers start at 1", dir->path,
+			    KSEQFILE_NAME, kstatedir_strerror(s->fd));
+		s->fd = -1;
 		return 0;
 	}
 	char buf[32] = {0};
@@ -55,7 +50,8 @@ int kseqfile_open(struct kseqfile *s, const char *dir)
 	errno = 0;
 	uint64_t v = n > 0 ? strtoull(buf, &end, 10) : 0;
 	if (n > 0 && (errno || end == buf || (*end && *end != '\n'))) {
-		log_warning("%s: not a number; socket event numbers start at 1", path);
+		log_warning("%s/%s: not a number; socket event numbers start at 1", dir->path,
+			    KSEQFILE_NAME);
 		v = 0;
 	}
 	s->last = s->reserved = v;

@@ -13,6 +13,8 @@
 
 #include <stdint.h>
 
+struct kstatedir;
+
 #define KSEQFILE_NAME	"socket-seqnum"
 #define KSEQFILE_STRIDE 4096
 
@@ -22,10 +24,11 @@ struct kseqfile {
 	uint64_t reserved; /* numbers up to this one are the file's */
 };
 
-/* Opens (creates) the file in dir and reads where numbering goes on.
- * dir NULL, or a file that cannot be opened: numbering starts at 1 and is
- * not kept (0 is returned either way, with what went wrong logged). */
-int kseqfile_open(struct kseqfile *s, const char *dir);
+/* Opens (creates) the file in the state directory dir (statedir.h) and
+ * reads where numbering goes on.  dir NULL, or a file that cannot be
+ * opened or is refused: numbering starts at 1 and is not kept (0 is
+ * returned either way, with what went wrong logged). */
+int kseqfile_open(struct kseqfile *s, const struct kstatedir *dir);
 /* The next number (never 0): the block it is in is reserved first. */
 uint64_t kseqfile_next(struct kseqfile *s);
 /* Numbers at or below n are taken (an event read back from the journal). */

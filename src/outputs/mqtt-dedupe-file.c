@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "statedir.h"
+
 /*
  * The file: a header, then each stream as its source (1 byte), the length
  * of its host name (1 byte), the name, its instance, its top and its
@@ -115,32 +117,26 @@ int kmqtt_dedupe_decode(struct kmqtt_dedupe *d, const void *buf, size_t len, con
 	return (int)h.count;
 }
 
-int kmqtt_dedupe_load(struct kmqtt_dedupe *d, const char *dir, const char **why)
+int kmqtt_dedupe_load(struct kmqtt_dedupe *d, int dirfd, const char **why)
 {
-	_cleanup_free_ char *path = NULL;
 	*why = NULL;
-	if (asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0)
-		return -ENOMEM;
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	int rc = read_fd(fd, 4096 + (size_t)KMQTT_DEDUPE_STREAMS * (2 + KEVENT_HOST_MAX + 48), &buf,
-			 &len);
+	int rc = kstatedir_read(dirfd, KMQTT_DEDUPE_FILE,
+				4096 + (size_t)KMQTT_DEDUPE_STREAMS * (2 + KEVENT_HOST_MAX + 48),
+				&buf, &len);
 	if (rc < 0)
-		return rc;
+		return rc == -ENOENT ? 0 : rc;
 	return kmqtt_dedupe_decode(d, buf, len, why);
 }
 
-int kmqtt_dedupe_save(struct kmqtt_dedupe *d, const char *dir)
+int kmqtt_dedupe_save(struct kmqtt_dedupe *d, int dirfd)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_free_ char *path = NULL;
 	kmqtt_dedupe_encode(d, &sb);
-	if (sb.oom || asprintf(&path, "%s/" KMQTT_DEDUPE_FILE, dir) < 0)
+	if (sb.oom)
 		return -ENOMEM;
-	int rc = replace_file(path, sb.buf, sb.len, 0600);
+	int rc = kstatedir_replace(dirfd, KMQTT_DEDUPE_FILE, sb.buf, sb.len, 0600);
 	if (rc == 0)
 		kmqtt_dedupe_clean(d);
 	return rc;

@@ -23,10 +23,11 @@ void kmqtt_dedupe_encode(const struct kmqtt_dedupe *d, struct strbuf *out);
  * with *why (static; d is then as it was, or holds some of them), or
  * -ENOMEM.  Pure: a fuzzer drives it. */
 int kmqtt_dedupe_decode(struct kmqtt_dedupe *d, const void *buf, size_t len, const char **why);
-/* Reads dir/mqtt-seen into d: the streams restored, 0 without a file,
- * -errno (with *why when it is the file's content). */
-int kmqtt_dedupe_load(struct kmqtt_dedupe *d, const char *dir, const char **why);
-/* Writes d to dir/mqtt-seen and marks it clean.  0 or -errno. */
-int kmqtt_dedupe_save(struct kmqtt_dedupe *d, const char *dir);
+/* Reads mqtt-seen of the state directory dirfd (statedir.h) into d: the
+ * streams restored, 0 without a file, -errno (with *why when it is the
+ * file's content; else kstatedir_strerror()). */
+int kmqtt_dedupe_load(struct kmqtt_dedupe *d, int dirfd, const char **why);
+/* Writes d to mqtt-seen in dirfd and marks it clean.  0 or -errno. */
+int kmqtt_dedupe_save(struct kmqtt_dedupe *d, int dirfd);
 
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mqtt-spool-rec.h"
+#include "statedir.h"
 
 #define SEG_MIN	     (64u * 1024)
 #define SEG_MAX	     (4u * 1024 * 1024)
@@ -63,8 +64,7 @@ static int open_seg(struct kmqtt_spool *s, uint64_t first, int flags)
 {
 	char name[32];
 	seg_name(first, name);
-	int fd = openat(s->dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
-	return fd < 0 ? -errno : fd;
+	return kstatedir_openat(s->dirfd, name, flags, 0600);
 }
 
 static void write_acked(struct kmqtt_spool *s)
@@ -217,9 +217,9 @@ static void set_aside(struct kmqtt_spool *s, const char *name, uint64_t off, con
 	char path[64];
 	snprintf(path, sizeof(path), "%s@%016" PRIx64 ".corrupt", name, off);
 	_cleanup_close_ int fd =
-		openat(s->dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		kstatedir_openat(s->dirfd, path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	if (fd < 0) {
-		if (errno != EEXIST) /* else kept already, by an earlier look */
+		if (fd != -EEXIST) /* else kept already, by an earlier look */
 			s->damage.not_kept++;
 		return;
 	}
@@ -263,9 +263,12 @@ static int rewrite(struct kmqtt_spool *s, const char *name, const char *buf, siz
 {
 	char tmp[40];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	int fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	/* made afresh: whatever had its name is never written through */
+	if (unlinkat(s->dirfd, tmp, 0) < 0 && errno != ENOENT)
 		return -errno;
+	int fd = kstatedir_openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return fd;
 	int rc = 0;
 	struct kmqtt_rec r;
 	for (size_t off = 0; rc == 0; off += r.len) {
@@ -313,10 +316,10 @@ static int load_seg(struct kmqtt_spool *s, uint64_t first, uint64_t next, uint64
 		*why = "an entry named like a segment is not a regular file";
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
-	_cleanup_close_ int fd = openat(s->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int fd = kstatedir_openat(s->dirfd, name, O_RDWR, 0);
 	if (fd < 0) {
-		*why = "cannot open a segment";
-		return -errno;
+		*why = fd == -EPERM ? "a segment is not keventd's user's" : "cannot open a segment";
+		return fd;
 	}
 	uint64_t size = (uint64_t)st.st_size, extra = 0;
 	if (size > SEG_READ_MAX) {
@@ -523,30 +526,25 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 	s->seg_max = s->seg_max < SEG_MIN ? SEG_MIN : s->seg_max > SEG_MAX ? SEG_MAX : s->seg_max;
 	s->next_seq = 1;
 	int rc = 0;
-	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dirfd < 0) {
 		rc = -errno;
 		*why = "cannot open the spool directory";
 	}
-	/* the messages of every event, and what keventd will send: the
-	 * directory's owner's alone, as rule files are root's */
-	struct stat st;
-	if (rc == 0 && fstat(s->dirfd, &st) < 0) {
-		rc = -errno;
-		*why = "cannot open the spool directory";
-	}
-	if (rc == 0 && st.st_uid != 0 && st.st_uid != geteuid()) {
+	/* the messages of every event, and what keventd will send: keventd's
+	 * alone, as the state directory is */
+	const char *bad = NULL;
+	if (rc == 0 && (rc = kstatedir_check(s->dirfd, geteuid(), &bad)) < 0) {
+		*why = rc == -EACCES  ? "the spool directory is writable by group or others "
+					"(chmod 700 it)"
+		       : rc == -EPERM ? "the spool directory is not keventd's user's"
+				      : "the spool directory is not a directory";
 		rc = -EACCES;
-		*why = "the spool directory is neither root's nor keventd's user's";
-	} else if (rc == 0 && (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		rc = -EACCES;
-		*why = "the spool directory is writable by group or others (chmod 700 it)";
 	}
 	if (rc == 0) {
-		s->lockfd =
-			openat(s->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		s->lockfd = kstatedir_openat(s->dirfd, "lock", O_RDWR | O_CREAT, 0600);
 		if (s->lockfd < 0)
-			rc = -errno;
+			rc = s->lockfd;
 		else if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0)
 			rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		if (rc < 0)
@@ -554,10 +552,9 @@ int kmqtt_spool_open(const char *dir, uint64_t max_bytes, struct kmqtt_spool **o
 					    : "cannot lock the spool";
 	}
 	if (rc == 0) {
-		s->ackfd =
-			openat(s->dirfd, "acked", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		s->ackfd = kstatedir_openat(s->dirfd, "acked", O_RDWR | O_CREAT, 0600);
 		if (s->ackfd < 0) {
-			rc = -errno;
+			rc = s->ackfd;
 			*why = "cannot open the spool's file acked";
 		}
 	}

@@ -17,6 +17,7 @@
 #include "event-json.h"
 #include "mqtt-dedupe-file.h"
 #include "mqtt-spool.h"
+#include "statedir.h"
 #include "log.h"
 #include "mosq-dl.h"
 
@@ -284,14 +285,14 @@ static void on_misc(struct ktimer *t, void *userdata)
  * is to come. */
 static void save_seen(struct kmqtt *m, bool all)
 {
-	if (!m->seen || !m->sink.state_dir || !kmqtt_dedupe_dirty(m->seen) ||
+	if (!m->seen || !m->sink.state || !kmqtt_dedupe_dirty(m->seen) ||
 	    (!all && kloop_wakeups(m->loop) == m->seen_round))
 		return;
-	int rc = kmqtt_dedupe_save(m->seen, m->sink.state_dir);
+	int rc = kmqtt_dedupe_save(m->seen, m->sink.state->fd);
 	if (rc < 0)
 		klog_throttled(&m->seen_log, LOG_WARNING,
-			       "mqtt: cannot write %s/" KMQTT_DEDUPE_FILE ": %s", m->sink.state_dir,
-			       strerror(-rc));
+			       "mqtt: cannot write %s/" KMQTT_DEDUPE_FILE ": %s",
+			       m->sink.state->path, kstatedir_strerror(rc));
 }
 
 static void on_io(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -737,14 +738,14 @@ static void load_seen(struct kmqtt *m)
 {
 	m->seen_log =
 		(struct klog_throttle){.name = "mqtt", .what = "lines about " KMQTT_DEDUPE_FILE};
-	if (!m->sink.state_dir)
+	if (!m->sink.state)
 		return;
 	const char *why = NULL;
-	int rc = kmqtt_dedupe_load(m->seen, m->sink.state_dir, &why);
+	int rc = kmqtt_dedupe_load(m->seen, m->sink.state->fd, &why);
 	if (rc < 0)
 		log_warning("mqtt: %s/" KMQTT_DEDUPE_FILE ": %s: a message delivered again "
 			    "after this start may run twice",
-			    m->sink.state_dir, why ? why : strerror(-rc));
+			    m->sink.state->path, why ? why : kstatedir_strerror(rc));
 	if (rc < 0 && kmqtt_dedupe_streams(m->seen)) {
 		/* part of a file that is not whole: none of it */
 		kmqtt_dedupe_free(m->seen);

@@ -79,11 +79,12 @@ int ksource_genl_new(const struct ksource_genl_desc *desc, const struct ksink *s
 int ksource_kernel_new(const struct ksink *sink, struct ksource **out);
 /* The stock kernel's "thermal" family; zones read under sysfs_root. */
 int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct ksource **out);
-/* ksource_thermal_desc's init argument: its zones' sysfs, and where it
- * keeps the zones above a trip across restarts (NULL: nowhere). */
+/* ksource_thermal_desc's init argument: its zones' sysfs, and the state
+ * directory where it keeps the zones above a trip across restarts (NULL:
+ * nowhere). */
 struct ksource_thermal_arg {
 	const char *sysfs_root;
-	const char *state_dir;
+	const struct kstatedir *state;
 };
 /* The stock kernel's "acpi_event" family: the "acpi" source. */
 int ksource_acpi_new(const struct ksink *sink, struct ksource **out);

@@ -40,9 +40,10 @@
 #include "seqsync.h"
 #include "seqwin.h"
 #include "source-genl.h"
+#include "statedir.h"
 #include "util.h"
 
-#define KERNEL_POS_PATH	      "/run/keventd/kernel.pos"
+#define KERNEL_POS_FILE	      "kernel.pos"	  /* in the state directory */
 #define KERNEL_POS_MAX	      (256 * 1024 * 1024) /* bytes: a redo list of millions */
 #define DUMP_BUF	      (64 * 1024)
 #define DUMP_READS_PER_WAKEUP 64
@@ -63,7 +64,9 @@ struct kernel_state {
 	uint64_t instance;	  /* of the message being decoded */
 	const struct ksink *sink; /* &sink_copy, for a source that fetches */
 	struct ksink sink_copy;
-	char *pos_path;
+	char *pos_path; /* for messages; NULL: no position kept */
+	int pos_dirfd;	/* the state directory (KEVENTD_KERNEL_POS: its directory) */
+	char *pos_name; /* the position file's name in it */
 	uint64_t saved_instance, saved_last, saved_redo_changes, saved_flight_changes;
 	/* handed on, not handled yet (handled()); numbers of flight_instance */
 	struct kinflight flight;
@@ -83,10 +86,13 @@ static void pos_load(struct kernel_state *st)
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	struct kkernel_pos pos = {0};
-	int rc = read_file(st->pos_path, KERNEL_POS_MAX, &text, &len);
+	if (!st->pos_path)
+		return;
+	int rc = kstatedir_read(st->pos_dirfd, st->pos_name, KERNEL_POS_MAX, &text, &len);
 	if (rc < 0) {
 		if (rc != -ENOENT)
-			log_warning("kernel: cannot read %s: %s", st->pos_path, strerror(-rc));
+			log_warning("kernel: cannot read %s: %s", st->pos_path,
+				    kstatedir_strerror(rc));
 		return;
 	}
 	rc = kkernel_pos_parse(text, len, &pos);
@@ -146,7 +152,7 @@ static uint64_t *redo_list(struct kernel_state *st, size_t *n, int *rc)
 static void pos_save(struct kernel_state *st)
 {
 	uint64_t last = kseqsync_last(&st->sync);
-	if (!st->fetch || !st->sync.instance || st->sync.fetching ||
+	if (!st->fetch || !st->pos_path || !st->sync.instance || st->sync.fetching ||
 	    (st->sync.instance == st->saved_instance && last == st->saved_last &&
 	     st->sync.redo_changes == st->saved_redo_changes &&
 	     st->flight.changes == st->saved_flight_changes))
@@ -161,19 +167,7 @@ static void pos_save(struct kernel_state *st)
 	if (rc == 0 && text.oom)
 		rc = -ENOMEM;
 	if (rc == 0)
-		rc = replace_file(st->pos_path, text.buf, text.len, 0644);
-	if (rc == -ENOENT) {
-		/* the directory, once (/run is a tmpfs) */
-		size_t n = strlen(st->pos_path);
-		char dir[n + 1];
-		memcpy(dir, st->pos_path, n + 1);
-		char *slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = '\0';
-			(void)mkdir(dir, 0755);
-		}
-		rc = replace_file(st->pos_path, text.buf, text.len, 0644);
-	}
+		rc = kstatedir_replace(st->pos_dirfd, st->pos_name, text.buf, text.len, 0644);
 	if (rc == 0) {
 		st->saved_instance = st->sync.instance;
 		st->saved_last = last;
@@ -184,7 +178,7 @@ static void pos_save(struct kernel_state *st)
 	static struct klog_throttle pos_log = {.name = "kernel",
 					       .what = "lines about the position"};
 	klog_throttled(&pos_log, LOG_WARNING, "kernel: cannot write %s: %s", st->pos_path,
-		       strerror(-rc));
+		       kstatedir_strerror(rc));
 }
 
 /* ---- fetching what was missed ---- */
@@ -383,30 +377,63 @@ out:
 
 /* ---- the source's hooks ---- */
 
+/* Where the position is kept: kernel.pos in the state directory, or the
+ * file KEVENTD_KERNEL_POS names (for tests: its directory is not checked,
+ * the file is, as any state file); neither: nowhere.  0 or -errno. */
+static int pos_where(struct kernel_state *st, const char *path)
+{
+	const struct kstatedir *sd = st->sink->state;
+	if (path && *path) {
+		_cleanup_free_ char *dir = strdup(path);
+		char *slash = dir ? strrchr(dir, '/') : NULL;
+		if (!dir)
+			return -ENOMEM;
+		if (slash)
+			*slash = '\0';
+		const char *name = slash ? slash + 1 : path;
+		st->pos_dirfd = open(!slash	    ? "."
+				     : slash == dir ? "/"
+						    : dir,
+				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (st->pos_dirfd < 0)
+			return -errno;
+		st->pos_name = strdup(name);
+		st->pos_path = strdup(path);
+	} else if (sd) {
+		st->pos_dirfd = fcntl(sd->fd, F_DUPFD_CLOEXEC, 3);
+		if (st->pos_dirfd < 0)
+			return -errno;
+		st->pos_name = strdup(KERNEL_POS_FILE);
+		if (asprintf(&st->pos_path, "%s/" KERNEL_POS_FILE, sd->path) < 0)
+			st->pos_path = NULL;
+	} else {
+		return 0;
+	}
+	return st->pos_name && st->pos_path ? 0 : -ENOMEM;
+}
+
 static int kernel_init(const void *arg, void **state)
 {
 	struct kernel_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	st->pos_dirfd = -1;
 	/* arg: the sink, for a source that fetches; NULL in tests */
 	if (arg) {
 		const char *path = getenv("KEVENTD_KERNEL_POS");
 		st->sink_copy = *(const struct ksink *)arg;
 		st->sink = &st->sink_copy;
 		st->fetch = true;
-		if (path && *path)
-			st->pos_path = strdup(path);
-		else if (st->sink->state_dir &&
-			 asprintf(&st->pos_path, "%s/kernel.pos", st->sink->state_dir) < 0)
-			st->pos_path = NULL;
-		else if (!st->sink->state_dir)
-			st->pos_path = strdup(KERNEL_POS_PATH);
+		int rc = pos_where(st, path);
 		st->buf = malloc(DUMP_BUF);
-		if (!st->pos_path || !st->buf) {
+		if (rc < 0 || !st->buf) {
 			free(st->pos_path);
+			free(st->pos_name);
+			if (st->pos_dirfd >= 0)
+				close(st->pos_dirfd);
 			free(st->buf);
 			free(st);
-			return -ENOMEM;
+			return rc < 0 ? rc : -ENOMEM;
 		}
 		pos_load(st);
 	}
@@ -424,6 +451,9 @@ static void kernel_fini(void *state)
 	kinflight_release(&st->flight);
 	kseqsync_release(&st->sync);
 	free(st->pos_path);
+	free(st->pos_name);
+	if (st->pos_dirfd >= 0)
+		close(st->pos_dirfd);
 	free(st->buf);
 	free(st);
 }

@@ -38,11 +38,12 @@
 #include "log.h"
 #include "loop.h"
 #include "source-kmsg.h"
+#include "statedir.h"
 #include "util.h"
 
-#define BOOT_ID_PATH	  "/proc/sys/kernel/random/boot_id"
-#define STATE_DIR_DEFAULT "/run/keventd"
-#define READS_PER_WAKEUP  256
+#define BOOT_ID_PATH	 "/proc/sys/kernel/random/boot_id"
+#define POS_FILE	 "kmsg.pos" /* in the state directory */
+#define READS_PER_WAKEUP 256
 /* a first start reads the ring through: at most this many records, so
  * that a flood cannot hold the start-up */
 #define DRAIN_MAX (1u << 20)
@@ -79,23 +80,12 @@ static struct klog_throttle read_log = {.name = "kmsg", .what = "lines about rea
 
 static int pos_open(struct kmsg_source *k)
 {
-	int fd = open(k->pos_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
-		/* the state directory, once (/run is a tmpfs) */
-		_cleanup_free_ char *dir = strdup(k->pos_path);
-		char *slash = dir ? strrchr(dir, '/') : NULL;
-		if (slash && slash != dir) {
-			*slash = '\0';
-			(void)mkdir(dir, 0755);
-		}
-		fd = open(k->pos_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	}
-	return fd < 0 ? -errno : fd;
+	return kstatedir_openat(k->sink.state->fd, POS_FILE, O_RDWR | O_CREAT, 0644);
 }
 
 static void pos_save(struct kmsg_source *k)
 {
-	if (!k->have_done || (k->have_saved && k->saved == k->done))
+	if (!k->pos_path || !k->have_done || (k->have_saved && k->saved == k->done))
 		return;
 	char line[96];
 	int n = snprintf(line, sizeof(line), "%s %0*" PRIu64 "\n", k->boot_id, POS_FORMAT_WIDTH,
@@ -107,7 +97,7 @@ static void pos_save(struct kmsg_source *k)
 			if (fd >= 0)
 				close(fd);
 			klog_throttled(&pos_log, LOG_WARNING, "kmsg: cannot write %s: %s",
-				       k->pos_path, strerror(e));
+				       k->pos_path, kstatedir_strerror(e));
 			return;
 		}
 		k->pos_fd = fd;
@@ -128,13 +118,15 @@ static bool pos_load(struct kmsg_source *k, uint64_t *seq)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int rc = read_file(k->pos_path, 256, &text, &len);
+	if (!k->pos_path)
+		return false;
+	int rc = kstatedir_read(k->sink.state->fd, POS_FILE, 256, &text, &len);
 	if (rc == -ENOENT)
 		return false;
 	struct kkmsg_pos pos;
 	if (rc < 0 || kkmsg_pos_parse(text, len, &pos) < 0) {
 		log_warning("kmsg: %s is not a position (%s); starting at the end of the log",
-			    k->pos_path, rc < 0 ? strerror(-rc) : "damaged");
+			    k->pos_path, rc < 0 ? kstatedir_strerror(rc) : "damaged");
 		return false;
 	}
 	if (strcmp(pos.boot_id, k->boot_id) != 0) {
@@ -410,8 +402,9 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		k->cfg = *cfg;
 	k->pos_fd = -1;
 	int rc = read_boot_id(k->boot_id);
-	if (rc == 0 && asprintf(&k->pos_path, "%s/kmsg.pos",
-				sink->state_dir ? sink->state_dir : STATE_DIR_DEFAULT) < 0) {
+	/* no state directory (tests): no position */
+	if (rc == 0 && sink->state &&
+	    asprintf(&k->pos_path, "%s/" POS_FILE, sink->state->path) < 0) {
 		k->pos_path = NULL;
 		rc = -ENOMEM;
 	}

@@ -14,10 +14,12 @@
 
 #include "log.h"
 #include "source-genl.h"
+#include "statedir.h"
 #include "thermal.h"
 #include "util.h"
 
-#define SCAN_MAX 64
+#define SCAN_MAX   64
+#define ZONES_FILE "thermal.zones" /* in the state directory */
 
 static const char *const group_names[] = {"event"};
 
@@ -26,11 +28,10 @@ static int thermal_init(const void *arg, void **state)
 	const struct ksource_thermal_arg *a = arg;
 	struct kthermal *t = NULL;
 	int rc = kthermal_new(a->sysfs_root, &t);
-	_cleanup_free_ char *path = NULL;
-	if (rc == 0 && a->state_dir && asprintf(&path, "%s/thermal.zones", a->state_dir) < 0)
-		rc = -ENOMEM;
-	else if (rc == 0 && path && (rc = kthermal_remember(t, path)) < 0 && rc != -ENOMEM) {
-		log_warning("thermal: cannot read %s: %s", path, strerror(-rc));
+	if (rc == 0 && a->state && (rc = kthermal_remember(t, a->state->fd, ZONES_FILE)) < 0 &&
+	    rc != -ENOMEM) {
+		log_warning("thermal: cannot read %s/" ZONES_FILE ": %s", a->state->path,
+			    kstatedir_strerror(rc));
 		rc = 0;
 	}
 	*state = t;
@@ -82,6 +83,6 @@ const struct ksource_genl_desc ksource_thermal_desc = {
 
 int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct ksource **out)
 {
-	const struct ksource_thermal_arg arg = {sysfs_root, sink->state_dir};
+	const struct ksource_thermal_arg arg = {sysfs_root, sink->state};
 	return ksource_genl_new(&ksource_thermal_desc, sink, &arg, out);
 }

@@ -23,6 +23,7 @@
 #include "fdstore.h"
 #include "log.h"
 #include "loop.h"
+#include "statedir.h"
 #include "udev-table.h"
 #include "uevent-map.h"
 
@@ -30,6 +31,7 @@
 #define RCVBUF_BYTES	 (128 * 1024 * 1024)
 #define READS_PER_WAKEUP 256
 #define MAX_PROPS	 512
+#define TABLE_FILE	 "udev.devices" /* in the state directory */
 #define GROUP_KERNEL	 1u
 #define GROUP_UDEV	 2u
 
@@ -130,9 +132,10 @@ static void save_table(struct ktimer *t, void *userdata)
 	u->save_timer = NULL;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	kudevtab_render(&u->table, &sb);
-	int rc = sb.oom ? -ENOMEM : replace_file(u->table_path, sb.buf, sb.len, 0600);
+	int rc = sb.oom ? -ENOMEM
+			: kstatedir_replace(u->sink.state->fd, TABLE_FILE, sb.buf, sb.len, 0600);
 	if (rc < 0)
-		log_warning("udev: cannot write %s: %s", u->table_path, strerror(-rc));
+		log_warning("udev: cannot write %s: %s", u->table_path, kstatedir_strerror(rc));
 }
 
 /* A device came, went or moved (a renamed network interface): the table
@@ -472,14 +475,16 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 		return rc ? rc : -EIO;
 	}
 	log_info("udev: listening to uevents from %s", u->from_kernel ? "the kernel" : "udevd");
-	if (sink->state_dir && asprintf(&u->table_path, "%s/udev.devices", sink->state_dir) < 0)
+	if (sink->state && asprintf(&u->table_path, "%s/" TABLE_FILE, sink->state->path) < 0)
 		u->table_path = NULL;
 	if (u->table_path) {
 		_cleanup_free_ char *text = NULL;
 		size_t len = 0;
-		_cleanup_close_ int fd = open(u->table_path, O_RDONLY | O_CLOEXEC);
-		bool first = fd < 0 || read_fd(fd, 64u << 20, &text, &len) < 0 ||
-			     kudevtab_parse(&u->table, text, len) < 0;
+		rc = kstatedir_read(sink->state->fd, TABLE_FILE, 64u << 20, &text, &len);
+		if (rc < 0 && rc != -ENOENT)
+			log_warning("udev: cannot read %s: %s", u->table_path,
+				    kstatedir_strerror(rc));
+		bool first = rc < 0 || kudevtab_parse(&u->table, text, len) < 0;
 		resync(u, first);
 	}
 	*out = &u->src;

@@ -16,6 +16,7 @@
 #include "event.h"
 
 struct kfdstore;
+struct kstatedir;
 struct kloop;
 
 /* What a source may tell its sink.  Every callback is called from the
@@ -42,9 +43,10 @@ struct ksink {
 	struct kloop *loop; /* where the source watches its descriptors */
 	const struct ksink_ops *ops;
 	void *userdata;
-	/* where a source keeps what outlives keventd (the kernel source's
-	 * position); NULL: its own default */
-	const char *state_dir;
+	/* the state directory, where a source keeps what outlives keventd
+	 * (its position, its table), each file through kstatedir_openat();
+	 * NULL: none, nothing is kept */
+	const struct kstatedir *state;
 	/* the descriptors a source takes back at start and hands over at a
 	 * clean stop (fdstore.h); NULL: none */
 	struct kfdstore *fdstore;

@@ -2,6 +2,7 @@
 /* Thermal zones: which trips are crossed, and the events that follow. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "statedir.h"
 #include "thermal.h"
 #include "util.h"
 
@@ -16,7 +18,8 @@
 
 struct kthermal {
 	char *root;
-	char *memory; /* the zones above a trip, kept across restarts; NULL: none */
+	int memory_dir; /* where the zones above a trip are kept across restarts */
+	char *memory;	/* the file's name there; NULL: kept nowhere */
 	uint64_t crossed[KTHERMAL_MAX_ZONES]; /* bit per trip */
 	uint64_t was[KTHERMAL_MAX_ZONES];     /* crossed when the last keventd ended */
 	uint64_t seqnum;
@@ -29,6 +32,7 @@ int kthermal_new(const char *root, struct kthermal **out)
 		free(t);
 		return -ENOMEM;
 	}
+	t->memory_dir = -1;
 	*out = t;
 	return 0;
 }
@@ -39,23 +43,31 @@ void kthermal_free(struct kthermal *t)
 		return;
 	free(t->root);
 	free(t->memory);
+	if (t->memory_dir >= 0)
+		close(t->memory_dir);
 	free(t);
 }
 
-int kthermal_remember(struct kthermal *t, const char *path)
+int kthermal_remember(struct kthermal *t, int dirfd, const char *name)
 {
-	free(t->memory);
-	if (!(t->memory = strdup(path)))
+	free(TAKE_PTR(t->memory));
+	if (t->memory_dir >= 0)
+		close(t->memory_dir);
+	if ((t->memory_dir = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		return -errno;
+	if (!(t->memory = strdup(name)))
 		return -ENOMEM;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int rc = kstatedir_read(dirfd, name, 64 * 1024, &text, &len);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
 	unsigned zone;
 	uint64_t mask;
-	while (fscanf(f, "%u %" SCNx64 "\n", &zone, &mask) == 2)
+	int n = 0;
+	for (const char *p = text; sscanf(p, "%u %" SCNx64 "\n%n", &zone, &mask, &n) == 2; p += n)
 		if (zone < KTHERMAL_MAX_ZONES)
 			t->was[zone] = mask;
-	fclose(f);
 	return 0;
 }
 
@@ -64,18 +76,13 @@ static void save(const struct kthermal *t)
 {
 	if (!t->memory)
 		return;
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s.new", t->memory) >= (int)sizeof(tmp))
-		return;
-	FILE *f = fopen(tmp, "we");
-	if (!f)
-		return;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	for (uint32_t zone = 0; zone < KTHERMAL_MAX_ZONES; zone++)
 		if (t->crossed[zone] | t->was[zone])
-			fprintf(f, "%" PRIu32 " %" PRIx64 "\n", zone,
-				t->crossed[zone] | t->was[zone]);
-	if (fclose(f) != 0 || rename(tmp, t->memory) != 0)
-		(void)unlink(tmp);
+			strbuf_printf(&sb, "%" PRIu32 " %" PRIx64 "\n", zone,
+				      t->crossed[zone] | t->was[zone]);
+	if (!sb.oom)
+		(void)kstatedir_replace(t->memory_dir, t->memory, strbuf_str(&sb), sb.len, 0644);
 }
 
 /* Reads a one-line sysfs attribute of zone into buf (newline removed). */

@@ -46,12 +46,13 @@ struct kthermal;
 int kthermal_new(const char *sysfs_root, struct kthermal **out);
 void kthermal_free(struct kthermal *t);
 
-/* Keeps the zones above a trip in the file path (in the state directory),
- * rewritten when they change, and reads what the last keventd left
- * there: kthermal_scan() then gives a zone that was above a trip and is
- * cool now its normal (flagged synthetic), and no second high to a zone
- * still above the same trips.  0, or -errno (nothing is read). */
-int kthermal_remember(struct kthermal *t, const char *path);
+/* Keeps the zones above a trip in the file name of the state directory
+ * dirfd (statedir.h; the descriptor is copied), rewritten when they
+ * change, and reads what the last keventd left there: kthermal_scan()
+ * then gives a zone that was above a trip and is cool now its normal
+ * (flagged synthetic), and no second high to a zone still above the same
+ * trips.  0, or -errno (nothing is read; kstatedir_strerror()). */
+int kthermal_remember(struct kthermal *t, int dirfd, const char *name);
 
 /* Applies a trip message; *out gets the event to send, or NULL when the
  * crossing changes nothing a rule can see (a trip already known crossed,

@@ -4,9 +4,8 @@
 # figures, asserts nothing): loadgen storms of N events, as "post"
 # requests and as "send" requests, against 10 and 10,000 filter rules
 # (run-bench.sh's rule sets: nothing runs), keventd started in turn
-#   off  with the journal off: another process holds its state directory's
-#        journal.lock, so keventd runs without one (as it does when a
-#        second keventd is pointed at a directory in use)
+#   off  with the journal off (KEVENTD_JOURNAL=off, keventd(8)), in a state
+#        directory of its own
 #   on   with the journal, in a state directory of its own on /run (tmpfs)
 #   old  (only when KEVENTD_OLD names one) another keventd with its journal,
 #        e.g. one built from an older commit
@@ -27,10 +26,8 @@ modes="off on"
 tmp=$(mktemp -d)
 run=$(mktemp -d /run/kevent-journal-bench.XXXXXX)
 pid=
-holder=
 cleanup() {
 	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
-	if [ -n "$holder" ]; then kill "$holder" 2>/dev/null || true; fi
 	wait 2>/dev/null || true
 	rm -rf "$tmp" "$run"
 }
@@ -43,9 +40,6 @@ trap 'exit 130' INT TERM
 for rules in 10 10000; do
 	bench_rules "$tmp/r$rules" "$rules" none
 done
-mkdir "$run/off"
-flock "$run/off/journal.lock" sleep 100000 &
-holder=$!
 
 rate() { sed -n 's/.*accepted in [^(]*(\([0-9]*\)\/s).*/\1/p'; }
 cpu_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
@@ -64,9 +58,11 @@ for r in $(seq "$rounds"); do
 		for m in $order; do
 			bin=$keventd state=$run/$m
 			[ "$m" = old ] && bin=$KEVENTD_OLD
-			[ "$m" != off ] && rm -rf "$state"
+			rm -rf "$state"
 			rm -f "$tmp/ctl"
-			"$bin" --rules-dir "$tmp/r$rules" --control "$tmp/ctl" --sources socket \
+			journal=on
+			[ "$m" = off ] && journal=off
+			KEVENTD_JOURNAL=$journal "$bin" --rules-dir "$tmp/r$rules" --control "$tmp/ctl" --sources socket \
 				--state-dir "$state" --log-level err 2>>"$tmp/log" &
 			pid=$!
 			i=0

@@ -12,8 +12,8 @@
 #          status's journal "full" count and the queue's pauses
 #   runs   handler runs per second (loadgen, each event runs /bin/true, 3,000
 #          events on 64 objects and 1,500 on one), the journal off and on
-# The journal off: another process holds its state directory's
-# journal.lock.  On: a state directory of its own on /run (tmpfs).  For
+# The journal off: KEVENTD_JOURNAL=off (keventd(8)).  On: a state
+# directory of its own on /run (tmpfs).  For
 # ROUNDS rounds, off and on in turn, the first changing each round.
 # Usage: tests/bench/run-journal-figures.sh [BUILD_DIR] [N] [ROUNDS]
 set -eu
@@ -30,9 +30,9 @@ done
 stamp=$(cd "$(dirname "$stamp")" && pwd)/$(basename "$stamp")
 tmp=$(mktemp -d)
 run=$(mktemp -d /run/kevent-journal-figures.XXXXXX)
-pid= holder= sampler=
+pid= sampler=
 cleanup() {
-	for p in $pid $holder $sampler; do kill "$p" 2>/dev/null || true; done
+	for p in $pid $sampler; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$tmp" "$run"
 }
@@ -50,15 +50,14 @@ gen "$tmp/f10" 10 0
 gen "$tmp/f10000" 10000 0
 gen "$tmp/t10" 10 1
 gen "$tmp/t10000" 10000 1
-mkdir "$run/off"
-flock "$run/off/journal.lock" sleep 100000 &
-holder=$!
 
 kstart() { # mode rules-dir
 	state=$run/$1
-	[ "$1" != off ] && rm -rf "$state"
+	rm -rf "$state"
 	rm -f "$tmp/ctl"
-	"$keventd" --rules-dir "$2" --control "$tmp/ctl" --sources socket --state-dir "$state" \
+	journal=on
+	[ "$1" = off ] && journal=off
+	KEVENTD_JOURNAL=$journal "$keventd" --rules-dir "$2" --control "$tmp/ctl" --sources socket --state-dir "$state" \
 		--log-level err 2>>"$tmp/log" &
 	pid=$!
 	i=0

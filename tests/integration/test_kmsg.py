@@ -225,6 +225,31 @@ class KmsgSource(DaemonTest):
         self.assertEqual(st["sources"]["kmsg"]["lost"], 0)
         self.assertIn("kmsg: going on after record", d2.logtext())
 
+    def test_foreign_position_refused(self):
+        """A kmsg.pos that is not keventd's user's (keventd(8),
+        --state-dir) is neither believed nor written: the start is a first
+        one, and the file is left as found."""
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        state = self.s.path("state-k")
+        os.mkdir(state, 0o700)
+        pos = os.path.join(state, "kmsg.pos")
+        text = "%s %020d\n" % (boot, 0)  # this boot, from its first record
+        with open(pos, "w") as f:
+            f.write(text)
+        os.chown(pos, 65534, 65534)
+        d = self.start_kmsg(state_dir=state)
+        # both said before the source reads (start_kmsg() waited for that)
+        self.assertNotIn("going on after record", d.logtext())
+        self.assertIn("kmsg: %s is not a position (not owned by keventd's user: refused); "
+                      "starting at the end of the log\n" % pos, d.logtext())
+        _, p1, _ = self.segfault()
+        self.assertEqual(self.next_ours(), p1)
+        d.stop_ok(self)
+        self.assertEqual(os.stat(pos).st_uid, 65534)
+        with open(pos) as f:
+            self.assertEqual(f.read(), text)
+
     def test_first_start_at_end(self):
         _, p0, _ = self.segfault()
         self.start_kmsg()

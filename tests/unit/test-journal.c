@@ -268,6 +268,13 @@ static int take(void *userdata, struct kevent *ev)
 	return 0;
 }
 
+/* kjournal_open() on the directory dir. */
+static int jopen(const char *dir, size_t size, struct kjournal **out)
+{
+	_cleanup_close_ int fd = tu_dirfd(dir);
+	return kjournal_open(fd, size, out);
+}
+
 static uint64_t append(struct kjournal *j, const char *object)
 {
 	struct kevent *ev = make(object, "");
@@ -285,7 +292,7 @@ static void test_replay(void **state)
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	uint64_t a = append(j, "/a");
 	(void)append(j, "/b");
 	uint64_t c = append(j, "/c");
@@ -295,7 +302,7 @@ static void test_replay(void **state)
 	kjournal_free(j); /* as a stop leaves it */
 
 	struct replayed r = {.all_redelivered = true};
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	assert_int_equal(kjournal_replay(j, take, &r), 2);
 	assert_string_equal(r.objects, "/b /d");
 	assert_true(r.all_redelivered);
@@ -314,7 +321,7 @@ static void test_replay_torn(void **state)
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	(void)append(j, "/a");
 	(void)append(j, "/b");
 	kjournal_free(j);
@@ -327,7 +334,7 @@ static void test_replay_torn(void **state)
 	close(fd);
 
 	struct replayed r = {.all_redelivered = true};
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	assert_int_equal(kjournal_replay(j, take, &r), 2);
 	assert_string_equal(r.objects, "/a /b");
 	struct kjournal_status st;
@@ -345,7 +352,7 @@ static void test_bound(void **state)
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
 	static uint64_t refs[4096];
 	size_t n = 0;
 	while (!kjournal_full(j)) {
@@ -410,7 +417,7 @@ static void test_batch(void **state)
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	(void)append(j, "/a");
 	uint64_t b = append(j, "/b");
 	(void)append(j, "/c");
@@ -464,7 +471,7 @@ static void test_progress(void **state)
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	uint64_t a = append(j, "/a");
 	kjournal_progress(j, a, 0x1); /* pending */
 	assert_int_equal(kjournal_flush(j), 0);
@@ -474,7 +481,7 @@ static void test_progress(void **state)
 	kjournal_progress(j, a, 0x3);
 	kjournal_free(j);
 	struct dones got = {.n = 0};
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	assert_int_equal(kjournal_replay(j, take_done, &got), 2);
 	assert_int_equal(got.n, 2);
 	assert_int_equal(got.v[0], 0x3);
@@ -590,7 +597,7 @@ static void test_holds(void **state)
 	_cleanup_free_ char *dir = tu_mkdtemp();
 	struct kjournal *j = NULL;
 	struct kjournal_status st;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	uint64_t a = append(j, "/a");
 	uint64_t b = append(j, "/b");
 	assert_int_equal(kjournal_flush(j), 0);
@@ -615,7 +622,7 @@ static void test_holds(void **state)
 	assert_false(kjournal_held(j, a));
 	kjournal_free(j);
 	struct dones got = {.n = 0};
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	assert_int_equal(kjournal_replay(j, take_done, &got), 2); /* b and c */
 	assert_int_equal(got.v[0], 0x5);
 	assert_int_equal(got.v[1], 0);
@@ -623,18 +630,47 @@ static void test_holds(void **state)
 	tu_rm_rf(dir);
 }
 
-/* One keventd per state directory: a second journal there is refused. */
-static void test_lock(void **state)
+/* A segment that is not keventd's own file is never read or written: one
+ * found at open (a symlink, another user's file) is left as found and not
+ * replayed; a symlink named like the next segment is not written
+ * through, whatever it points to. */
+static void test_refused(void **state)
 {
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
-	struct kjournal *a = NULL, *b = NULL;
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &a), 0);
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), -EBUSY);
-	assert_null(b);
-	kjournal_free(a);
-	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &b), 0);
-	kjournal_free(b);
+	_cleanup_free_ char *victim = tu_printf("%s/victim", dir);
+	_cleanup_free_ char *seg1 = tu_printf("%s/journal-%020d", dir, 1);
+	_cleanup_free_ char *seg2 = tu_printf("%s/journal-%020d", dir, 2);
+	_cleanup_free_ char *seg4 = tu_printf("%s/journal-%020d", dir, 4);
+	struct kjournal *j = NULL;
+	/* a segment with a live event, then made a symlink's target */
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	append(j, "/a");
+	assert_int_equal(kjournal_flush(j), 0);
+	kjournal_free(j);
+	assert_int_equal(rename(seg1, victim), 0);
+	assert_int_equal(symlink("victim", seg1), 0);
+	struct stat before;
+	assert_int_equal(stat(victim, &before), 0);
+	struct replayed r = {0};
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 0);
+	/* the next segment would be 3: a symlink named like the one after */
+	assert_int_equal(symlink("victim", seg4), 0);
+	for (int i = 0; i < 2000; i++) /* past three segments' worth */
+		append(j, "/b");
+	assert_int_equal(kjournal_flush(j), 0);
+	kjournal_free(j);
+	struct stat after, link;
+	assert_int_equal(stat(victim, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	assert_int_equal(lstat(seg1, &link), 0);
+	assert_true(S_ISLNK(link.st_mode));
+	assert_int_equal(lstat(seg4, &link), 0);
+	assert_true(S_ISLNK(link.st_mode));
+	assert_int_equal(lstat(seg2, &link), 0); /* 2 and 3 were written */
+	assert_true(S_ISREG(link.st_mode));
 	tu_rm_rf(dir);
 }
 
@@ -644,7 +680,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_refused),	       cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
 		cmocka_unit_test(test_rule_ids),       cmocka_unit_test(test_holds),
 	};

@@ -24,6 +24,7 @@
 
 #include "loop.h"
 #include "source-kmsg.h"
+#include "statedir.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -158,6 +159,7 @@ static const struct ksink_ops fake_ops = {
 struct env {
 	struct kloop *loop;
 	char *dir;
+	struct kstatedir *state;
 	struct fake f;
 	struct ksink sink;
 };
@@ -169,9 +171,10 @@ static int setup(void **state)
 	(void)state;
 	assert_int_equal(kloop_new(&env.loop), 0);
 	env.dir = tu_mkdtemp();
+	env.state = tu_statedir(env.dir);
 	env.f = (struct fake){.share = 1000};
 	env.sink = (struct ksink){
-		.loop = env.loop, .ops = &fake_ops, .userdata = &env.f, .state_dir = env.dir};
+		.loop = env.loop, .ops = &fake_ops, .userdata = &env.f, .state = env.state};
 	script_reset();
 	return 0;
 }
@@ -181,6 +184,7 @@ static int teardown(void **state)
 	(void)state;
 	script_reset();
 	kloop_free(env.loop);
+	kstatedir_free(env.state);
 	tu_rm_rf(env.dir);
 	free(env.dir);
 	return 0;

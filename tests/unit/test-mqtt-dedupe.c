@@ -191,10 +191,11 @@ static void test_save_load(void **state)
 {
 	(void)state;
 	_cleanup_free_ char *dir = tu_mkdtemp();
+	_cleanup_close_ int dfd = tu_dirfd(dir);
 	struct kmqtt_dedupe *d = filled();
 	const char *why = NULL;
-	assert_int_equal(kmqtt_dedupe_load(d, dir, &why), 0);
-	assert_int_equal(kmqtt_dedupe_save(d, dir), 0);
+	assert_int_equal(kmqtt_dedupe_load(d, dfd, &why), 0);
+	assert_int_equal(kmqtt_dedupe_save(d, dfd), 0);
 	assert_false(kmqtt_dedupe_dirty(d));
 	_cleanup_free_ char *path = tu_printf("%s/" KMQTT_DEDUPE_FILE, dir);
 	struct stat st;
@@ -202,7 +203,7 @@ static void test_save_load(void **state)
 	assert_int_equal(st.st_mode & 0777, 0600);
 	struct kmqtt_dedupe *e = NULL;
 	assert_int_equal(kmqtt_dedupe_new(&e), 0);
-	assert_int_equal(kmqtt_dedupe_load(e, dir, &why), 2);
+	assert_int_equal(kmqtt_dedupe_load(e, dfd, &why), 2);
 	struct kmqtt_key again = {"h1", S, I1, 300};
 	assert_int_equal(kmqtt_dedupe_seen(e, &again), 1);
 	kmqtt_dedupe_free(d);

@@ -181,11 +181,11 @@ static void test_memory(void **state)
 	(void)state;
 	char *root = fake_sysfs();
 	_cleanup_free_ char *dir = tu_mkdtemp();
-	_cleanup_free_ char *mem = tu_printf("%s/thermal.zones", dir);
+	_cleanup_close_ int dfd = tu_dirfd(dir);
 	struct kthermal *t = NULL;
 	struct kevent *evs[8];
 	assert_int_equal(kthermal_new(root, &t), 0);
-	assert_int_equal(kthermal_remember(t, mem), 0); /* none yet */
+	assert_int_equal(kthermal_remember(t, dfd, "thermal.zones"), 0); /* none yet */
 	assert_int_equal(kthermal_scan(t, 1, evs, 8), 1);
 	expect(evs[0], KTHERMAL_CPU_OBJECT, "high", "0", "hot", "95000");
 	struct kthermal_msg m = {KTHERMAL_TRIP_UP, 1, 0, 61000, true};
@@ -199,7 +199,7 @@ static void test_memory(void **state)
 	_cleanup_free_ char *z0 = tu_printf("%s/thermal_zone0", root);
 	tu_write(z0, "temp", "50000\n", 0644);
 	assert_int_equal(kthermal_new(root, &t), 0);
-	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_remember(t, dfd, "thermal.zones"), 0);
 	assert_int_equal(kthermal_scan(t, 3, evs, 8), 2);
 	bool synthetic = evs[0]->synthetic && evs[1]->synthetic;
 	if (strcmp(evs[0]->object, KTHERMAL_CPU_OBJECT) != 0) {
@@ -215,13 +215,13 @@ static void test_memory(void **state)
 	/* hot again, and still hot at the next start: one high only */
 	tu_write(z0, "temp", "95000\n", 0644);
 	assert_int_equal(kthermal_new(root, &t), 0);
-	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_remember(t, dfd, "thermal.zones"), 0);
 	assert_int_equal(kthermal_scan(t, 4, evs, 8), 1);
 	assert_false(evs[0]->synthetic);
 	expect(evs[0], KTHERMAL_CPU_OBJECT, "high", "0", "hot", "95000");
 	kthermal_free(t);
 	assert_int_equal(kthermal_new(root, &t), 0);
-	assert_int_equal(kthermal_remember(t, mem), 0);
+	assert_int_equal(kthermal_remember(t, dfd, "thermal.zones"), 0);
 	assert_int_equal(kthermal_scan(t, 5, evs, 8), 0);
 	kthermal_free(t);
 	tu_rm_rf(dir);

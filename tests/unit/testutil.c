@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "statedir.h"
 #include "util.h"
 
 char *tu_diag(const struct kdiag *d)
@@ -80,6 +81,23 @@ char *tu_mkdtemp(void)
 	assert_non_null(mkdtemp(p));
 	assert_int_equal(chmod(p, 0755), 0);
 	return p;
+}
+
+int tu_dirfd(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+struct kstatedir *tu_statedir(const char *dir)
+{
+	struct kstatedir *sd = NULL;
+	const char *why = NULL;
+	int rc = kstatedir_open(dir, &sd, &why);
+	if (rc < 0)
+		fail_msg("state directory %s: %s: %s", dir, why ? why : "", strerror(-rc));
+	return sd;
 }
 
 char *tu_subdir(const char *dir, const char *sub)

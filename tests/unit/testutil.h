@@ -41,6 +41,12 @@ char *tu_capture_end(struct tu_capture *c);
 /* The YAML tree of text, which must parse (the test fails otherwise). */
 struct ynode *tu_yaml(const char *text);
 char *tu_mkdtemp(void);
+/* dir opened as a directory (O_DIRECTORY): a state directory's
+ * descriptor for the functions that take one; close() it. */
+int tu_dirfd(const char *dir);
+/* dir as keventd's state directory (statedir.h: checked, its state.lock
+ * taken); kstatedir_free() it. */
+struct kstatedir *tu_statedir(const char *dir);
 /* Makes dir/sub, mode 0755, and returns its path. */
 char *tu_subdir(const char *dir, const char *sub);
 /* Writes a file with the given contents and mode. */
