@@ -27,6 +27,12 @@
 #define LOCK_TRIES 100 /* of 10 ms each */
 /* pending records written at once past this, whatever the daemon does */
 #define FLUSH_AT (256u << 10)
+/* damaged bytes kept aside, "journal-N@OFFSET.corrupt": at most this many
+ * files in the directory, of at most this many bytes each (a longer piece
+ * is kept cut): damage cannot fill the file system */
+#define CORRUPT_FILES_MAX 16
+#define CORRUPT_BYTES_MAX (64u << 10)
+#define CORRUPT_SUFFIX	  ".corrupt"
 
 struct segment {
 	uint64_t no;
@@ -65,6 +71,7 @@ struct kjournal {
 	struct settle *settle;
 	size_t n_settle, cap_settle;
 	uint64_t corrupt;
+	size_t n_corrupt_files; /* the .corrupt files in the directory */
 	uint64_t writes;
 	struct klog_throttle write_log;
 };
@@ -153,8 +160,16 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The numbers of the segments in the directory, sorted. */
-static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
+static bool is_corrupt_name(const char *name)
+{
+	size_t n = strlen(name), k = sizeof(CORRUPT_SUFFIX) - 1;
+	return n > k && strncmp(name, "journal-", 8) == 0 && strchr(name, '@') &&
+	       strcmp(name + n - k, CORRUPT_SUFFIX) == 0;
+}
+
+/* The numbers of the segments in the directory, sorted, and how many
+ * damaged pieces are kept aside there. */
+static int list_segments(int dirfd, uint64_t **out, size_t *n_out, size_t *n_corrupt)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -168,6 +183,7 @@ static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	for (struct dirent *e; (e = readdir(dir));) {
+		*n_corrupt += is_corrupt_name(e->d_name);
 		if (strlen(e->d_name) != NAME_LEN || strncmp(e->d_name, "journal-", 8) != 0 ||
 		    strspn(e->d_name + 8, "0123456789") != 20)
 			continue;
@@ -223,7 +239,7 @@ int kjournal_open(const char *dir, size_t size, struct kjournal **out)
 	_cleanup_free_ uint64_t *nos = NULL;
 	size_t n = 0;
 	if (rc == 0)
-		rc = list_segments(j->dirfd, &nos, &n);
+		rc = list_segments(j->dirfd, &nos, &n, &j->n_corrupt_files);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char name[NAME_LEN + 1];
 		snprintf(name, sizeof(name), NAME_FMT, nos[i]);
@@ -261,6 +277,41 @@ static void mark_done(struct kjournal *j, struct segment *s, uint64_t off)
 			       strerror(errno));
 }
 
+/* A damaged piece of segment no, data[off, off + len), lost: counted,
+ * logged, and its bytes kept aside for whoever wants to know what they
+ * were, within CORRUPT_FILES_MAX and CORRUPT_BYTES_MAX. */
+static void lose(struct kjournal *j, uint64_t no, const char *data, size_t off, size_t len,
+		 const char *what)
+{
+	char name[NAME_LEN + 48];
+	j->corrupt++;
+	snprintf(name, sizeof(name), NAME_FMT "@%zu" CORRUPT_SUFFIX, no, off);
+	if (j->n_corrupt_files >= CORRUPT_FILES_MAX) {
+		log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped; not kept "
+			    "aside: %d damaged pieces are already",
+			    no, what, off, len, CORRUPT_FILES_MAX);
+		return;
+	}
+	size_t keep = len < CORRUPT_BYTES_MAX ? len : CORRUPT_BYTES_MAX;
+	int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	ssize_t w = fd < 0 ? -1 : write(fd, data + off, keep);
+	int rc = w == (ssize_t)keep ? 0 : w < 0 ? -errno : -ENOSPC;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		if (fd >= 0)
+			(void)unlinkat(j->dirfd, name, 0);
+		log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped; cannot "
+			    "keep it aside as %s: %s",
+			    no, what, off, len, name, strerror(-rc));
+		return;
+	}
+	j->n_corrupt_files++;
+	log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped, kept aside as "
+		    "%s%s",
+		    no, what, off, len, name, keep < len ? " (its first bytes)" : "");
+}
+
 /* The events of one segment found at open: decoded, then handed on. */
 static size_t replay_segment(struct kjournal *j, uint64_t no,
 			     int (*submit)(void *userdata, struct kevent *ev), void *userdata)
@@ -282,11 +333,8 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 	for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
 	     off = r.off + r.len) {
 		if (r.kind != KJREC_RECORD) {
-			j->corrupt++;
-			log_warning("journal: segment %" PRIu64 ": %s record at %zu (%zu bytes) "
-				    "skipped",
-				    no, r.kind == KJREC_TORN ? "a cut off" : "a damaged", r.off,
-				    r.len);
+			lose(j, no, data, r.off, r.len,
+			     r.kind == KJREC_TORN ? "a cut off record" : "a damaged record");
 			continue;
 		}
 		if (!r.live)
@@ -309,9 +357,9 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 			break;
 		}
 		if (rc < 0) {
-			j->corrupt++;
-			log_warning("journal: segment %" PRIu64 ": record at %zu skipped: %s", no,
-				    r.off, why);
+			char what[128];
+			snprintf(what, sizeof(what), "a record that holds no event (%s)", why);
+			lose(j, no, data, r.off, r.len, what);
 			mark_done(j, s, r.off);
 			continue;
 		}

@@ -72,10 +72,14 @@ void kjrec_encode(struct strbuf *sb, const struct kevent *ev);
 uint32_t kjrec_rule_id(const char *file, const char *name);
 
 enum kjrec_kind {
-	KJREC_END,     /* nothing left */
-	KJREC_RECORD,  /* a whole record, its checksum right */
-	KJREC_DAMAGED, /* bytes that hold no record, up to the next one or the end */
-	KJREC_TORN,    /* the start of a record that runs past the end: a write cut off */
+	KJREC_END,    /* nothing left */
+	KJREC_RECORD, /* a whole record, its checksum right */
+	/* bytes that hold no record (a damaged header or body), up to the next
+	 * whole record, the torn one at the end, or the end */
+	KJREC_DAMAGED,
+	/* the start of a record that runs past the end, with no whole record
+	 * after it: a write cut off */
+	KJREC_TORN,
 };
 
 struct kjrec {

@@ -402,5 +402,48 @@ class JournalTest(kdtest.DaemonTest):
         d2.stop_ok(self)
 
 
+    def test_a_damaged_length_costs_its_record_alone(self):
+        """199 events wait in the journal behind a held handler when keventd
+        is killed; one record's length field is damaged: the next start runs
+        the other 198, counts 1 corrupt, and keeps the damaged bytes aside
+        as journal-N@OFFSET.corrupt."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        lines = "".join("general\t/one\tx\t%d\n" % i for i in range(199))
+        r = d.ctl("send", "--batch", "-", input=lines)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        segs = sorted(f for f in os.listdir(state) if f.startswith("journal-"))
+        self.assertEqual(len(segs), 1)
+        path = os.path.join(state, segs[0])
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            # walk the records (magic, len, sum, state, done: 16 bytes, then
+            # the body) to the one of payload "100"
+            off = 0
+            while b"\x03\x00\x00\x00100" not in data[off:off + 16 + int.from_bytes(
+                    data[off + 4:off + 8], "little")]:
+                off += 16 + int.from_bytes(data[off + 4:off + 8], "little")
+            data[off + 5] ^= 0x10  # its length 4096 bytes longer
+            f.seek(0)
+            f.write(data)
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 199, "the 199 handled")
+        self.assertEqual(st["journal"]["corrupt"], 1)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(199) if i != 100])
+        self.assertIn("damaged records skipped: 1", d2.logtext())
+        self.assertTrue(os.path.exists(os.path.join(state, "%s@%d.corrupt" % (segs[0], off))),
+                        os.listdir(state))
+        d2.stop_ok(self)
+
 if __name__ == "__main__":
     kdtest.main()

@@ -2,7 +2,9 @@
 /* The journal of accepted events: its records (journal-rec.h) made and
  * read back, read through damage, cut-off writes and stray bytes; and its
  * segments (journal.h) appended, retired, bounded and replayed. */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,6 +112,9 @@ enum harm {
 	H_BODY,	      /* a byte of the second record's body flipped */
 	H_MAGIC,      /* the second record's magic broken */
 	H_LEN,	      /* the second record's length made huge */
+	H_LEN_LONG,   /* the second's length past the end, under the bound */
+	H_LEN_SHORT,  /* the second's length a few bytes short */
+	H_SUM,	      /* the second record's checksum broken */
 	H_DONE,	      /* the second record marked done */
 	H_TAIL,	      /* the last record cut off by 5 bytes */
 	H_TAIL_HDR,   /* only 6 bytes of the last record's header */
@@ -133,6 +138,9 @@ static void test_damage(void **state)
 		{"a body byte flipped", H_BODY, "RDR", "/a /c"},
 		{"a magic broken", H_MAGIC, "RDR", "/a /c"},
 		{"a length broken", H_LEN, "RDR", "/a /c"},
+		{"a length past the end", H_LEN_LONG, "RDR", "/a /c"},
+		{"a length short", H_LEN_SHORT, "RDR", "/a /c"},
+		{"a checksum broken", H_SUM, "RDR", "/a /c"},
 		{"a record done", H_DONE, "RRR", "/a /c"},
 		{"the tail cut off", H_TAIL, "RRT", "/a /b"},
 		{"a header cut off", H_TAIL_HDR, "RRT", "/a /b"},
@@ -166,6 +174,15 @@ static void test_damage(void **state)
 			break;
 		case H_LEN:
 			b[off[1] + 6] = 0x7f;
+			break;
+		case H_LEN_LONG:
+			b[off[1] + 5] = 0x10; /* + 4096: past the end, under the bound */
+			break;
+		case H_LEN_SHORT:
+			b[off[1] + 4] -= 3;
+			break;
+		case H_SUM:
+			b[off[1] + 8] ^= 0x10;
 			break;
 		case H_DONE:
 			b[off[1] + KJREC_STATE_OFF] = KJREC_DONE;
@@ -334,6 +351,127 @@ static void test_replay_torn(void **state)
 	kjournal_status(j, &st);
 	assert_int_equal(st.corrupt, 1);
 	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* The bytes of segment no of dir. */
+static void read_segment(const char *dir, int no, char **data, size_t *len)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	int fd = open(seg, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read_fd(fd, 1 << 20, data, len), 0);
+	close(fd);
+}
+
+static void write_segment(const char *dir, int no, const char *data, size_t len)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	int fd = open(seg, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+/* A segment of /a /b /c /d whose record /b is damaged (in its header or
+ * its body) or whose record /d is cut off: the damaged record alone is
+ * lost, counted, and its bytes are kept aside as a file
+ * journal-N@OFFSET.corrupt; the records after it are handed on. */
+static void test_replay_damage(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		size_t at;	/* the byte of /b's record changed */
+		uint8_t xor;
+		bool cut;	/* /d cut off by 5 bytes instead */
+		const char *objects;
+	} cases[] = {
+		{"a length past the end", 5, 0x10, false, "/a /c /d"},
+		{"a length huge", 7, 0x7f, false, "/a /c /d"},
+		{"a length short", 4, 0x03, false, "/a /c /d"},
+		{"a magic", 0, 0x01, false, "/a /c /d"},
+		{"a checksum", 9, 0x20, false, "/a /c /d"},
+		{"a body byte", 20, 0x40, false, "/a /c /d"},
+		{"the torn tail", 0, 0, true, "/a /b /c"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *dir = tu_mkdtemp();
+		struct kjournal *j = NULL;
+		assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+		const char *objs[] = {"/a", "/b", "/c", "/d"};
+		for (size_t k = 0; k < 4; k++)
+			(void)append(j, objs[k]);
+		kjournal_free(j);
+		_cleanup_free_ char *data = NULL;
+		size_t len = 0, off[4];
+		read_segment(dir, 1, &data, &len);
+		struct kjrec r;
+		size_t n = 0;
+		for (size_t o = 0; kjrec_next(data, len, o, &r), r.kind != KJREC_END;
+		     o = r.off + r.len)
+			off[n++] = r.off;
+		assert_int_equal(n, 4);
+		size_t lost = cases[i].cut ? off[3] : off[1];
+		if (cases[i].cut)
+			len -= 5;
+		else
+			data[off[1] + cases[i].at] ^= (char)cases[i].xor ;
+		write_segment(dir, 1, data, len);
+
+		struct replayed rp = {.all_redelivered = true};
+		assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+		kjournal_replay(j, take, &rp);
+		struct kjournal_status st;
+		kjournal_status(j, &st);
+		if (strcmp(rp.objects, cases[i].objects) || st.corrupt != 1)
+			fail_msg("%s: '%s' (want '%s'), %" PRIu64 " corrupt", cases[i].what,
+				 rp.objects, cases[i].objects, st.corrupt);
+		_cleanup_free_ char *kept = tu_printf("%s/journal-%020d@%zu.corrupt", dir, 1, lost);
+		struct stat sb;
+		if (stat(kept, &sb) < 0 || sb.st_size == 0)
+			fail_msg("%s: no %s", cases[i].what, kept);
+		kjournal_free(j);
+		tu_rm_rf(dir);
+	}
+}
+
+/* Damage kept aside is bounded: past 16 files, none more is made (the
+ * damage is counted all the same). */
+static void test_corrupt_bound(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	for (size_t k = 0; k < 40; k++)
+		(void)append(j, "/x");
+	kjournal_free(j);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	read_segment(dir, 1, &data, &len);
+	struct kjrec r;
+	size_t n = 0;
+	for (size_t o = 0; kjrec_next(data, len, o, &r), r.kind != KJREC_END; o = r.off + r.len)
+		if (n++ % 2 == 0)
+			data[r.off + 9] ^= 0x20; /* every other one's checksum */
+	write_segment(dir, 1, data, len);
+	struct replayed rp = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &rp), 20);
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.corrupt, 20);
+	kjournal_free(j);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	size_t files = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		files += strstr(e->d_name, ".corrupt") != NULL;
+	closedir(d);
+	assert_int_equal(files, 16);
 	tu_rm_rf(dir);
 }
 
@@ -643,7 +781,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
-		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_replay_damage),
+		cmocka_unit_test(test_corrupt_bound),  cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
 		cmocka_unit_test(test_rule_ids),       cmocka_unit_test(test_holds),
