@@ -78,11 +78,13 @@ void kjournal_settle(struct kjournal *j, uint64_t ref, uint32_t bits);
 bool kjournal_full(const struct kjournal *j);
 
 struct kjournal_status {
-	uint64_t corrupt;  /* damaged records skipped */
-	uint64_t bytes;	   /* the segments' bytes */
-	uint64_t live;	   /* events not finished */
-	uint64_t segments; /* segment files */
-	uint64_t writes;   /* flushes that wrote (or tried to write) records */
+	uint64_t corrupt;     /* damaged records skipped */
+	uint64_t bytes;	      /* the segments' bytes */
+	uint64_t live;	      /* events not finished */
+	uint64_t segments;    /* segment files */
+	uint64_t writes;      /* flushes that wrote (or tried to write) records */
+	uint64_t live_bytes;  /* the unfinished events' records' bytes */
+	uint64_t compactions; /* times the segments were compacted */
 };
 void kjournal_status(const struct kjournal *j, struct kjournal_status *out);
 

@@ -137,6 +137,8 @@ void kjrec_next(const void *buf_, size_t len, size_t off, struct kjrec *out)
 		out->kind = KJREC_RECORD;
 		out->len = size;
 		out->live = buf[off + KJREC_STATE_OFF] != KJREC_DONE;
+		out->copy = buf[off + KJREC_STATE_OFF] == KJREC_COPY;
+		memcpy(&out->sum, buf + off + offsetof(struct kjrec_hdr, sum), sizeof(out->sum));
 		const uint8_t *d = (const uint8_t *)buf + off + KJREC_DONE_OFF;
 		out->done = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16;
 		out->body = buf + off + sizeof(struct kjrec_hdr);

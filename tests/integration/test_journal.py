@@ -445,5 +445,49 @@ class JournalTest(kdtest.DaemonTest):
                         os.listdir(state))
         d2.stop_ok(self)
 
+    def test_long_held_records_never_stop_intake(self):
+        """A debounced run waiting an hour in each of eight segments of a
+        journal of 64K: the segments are compacted, the waiting records
+        copied forward, and intake never pauses; the journal stays within
+        its size and a segment more.  A stop keeps the eight waits, and the
+        next start runs each once."""
+        s = self.s
+        deb = s.path("out", "deb")
+        rec = s.script("record.sh", RECORD)
+        rules = ("rules:\n"
+                 "  - name: deb\n"
+                 "    match: {signal: q}\n"
+                 "    debounce: %s\n"
+                 "    run: [%s, %s]\n")
+        s.write_rule("10-deb.yaml", rules % ("1h", kdtest.yq(rec), kdtest.yq(deb)))
+        state = s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        brief = "".join("general\t/brief/%d\tnone\t%0100d\n" % (i, i) for i in range(150))
+        for k in range(8):
+            d.send("general", "/held/%d" % k, "q", "h%d" % k)
+            r = d.ctl("send", "--batch", "-", input=brief)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            size = sum(os.path.getsize(os.path.join(state, f))
+                       for f in os.listdir(state) if f.startswith("journal-"))
+            self.assertLessEqual(size, 64 * 1024 + 16 * 1024 + 4096)
+        st = d.status()
+        self.assertEqual(st["journal"]["full_times"], 0, d.logtext())
+        self.assertEqual(st["journal"]["unfinished"], 8)
+        self.assertEqual(st["events"]["received"], 8 * 151)
+        self.assertNotIn("the journal is full", d.logtext())
+        d.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertIn("debounced runs waiting for quiet, kept in the journal for the next "
+                      "start: 8", d.logtext())
+        s.write_rule("10-deb.yaml", rules % ("100ms", kdtest.yq(rec), kdtest.yq(deb)))
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        d2.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                       and any(r["name"] == "deb" and r["runs"] == 8 for r in st["rules"]),
+                       "the 8 debounced runs")
+        d2.stop_ok(self)
+        with open(deb) as f:
+            self.assertEqual(sorted(f.read().split()),
+                             sorted(["h%d" % k for k in range(8)] + ["1"] * 8))
+
 if __name__ == "__main__":
     kdtest.main()

@@ -507,6 +507,202 @@ static void test_bound(void **state)
 	tu_rm_rf(dir); /* nothing live: no segment left to read */
 }
 
+/* The bytes of the segment files in dir. */
+static off_t dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	off_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		_cleanup_free_ char *path = tu_printf("%s/%s", dir, e->d_name);
+		if (strncmp(e->d_name, "journal-", 8) == 0 && stat(path, &st) == 0)
+			n += st.st_size;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Records held for long, one in each of many segments, never fill the
+ * journal: the segments are compacted, their live records copied
+ * forward; the journal stays within its size and a segment more; the
+ * held records are still found by their events' references (their done
+ * bits kept), and come back once each, in order, after a restart. */
+static void test_compaction(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	uint64_t held[12];
+	char want[256] = "";
+	struct kjournal_status st;
+	for (size_t k = 0; k < 12; k++) {
+		char obj[16];
+		snprintf(obj, sizeof(obj), "/held%zu", k);
+		held[k] = append(j, obj);
+		if (k % 2 == 0)
+			kjournal_progress(j, held[k], 0x2);
+		/* a segment's worth of events that finish at once */
+		for (size_t i = 0; i < 300; i++) {
+			uint64_t ref = append(j, "/brief");
+			assert_false(kjournal_full(j));
+			kjournal_retire(j, ref, i % 3 == 0);
+			assert_true(dir_bytes(dir) <=
+				    KJOURNAL_SIZE_MIN + KJOURNAL_SIZE_MIN / 4 + 4096);
+		}
+		assert_int_equal(kjournal_flush(j), 0);
+	}
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	assert_int_equal(st.live, 12);
+	assert_true(st.segments <= 2 * KJOURNAL_SEGMENTS + 2);
+	/* found where they went: the first is retired, the others stay */
+	kjournal_retire(j, held[0], false);
+	kjournal_progress(j, held[1], 0x4);
+	for (size_t k = 1; k < 12; k++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s/held%zu",
+			 *want ? " " : "", k);
+	kjournal_free(j);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 11);
+	assert_string_equal(r.objects, want);
+	assert_true(r.all_redelivered);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+static int take_bits(void *userdata, struct kevent *ev)
+{
+	uint32_t *bits = userdata;
+	const char *n = ev->object + strlen("/held");
+	if (strncmp(ev->object, "/held", 5) == 0 && atoi(n) < 12)
+		bits[atoi(n)] = ev->journal_done;
+	kevent_free(ev);
+	return 0;
+}
+
+/* The done bits of a record a compaction moved are kept, and set where it
+ * went. */
+static void test_compaction_bits(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	uint64_t held[6];
+	for (size_t k = 0; k < 6; k++) {
+		char obj[16];
+		snprintf(obj, sizeof(obj), "/held%zu", k);
+		held[k] = append(j, obj);
+		kjournal_progress(j, held[k], 1u << k);
+		for (size_t i = 0; i < 300; i++)
+			kjournal_retire(j, append(j, "/brief"), false);
+	}
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	for (size_t k = 0; k < 6; k++)
+		kjournal_progress(j, held[k], 0x100);
+	kjournal_free(j);
+	uint32_t bits[12] = {0};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_bits, bits), 6);
+	for (size_t k = 0; k < 6; k++)
+		assert_int_equal(bits[k], (1u << k) | 0x100);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* A keventd killed in a compaction after its copy took the first
+ * segment's name and before the others were deleted: the copies and their
+ * originals are both there, and each event is handed on once, in order. */
+static void test_compaction_killed(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	(void)append(j, "/a");
+	uint64_t b = append(j, "/b");
+	kjournal_retire(j, b, false);
+	kjournal_free(j); /* segment 1: /a, /b done */
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	struct replayed r0 = {.all_redelivered = true};
+	assert_int_equal(kjournal_replay(j, take, &r0), 1); /* /a, live in 1 */
+	(void)append(j, "/c");
+	(void)append(j, "/d");
+	/* kept as found: 1 was never finished, 2 holds /c /d */
+	kjournal_free(j);
+	/* what the compaction of 1 and 2 into 1 leaves when killed before 2
+	 * goes: 1 holds /a and copies of /c /d */
+	_cleanup_free_ char *d1 = NULL, *d2 = NULL;
+	size_t l1 = 0, l2 = 0;
+	read_segment(dir, 1, &d1, &l1);
+	read_segment(dir, 2, &d2, &l2);
+	struct strbuf sb = STRBUF_INIT;
+	const char *bufs[] = {d1, d2};
+	size_t lens[] = {l1, l2};
+	for (size_t k = 0; k < 2; k++) {
+		struct kjrec rec;
+		for (size_t o = 0; kjrec_next(bufs[k], lens[k], o, &rec), rec.kind != KJREC_END;
+		     o = rec.off + rec.len) {
+			if (!rec.live)
+				continue;
+			size_t at = sb.len;
+			strbuf_add(&sb, bufs[k] + rec.off, rec.len);
+			sb.buf[at + KJREC_STATE_OFF] = KJREC_COPY;
+		}
+	}
+	write_segment(dir, 1, sb.buf, sb.len);
+	strbuf_release(&sb);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 3);
+	assert_string_equal(r.objects, "/a /c /d");
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 3);
+	assert_int_equal(st.corrupt, 0);
+	kjournal_free(j);
+	/* and once more: the duplicates were marked done */
+	struct replayed r2 = {.all_redelivered = true};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r2), 3);
+	assert_string_equal(r2.objects, "/a /c /d");
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* The journal is full by its live records' bytes: it says so when they
+ * reach its size, and not before. */
+static void test_full_by_live_bytes(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	struct kjournal_status st;
+	size_t n = 0;
+	for (;;) {
+		kjournal_status(j, &st);
+		if (kjournal_full(j))
+			break;
+		assert_true(st.live_bytes < KJOURNAL_SIZE_MIN);
+		uint64_t ref = append(j, "/x");
+		if (n++ % 2)
+			kjournal_retire(j, ref, false); /* every other one finishes */
+		assert_true(n < 10000);
+	}
+	assert_true(st.live_bytes >= KJOURNAL_SIZE_MIN);
+	assert_true(st.compactions > 0);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
 /* The live records' objects of a segment file, as a reader finds them. */
 static void live_objects(const char *dir, int no, char *out, size_t size)
 {
@@ -779,13 +975,24 @@ static void test_lock(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
-		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
-		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_replay_damage),
-		cmocka_unit_test(test_corrupt_bound),  cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_lock),	       cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
-		cmocka_unit_test(test_rule_ids),       cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_decode_refuses),
+		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_replay_torn),
+		cmocka_unit_test(test_replay_damage),
+		cmocka_unit_test(test_corrupt_bound),
+		cmocka_unit_test(test_compaction),
+		cmocka_unit_test(test_compaction_bits),
+		cmocka_unit_test(test_compaction_killed),
+		cmocka_unit_test(test_full_by_live_bytes),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_old_records),
+		cmocka_unit_test(test_rule_ids),
+		cmocka_unit_test(test_holds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
