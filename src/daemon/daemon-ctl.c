@@ -41,6 +41,7 @@ struct kdaemon_ctl {
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
 static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc);
 static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p);
+static bool drop_arming(struct kdaemon_ctl *ctl);
 
 /* The error reply to a send, or to the client's post number p->posts
  * ("post N: ..."): a post is answered only when it fails, so the text says
@@ -95,7 +96,16 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 		reply_send_error(p, false, "out of memory", NULL);
 		return;
 	}
+	uint64_t refused = d->stats.journal_refused;
 	rc = kdaemon_submit(d, TAKE_PTR(ev));
+	if (rc < 0 && d->stats.journal_refused != refused) {
+		/* "ok" means written: what the journal cannot write is refused */
+		if (wait)
+			drop_arming(ctl);
+		reply_send_error(p, post, "the journal cannot write it: event refused",
+				 strerror(-rc));
+		return;
+	}
 	if (wait) {
 		end_wait(ctl, p, rc);
 		return;
@@ -383,22 +393,32 @@ static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uin
 
 /* After kdaemon_submit() returned rc: unless its job is done already, or
  * will be, the answer. */
-static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+/* The waiter being armed goes, unanswered; whether there was one. */
+static bool drop_arming(struct kdaemon_ctl *ctl)
 {
 	struct waiter *w = ctl->arming;
 	ctl->arming = NULL;
 	if (!w)
-		return; /* its job was over before kdaemon_submit() returned: answered */
-	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
-		p->ops->flush(p);
-		return; /* on_done() answers */
-	}
+		return false;
 	for (struct waiter **pw = &ctl->waiters; *pw; pw = &(*pw)->next)
 		if (*pw == w) {
 			*pw = w->next;
 			break;
 		}
 	free(w);
+	return true;
+}
+
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+{
+	if (!ctl->arming)
+		return; /* its job was over before kdaemon_submit() returned: answered */
+	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
+		ctl->arming = NULL;
+		p->ops->flush(p);
+		return; /* on_done() answers */
+	}
+	(void)drop_arming(ctl);
 	if (rc < 0)
 		p->ops->reply(p, "err", strerror(-rc));
 	else if (ctl->d->stopping)

@@ -304,7 +304,7 @@ static bool collect_match(const struct krule *r, void *userdata)
  * as an older keventd wrote them: for an event that runs nothing (no
  * bits) that is the same, so it costs no list; without the memory for
  * one, a reload before a restart may skip or repeat a rule. */
-static void journal_append(struct kdaemon *d, struct kevent *ev, const struct collect *c)
+static int journal_append(struct kdaemon *d, struct kevent *ev, const struct collect *c)
 {
 	if (c->n_ids)
 		ev->journal_ids = malloc(c->n_ids * sizeof(*ev->journal_ids));
@@ -312,8 +312,41 @@ static void journal_append(struct kdaemon *d, struct kevent *ev, const struct co
 		memcpy(ev->journal_ids, c->ids, c->n_ids * sizeof(*ev->journal_ids));
 		ev->n_journal_ids = c->n_ids;
 	}
-	if (kjournal_append(d->journal, ev) == 0)
+	int rc = kjournal_append(d->journal, ev);
+	if (rc == 0)
 		journal_flow(d);
+	return rc;
+}
+
+/*
+ * An event of the control socket (send, post) is answered "ok" only once
+ * the journal holds it: its record is written now, with what else waits,
+ * rather than at the end of the round.  When it cannot be (a full or
+ * failing file system) the event is refused: its record taken back, its
+ * counts undone (it was never received), counted as refused, and the
+ * client told why.  0 or -errno.
+ */
+static int journal_write_now(struct kdaemon *d, struct kevent *ev, struct collect *c, int rc)
+{
+	if (rc == 0) {
+		rc = kjournal_flush(d->journal);
+		if (rc == 0) {
+			kfault("journaled");
+			return 0;
+		}
+		kjournal_unappend(d->journal, ev);
+	}
+	d->stats.received[ev->source]--;
+	d->serial--;
+	d->stats.matched -= c->all.n > 0;
+	for (size_t i = 0; i < c->all.n; i++) {
+		struct krule_counters *rc_ = kstats_rule(&d->stats, c->all.v[i]);
+		if (rc_)
+			rc_->matched--;
+	}
+	d->stats.journal_refused++;
+	journal_flow(d);
+	return rc;
 }
 
 /*
@@ -554,8 +587,14 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	 * before any of them is acknowledged, seen or run
 	 * (kdaemon_journal_flush()), so a keventd killed after that handles
 	 * it again at its next start */
-	if (c.want_ids)
-		journal_append(d, ev, &c);
+	if (c.want_ids) {
+		int rc = journal_append(d, ev, &c);
+		if (src == KEVENT_SOURCE_SOCKET && (rc = journal_write_now(d, ev, &c, rc)) < 0) {
+			kevent_free(ev);
+			collect_release(&c);
+			return rc;
+		}
+	}
 	const struct kobs_event rec = {.ev = ev,
 				       .serial = d->serial,
 				       .rules = c.all.v,
@@ -715,6 +754,9 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	out->journal_corrupt = js.corrupt;
 	out->journal_writes = js.writes;
 	out->journal_full = d->journal_full;
+	int failing = kjournal_failing(d->journal);
+	out->journal_failing = failing ? strerror(-failing) : NULL;
+	out->journal_failing_flag = failing != 0;
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].status)
 			d->observers[i].status(d->observers[i].userdata, out);

@@ -92,6 +92,7 @@ struct kjournal {
 	uint64_t corrupt;
 	size_t n_corrupt_files; /* the .corrupt files in the directory */
 	uint64_t writes;
+	int failing; /* the last write's error, until one succeeds */
 	struct klog_throttle write_log;
 };
 
@@ -557,7 +558,8 @@ int kjournal_flush(struct kjournal *j)
 	if (w != (ssize_t)j->pend.len) {
 		/* kept, and written again from the same place by the next flush;
 		 * a part written meanwhile is a torn record to a reader */
-		int rc = w < 0 ? -errno : -EIO;
+		int rc = w < 0 ? -errno : -ENOSPC; /* a short write: the space ran out */
+		j->failing = rc;
 		klog_throttled(&j->write_log, LOG_WARNING,
 			       "journal: cannot write %zu bytes of events: %s; they are handled "
 			       "unjournaled until it can",
@@ -566,6 +568,7 @@ int kjournal_flush(struct kjournal *j)
 	}
 	j->pend_at += j->pend.len;
 	strbuf_reset(&j->pend);
+	j->failing = 0;
 	apply_settle(j);
 	return 0;
 }
@@ -856,6 +859,27 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 	if (j->pend.len >= FLUSH_AT || j->pend.len >= j->seg_max / 2)
 		(void)kjournal_flush(j);
 	return 0;
+}
+
+void kjournal_unappend(struct kjournal *j, struct kevent *ev)
+{
+	uint64_t off = 0;
+	struct segment *s = j && ev->journal_ref ? locate(j, ev->journal_ref, &off) : NULL;
+	if (!s || s != current(j) || off < j->pend_at)
+		return;
+	uint64_t len = record_len(j, s, off);
+	if (off - j->pend_at + len != j->pend.len)
+		return; /* not the last: never so for the caller */
+	j->pend.len -= len;
+	s->size -= len;
+	s->live--;
+	s->live_bytes -= len < s->live_bytes ? len : s->live_bytes;
+	ev->journal_ref = 0;
+}
+
+int kjournal_failing(const struct kjournal *j)
+{
+	return j ? j->failing : 0;
 }
 
 bool kjournal_pending(const struct kjournal *j)

@@ -48,6 +48,12 @@ int kjournal_append(struct kjournal *j, struct kevent *ev);
  * pending), or -errno: they stay pending, for the next flush.  NULL is
  * fine. */
 int kjournal_flush(struct kjournal *j);
+/* Takes back the record of ev, the last one appended and not written yet
+ * (its write failed): the event is refused, and ev->journal_ref is 0. */
+void kjournal_unappend(struct kjournal *j, struct kevent *ev);
+/* 0, or -errno of the last write when it failed: the journal cannot write
+ * until a flush succeeds.  NULL is fine. */
+int kjournal_failing(const struct kjournal *j);
 /* Whether records (or what kjournal_settle() put off) wait for
  * kjournal_flush(). */
 bool kjournal_pending(const struct kjournal *j);

@@ -303,10 +303,11 @@ class JournalTest(kdtest.DaemonTest):
         self.assertEqual((ev["received"], ev["handled"], ev["pending"]), (1, 1, 0))
         self.assertEqual(self.runs(), [("a", "ev", "0"), ("x", "ev", "1")])
 
-    def test_one_write_for_a_round_of_events(self):
+    def test_each_post_written_before_the_sync(self):
         """40 posts and a sync, waiting in the socket while keventd is
-        stopped (SIGSTOP), are read in one round of its loop: their 40
-        records go to the journal in one write, before the sync's "ok"."""
+        stopped (SIGSTOP), are read in one round of its loop: each post's
+        record is written as it is taken (an "ok" means written, and a post
+        that cannot be is refused), all before the sync's "ok"."""
         self.rules()
         d = self.start("--state-dir", self.s.path("state"))
         before = d.status()["journal"]["writes"]
@@ -322,7 +323,7 @@ class JournalTest(kdtest.DaemonTest):
         st = d.status()
         self.assertEqual(st["events"]["received"], 40)
         # the status request's own round writes nothing: no event in it
-        self.assertEqual(st["journal"]["writes"] - before, 1)
+        self.assertEqual(st["journal"]["writes"] - before, 40)
         d.stop_ok(self)
 
     def test_a_debounced_run_waiting_at_a_stop_runs_after_the_start(self):
@@ -488,6 +489,77 @@ class JournalTest(kdtest.DaemonTest):
         with open(deb) as f:
             self.assertEqual(sorted(f.read().split()),
                              sorted(["h%d" % k for k in range(8)] + ["1"] * 8))
+
+    def test_ok_means_written(self):
+        """The state directory's file system fills while events wait in
+        the journal: a send is answered "ok" only when its record is
+        written; the others are refused with the reason, counted, and
+        status says the journal is failing.  Once there is room again sends
+        are "ok" again.  After a kill every event answered "ok" runs, and
+        no refused one."""
+        self.rules()
+        state = self.s.path("state")
+        os.makedirs(state, mode=0o700)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs",
+                            state], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.addCleanup(subprocess.run, ["umount", "-l", state])
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        filler = os.path.join(state, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096) == 4096:
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        oks, refused = [], []
+        for i in range(300):
+            r = d.ctl("send", "general", "/one", "x", "%d" % i)
+            if r.returncode == 0:
+                oks.append("%d" % i)
+                continue
+            self.assertIn("the journal cannot write it: event refused: No space left on device",
+                          r.stderr)
+            refused.append("%d" % i)
+            if len(refused) == 3:
+                break
+        self.assertEqual(len(refused), 3)
+        st = d.status()
+        self.assertEqual(st["journal"]["failing"], "No space left on device")
+        self.assertEqual(st["journal"]["refused"], 3)
+        self.assertEqual(st["sources"]["socket"]["received"], 1 + len(oks))
+        kdtest.assert_accounted(self, st)
+        self.assertIn("journal: failing (No space left on device), ",
+                      d.ctl("status", check=0).stdout)
+        # posts too: each refused, by its number
+        r = d.ctl("send", "--batch", "-", input="general\t/one\tx\tp0\ngeneral\t/one\tx\tp1\n")
+        self.assertNotEqual(r.returncode, 0)
+        for n in (1, 2):
+            self.assertIn("(stdin):%d: keventd: the journal cannot write it: event refused: "
+                          "No space left on device" % n, r.stderr)
+        os.unlink(filler)
+        for i in range(5):
+            oks.append("later%d" % i)
+            d.send("general", "/one", "x", oks[-1])
+        st = d.status()
+        self.assertIsNone(st["journal"]["failing"])
+        self.assertEqual(st["journal"]["refused"], 5)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(self.runs(), [])
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                       and st["events"]["handled"] == len(oks) + 1, "the events answered ok")
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "1") for v in oks])
 
 if __name__ == "__main__":
     kdtest.main()
