@@ -488,7 +488,7 @@ static const struct gap {
 	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
-	{KSTATS_QUEUE, "paused", "prom"},  /* keventd_queue_paused */
+	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
 	/* failing: the words and the string, the gauge */
 	{KSTATS_JOURNAL, "failing", "prom"},
 	{KSTATS_JOURNAL, "journal_failing", "text json"},
