@@ -561,5 +561,75 @@ class JournalTest(kdtest.DaemonTest):
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [(v, "1") for v in oks])
 
+    def test_full_journal_pauses_and_then_runs_all(self):
+        """Events held behind a running handler fill a journal of 64K with
+        their live records: the journal is full, the socket source paused,
+        and a send waits; once the handler ends and the events run, the
+        send is taken, and every event runs once, in order."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        sent = []
+        for i in range(100):
+            sent.append("%d-%s" % (i, "p" * 2000))
+            d.send("general", "/one", "x", sent[-1])
+            if d.status()["journal"]["full"]:
+                break
+        st = d.status()
+        self.assertTrue(st["journal"]["full"], st["journal"])
+        self.assertTrue(st["sources"]["socket"]["paused"])
+        d.wait_log("socket: the journal is full: pausing it")
+        waiting = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
+                                    "/one", "x", "last"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        self.procs.append(waiting)
+        # the request is parked: the socket source takes nothing while full
+        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
+        self.assertIsNone(waiting.poll())
+        self.assertEqual(d.status()["sources"]["socket"]["received"], 1 + len(sent))
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        out, err = waiting.communicate(timeout=TIMEOUT)
+        self.assertEqual(waiting.returncode, 0, err)
+        sent.append("last")
+        st = d.wait_status(lambda st: st["queue"]["pending"] == 0
+                           and st["events"]["handled"] == len(sent) + 1, "all handled")
+        self.assertFalse(st["journal"]["full"])
+        self.assertEqual(st["journal"]["full_times"], 1)
+        self.assertIn("the journal has room again", d.logtext())
+        d.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "0") for v in sent])
+
+    def test_replay_across_several_segments(self):
+        """150 events of 300-byte payloads wait behind a held handler, in
+        three segments and more of a journal of 64K, when keventd is
+        killed: the next start runs each once, in order, flagged."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        sent = ["%d-%s" % (i, "r" * 300) for i in range(150)]
+        r = d.ctl("send", "--batch", "-",
+                  input="".join("general\t/one\tx\t%s\n" % v for v in sent))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        segs = [f for f in os.listdir(state) if f.startswith("journal-")]
+        self.assertGreaterEqual(len(segs), 3, segs)
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 151, "the 151 handled")
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 151)
+        self.assertIn("journal: 151 unfinished events handled again", d2.logtext())
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "1") for v in sent])
+
 if __name__ == "__main__":
     kdtest.main()
