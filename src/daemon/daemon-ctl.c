@@ -15,6 +15,17 @@
 #include "seqfile.h"
 #include "source-udev.h"
 
+/* A send or post taken, its record appended and not yet written: it is
+ * answered (and its event handled, or refused) once the journal has
+ * written the round's records (resolve_staged()). */
+struct staged_send {
+	struct staged_send *next;
+	struct kctl_peer *p; /* NULL: gone, nobody to answer */
+	struct kstaged *st;
+	uint64_t seqnum, post_no; /* the event's; the client's number of the post */
+	bool post;
+};
+
 /* A send --wait client, until the job of its event is done. */
 struct waiter {
 	struct waiter *next;
@@ -36,6 +47,7 @@ struct kdaemon_ctl {
 	 * run something */
 	struct waiter *arming;
 	size_t armed_runs;
+	struct staged_send *staged, **staged_tail;
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -53,6 +65,68 @@ static void reply_send_error(struct kctl_peer *p, bool post, const char *what, c
 		strbuf_printf(&sb, "post %" PRIu64 ": ", p->posts);
 	strbuf_printf(&sb, "%s%s%s", what, why ? ": " : "", why ? why : "");
 	p->ops->reply(p, "err", sb.oom ? what : strbuf_str(&sb));
+}
+
+static void reply_seq(struct kctl_peer *p, uint64_t v)
+{
+	/* the decimal sequence number, without snprintf (a storm pays it per event) */
+	char seq[24], *s = seq + sizeof(seq) - 1;
+	*s = '\0';
+	do
+		*--s = (char)('0' + v % 10);
+	while (v /= 10);
+	p->ops->reply(p, "ok", s);
+}
+
+/*
+ * The sends and posts taken since the last time: the journal writes their
+ * records (with the round's others, in one write), then each is handled
+ * and answered "ok" (a post: not answered) when its record was written,
+ * or refused and answered with why when it was not.  In the order they
+ * came, before any later request of theirs is handled.
+ */
+static void resolve_staged(void *userdata)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct staged_send *e = ctl->staged;
+	if (!e)
+		return;
+	ctl->staged = NULL;
+	ctl->staged_tail = &ctl->staged;
+	kdaemon_journal_flush(ctl->d);
+	while (e) {
+		struct staged_send *next = e->next;
+		struct kctl_peer *p = e->p;
+		int rc = kdaemon_staged_written(ctl->d, e->st);
+		if (rc < 0) {
+			kdaemon_refuse(ctl->d, e->st);
+			if (p) {
+				/* "ok" means written: what the journal cannot write is refused */
+				_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+				if (e->post)
+					strbuf_printf(&sb, "post %" PRIu64 ": ", e->post_no);
+				strbuf_printf(&sb, "the journal cannot write it: event refused: %s",
+					      strerror(-rc));
+				p->ops->reply(p, "err", sb.oom ? "event refused" : strbuf_str(&sb));
+			}
+		} else {
+			rc = kdaemon_commit(ctl->d, e->st);
+			if (p && rc < 0 && e->post) {
+				_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+				strbuf_printf(&sb, "post %" PRIu64 ": %s", e->post_no,
+					      strerror(-rc));
+				p->ops->reply(p, "err", sb.oom ? "error" : strbuf_str(&sb));
+			} else if (p && rc < 0) {
+				p->ops->reply(p, "err", strerror(-rc));
+			} else if (p && !e->post) {
+				reply_seq(p, e->seqnum);
+			}
+		}
+		if (p && (!next || next->p != p))
+			p->ops->flush(p);
+		free(e);
+		e = next;
+	}
 }
 
 /* send (answered "ok SEQNUM"), post (answered only on failure) and, with
@@ -91,6 +165,21 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	(void)kseqfile_next(&ctl->seq); /* ev's number, ctl->seq.last + 1 */
 	uint64_t v = ev->seqnum;	/* the event is kdaemon_submit()'s from here */
+	struct staged_send *e = d->journal && !wait ? calloc(1, sizeof(*e)) : NULL;
+	if (e) {
+		/* answered once the journal holds it: resolve_staged() */
+		rc = kdaemon_accept(d, TAKE_PTR(ev), &e->st);
+		if (rc < 0) {
+			free(e);
+			reply_send_error(p, post, strerror(-rc), NULL);
+			return;
+		}
+		*e = (struct staged_send){
+			.p = p, .st = e->st, .seqnum = v, .post_no = p->posts, .post = post};
+		*ctl->staged_tail = e;
+		ctl->staged_tail = &e->next;
+		return;
+	}
 	if (wait && !arm_wait(ctl, p, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
@@ -101,7 +190,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	if (rc < 0 && d->stats.journal_refused != refused) {
 		/* "ok" means written: what the journal cannot write is refused */
 		if (wait)
-			drop_arming(ctl);
+			(void)drop_arming(ctl);
 		reply_send_error(p, post, "the journal cannot write it: event refused",
 				 strerror(-rc));
 		return;
@@ -115,13 +204,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 			reply_send_error(p, post, strerror(-rc), NULL);
 		return;
 	}
-	/* the decimal sequence number, without snprintf (a storm pays it per event) */
-	char seq[24], *s = seq + sizeof(seq) - 1;
-	*s = '\0';
-	do
-		*--s = (char)('0' + v % 10);
-	while (v /= 10);
-	p->ops->reply(p, "ok", s);
+	reply_seq(p, v);
 }
 
 static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
@@ -308,6 +391,9 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 {
 	const char *cmd = m->f[0];
 	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	/* what a client asks after a send or post is answered after it */
+	if (wait || !(post || strcmp(cmd, "send") == 0))
+		resolve_staged(ctl);
 	if (post || wait || strcmp(cmd, "send") == 0) {
 		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
 			return -EAGAIN;
@@ -351,6 +437,7 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	};
 	/* valid or not, a post counts in the client's numbering of its posts */
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
+	resolve_staged(ctl); /* answered in order */
 	ctl->d->stats.ctl_bad++;
 	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
 		       what[why], len, (int)p->pid);
@@ -360,6 +447,9 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 
 void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 {
+	for (struct staged_send *e = ctl->staged; e; e = e->next)
+		if (e->p == p)
+			e->p = NULL; /* handled all the same; nobody to answer */
 	forget_waits(ctl, p);
 	if (!p->monitor)
 		return;
@@ -724,6 +814,9 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (!ctl)
 		return -ENOMEM;
 	ctl->d = d;
+	ctl->staged_tail = &ctl->staged;
+	d->resolve_staged = resolve_staged;
+	d->resolve_userdata = ctl;
 	/* past the numbers of the events a keventd before this one gave */
 	(void)kseqfile_open(&ctl->seq, d->cfg.state_dir);
 	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
@@ -751,6 +844,7 @@ void kdaemon_ctl_stop(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	resolve_staged(ctl);
 	/* the waiters of runs still going: the connection closes now */
 	for (struct waiter *w = ctl->waiters; w; w = w->next) {
 		w->p->ops->reply(w->p, "err",
@@ -764,6 +858,9 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	resolve_staged(ctl);
+	if (ctl->d->resolve_userdata == ctl)
+		ctl->d->resolve_staged = NULL;
 	while (ctl->waiters) {
 		struct waiter *w = ctl->waiters;
 		ctl->waiters = w->next;

@@ -861,20 +861,11 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 	return 0;
 }
 
-void kjournal_unappend(struct kjournal *j, struct kevent *ev)
+bool kjournal_pending_ref(struct kjournal *j, uint64_t ref)
 {
 	uint64_t off = 0;
-	struct segment *s = j && ev->journal_ref ? locate(j, ev->journal_ref, &off) : NULL;
-	if (!s || s != current(j) || off < j->pend_at)
-		return;
-	uint64_t len = record_len(j, s, off);
-	if (off - j->pend_at + len != j->pend.len)
-		return; /* not the last: never so for the caller */
-	j->pend.len -= len;
-	s->size -= len;
-	s->live--;
-	s->live_bytes -= len < s->live_bytes ? len : s->live_bytes;
-	ev->journal_ref = 0;
+	struct segment *s = j && ref ? locate(j, ref, &off) : NULL;
+	return s && s == current(j) && off >= j->pend_at;
 }
 
 int kjournal_failing(const struct kjournal *j)

@@ -7,9 +7,9 @@
  * whose events are all retired is deleted, or emptied when it is the one
  * written to.  Appends wait in memory until kjournal_flush() writes them
  * with one write; a caller that answers for an event flushes first, and
- * when that fails takes the record back (kjournal_unappend()) and refuses
- * the event.  Nothing is synced: the journal outlives keventd's death,
- * not the machine's.
+ * when its record is still pending after that (kjournal_pending_ref(),
+ * kjournal_failing()) refuses the event and retires the record.  Nothing is synced: the journal
+ * outlives keventd's death, not the machine's.
  *
  * The bound is the live records' bytes: segments are a quarter of the
  * size each, and when the segments and the next one would pass the size,
@@ -65,9 +65,8 @@ int kjournal_append(struct kjournal *j, struct kevent *ev);
  * pending), or -errno: they stay pending, for the next flush.  NULL is
  * fine. */
 int kjournal_flush(struct kjournal *j);
-/* Takes back the record of ev, the last one appended and not written yet
- * (its write failed): the event is refused, and ev->journal_ref is 0. */
-void kjournal_unappend(struct kjournal *j, struct kevent *ev);
+/* Whether the record ref waits for kjournal_flush(), not written yet. */
+bool kjournal_pending_ref(struct kjournal *j, uint64_t ref);
 /* 0, or -errno of the last write when it failed: the journal cannot write
  * until a flush succeeds.  NULL is fine. */
 int kjournal_failing(const struct kjournal *j);
