@@ -540,13 +540,19 @@ class JournalTest(kdtest.DaemonTest):
         for n in (1, 2):
             self.assertIn("(stdin):%d: keventd: the journal cannot write it: event refused: "
                           "No space left on device" % n, r.stderr)
+        # and send --wait, whose event is written at once
+        r = d.ctl("send", "--wait", "general", "/one", "x", "w0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("the journal cannot write it: event refused: No space left on device",
+                      r.stderr)
+        self.assertEqual(d.status()["journal"]["refused"], 6)
         os.unlink(filler)
         for i in range(5):
             oks.append("later%d" % i)
             d.send("general", "/one", "x", oks[-1])
         st = d.status()
         self.assertIsNone(st["journal"]["failing"])
-        self.assertEqual(st["journal"]["refused"], 5)
+        self.assertEqual(st["journal"]["refused"], 6)
         d.kill()
         self.s.gates.release("g")
         self.assertEqual(self.s.fifo.line(), "end g")
