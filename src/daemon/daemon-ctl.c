@@ -48,6 +48,8 @@ struct kdaemon_ctl {
 	struct waiter *arming;
 	size_t armed_runs;
 	struct staged_send *staged, **staged_tail;
+	size_t n_staged;      /* in the socket source's share already */
+	bool held_for_staged; /* a request waits for them to be handled */
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -93,6 +95,7 @@ static void resolve_staged(void *userdata)
 		return;
 	ctl->staged = NULL;
 	ctl->staged_tail = &ctl->staged;
+	ctl->n_staged = 0;
 	kdaemon_journal_flush(ctl->d);
 	while (e) {
 		struct staged_send *next = e->next;
@@ -127,6 +130,10 @@ static void resolve_staged(void *userdata)
 		free(e);
 		e = next;
 	}
+	/* a request parked for the ones staged may find room now */
+	if (ctl->srv && ctl->held_for_staged)
+		kctl_server_resume(ctl->srv);
+	ctl->held_for_staged = false;
 }
 
 /* send (answered "ok SEQNUM"), post (answered only on failure) and, with
@@ -178,6 +185,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 			.p = p, .st = e->st, .seqnum = v, .post_no = p->posts, .post = post};
 		*ctl->staged_tail = e;
 		ctl->staged_tail = &e->next;
+		ctl->n_staged++;
 		return;
 	}
 	if (wait && !arm_wait(ctl, p, v)) {
@@ -395,8 +403,11 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 	if (wait || !(post || strcmp(cmd, "send") == 0))
 		resolve_staged(ctl);
 	if (post || wait || strcmp(cmd, "send") == 0) {
-		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
+		/* the ones staged take their places in the share already */
+		if (may_park && kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET) <= ctl->n_staged) {
+			ctl->held_for_staged |= ctl->n_staged > 0;
 			return -EAGAIN;
+		}
 		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
@@ -767,7 +778,9 @@ static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
 static size_t srv_room(void *userdata)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	return kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
+	size_t room = kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
+	ctl->held_for_staged |= room <= ctl->n_staged && ctl->n_staged > 0;
+	return room > ctl->n_staged ? room - ctl->n_staged : 0;
 }
 
 /* an "ok" means journaled: the round's events are written before it goes */

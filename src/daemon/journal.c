@@ -33,6 +33,9 @@
 #define CORRUPT_FILES_MAX 16
 #define CORRUPT_BYTES_MAX (64u << 10)
 #define CORRUPT_SUFFIX	  ".corrupt"
+/* the lengths of the records appended last, by their reference: a
+ * retirement needs one to count the live bytes, without a read */
+#define LEN_CACHE 4096
 /* where a compaction writes a segment before it takes the segment's name */
 #define COMPACT_NAME "journal.compact"
 
@@ -93,6 +96,10 @@ struct kjournal {
 	size_t n_corrupt_files; /* the .corrupt files in the directory */
 	uint64_t writes;
 	int failing; /* the last write's error, until one succeeds */
+	struct {
+		uint64_t ref;
+		uint32_t len;
+	} len_cache[LEN_CACHE];
 	struct klog_throttle write_log;
 };
 
@@ -341,11 +348,19 @@ static void mark_done(struct kjournal *j, struct segment *s, uint64_t off)
 			       strerror(errno));
 }
 
-/* The bytes of the record at s:off, its header's included. */
-static uint64_t record_len(struct kjournal *j, struct segment *s, uint64_t off)
+/* The bytes of the record at s:off (the reference ref), its header's
+ * included. */
+static size_t len_slot(uint64_t ref)
+{
+	return (size_t)((ref * 0x9e3779b97f4a7c15ull) >> 52) % LEN_CACHE;
+}
+
+static uint64_t record_len(struct kjournal *j, uint64_t ref, struct segment *s, uint64_t off)
 {
 	uint32_t len = 0;
 	const size_t at = offsetof(struct kjrec_hdr, len);
+	if (j->len_cache[len_slot(ref)].ref == ref)
+		return j->len_cache[len_slot(ref)].len;
 	if (s == current(j) && off >= j->pend_at)
 		memcpy(&len, j->pend.buf + (off - j->pend_at) + at, sizeof(len));
 	else if (pread(s->fd, &len, sizeof(len), (off_t)(off + at)) != (ssize_t)sizeof(len))
@@ -853,6 +868,8 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 		return -EFBIG;
 	}
 	ev->journal_ref = s->no << 32 | s->size;
+	j->len_cache[len_slot(ev->journal_ref)].ref = ev->journal_ref;
+	j->len_cache[len_slot(ev->journal_ref)].len = (uint32_t)len;
 	s->size += len;
 	s->live++;
 	s->live_bytes += len;
@@ -972,7 +989,8 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 			(void)hashmap_put(j->holds, key, (void *)(n - 1), NULL);
 		return;
 	}
-	uint64_t len = record_len(j, s, off);
+	uint64_t len = record_len(j, ref, s, off);
+	j->len_cache[len_slot(ref)].ref = 0;
 	s->live_bytes -= len < s->live_bytes ? len : s->live_bytes;
 	if (lazy) {
 		if (j->n_lazy == LAZY_MAX)
