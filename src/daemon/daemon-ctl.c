@@ -790,6 +790,13 @@ static void srv_before_send(void *userdata)
 	kdaemon_journal_flush(ctl->d);
 }
 
+/* the sends and posts of a client's batch are answered at its end, so a
+ * client that hung up after them still gets the answers */
+static void srv_taken(void *userdata)
+{
+	resolve_staged(userdata);
+}
+
 static const struct kctl_server_ops srv_ops = {
 	.opened = srv_opened,
 	.closed = srv_closed,
@@ -799,6 +806,7 @@ static const struct kctl_server_ops srv_ops = {
 	.dropped = srv_dropped,
 	.room = srv_room,
 	.before_send = srv_before_send,
+	.taken = srv_taken,
 };
 
 /* The "socket" source: pausing is the parking of each request (see

@@ -5,6 +5,7 @@ the restart, flagged KEVENT_REDELIVERED=1; what keventd acknowledged before
 it was killed runs after the restart."""
 import os
 import signal
+import socket
 import subprocess
 
 import kdtest
@@ -635,6 +636,25 @@ class JournalTest(kdtest.DaemonTest):
         self.assertIn("journal: 151 unfinished events handled again", d2.logtext())
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [(v, "1") for v in sent])
+
+    def test_sends_answered_to_a_sender_that_shut_down_writing(self):
+        """Two sends and a post, then the sender shuts down its writing
+        side: the sends are answered once their records are written, though
+        the connection is at its end, and the events run."""
+        self.rules()
+        d = self.start("--state-dir", self.s.path("state"))
+        g = self.raw()
+        g.send_raw(g.encode("send", "general", "/h", "x", "a"))
+        g.send_raw(g.encode("post", "general", "/h", "x", "b"))
+        g.send_raw(g.encode("send", "general", "/h", "x", "c"))
+        g.sock.shutdown(socket.SHUT_WR)
+        first, second = g.recv(), g.recv()
+        self.assertEqual((first[0], second[0]), ("ok", "ok"))
+        self.assertEqual(int(second[1]), int(first[1]) + 2)
+        self.assertIsNone(g.recv())  # and then keventd closes its side
+        d.wait_idle(3)
+        d.stop_ok(self)
+        self.assertEqual(self.runs(), [("a", "0"), ("b", "0"), ("c", "0")])
 
 if __name__ == "__main__":
     kdtest.main()
