@@ -574,6 +574,26 @@ static void test_compaction(void **state)
 	tu_rm_rf(dir);
 }
 
+/* As take(), into a buffer of any size, with each "/eK" event's done bits
+ * in done[K]. */
+struct taken_all {
+	char *objects;
+	uint32_t *done;
+	size_t max;
+};
+
+static int take_all(void *userdata, struct kevent *ev)
+{
+	struct taken_all *t = userdata;
+	size_t len = strlen(t->objects);
+	sprintf(t->objects + len, "%s%s", len ? " " : "", ev->object);
+	size_t k = strtoul(ev->object + 2, NULL, 10);
+	if (k < t->max)
+		t->done[k] = ev->journal_done;
+	kevent_free(ev);
+	return 0;
+}
+
 static int take_bits(void *userdata, struct kevent *ev)
 {
 	uint32_t *bits = userdata;
@@ -673,6 +693,74 @@ static void test_compaction_killed(void **state)
 	assert_int_equal(kjournal_open(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
 	assert_int_equal(kjournal_replay(j, take, &r2), 3);
 	assert_string_equal(r2.objects, "/a /c /d");
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* Appends and retirements at random, with done bits set on the way, over
+ * many compactions: what a restart hands on is exactly what was left
+ * live, in order, with its bits, and the files stay within the size and
+ * a segment (and a record) between the calls. */
+static void test_compaction_random(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	enum { N = 6000 };
+	static uint64_t refs[N];
+	static bool live[N];
+	static uint32_t bits[N];
+	size_t n = 0, n_live = 0;
+	unsigned seed = 12345;
+	for (int step = 0; step < 40000 && n < N; step++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned r = (seed >> 8) % 100;
+		if (r < 45 && !kjournal_full(j)) {
+			char obj[16];
+			snprintf(obj, sizeof(obj), "/e%zu", n);
+			refs[n] = append(j, obj);
+			live[n++] = true;
+			n_live++;
+		} else if (r < 95 && n_live) {
+			size_t k = (seed >> 4) % n;
+			while (!live[k])
+				k = (k + 1) % n;
+			if (r < 60) {
+				uint32_t b = 1u << (seed % 20);
+				bits[k] |= b;
+				kjournal_progress(j, refs[k], bits[k]);
+				continue;
+			}
+			kjournal_retire(j, refs[k], r % 2);
+			live[k] = false;
+			n_live--;
+		} else {
+			assert_int_equal(kjournal_flush(j), 0);
+		}
+		assert_true(dir_bytes(dir) <=
+			    KJOURNAL_SIZE_MIN + 2 * (KJOURNAL_SIZE_MIN / 4) + 4096);
+	}
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	assert_int_equal(st.live, n_live);
+	kjournal_free(j);
+
+	static char want[N * 8], got[N * 8];
+	static uint32_t done[N];
+	size_t at = 0;
+	for (size_t k = 0; k < n; k++)
+		if (live[k])
+			at += (size_t)snprintf(want + at, sizeof(want) - at, "%s/e%zu",
+					       at ? " " : "", k);
+	struct taken_all t = {got, done, N};
+	assert_int_equal(kjournal_open(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_all, &t), n_live);
+	assert_string_equal(got, want);
+	for (size_t k = 0; k < n; k++)
+		if (live[k] && done[k] != bits[k])
+			fail_msg("/e%zu: bits %#x, want %#x", k, done[k], bits[k]);
 	kjournal_free(j);
 	tu_rm_rf(dir);
 }
@@ -986,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_compaction_bits),
 		cmocka_unit_test(test_compaction_killed),
 		cmocka_unit_test(test_full_by_live_bytes),
+		cmocka_unit_test(test_compaction_random),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_batch),
