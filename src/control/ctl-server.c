@@ -558,6 +558,8 @@ static bool read_requests(struct kctl_client *c)
 		if ((size_t)got < want)
 			break; /* drained */
 	}
+	if (s->ops->taken)
+		s->ops->taken(s->userdata);
 	kctl_client_flush(c);
 	return !client_done(c);
 }

@@ -78,6 +78,10 @@ struct kctl_server_ops {
 	/* Replies are about to go out to a client: what they acknowledge must
 	 * be done by then (the journal written).  NULL: nothing to do. */
 	void (*before_send)(void *userdata);
+	/* A client's batch of requests was taken, and its replies go out
+	 * next (before a client that hung up is let go): what the owner put
+	 * off answering is answered now.  NULL: nothing to do. */
+	void (*taken)(void *userdata);
 };
 
 /*

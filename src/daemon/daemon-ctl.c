@@ -15,6 +15,17 @@
 #include "seqfile.h"
 #include "source-udev.h"
 
+/* A send or post taken, its record appended and not yet written: it is
+ * answered (and its event handled, or refused) once the journal has
+ * written the round's records (resolve_staged()). */
+struct staged_send {
+	struct staged_send *next;
+	struct kctl_peer *p; /* NULL: gone, nobody to answer */
+	struct kstaged *st;
+	uint64_t seqnum, post_no; /* the event's; the client's number of the post */
+	bool post;
+};
+
 /* A send --wait client, until the job of its event is done. */
 struct waiter {
 	struct waiter *next;
@@ -36,11 +47,15 @@ struct kdaemon_ctl {
 	 * run something */
 	struct waiter *arming;
 	size_t armed_runs;
+	struct staged_send *staged, **staged_tail;
+	size_t n_staged;      /* in the socket source's share already */
+	bool held_for_staged; /* a request waits for them to be handled */
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
 static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc);
 static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p);
+static bool drop_arming(struct kdaemon_ctl *ctl);
 
 /* The error reply to a send, or to the client's post number p->posts
  * ("post N: ..."): a post is answered only when it fails, so the text says
@@ -52,6 +67,73 @@ static void reply_send_error(struct kctl_peer *p, bool post, const char *what, c
 		strbuf_printf(&sb, "post %" PRIu64 ": ", p->posts);
 	strbuf_printf(&sb, "%s%s%s", what, why ? ": " : "", why ? why : "");
 	p->ops->reply(p, "err", sb.oom ? what : strbuf_str(&sb));
+}
+
+static void reply_seq(struct kctl_peer *p, uint64_t v)
+{
+	/* the decimal sequence number, without snprintf (a storm pays it per event) */
+	char seq[24], *s = seq + sizeof(seq) - 1;
+	*s = '\0';
+	do
+		*--s = (char)('0' + v % 10);
+	while (v /= 10);
+	p->ops->reply(p, "ok", s);
+}
+
+/*
+ * The sends and posts taken since the last time: the journal writes their
+ * records (with the round's others, in one write), then each is handled
+ * and answered "ok" (a post: not answered) when its record was written,
+ * or refused and answered with why when it was not.  In the order they
+ * came, before any later request of theirs is handled.
+ */
+static void resolve_staged(void *userdata)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	struct staged_send *e = ctl->staged;
+	if (!e)
+		return;
+	ctl->staged = NULL;
+	ctl->staged_tail = &ctl->staged;
+	ctl->n_staged = 0;
+	kdaemon_journal_flush(ctl->d);
+	while (e) {
+		struct staged_send *next = e->next;
+		struct kctl_peer *p = e->p;
+		int rc = kdaemon_staged_written(ctl->d, e->st);
+		if (rc < 0) {
+			kdaemon_refuse(ctl->d, e->st);
+			if (p) {
+				/* "ok" means written: what the journal cannot write is refused */
+				_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+				if (e->post)
+					strbuf_printf(&sb, "post %" PRIu64 ": ", e->post_no);
+				strbuf_printf(&sb, "the journal cannot write it: event refused: %s",
+					      strerror(-rc));
+				p->ops->reply(p, "err", sb.oom ? "event refused" : strbuf_str(&sb));
+			}
+		} else {
+			rc = kdaemon_commit(ctl->d, e->st);
+			if (p && rc < 0 && e->post) {
+				_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+				strbuf_printf(&sb, "post %" PRIu64 ": %s", e->post_no,
+					      strerror(-rc));
+				p->ops->reply(p, "err", sb.oom ? "error" : strbuf_str(&sb));
+			} else if (p && rc < 0) {
+				p->ops->reply(p, "err", strerror(-rc));
+			} else if (p && !e->post) {
+				reply_seq(p, e->seqnum);
+			}
+		}
+		if (p && (!next || next->p != p))
+			p->ops->flush(p);
+		free(e);
+		e = next;
+	}
+	/* a request parked for the ones staged may find room now */
+	if (ctl->srv && ctl->held_for_staged)
+		kctl_server_resume(ctl->srv);
+	ctl->held_for_staged = false;
 }
 
 /* send (answered "ok SEQNUM"), post (answered only on failure) and, with
@@ -90,12 +172,37 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	(void)kseqfile_next(&ctl->seq); /* ev's number, ctl->seq.last + 1 */
 	uint64_t v = ev->seqnum;	/* the event is kdaemon_submit()'s from here */
+	struct staged_send *e = d->journal && !wait ? calloc(1, sizeof(*e)) : NULL;
+	if (e) {
+		/* answered once the journal holds it: resolve_staged() */
+		rc = kdaemon_accept(d, TAKE_PTR(ev), &e->st);
+		if (rc < 0) {
+			free(e);
+			reply_send_error(p, post, strerror(-rc), NULL);
+			return;
+		}
+		*e = (struct staged_send){
+			.p = p, .st = e->st, .seqnum = v, .post_no = p->posts, .post = post};
+		*ctl->staged_tail = e;
+		ctl->staged_tail = &e->next;
+		ctl->n_staged++;
+		return;
+	}
 	if (wait && !arm_wait(ctl, p, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
 		return;
 	}
+	uint64_t refused = d->stats.journal_refused;
 	rc = kdaemon_submit(d, TAKE_PTR(ev));
+	if (rc < 0 && d->stats.journal_refused != refused) {
+		/* "ok" means written: what the journal cannot write is refused */
+		if (wait)
+			(void)drop_arming(ctl);
+		reply_send_error(p, post, "the journal cannot write it: event refused",
+				 strerror(-rc));
+		return;
+	}
 	if (wait) {
 		end_wait(ctl, p, rc);
 		return;
@@ -105,13 +212,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 			reply_send_error(p, post, strerror(-rc), NULL);
 		return;
 	}
-	/* the decimal sequence number, without snprintf (a storm pays it per event) */
-	char seq[24], *s = seq + sizeof(seq) - 1;
-	*s = '\0';
-	do
-		*--s = (char)('0' + v % 10);
-	while (v /= 10);
-	p->ops->reply(p, "ok", s);
+	reply_seq(p, v);
 }
 
 static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
@@ -298,9 +399,15 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 {
 	const char *cmd = m->f[0];
 	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	/* what a client asks after a send or post is answered after it */
+	if (wait || !(post || strcmp(cmd, "send") == 0))
+		resolve_staged(ctl);
 	if (post || wait || strcmp(cmd, "send") == 0) {
-		if (may_park && !kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET))
+		/* the ones staged take their places in the share already */
+		if (may_park && kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET) <= ctl->n_staged) {
+			ctl->held_for_staged |= ctl->n_staged > 0;
 			return -EAGAIN;
+		}
 		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
@@ -341,6 +448,7 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	};
 	/* valid or not, a post counts in the client's numbering of its posts */
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
+	resolve_staged(ctl); /* answered in order */
 	ctl->d->stats.ctl_bad++;
 	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
 		       what[why], len, (int)p->pid);
@@ -350,6 +458,9 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 
 void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 {
+	for (struct staged_send *e = ctl->staged; e; e = e->next)
+		if (e->p == p)
+			e->p = NULL; /* handled all the same; nobody to answer */
 	forget_waits(ctl, p);
 	if (!p->monitor)
 		return;
@@ -383,22 +494,32 @@ static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uin
 
 /* After kdaemon_submit() returned rc: unless its job is done already, or
  * will be, the answer. */
-static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+/* The waiter being armed goes, unanswered; whether there was one. */
+static bool drop_arming(struct kdaemon_ctl *ctl)
 {
 	struct waiter *w = ctl->arming;
 	ctl->arming = NULL;
 	if (!w)
-		return; /* its job was over before kdaemon_submit() returned: answered */
-	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
-		p->ops->flush(p);
-		return; /* on_done() answers */
-	}
+		return false;
 	for (struct waiter **pw = &ctl->waiters; *pw; pw = &(*pw)->next)
 		if (*pw == w) {
 			*pw = w->next;
 			break;
 		}
 	free(w);
+	return true;
+}
+
+static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc)
+{
+	if (!ctl->arming)
+		return; /* its job was over before kdaemon_submit() returned: answered */
+	if (rc == 0 && ctl->armed_runs && !ctl->d->stopping) {
+		ctl->arming = NULL;
+		p->ops->flush(p);
+		return; /* on_done() answers */
+	}
+	(void)drop_arming(ctl);
 	if (rc < 0)
 		p->ops->reply(p, "err", strerror(-rc));
 	else if (ctl->d->stopping)
@@ -657,7 +778,9 @@ static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
 static size_t srv_room(void *userdata)
 {
 	struct kdaemon_ctl *ctl = userdata;
-	return kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
+	size_t room = kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET);
+	ctl->held_for_staged |= room <= ctl->n_staged && ctl->n_staged > 0;
+	return room > ctl->n_staged ? room - ctl->n_staged : 0;
 }
 
 /* an "ok" means journaled: the round's events are written before it goes */
@@ -665,6 +788,13 @@ static void srv_before_send(void *userdata)
 {
 	struct kdaemon_ctl *ctl = userdata;
 	kdaemon_journal_flush(ctl->d);
+}
+
+/* the sends and posts of a client's batch are answered at its end, so a
+ * client that hung up after them still gets the answers */
+static void srv_taken(void *userdata)
+{
+	resolve_staged(userdata);
 }
 
 static const struct kctl_server_ops srv_ops = {
@@ -676,6 +806,7 @@ static const struct kctl_server_ops srv_ops = {
 	.dropped = srv_dropped,
 	.room = srv_room,
 	.before_send = srv_before_send,
+	.taken = srv_taken,
 };
 
 /* The "socket" source: pausing is the parking of each request (see
@@ -704,6 +835,9 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (!ctl)
 		return -ENOMEM;
 	ctl->d = d;
+	ctl->staged_tail = &ctl->staged;
+	d->resolve_staged = resolve_staged;
+	d->resolve_userdata = ctl;
 	/* past the numbers of the events a keventd before this one gave */
 	(void)kseqfile_open(&ctl->seq, d->state);
 	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
@@ -731,6 +865,7 @@ void kdaemon_ctl_stop(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	resolve_staged(ctl);
 	/* the waiters of runs still going: the connection closes now */
 	for (struct waiter *w = ctl->waiters; w; w = w->next) {
 		w->p->ops->reply(w->p, "err",
@@ -744,6 +879,9 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 {
 	if (!ctl)
 		return;
+	resolve_staged(ctl);
+	if (ctl->d->resolve_userdata == ctl)
+		ctl->d->resolve_staged = NULL;
 	while (ctl->waiters) {
 		struct waiter *w = ctl->waiters;
 		ctl->waiters = w->next;

@@ -223,6 +223,8 @@ struct collect {
 	size_t pos;    /* the next rule's place in the run list (a record naming no rules) */
 	uint32_t ids[KJREC_DONE_BITS]; /* the rules that run something, named */
 	uint8_t n_ids;
+	size_t matches; /* the rules matched */
+	int journal_rc; /* the append's: 0 or -errno */
 };
 
 static bool rulevec_add(struct rulevec *rv, const struct krule *r)
@@ -305,7 +307,7 @@ static bool collect_match(const struct krule *r, void *userdata)
  * as an older keventd wrote them: for an event that runs nothing (no
  * bits) that is the same, so it costs no list; without the memory for
  * one, a reload before a restart may skip or repeat a rule. */
-static void journal_append(struct kdaemon *d, struct kevent *ev, const struct collect *c)
+static int journal_append(struct kdaemon *d, struct kevent *ev, const struct collect *c)
 {
 	if (c->n_ids)
 		ev->journal_ids = malloc(c->n_ids * sizeof(*ev->journal_ids));
@@ -313,8 +315,10 @@ static void journal_append(struct kdaemon *d, struct kevent *ev, const struct co
 		memcpy(ev->journal_ids, c->ids, c->n_ids * sizeof(*ev->journal_ids));
 		ev->n_journal_ids = c->n_ids;
 	}
-	if (kjournal_append(d->journal, ev) == 0)
+	int rc = kjournal_append(d->journal, ev);
+	if (rc == 0)
 		journal_flow(d);
+	return rc;
 }
 
 /*
@@ -525,12 +529,15 @@ static bool debounce_all(struct kdaemon *d, const struct collect *c, const struc
 	return waits;
 }
 
-int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
+/* What taking an event in does before anything is done about it: it is
+ * counted received, matched, and appended to the journal (c->journal_rc:
+ * how that went). */
+static void accept_event(struct kdaemon *d, struct kevent *ev, struct collect *c)
 {
 	enum kevent_source src = ev->source;
-	struct collect c = {.d = d,
-			    .ev = ev,
-			    .want_ids = d->journal && !ev->journal_ref && kdaemon_journaled(src)};
+	*c = (struct collect){.d = d,
+			      .ev = ev,
+			      .want_ids = d->journal && !ev->journal_ref && kdaemon_journaled(src)};
 	kfault("accepted");
 	/* what numbered it, with its seqnum its name across restarts (the
 	 * MQTT message's "instance"): kevent.ko's instance, the sending
@@ -538,7 +545,6 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 	if (!ev->instance && src != KEVENT_SOURCE_KERNEL && src != KEVENT_SOURCE_MQTT)
 		ev->instance = kinstance_id();
 	d->stats.received[src]++;
-	d->serial++;
 	if (ev->recovered)
 		d->stats.recovered[src]++;
 	if (ev->redelivered)
@@ -547,20 +553,48 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		d->stats.resynced[src]++;
 	if (ev->redelivered && src == KEVENT_SOURCE_SOCKET && ev->seqnum > d->socket_seq_replayed)
 		d->socket_seq_replayed = ev->seqnum;
-	size_t matches = kruleset_match(d->rules, ev, collect_match, &c);
-	if (matches)
+	c->matches = kruleset_match(d->rules, ev, collect_match, c);
+	if (c->matches)
 		d->stats.matched++;
 	/* journaled before anything is done about it, with the rules it
 	 * matched: the record is written, with the others of this round,
 	 * before any of them is acknowledged, seen or run
 	 * (kdaemon_journal_flush()), so a keventd killed after that handles
 	 * it again at its next start */
-	if (c.want_ids)
-		journal_append(d, ev, &c);
+	if (c->want_ids)
+		c->journal_rc = journal_append(d, ev, c);
+}
+
+/* An event of the control socket whose record the journal could not
+ * write (or make): refused, never received (its counts undone), counted
+ * as refused; its record, if any, is written done. */
+static void refuse_event(struct kdaemon *d, struct kevent *ev, struct collect *c)
+{
+	d->stats.received[ev->source]--;
+	d->stats.matched -= c->matches > 0;
+	for (size_t i = 0; i < c->all.n; i++) {
+		struct krule_counters *rc = kstats_rule(&d->stats, c->all.v[i]);
+		if (rc)
+			rc->matched--;
+	}
+	if (ev->journal_ref)
+		kjournal_retire(d->journal, ev->journal_ref, false);
+	d->stats.journal_refused++;
+	journal_flow(d);
+	kevent_free(ev);
+	collect_release(c);
+}
+
+/* Everything else: seen, debounced, queued or finished. */
+static int commit_event(struct kdaemon *d, struct kevent *ev, struct collect *c)
+{
+	enum kevent_source src = ev->source;
+	size_t matches = c->matches;
+	d->serial++;
 	const struct kobs_event rec = {.ev = ev,
 				       .serial = d->serial,
-				       .rules = c.all.v,
-				       .n_rules = c.all.n,
+				       .rules = c->all.v,
+				       .n_rules = c->all.n,
 				       .ruleset = d->rules,
 				       .generation = d->generation,
 				       .stopping = d->stopping};
@@ -571,24 +605,24 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		log_debug("event %s seq %llu %s %s %s: %zu rule(s) matched",
 			  kevent_source_name(ev->source), (unsigned long long)ev->seqnum,
 			  kevent_type_name(ev->type), ev->object, ev->signal, matches);
-	bool waits = debounce_all(d, &c, ev);
+	bool waits = debounce_all(d, c, ev);
 	int rc = 0;
 	struct kjob *job = NULL;
-	if (c.oom) {
+	if (c->oom) {
 		/* accepted but cannot be queued: handled, with a failure */
 		log_error("out of memory matching event %s %s", ev->object, ev->signal);
 		kdaemon_fate(d, src, ev, KFATE_FAILED);
 		rc = -ENOMEM;
-	} else if (!c.run.n) {
+	} else if (!c->run.n) {
 		kdaemon_fate(d, src, ev, waits ? KFATE_WAITS : KFATE_NO_RUN);
 	} else if (d->stopping) {
 		/* nothing starts any more: what came in on the way out is kept or
 		 * dropped as the queue was, and counted in the last line of the log */
 		kdaemon_fate(d, src, ev, ev->journal_ref ? KFATE_KEPT : KFATE_DROPPED);
-	} else if ((rc = kjob_new(ev, c.run.v, c.run.n, &job)) < 0) {
+	} else if ((rc = kjob_new(ev, c->run.v, c->run.n, &job)) < 0) {
 		kdaemon_fate(d, src, ev, KFATE_FAILED);
 	} else {
-		collect_release(&c);
+		collect_release(c);
 		job->serial = d->serial;
 		rc = ksched_submit(d->sched, job); /* the job, and ev, are the scheduler's */
 		if (rc < 0) {
@@ -599,8 +633,70 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 		return 0;
 	}
 	kevent_free(ev);
-	collect_release(&c);
+	collect_release(c);
 	return rc;
+}
+
+struct kstaged {
+	struct kevent *ev;
+	struct collect c;
+};
+
+int kdaemon_accept(struct kdaemon *d, struct kevent *ev, struct kstaged **out)
+{
+	struct kstaged *st = calloc(1, sizeof(*st));
+	if (!st) {
+		kevent_free(ev);
+		return -ENOMEM;
+	}
+	st->ev = ev;
+	accept_event(d, ev, &st->c);
+	st->c.ev = ev;
+	*out = st;
+	return 0;
+}
+
+int kdaemon_staged_written(const struct kdaemon *d, const struct kstaged *st)
+{
+	if (!st->c.want_ids)
+		return 0; /* not journaled: nothing to wait for */
+	if (st->c.journal_rc < 0)
+		return st->c.journal_rc;
+	if (kjournal_pending_ref(d->journal, st->ev->journal_ref))
+		return kjournal_failing(d->journal) ? kjournal_failing(d->journal) : -EAGAIN;
+	return 0;
+}
+
+int kdaemon_commit(struct kdaemon *d, struct kstaged *st)
+{
+	struct kstaged s = *st;
+	free(st);
+	s.c.ev = s.ev;
+	return commit_event(d, s.ev, &s.c);
+}
+
+void kdaemon_refuse(struct kdaemon *d, struct kstaged *st)
+{
+	refuse_event(d, st->ev, &st->c);
+	free(st);
+}
+
+int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
+{
+	struct collect c;
+	accept_event(d, ev, &c);
+	/* an event of the control socket is answered "ok" only once the
+	 * journal holds it: when it cannot be written, it is refused */
+	if (c.want_ids && ev->source == KEVENT_SOURCE_SOCKET) {
+		int rc = c.journal_rc;
+		if (rc == 0 && (rc = kjournal_flush(d->journal)) == 0)
+			kfault("journaled");
+		if (rc < 0) {
+			refuse_event(d, ev, &c);
+			return rc;
+		}
+	}
+	return commit_event(d, ev, &c);
 }
 
 static bool has_file(const struct kruleset *rs, const char *name)
@@ -639,6 +735,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	struct kdiags diags = {0};
 	struct kchanges changes = {0};
 	struct kruleset *rs = NULL;
+	if (d->resolve_staged) /* they hold the rules they matched */
+		d->resolve_staged(d->resolve_userdata);
 	int rc = kruleset_load(d->cfg.rule_dirs, d->cfg.n_rule_dirs, d->cfg.trust, d->rules, &rs,
 			       &diags, &changes);
 	d->stats.reloads++;
@@ -716,6 +814,9 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	out->journal_corrupt = js.corrupt;
 	out->journal_writes = js.writes;
 	out->journal_full = d->journal_full;
+	int failing = kjournal_failing(d->journal);
+	out->journal_failing = failing ? strerror(-failing) : NULL;
+	out->journal_failing_flag = failing != 0;
 	for (size_t i = 0; i < d->n_observers; i++)
 		if (d->observers[i].status)
 			d->observers[i].status(d->observers[i].userdata, out);
@@ -949,7 +1050,10 @@ void kdaemon_journal_flush(struct kdaemon *d)
 
 static void journal_round_end(void *userdata)
 {
-	kdaemon_journal_flush(userdata);
+	struct kdaemon *d = userdata;
+	if (d->resolve_staged)
+		d->resolve_staged(d->resolve_userdata);
+	kdaemon_journal_flush(d);
 }
 
 static int replay_submit(void *userdata, struct kevent *ev)

@@ -121,6 +121,11 @@ struct kdaemon {
 	/* the highest number of the socket events read back from the journal */
 	uint64_t socket_seq_replayed;
 	bool journal_full; /* intake of the journaled sources is paused */
+	/* handles the control socket's events taken and not yet handled
+	 * (kdaemon_accept()): at the end of a round and before a reload,
+	 * which frees the rules they matched (daemon-ctl.c's) */
+	void (*resolve_staged)(void *userdata);
+	void *resolve_userdata;
 	struct kio *signal_io;
 	int signal_fd;
 	bool paused[KEVENT_SOURCE_MAX]; /* the source's share of the queue was full */
@@ -278,9 +283,29 @@ int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);
 
 /*
  * Takes an event from a source (ownership too): counts it, matches it,
- * tells the observers, and queues its runs.  Returns 0, or -ENOMEM.
+ * tells the observers, and queues its runs.  Returns 0, or -ENOMEM.  An
+ * event of the control socket is written to the journal first, and
+ * refused (-errno of the write: never received, counted as refused) when
+ * it cannot be.
  */
 int kdaemon_submit(struct kdaemon *d, struct kevent *ev);
+
+/*
+ * kdaemon_submit() in two steps, for the control socket's send and post,
+ * answered "ok" only once the journal holds the event while the records
+ * of a round's requests are still written with one write: accept counts,
+ * matches and appends ev (ownership too; -ENOMEM); once the journal is
+ * flushed, kdaemon_staged_written() says whether its record was written
+ * (0, or -errno: why not), and the event is either committed (as
+ * kdaemon_submit() goes on) or refused (never received, counted as
+ * refused).  Both free st.  d->resolve_staged must commit or refuse
+ * every staged event before the rules are reloaded.
+ */
+struct kstaged;
+int kdaemon_accept(struct kdaemon *d, struct kevent *ev, struct kstaged **out);
+int kdaemon_staged_written(const struct kdaemon *d, const struct kstaged *st);
+int kdaemon_commit(struct kdaemon *d, struct kstaged *st);
+void kdaemon_refuse(struct kdaemon *d, struct kstaged *st);
 /* Counts and logs input a source refused at its edge: every one is
  * counted, the first KDAEMON_REJECT_LOG_BURST of a source in each
  * KDAEMON_REJECT_LOG_WINDOW_NS are logged, and the rest are summed up in

@@ -25,12 +25,32 @@
 #define LAZY_MAX 1024
 /* pending records written at once past this, whatever the daemon does */
 #define FLUSH_AT (256u << 10)
+/* damaged bytes kept aside, "journal-N@OFFSET.corrupt": at most this many
+ * files in the directory, of at most this many bytes each (a longer piece
+ * is kept cut): damage cannot fill the file system */
+#define CORRUPT_FILES_MAX 16
+#define CORRUPT_BYTES_MAX (64u << 10)
+#define CORRUPT_SUFFIX	  ".corrupt"
+/* the lengths of the records appended last, by their reference: a
+ * retirement needs one to count the live bytes, without a read */
+#define LEN_CACHE 4096
+/* where a compaction writes a segment before it takes the segment's name */
+#define COMPACT_NAME "journal.compact"
 
 struct segment {
 	uint64_t no;
 	int fd;
 	uint64_t size; /* its bytes, the pending ones (the last segment's) included */
 	uint64_t live;
+	uint64_t live_bytes; /* the bytes of its live records */
+	/* written by a compaction: its records are found through the moves */
+	bool compacted;
+};
+
+/* A record a compaction moved: the reference its event holds (where it
+ * was appended or found at open), and where it is now. */
+struct move {
+	uint64_t from, to;
 };
 
 struct lazy {
@@ -46,9 +66,17 @@ struct settle {
 
 struct kjournal {
 	int dirfd;	  /* the state directory (statedir.h), its lock held by the caller */
+	uint64_t size;	  /* --journal-size: the bound of the live records' bytes */
 	uint64_t seg_max; /* a segment's bytes before the next one starts */
 	struct segment *segs;
 	size_t n_segs, cap_segs;
+	uint64_t next_no;   /* the next segment's number: never one used before */
+	struct move *moves; /* sorted by from */
+	size_t n_moves;
+	uint64_t compactions;
+	bool stuck; /* a compaction failed: full until a segment goes */
+	/* while replaying: the compaction copies read, by identity (dedup_key()) */
+	struct hashmap *copies;
 	size_t n_old; /* segments found at open, not yet replayed */
 	struct lazy lazy[LAZY_MAX];
 	size_t n_lazy;
@@ -62,7 +90,13 @@ struct kjournal {
 	struct settle *settle;
 	size_t n_settle, cap_settle;
 	uint64_t corrupt;
+	size_t n_corrupt_files; /* the .corrupt files in the directory */
 	uint64_t writes;
+	int failing; /* the last write's error, until one succeeds */
+	struct {
+		uint64_t ref;
+		uint32_t len;
+	} len_cache[LEN_CACHE];
 	struct klog_throttle write_log;
 };
 
@@ -79,6 +113,37 @@ static struct segment *current(struct kjournal *j)
 	return &j->segs[j->n_segs - 1];
 }
 
+static int cmp_move_from(const void *a, const void *b)
+{
+	uint64_t x = ((const struct move *)a)->from, y = ((const struct move *)b)->from;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_move_to(const void *a, const void *b)
+{
+	uint64_t x = ((const struct move *)a)->to, y = ((const struct move *)b)->to;
+	return x < y ? -1 : x > y;
+}
+
+/* The segment and offset of the record ref (an event's journal_ref):
+ * where it was appended, or where a compaction moved it.  NULL: none. */
+static struct segment *locate(struct kjournal *j, uint64_t ref, uint64_t *off)
+{
+	struct segment *s = find(j, ref >> 32);
+	if (!s || s->compacted) {
+		struct move key = {.from = ref};
+		const struct move *m =
+			j->n_moves ? bsearch(&key, j->moves, j->n_moves, sizeof(*m), cmp_move_from)
+				   : NULL;
+		if (!m)
+			return NULL;
+		ref = m->to;
+		s = find(j, ref >> 32);
+	}
+	*off = ref & UINT32_MAX;
+	return s;
+}
+
 static int add_segment(struct kjournal *j, uint64_t no, int fd, uint64_t size)
 {
 	if (j->n_segs == j->cap_segs) {
@@ -89,12 +154,16 @@ static int add_segment(struct kjournal *j, uint64_t no, int fd, uint64_t size)
 		j->segs = v;
 		j->cap_segs = cap;
 	}
-	j->segs[j->n_segs++] = (struct segment){.no = no, .fd = fd, .size = size};
+	j->segs[j->n_segs++] =
+		(struct segment){.no = no, .fd = fd, .size = size, .live_bytes = size};
+	if (no >= j->next_no)
+		j->next_no = no + 1;
 	return 0;
 }
 
-static int new_segment(struct kjournal *j, uint64_t no)
+static int new_segment(struct kjournal *j)
 {
+	uint64_t no = j->next_no;
 	char name[NAME_LEN + 1];
 	snprintf(name, sizeof(name), NAME_FMT, no);
 	/* made afresh: whatever has its name (a symlink) is never written through */
@@ -102,10 +171,13 @@ static int new_segment(struct kjournal *j, uint64_t no)
 	if (fd < 0)
 		return fd;
 	int rc = add_segment(j, no, fd, 0);
-	if (rc < 0)
+	if (rc < 0) {
 		close(fd);
-	else
+		(void)unlinkat(j->dirfd, name, 0);
+	} else {
 		j->pend_at = 0;
+		current(j)->live_bytes = 0;
+	}
 	return rc;
 }
 
@@ -128,11 +200,13 @@ static void segment_idle(struct kjournal *j, struct segment *s)
 		if (ftruncate(s->fd, 0) == 0) {
 			/* the pending records are all done too: never written */
 			strbuf_reset(&j->pend);
-			s->size = j->pend_at = 0;
+			s->size = j->pend_at = s->live_bytes = 0;
 			drop_lazy_of(j, s->no);
+			j->stuck = false;
 		}
 		return;
 	}
+	j->stuck = false;
 	char name[NAME_LEN + 1];
 	snprintf(name, sizeof(name), NAME_FMT, s->no);
 	(void)unlinkat(j->dirfd, name, 0);
@@ -151,8 +225,16 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The numbers of the segments in the directory, sorted. */
-static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
+static bool is_corrupt_name(const char *name)
+{
+	size_t n = strlen(name), k = sizeof(CORRUPT_SUFFIX) - 1;
+	return n > k && strncmp(name, "journal-", 8) == 0 && strchr(name, '@') &&
+	       strcmp(name + n - k, CORRUPT_SUFFIX) == 0;
+}
+
+/* The numbers of the segments in the directory, sorted, and how many
+ * damaged pieces are kept aside there. */
+static int list_segments(int dirfd, uint64_t **out, size_t *n_out, size_t *n_corrupt)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -166,6 +248,7 @@ static int list_segments(int dirfd, uint64_t **out, size_t *n_out)
 	size_t n = 0, cap = 0;
 	int rc = 0;
 	for (struct dirent *e; (e = readdir(dir));) {
+		*n_corrupt += is_corrupt_name(e->d_name);
 		if (strlen(e->d_name) != NAME_LEN || strncmp(e->d_name, "journal-", 8) != 0 ||
 		    strspn(e->d_name + 8, "0123456789") != 20)
 			continue;
@@ -197,7 +280,9 @@ int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 	struct kjournal *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->size = size;
 	j->seg_max = size / KJOURNAL_SEGMENTS;
+	j->next_no = 1;
 	j->write_log = (struct klog_throttle){.name = "journal", .what = "write errors"};
 	j->dirfd = -1;
 	int rc = hashmap_new(&j->holds);
@@ -206,7 +291,7 @@ int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 	_cleanup_free_ uint64_t *nos = NULL;
 	size_t n = 0;
 	if (rc == 0)
-		rc = list_segments(j->dirfd, &nos, &n);
+		rc = list_segments(j->dirfd, &nos, &n, &j->n_corrupt_files);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char name[NAME_LEN + 1];
 		snprintf(name, sizeof(name), NAME_FMT, nos[i]);
@@ -229,7 +314,9 @@ int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 	}
 	j->n_old = j->n_segs;
 	if (rc == 0)
-		rc = new_segment(j, n ? nos[n - 1] + 1 : 1);
+		(void)unlinkat(j->dirfd, COMPACT_NAME, 0); /* a compaction's, cut short */
+	if (rc == 0)
+		rc = new_segment(j);
 	if (rc < 0) {
 		j->n_old = 0;
 		kjournal_free(j);
@@ -252,6 +339,107 @@ static void mark_done(struct kjournal *j, struct segment *s, uint64_t off)
 			       strerror(errno));
 }
 
+/* The bytes of the record at s:off (the reference ref), its header's
+ * included. */
+static size_t len_slot(uint64_t ref)
+{
+	return (size_t)((ref * 0x9e3779b97f4a7c15ull) >> 52) % LEN_CACHE;
+}
+
+static uint64_t record_len(struct kjournal *j, uint64_t ref, struct segment *s, uint64_t off)
+{
+	uint32_t len = 0;
+	const size_t at = offsetof(struct kjrec_hdr, len);
+	if (j->len_cache[len_slot(ref)].ref == ref)
+		return j->len_cache[len_slot(ref)].len;
+	if (s == current(j) && off >= j->pend_at)
+		memcpy(&len, j->pend.buf + (off - j->pend_at) + at, sizeof(len));
+	else if (pread(s->fd, &len, sizeof(len), (off_t)(off + at)) != (ssize_t)sizeof(len))
+		return 0; /* counted live until its segment goes */
+	return sizeof(struct kjrec_hdr) + (uint64_t)len;
+}
+
+static void flush_lazy(struct kjournal *j)
+{
+	for (size_t i = 0; i < j->n_lazy; i++) {
+		struct segment *s = find(j, j->lazy[i].no);
+		if (s)
+			mark_done(j, s, j->lazy[i].off);
+	}
+	j->n_lazy = 0;
+}
+
+/* A damaged piece of segment no, data[off, off + len), lost: counted,
+ * logged, and its bytes kept aside for whoever wants to know what they
+ * were, within CORRUPT_FILES_MAX and CORRUPT_BYTES_MAX. */
+static void lose(struct kjournal *j, uint64_t no, const char *data, size_t off, size_t len,
+		 const char *what)
+{
+	char name[NAME_LEN + 48];
+	j->corrupt++;
+	snprintf(name, sizeof(name), NAME_FMT "@%zu" CORRUPT_SUFFIX, no, off);
+	if (j->n_corrupt_files >= CORRUPT_FILES_MAX) {
+		log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped; not kept "
+			    "aside: %d damaged pieces are already",
+			    no, what, off, len, CORRUPT_FILES_MAX);
+		return;
+	}
+	size_t keep = len < CORRUPT_BYTES_MAX ? len : CORRUPT_BYTES_MAX;
+	int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	ssize_t w = fd < 0 ? -1 : write(fd, data + off, keep);
+	int rc = w == (ssize_t)keep ? 0 : w < 0 ? -errno : -ENOSPC;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		if (fd >= 0)
+			(void)unlinkat(j->dirfd, name, 0);
+		log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped; cannot "
+			    "keep it aside as %s: %s",
+			    no, what, off, len, name, strerror(-rc));
+		return;
+	}
+	j->n_corrupt_files++;
+	log_warning("journal: segment %" PRIu64 ": %s at %zu (%zu bytes) skipped, kept aside as "
+		    "%s%s",
+		    no, what, off, len, name, keep < len ? " (its first bytes)" : "");
+}
+
+/*
+ * A compaction writes the live records of a run of segments into one file
+ * that takes the first one's name (rename()), then deletes the others: a
+ * kill between the two leaves a record of those others twice, the copy
+ * in the first segment, before its original.  A copy is marked so
+ * (KJREC_COPY), and a record read after a copy with the same identity --
+ * its source, instance, sequence number and time, its body's length and
+ * checksum -- is that copy's original, not an event of its own: the two
+ * bodies are the same bytes.  Two events apart with all of those the same
+ * would need the same time to the nanosecond, from the same source and
+ * keventd, and a checksum that collides.  Nothing happens between the
+ * copy and the deletion (no done bit is set in between), so the copy's
+ * bits are the original's.  A compaction's own first segment is replaced
+ * whole by rename(): its records are there once, before or after.
+ */
+static void dedup_key(const struct kevent *ev, const struct kjrec *r, char key[static 80])
+{
+	snprintf(key, 80, "%d:%016" PRIx64 ":%016" PRIx64 ":%016" PRIx64 ":%08" PRIx32 ":%zu",
+		 (int)ev->source, ev->instance, ev->seqnum, ev->timestamp, r->sum, r->body_len);
+}
+
+/* Whether ev, of record r, is the original of a copy read before it;
+ * notes it when it is a copy itself. */
+static bool copied_before(struct kjournal *j, const struct kevent *ev, const struct kjrec *r)
+{
+	char key[80];
+	if (!j->copies)
+		return false;
+	dedup_key(ev, r, key);
+	if (hashmap_get(j->copies, key))
+		return true;
+	if (r->copy)
+		(void)hashmap_put(j->copies, key, (void *)1, NULL); /* no memory: may run twice */
+	return false;
+}
+
 /* The events of one segment found at open: decoded, then handed on. */
 static size_t replay_segment(struct kjournal *j, uint64_t no,
 			     int (*submit)(void *userdata, struct kevent *ev), void *userdata)
@@ -268,16 +456,14 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 	}
 	struct kevent **evs = NULL;
 	size_t n = 0, cap = 0;
+	uint64_t live_bytes = 0;
 	bool pinned = false; /* out of memory: what is left stays for the next start */
 	struct kjrec r;
 	for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
 	     off = r.off + r.len) {
 		if (r.kind != KJREC_RECORD) {
-			j->corrupt++;
-			log_warning("journal: segment %" PRIu64 ": %s record at %zu (%zu bytes) "
-				    "skipped",
-				    no, r.kind == KJREC_TORN ? "a cut off" : "a damaged", r.off,
-				    r.len);
+			lose(j, no, data, r.off, r.len,
+			     r.kind == KJREC_TORN ? "a cut off record" : "a damaged record");
 			continue;
 		}
 		if (!r.live)
@@ -300,18 +486,28 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 			break;
 		}
 		if (rc < 0) {
-			j->corrupt++;
-			log_warning("journal: segment %" PRIu64 ": record at %zu skipped: %s", no,
-				    r.off, why);
+			char what[128];
+			snprintf(what, sizeof(what), "a record that holds no event (%s)", why);
+			lose(j, no, data, r.off, r.len, what);
+			mark_done(j, s, r.off);
+			continue;
+		}
+		if (copied_before(j, ev, &r)) {
+			log_info("journal: segment %" PRIu64 ": the record at %zu is one a "
+				 "compaction copied before it was killed: handled once",
+				 no, r.off);
+			kevent_free(ev);
 			mark_done(j, s, r.off);
 			continue;
 		}
 		ev->redelivered = true;
 		ev->journal_ref = no << 32 | r.off;
+		live_bytes += r.len;
 		ev->journal_done = r.done;
 		evs[n++] = ev;
 	}
 	s->live = n + pinned;
+	s->live_bytes = pinned ? s->size : live_bytes;
 	if (!s->live) {
 		segment_idle(j, s);
 		free(evs);
@@ -333,8 +529,11 @@ size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct 
 		return 0;
 	for (size_t i = 0; i < n_old; i++)
 		nos[i] = j->segs[i].no;
+	if (hashmap_new(&j->copies) < 0)
+		j->copies = NULL; /* no memory: a copy a kill left may run twice */
 	for (size_t i = 0; i < n_old; i++)
 		total += replay_segment(j, nos[i], submit, userdata);
+	hashmap_free(TAKE_PTR(j->copies), NULL);
 	j->n_old = 0;
 	return total;
 }
@@ -365,7 +564,8 @@ int kjournal_flush(struct kjournal *j)
 	if (w != (ssize_t)j->pend.len) {
 		/* kept, and written again from the same place by the next flush;
 		 * a part written meanwhile is a torn record to a reader */
-		int rc = w < 0 ? -errno : -EIO;
+		int rc = w < 0 ? -errno : -ENOSPC; /* a short write: the space ran out */
+		j->failing = rc;
 		klog_throttled(&j->write_log, LOG_WARNING,
 			       "journal: cannot write %zu bytes of events: %s; they are handled "
 			       "unjournaled until it can",
@@ -374,8 +574,264 @@ int kjournal_flush(struct kjournal *j)
 	}
 	j->pend_at += j->pend.len;
 	strbuf_reset(&j->pend);
+	j->failing = 0;
 	apply_settle(j);
 	return 0;
+}
+
+/* The live bytes of every segment. */
+static uint64_t live_bytes(const struct kjournal *j)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < j->n_segs; i++)
+		n += j->segs[i].live_bytes;
+	return n;
+}
+
+static uint64_t disk_bytes(const struct kjournal *j)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < j->n_segs; i++)
+		n += j->segs[i].size;
+	return n;
+}
+
+/* What a compaction makes of a run of segments: one file of their live
+ * records, in order, named as the first of them. */
+struct group {
+	size_t first, n; /* of the old segments */
+	struct strbuf out;
+	uint64_t live;
+	struct move *moves; /* the records' references -> their place in out */
+	size_t n_moves, cap_moves;
+};
+
+/* The reference the event of the record at s:off holds. */
+static uint64_t origin(const struct segment *s, uint64_t off, const struct move *by_to,
+		       size_t n_moves)
+{
+	struct move key = {.to = s->no << 32 | off};
+	if (!s->compacted)
+		return key.to;
+	const struct move *m =
+		n_moves ? bsearch(&key, by_to, n_moves, sizeof(*m), cmp_move_to) : NULL;
+	return m ? m->from : key.to;
+}
+
+/* Adds the live records of segment s to g.  0 or -errno. */
+static int group_take(struct kjournal *j, struct group *g, const struct segment *s,
+		      const struct move *by_to)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	int rc = lseek(s->fd, 0, SEEK_SET) < 0 ? -errno : read_fd(s->fd, SIZE_MAX / 2, &data, &len);
+	if (rc < 0)
+		return rc;
+	struct kjrec r;
+	for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
+	     off = r.off + r.len) {
+		if (r.kind != KJREC_RECORD || !r.live)
+			continue;
+		if (g->n_moves == g->cap_moves) {
+			size_t cap = g->cap_moves ? 2 * g->cap_moves : 64;
+			struct move *v = realloc(g->moves, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			g->moves = v;
+			g->cap_moves = cap;
+		}
+		size_t at = g->out.len;
+		strbuf_add(&g->out, data + r.off, r.len);
+		if (g->out.oom)
+			return -ENOMEM;
+		g->out.buf[at + KJREC_STATE_OFF] = KJREC_COPY;
+		g->moves[g->n_moves++] = (struct move){
+			.from = origin(s, r.off, by_to, j->n_moves),
+			.to = (uint64_t)at /* the segment's number comes with the group's */};
+		g->live++;
+	}
+	return 0;
+}
+
+/*
+ * Writes group g in place of its segments: the copy first, under another
+ * name, then rename()d to the first segment's (which it replaces whole),
+ * then the others deleted.  A kill before the rename leaves the segments
+ * as they were; after it, the others' records are read twice, and the
+ * copies tell (copied_before()).  0 or -errno: the segments stay as they
+ * were.
+ */
+static int group_write(struct kjournal *j, struct group *g, struct segment *segs, int *fd_out)
+{
+	*fd_out = -1;
+	if (!g->out.len)
+		return 0;
+	(void)unlinkat(j->dirfd, COMPACT_NAME, 0);
+	int fd = openat(j->dirfd, COMPACT_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			0600);
+	if (fd < 0)
+		return -errno;
+	ssize_t w = pwrite(fd, g->out.buf, g->out.len, 0);
+	char name[NAME_LEN + 1];
+	snprintf(name, sizeof(name), NAME_FMT, segs[g->first].no);
+	int rc = w == (ssize_t)g->out.len ? 0 : w < 0 ? -errno : -ENOSPC;
+	if (rc == 0 && renameat(j->dirfd, COMPACT_NAME, j->dirfd, name) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		close(fd);
+		(void)unlinkat(j->dirfd, COMPACT_NAME, 0);
+		return rc;
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+static void group_release(struct group *g)
+{
+	strbuf_release(&g->out);
+	free(g->moves);
+	*g = (struct group){.out = STRBUF_INIT};
+}
+
+/*
+ * Compacts the journal: the live records of every segment, the one
+ * written to included (its records all written by now), are copied
+ * forward into as few files as hold them, each at most a segment's size
+ * (unless one record is bigger), in their order, their done bits kept;
+ * done records go.  The events keep their references: the moves say
+ * where their records went (locate()).  A segment of live records only,
+ * half a segment or more, stays as it is.  The disk holds at most one
+ * group's file more than before while it runs.  0 or -errno (what was
+ * compacted before the error stays so; the rest as it was).
+ */
+static int compact(struct kjournal *j)
+{
+	struct move *by_to = NULL;
+	if (j->n_moves) {
+		by_to = malloc(j->n_moves * sizeof(*by_to));
+		if (!by_to)
+			return -ENOMEM;
+		memcpy(by_to, j->moves, j->n_moves * sizeof(*by_to));
+		qsort(by_to, j->n_moves, sizeof(*by_to), cmp_move_to);
+	}
+	struct segment *old = j->segs;
+	size_t n_old = j->n_segs - 1; /* the one written to stays as it is */
+	struct segment *segs = calloc(n_old + 1, sizeof(*segs));
+	bool *rewritten = calloc(n_old + 1, sizeof(*rewritten));
+	if (!segs || !rewritten) {
+		free(segs);
+		free(rewritten);
+		free(by_to);
+		return -ENOMEM;
+	}
+	struct move *moves = NULL;
+	size_t n_moves = 0, n = 0;
+	struct group g = {.out = STRBUF_INIT};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i <= n_old; i++) {
+		const struct segment *s = i < n_old ? &old[i] : NULL;
+		bool keep = s && s->live_bytes == s->size && s->size >= j->seg_max / 2;
+		bool fits = s && (!g.n || g.out.len + s->live_bytes <= j->seg_max);
+		if (g.n && (!s || keep || !fits)) {
+			/* g is done: written, and its segments replaced */
+			int fd = -1;
+			struct move *v = realloc(moves, (n_moves + g.n_moves + 1) * sizeof(*v));
+			if (v)
+				moves = v;
+			rc = v ? group_write(j, &g, old, &fd) : -ENOMEM;
+			if (rc < 0)
+				break;
+			for (size_t k = 0; k < g.n_moves; k++)
+				moves[n_moves++] = (struct move){
+					g.moves[k].from, old[g.first].no << 32 | g.moves[k].to};
+			for (size_t k = g.first; k < g.first + g.n; k++) {
+				char name[NAME_LEN + 1];
+				snprintf(name, sizeof(name), NAME_FMT, old[k].no);
+				if (k > g.first || fd < 0)
+					(void)unlinkat(j->dirfd, name, 0);
+				close(old[k].fd);
+				old[k].fd = -1;
+			}
+			if (fd >= 0) {
+				segs[n] = (struct segment){.no = old[g.first].no,
+							   .fd = fd,
+							   .size = g.out.len,
+							   .live = g.live,
+							   .live_bytes = g.out.len,
+							   .compacted = true};
+				rewritten[n++] = true;
+			}
+			group_release(&g);
+		}
+		if (!s)
+			break;
+		if (keep) {
+			segs[n++] = *s;
+			continue;
+		}
+		if (!g.n)
+			g.first = i;
+		g.n++;
+		rc = group_take(j, &g, s, by_to);
+	}
+	if (rc < 0) {
+		/* the segments not replaced yet stay as they were */
+		for (size_t k = g.n ? g.first : n_old; k < n_old; k++)
+			segs[n++] = old[k];
+		group_release(&g);
+	}
+	segs[n++] = old[n_old];
+	/* the moves into segments kept as they were, compacted before, stay */
+	for (size_t k = 0; k < j->n_moves; k++) {
+		uint64_t no = j->moves[k].to >> 32;
+		for (size_t i = 0; i < n; i++) {
+			if (segs[i].no != no || rewritten[i])
+				continue;
+			struct move *v = realloc(moves, (n_moves + 1) * sizeof(*v));
+			if (v) {
+				moves = v;
+				moves[n_moves++] = j->moves[k];
+			}
+			break;
+		}
+	}
+	if (n_moves)
+		qsort(moves, n_moves, sizeof(*moves), cmp_move_from);
+	free(j->moves);
+	j->moves = moves;
+	j->n_moves = n_moves;
+	free(j->segs);
+	j->segs = segs;
+	j->n_segs = n;
+	j->cap_segs = n_old + 1;
+	free(by_to);
+	free(rewritten);
+	j->compactions += rc == 0;
+	return rc;
+}
+
+/* The segment written to is full: the next one starts, and the ones
+ * before it are compacted when their bytes and the next one's would be
+ * past the bound.  What was pending is written first: a compaction reads
+ * the files.  Without a new segment the full one takes the appends, past
+ * its size. */
+static void make_room(struct kjournal *j)
+{
+	if (kjournal_flush(j) < 0 || new_segment(j) < 0)
+		return;
+	/* not while the segments found at open are read: they are read by
+	 * their names */
+	if (disk_bytes(j) + j->seg_max > j->size && !j->n_old) {
+		flush_lazy(j);
+		int rc = compact(j);
+		if (rc < 0) {
+			j->stuck = true;
+			klog_throttled(&j->write_log, LOG_WARNING,
+				       "journal: cannot compact its segments: %s; intake "
+				       "pauses until events in them are finished",
+				       strerror(-rc));
+		}
+	}
 }
 
 int kjournal_append(struct kjournal *j, struct kevent *ev)
@@ -384,10 +840,11 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 	if (s->size >= j->seg_max) {
 		if (s->live == 0)
 			segment_idle(j, s);
-		else if (j->n_segs < KJOURNAL_SEGMENTS && kjournal_flush(j) == 0 &&
-			 new_segment(j, s->no + 1) == 0)
-			s = current(j);
-		/* else full: written all the same, never forgotten; intake pauses */
+		else
+			make_room(j);
+		/* without room: written all the same, never forgotten; intake
+		 * pauses (kjournal_full()) */
+		s = current(j);
 	}
 	size_t before = j->pend.len;
 	kjrec_encode(&j->pend, ev);
@@ -402,11 +859,26 @@ int kjournal_append(struct kjournal *j, struct kevent *ev)
 		return -EFBIG;
 	}
 	ev->journal_ref = s->no << 32 | s->size;
+	j->len_cache[len_slot(ev->journal_ref)].ref = ev->journal_ref;
+	j->len_cache[len_slot(ev->journal_ref)].len = (uint32_t)len;
 	s->size += len;
 	s->live++;
+	s->live_bytes += len;
 	if (j->pend.len >= FLUSH_AT || j->pend.len >= j->seg_max / 2)
 		(void)kjournal_flush(j);
 	return 0;
+}
+
+bool kjournal_pending_ref(struct kjournal *j, uint64_t ref)
+{
+	uint64_t off = 0;
+	struct segment *s = j && ref ? locate(j, ref, &off) : NULL;
+	return s && s == current(j) && off >= j->pend_at;
+}
+
+int kjournal_failing(const struct kjournal *j)
+{
+	return j ? j->failing : 0;
 }
 
 bool kjournal_pending(const struct kjournal *j)
@@ -418,8 +890,8 @@ void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)
 {
 	if (!j || !ref)
 		return;
-	struct segment *s = find(j, ref >> 32);
-	uint64_t off = ref & UINT32_MAX;
+	uint64_t off = 0;
+	struct segment *s = locate(j, ref, &off);
 	if (!s || !s->live || !(done & ((1u << KJREC_DONE_BITS) - 1)))
 		return;
 	uint8_t d[3];
@@ -437,16 +909,6 @@ void kjournal_progress(struct kjournal *j, uint64_t ref, uint32_t done)
 	if (pwrite(s->fd, d, sizeof(d), (off_t)(off + KJREC_DONE_OFF)) != (ssize_t)sizeof(d))
 		klog_throttled(&j->write_log, LOG_WARNING,
 			       "journal: cannot mark an event's run done: %s", strerror(errno));
-}
-
-static void flush_lazy(struct kjournal *j)
-{
-	for (size_t i = 0; i < j->n_lazy; i++) {
-		struct segment *s = find(j, j->lazy[i].no);
-		if (s)
-			mark_done(j, s, j->lazy[i].off);
-	}
-	j->n_lazy = 0;
 }
 
 static void hold_key(uint64_t ref, char key[static 17])
@@ -499,8 +961,8 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 {
 	if (!j || !ref)
 		return;
-	struct segment *s = find(j, ref >> 32);
-	uint64_t off = ref & UINT32_MAX;
+	uint64_t off = 0;
+	struct segment *s = locate(j, ref, &off);
 	if (!s || !s->live)
 		return;
 	char key[17];
@@ -518,6 +980,9 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 			(void)hashmap_put(j->holds, key, (void *)(n - 1), NULL);
 		return;
 	}
+	uint64_t len = record_len(j, ref, s, off);
+	j->len_cache[len_slot(ref)].ref = 0;
+	s->live_bytes -= len < s->live_bytes ? len : s->live_bytes;
 	if (lazy) {
 		if (j->n_lazy == LAZY_MAX)
 			flush_lazy(j);
@@ -525,18 +990,20 @@ void kjournal_retire(struct kjournal *j, uint64_t ref, bool lazy)
 	} else {
 		mark_done(j, s, off);
 	}
-	if (--s->live == 0)
+	if (--s->live == 0) {
+		s->live_bytes = 0;
 		segment_idle(j, s);
+	}
 }
 
 bool kjournal_full(const struct kjournal *j)
 {
 	if (!j || !j->n_segs)
 		return false;
-	const struct segment *s = &j->segs[j->n_segs - 1];
-	/* or it cannot be written: what waits to be is bounded too */
-	return (j->n_segs >= KJOURNAL_SEGMENTS && s->size >= j->seg_max && s->live) ||
-	       j->pend.len >= j->seg_max;
+	/* by the live records alone: the done ones a compaction drops; or it
+	 * cannot be written (what waits to be is bounded too), or could not
+	 * be compacted */
+	return live_bytes(j) >= j->size || j->pend.len >= j->seg_max || j->stuck;
 }
 
 void kjournal_status(const struct kjournal *j, struct kjournal_status *out)
@@ -547,9 +1014,11 @@ void kjournal_status(const struct kjournal *j, struct kjournal_status *out)
 	out->corrupt = j->corrupt;
 	out->segments = j->n_segs;
 	out->writes = j->writes;
+	out->compactions = j->compactions;
 	for (size_t i = 0; i < j->n_segs; i++) {
 		out->bytes += j->segs[i].size;
 		out->live += j->segs[i].live;
+		out->live_bytes += j->segs[i].live_bytes;
 	}
 }
 
@@ -570,6 +1039,7 @@ void kjournal_free(struct kjournal *j)
 		close(s->fd);
 	}
 	free(j->segs);
+	free(j->moves);
 	free(j->settle);
 	hashmap_free(j->holds, NULL);
 	strbuf_release(&j->pend);

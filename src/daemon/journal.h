@@ -5,10 +5,26 @@
  * (journal-rec.h).  An event is appended before it is matched and retired
  * (its record's state byte set to done) once its fate is final; a segment
  * whose events are all retired is deleted, or emptied when it is the one
- * written to.  Nothing is synced: the journal outlives keventd's death,
- * not the machine's.  At most KJOURNAL_SEGMENTS segments of a quarter of
- * the journal's size each are written; past that the journal is full and
- * intake pauses (the daemon's flow control), never forgetting an event.
+ * written to.  Appends wait in memory until kjournal_flush() writes them
+ * with one write; a caller that answers for an event flushes first, and
+ * when its record is still pending after that (kjournal_pending_ref(),
+ * kjournal_failing()) refuses the event and retires the record.  Nothing is synced: the journal
+ * outlives keventd's death, not the machine's.
+ *
+ * The bound is the live records' bytes: segments are a quarter of the
+ * size each, and when the segments and the next one would pass the size,
+ * the segments before the one written to are compacted -- their live
+ * records copied forward into as few files as hold them, which take the
+ * first one's name by rename() (a kill in between leaves a copy beside
+ * its original, which the replay tells apart).  A record keeps its
+ * reference (an event's journal_ref, the holds, the settled runs) across
+ * a compaction: the journal maps it to where the record went.  Only when
+ * the live records alone reach the size is the journal full, and intake
+ * pauses (the daemon's flow control), never forgetting an event.
+ *
+ * At open the segments a previous keventd left are read: a damaged piece
+ * costs its record alone, counted and kept aside as
+ * "journal-N@OFFSET.corrupt" (a bounded number, of bounded size).
  */
 #ifndef KEVENT_JOURNAL_H
 #define KEVENT_JOURNAL_H
@@ -19,7 +35,7 @@
 
 #include "event.h"
 
-#define KJOURNAL_SEGMENTS     4
+#define KJOURNAL_SEGMENTS     4 /* a segment is a quarter of the size */
 #define KJOURNAL_DEFAULT_SIZE (4u << 20)
 #define KJOURNAL_SIZE_MIN     (64u << 10)
 #define KJOURNAL_SIZE_MAX     (1u << 30)
@@ -34,8 +50,9 @@ struct kjournal;
 int kjournal_open(int dirfd, size_t size, struct kjournal **out);
 
 /* Hands each unfinished event of the segments found at open to submit,
- * in their order, flagged redelivered and holding its record; a damaged
- * record is skipped and counted.  Returns the number handed. */
+ * in their order, once (a compaction's copy and its original are one),
+ * flagged redelivered and holding its record; a damaged record is
+ * skipped, counted and kept aside.  Returns the number handed. */
 size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
 		       void *userdata);
 
@@ -50,6 +67,11 @@ int kjournal_append(struct kjournal *j, struct kevent *ev);
  * pending), or -errno: they stay pending, for the next flush.  NULL is
  * fine. */
 int kjournal_flush(struct kjournal *j);
+/* Whether the record ref waits for kjournal_flush(), not written yet. */
+bool kjournal_pending_ref(struct kjournal *j, uint64_t ref);
+/* 0, or -errno of the last write when it failed: the journal cannot write
+ * until a flush succeeds.  NULL is fine. */
+int kjournal_failing(const struct kjournal *j);
 /* Whether records (or what kjournal_settle() put off) wait for
  * kjournal_flush(). */
 bool kjournal_pending(const struct kjournal *j);
@@ -76,15 +98,19 @@ bool kjournal_held(const struct kjournal *j, uint64_t ref);
  * only when that event is in the journal. */
 void kjournal_settle(struct kjournal *j, uint64_t ref, uint32_t bits);
 
-/* Whether the journal is full: the last segment it may write is. */
+/* Whether the journal is full: its live records reach its size, what
+ * cannot be written reaches a segment, or a compaction failed (until a
+ * segment goes). */
 bool kjournal_full(const struct kjournal *j);
 
 struct kjournal_status {
-	uint64_t corrupt;  /* damaged records skipped */
-	uint64_t bytes;	   /* the segments' bytes */
-	uint64_t live;	   /* events not finished */
-	uint64_t segments; /* segment files */
-	uint64_t writes;   /* flushes that wrote (or tried to write) records */
+	uint64_t corrupt;     /* damaged records skipped */
+	uint64_t bytes;	      /* the segments' bytes */
+	uint64_t live;	      /* events not finished */
+	uint64_t segments;    /* segment files */
+	uint64_t writes;      /* flushes that wrote (or tried to write) records */
+	uint64_t live_bytes;  /* the unfinished events' records' bytes */
+	uint64_t compactions; /* times the segments were compacted */
 };
 void kjournal_status(const struct kjournal *j, struct kjournal_status *out);
 

@@ -244,6 +244,10 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
 	 STAT(history_lost), "Events the history could not keep for lack of memory."},
 
+	/* failing: words in the text while it cannot write, a string in JSON */
+	{KSTATS_JOURNAL, "failing (#), ", "failing", NULL, "gauge", TEXT(journal_failing), NULL},
+	{KSTATS_JOURNAL, NULL, NULL, "journal_failing", "gauge", FLAG(journal_failing_flag),
+	 "1 while the journal cannot write: send and post are refused."},
 	{KSTATS_JOURNAL, "# bytes", "bytes", "journal_bytes", "gauge", EXTRA(journal_bytes),
 	 "Bytes of the journal's segments in the state directory."},
 	{KSTATS_JOURNAL, " (# unfinished)", "unfinished", "journal_unfinished", "gauge",
@@ -255,6 +259,9 @@ const struct kstats_row kstats_rows[] = {
 	 EXTRA(journal_writes),
 	 "Writes of records to the journal: each holds the events accepted in one round of the "
 	 "loop."},
+	{KSTATS_JOURNAL, ", refused #", "refused", "journal_refused_total", "counter",
+	 STAT(journal_refused),
+	 "Events of send and post refused: the journal could not write them."},
 	{KSTATS_JOURNAL, ", full # times", "full_times", "journal_full_total", "counter",
 	 STAT(journal_full), "Times the journal was full and paused intake."},
 	{KSTATS_JOURNAL, " (full: intake paused)", "full", "journal_full", "gauge",

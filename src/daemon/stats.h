@@ -52,6 +52,8 @@ struct kstats {
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
 	uint64_t journal_full;		     /* times the journal was full and paused intake */
+	/* send/post events refused: the journal could not write them */
+	uint64_t journal_refused;
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
 	uint64_t ctl_over_user;	   /* refused: its user has the most connections */
@@ -87,6 +89,9 @@ struct kstatus_extra {
 	 * records skipped, writes of records, full now */
 	size_t journal_bytes, journal_live, journal_corrupt, journal_writes;
 	bool journal_full;
+	/* why the journal cannot write (NULL while it can), and whether */
+	const char *journal_failing;
+	bool journal_failing_flag;
 	/* the broker (keventd.yaml(5)): none, connected or not; its counters */
 	bool mqtt_off, mqtt_enabled, mqtt_connected, mqtt_disconnected;
 	size_t mqtt_published, mqtt_acked, mqtt_spooled, mqtt_dropped, mqtt_received, mqtt_attempts;

@@ -137,21 +137,36 @@ void kjrec_next(const void *buf_, size_t len, size_t off, struct kjrec *out)
 		out->kind = KJREC_RECORD;
 		out->len = size;
 		out->live = buf[off + KJREC_STATE_OFF] != KJREC_DONE;
+		out->copy = buf[off + KJREC_STATE_OFF] == KJREC_COPY;
+		memcpy(&out->sum, buf + off + offsetof(struct kjrec_hdr, sum), sizeof(out->sum));
 		const uint8_t *d = (const uint8_t *)buf + off + KJREC_DONE_OFF;
 		out->done = d[0] | (uint32_t)d[1] << 8 | (uint32_t)d[2] << 16;
 		out->body = buf + off + sizeof(struct kjrec_hdr);
 		out->body_len = size - sizeof(struct kjrec_hdr);
 		return;
 	}
-	if (torn_at(buf, len, off)) {
+	/*
+	 * Not a record: its header (a magic, a length) or its body is damaged,
+	 * or a write stopped in it.  What follows is read from the next whole
+	 * record: damage costs the damaged record alone.  A record cannot hide
+	 * in another's strings, to be found so: a header's length is under
+	 * KJREC_BODY_MAX, so has a zero byte, and no string holds a NUL.
+	 */
+	size_t next = off + 1;
+	while (next < len && !valid_at(buf, len, next))
+		next++;
+	if (next == len && torn_at(buf, len, off)) {
+		/* nothing whole after it: the write that was cut off, the last */
 		out->kind = KJREC_TORN;
 		out->len = len - off;
 		return;
 	}
-	/* damaged: up to the next whole record, or the torn one at the end */
-	size_t next = off + 1;
-	while (next < len && !valid_at(buf, len, next) && !torn_at(buf, len, next))
-		next++;
+	if (next == len) {
+		/* up to the torn record at the end, if there is one */
+		next = off + 1;
+		while (next < len && !torn_at(buf, len, next))
+			next++;
+	}
 	out->kind = KJREC_DAMAGED;
 	out->len = next - off;
 }

@@ -3,7 +3,7 @@
  * The records of keventd's journal of accepted events (keventd(8), THE
  * JOURNAL): a header and the event's fields, written one record per
  * write().  The header's state byte is the only byte ever written again
- * (live, then done), so the checksum leaves it out.  Pure: a record is
+ * (live or copied, then done), so the checksum leaves it out.  Pure: a record is
  * made into a buffer and read from one, so a reader of damaged bytes can
  * be driven by a fuzzer.
  *
@@ -13,7 +13,9 @@
  *   sum     u32   of len and the body: FNV-1a over 8-byte words (the
  *                 last bytes one at a time), folded to 32 bits; FNV-1a
  *                 over bytes under KJREC_MAGIC_V1
- *   state   u8    KJREC_LIVE or KJREC_DONE
+ *   state   u8    KJREC_LIVE, KJREC_COPY (live: a copy that the journal's
+ *                 compaction made of a live record, which a kill may
+ *                 have left beside its original) or KJREC_DONE
  *   done    3 bytes: bit i (of 24, the first byte's lowest first) says the
  *           rule of the body's i-th rule identity has had its run (or, a
  *           debounced rule, its wait ended in a later journaled event's);
@@ -46,6 +48,7 @@
 #define KJREC_MAGIC_V1 0x4a56454bu /* "KEVJ": a byte-wise checksum */
 #define KJREC_LIVE     'L'
 #define KJREC_DONE     'D'
+#define KJREC_COPY     'C'
 /* A body longer than this is damage: an event is well under it. */
 #define KJREC_BODY_MAX (256 * 1024)
 
@@ -72,16 +75,22 @@ void kjrec_encode(struct strbuf *sb, const struct kevent *ev);
 uint32_t kjrec_rule_id(const char *file, const char *name);
 
 enum kjrec_kind {
-	KJREC_END,     /* nothing left */
-	KJREC_RECORD,  /* a whole record, its checksum right */
-	KJREC_DAMAGED, /* bytes that hold no record, up to the next one or the end */
-	KJREC_TORN,    /* the start of a record that runs past the end: a write cut off */
+	KJREC_END,    /* nothing left */
+	KJREC_RECORD, /* a whole record, its checksum right */
+	/* bytes that hold no record (a damaged header or body), up to the next
+	 * whole record, the torn one at the end, or the end */
+	KJREC_DAMAGED,
+	/* the start of a record that runs past the end, with no whole record
+	 * after it: a write cut off */
+	KJREC_TORN,
 };
 
 struct kjrec {
 	enum kjrec_kind kind;
 	size_t off, len; /* the piece's bytes in the buffer */
 	bool live;	 /* a record: its state is live (anything but done) */
+	bool copy;	 /* a record: a compaction's copy (KJREC_COPY) */
+	uint32_t sum;	 /* a record: its checksum */
 	uint32_t done;	 /* a record: its done bits */
 	const uint8_t *body;
 	size_t body_len;

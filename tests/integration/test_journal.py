@@ -5,6 +5,7 @@ the restart, flagged KEVENT_REDELIVERED=1; what keventd acknowledged before
 it was killed runs after the restart."""
 import os
 import signal
+import socket
 import subprocess
 
 import kdtest
@@ -401,6 +402,259 @@ class JournalTest(kdtest.DaemonTest):
         self.assertIn("damaged records skipped: 1", d2.logtext())
         d2.stop_ok(self)
 
+
+    def test_a_damaged_length_costs_its_record_alone(self):
+        """199 events wait in the journal behind a held handler when keventd
+        is killed; one record's length field is damaged: the next start runs
+        the other 198, counts 1 corrupt, and keeps the damaged bytes aside
+        as journal-N@OFFSET.corrupt."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state)
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        lines = "".join("general\t/one\tx\t%d\n" % i for i in range(199))
+        r = d.ctl("send", "--batch", "-", input=lines)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        segs = sorted(f for f in os.listdir(state) if f.startswith("journal-"))
+        self.assertEqual(len(segs), 1)
+        path = os.path.join(state, segs[0])
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            # walk the records (magic, len, sum, state, done: 16 bytes, then
+            # the body) to the one of payload "100"
+            off = 0
+            while b"\x03\x00\x00\x00100" not in data[off:off + 16 + int.from_bytes(
+                    data[off + 4:off + 8], "little")]:
+                off += 16 + int.from_bytes(data[off + 4:off + 8], "little")
+            data[off + 5] ^= 0x10  # its length 4096 bytes longer
+            f.seek(0)
+            f.write(data)
+        d2 = self.start("--state-dir", state)
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 199, "the 199 handled")
+        self.assertEqual(st["journal"]["corrupt"], 1)
+        self.assertEqual(self.runs(), [("%d" % i, "1") for i in range(199) if i != 100])
+        self.assertIn("damaged records skipped: 1", d2.logtext())
+        self.assertTrue(os.path.exists(os.path.join(state, "%s@%d.corrupt" % (segs[0], off))),
+                        os.listdir(state))
+        d2.stop_ok(self)
+
+    def test_long_held_records_never_stop_intake(self):
+        """A debounced run waiting an hour in each of eight segments of a
+        journal of 64K: the segments are compacted, the waiting records
+        copied forward, and intake never pauses; the journal stays within
+        its size and a segment more.  A stop keeps the eight waits, and the
+        next start runs each once."""
+        s = self.s
+        deb = s.path("out", "deb")
+        rec = s.script("record.sh", RECORD)
+        rules = ("rules:\n"
+                 "  - name: deb\n"
+                 "    match: {signal: q}\n"
+                 "    debounce: %s\n"
+                 "    run: [%s, %s]\n")
+        s.write_rule("10-deb.yaml", rules % ("1h", kdtest.yq(rec), kdtest.yq(deb)))
+        state = s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        brief = "".join("general\t/brief/%d\tnone\t%0100d\n" % (i, i) for i in range(150))
+        for k in range(8):
+            d.send("general", "/held/%d" % k, "q", "h%d" % k)
+            r = d.ctl("send", "--batch", "-", input=brief)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            size = sum(os.path.getsize(os.path.join(state, f))
+                       for f in os.listdir(state) if f.startswith("journal-"))
+            self.assertLessEqual(size, 64 * 1024 + 16 * 1024 + 4096)
+        st = d.status()
+        self.assertEqual(st["journal"]["full_times"], 0, d.logtext())
+        self.assertEqual(st["journal"]["unfinished"], 8)
+        self.assertEqual(st["events"]["received"], 8 * 151)
+        self.assertNotIn("the journal is full", d.logtext())
+        d.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(d.proc.wait(TIMEOUT), 0, d.logtext())
+        self.assertIn("debounced runs waiting for quiet, kept in the journal for the next "
+                      "start: 8", d.logtext())
+        s.write_rule("10-deb.yaml", rules % ("100ms", kdtest.yq(rec), kdtest.yq(deb)))
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        d2.wait_status(lambda st: st["journal"]["unfinished"] == 0
+                       and any(r["name"] == "deb" and r["runs"] == 8 for r in st["rules"]),
+                       "the 8 debounced runs")
+        d2.stop_ok(self)
+        with open(deb) as f:
+            self.assertEqual(sorted(f.read().split()),
+                             sorted(["h%d" % k for k in range(8)] + ["1"] * 8))
+
+    def test_ok_means_written(self):
+        """The state directory's file system fills while events wait in
+        the journal: a send is answered "ok" only when its record is
+        written; the others are refused with the reason, counted, and
+        status says the journal is failing.  Once there is room again sends
+        are "ok" again.  After a kill every event answered "ok" runs, and
+        no refused one."""
+        self.rules()
+        state = self.s.path("state")
+        os.makedirs(state, mode=0o700)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs",
+                            state], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.addCleanup(subprocess.run, ["umount", "-l", state])
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        filler = os.path.join(state, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while os.write(fd, b"\0" * 4096) == 4096:
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        oks, refused = [], []
+        for i in range(300):
+            r = d.ctl("send", "general", "/one", "x", "%d" % i)
+            if r.returncode == 0:
+                oks.append("%d" % i)
+                continue
+            self.assertIn("the journal cannot write it: event refused: No space left on device",
+                          r.stderr)
+            refused.append("%d" % i)
+            if len(refused) == 3:
+                break
+        self.assertEqual(len(refused), 3)
+        st = d.status()
+        self.assertEqual(st["journal"]["failing"], "No space left on device")
+        self.assertEqual(st["journal"]["refused"], 3)
+        self.assertEqual(st["sources"]["socket"]["received"], 1 + len(oks))
+        kdtest.assert_accounted(self, st)
+        self.assertIn("journal: failing (No space left on device), ",
+                      d.ctl("status", check=0).stdout)
+        # posts too: each refused, by its number
+        r = d.ctl("send", "--batch", "-", input="general\t/one\tx\tp0\ngeneral\t/one\tx\tp1\n")
+        self.assertNotEqual(r.returncode, 0)
+        for n in (1, 2):
+            self.assertIn("(stdin):%d: keventd: the journal cannot write it: event refused: "
+                          "No space left on device" % n, r.stderr)
+        # and send --wait, whose event is written at once
+        r = d.ctl("send", "--wait", "general", "/one", "x", "w0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("the journal cannot write it: event refused: No space left on device",
+                      r.stderr)
+        self.assertEqual(d.status()["journal"]["refused"], 6)
+        os.unlink(filler)
+        for i in range(5):
+            oks.append("later%d" % i)
+            d.send("general", "/one", "x", oks[-1])
+        st = d.status()
+        self.assertIsNone(st["journal"]["failing"])
+        self.assertEqual(st["journal"]["refused"], 6)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        self.assertEqual(self.runs(), [])
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                       and st["events"]["handled"] == len(oks) + 1, "the events answered ok")
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "1") for v in oks])
+
+    def test_full_journal_pauses_and_then_runs_all(self):
+        """Events held behind a running handler fill a journal of 64K with
+        their live records: the journal is full, the socket source paused,
+        and a send waits; once the handler ends and the events run, the
+        send is taken, and every event runs once, in order."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        sent = []
+        for i in range(100):
+            sent.append("%d-%s" % (i, "p" * 2000))
+            d.send("general", "/one", "x", sent[-1])
+            if d.status()["journal"]["full"]:
+                break
+        st = d.status()
+        self.assertTrue(st["journal"]["full"], st["journal"])
+        self.assertTrue(st["sources"]["socket"]["paused"])
+        d.wait_log("socket: the journal is full: pausing it")
+        waiting = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
+                                    "/one", "x", "last"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        self.procs.append(waiting)
+        # the request is parked: the socket source takes nothing while full
+        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
+        self.assertIsNone(waiting.poll())
+        self.assertEqual(d.status()["sources"]["socket"]["received"], 1 + len(sent))
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        out, err = waiting.communicate(timeout=TIMEOUT)
+        self.assertEqual(waiting.returncode, 0, err)
+        sent.append("last")
+        st = d.wait_status(lambda st: st["queue"]["pending"] == 0
+                           and st["events"]["handled"] == len(sent) + 1, "all handled")
+        self.assertFalse(st["journal"]["full"])
+        self.assertEqual(st["journal"]["full_times"], 1)
+        self.assertIn("the journal has room again", d.logtext())
+        d.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "0") for v in sent])
+
+    def test_replay_across_several_segments(self):
+        """150 events of 300-byte payloads wait behind a held handler, in
+        three segments and more of a journal of 64K, when keventd is
+        killed: the next start runs each once, in order, flagged."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state, "--journal-size", "64K")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        sent = ["%d-%s" % (i, "r" * 300) for i in range(150)]
+        r = d.ctl("send", "--batch", "-",
+                  input="".join("general\t/one\tx\t%s\n" % v for v in sent))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        segs = [f for f in os.listdir(state) if f.startswith("journal-")]
+        self.assertGreaterEqual(len(segs), 3, segs)
+        d2 = self.start("--state-dir", state, "--journal-size", "64K")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 151, "the 151 handled")
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 151)
+        self.assertIn("journal: 151 unfinished events handled again", d2.logtext())
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "1") for v in sent])
+
+    def test_sends_answered_to_a_sender_that_shut_down_writing(self):
+        """Two sends and a post, then the sender shuts down its writing
+        side: the sends are answered once their records are written, though
+        the connection is at its end, and the events run."""
+        self.rules()
+        d = self.start("--state-dir", self.s.path("state"))
+        g = self.raw()
+        g.send_raw(g.encode("send", "general", "/h", "x", "a"))
+        g.send_raw(g.encode("post", "general", "/h", "x", "b"))
+        g.send_raw(g.encode("send", "general", "/h", "x", "c"))
+        g.sock.shutdown(socket.SHUT_WR)
+        first, second = g.recv(), g.recv()
+        self.assertEqual((first[0], second[0]), ("ok", "ok"))
+        self.assertEqual(int(second[1]), int(first[1]) + 2)
+        self.assertIsNone(g.recv())  # and then keventd closes its side
+        d.wait_idle(3)
+        d.stop_ok(self)
+        self.assertEqual(self.runs(), [("a", "0"), ("b", "0"), ("c", "0")])
 
 if __name__ == "__main__":
     kdtest.main()

@@ -2,7 +2,9 @@
 /* The journal of accepted events: its records (journal-rec.h) made and
  * read back, read through damage, cut-off writes and stray bytes; and its
  * segments (journal.h) appended, retired, bounded and replayed. */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,6 +112,9 @@ enum harm {
 	H_BODY,	      /* a byte of the second record's body flipped */
 	H_MAGIC,      /* the second record's magic broken */
 	H_LEN,	      /* the second record's length made huge */
+	H_LEN_LONG,   /* the second's length past the end, under the bound */
+	H_LEN_SHORT,  /* the second's length a few bytes short */
+	H_SUM,	      /* the second record's checksum broken */
 	H_DONE,	      /* the second record marked done */
 	H_TAIL,	      /* the last record cut off by 5 bytes */
 	H_TAIL_HDR,   /* only 6 bytes of the last record's header */
@@ -133,6 +138,9 @@ static void test_damage(void **state)
 		{"a body byte flipped", H_BODY, "RDR", "/a /c"},
 		{"a magic broken", H_MAGIC, "RDR", "/a /c"},
 		{"a length broken", H_LEN, "RDR", "/a /c"},
+		{"a length past the end", H_LEN_LONG, "RDR", "/a /c"},
+		{"a length short", H_LEN_SHORT, "RDR", "/a /c"},
+		{"a checksum broken", H_SUM, "RDR", "/a /c"},
 		{"a record done", H_DONE, "RRR", "/a /c"},
 		{"the tail cut off", H_TAIL, "RRT", "/a /b"},
 		{"a header cut off", H_TAIL_HDR, "RRT", "/a /b"},
@@ -166,6 +174,15 @@ static void test_damage(void **state)
 			break;
 		case H_LEN:
 			b[off[1] + 6] = 0x7f;
+			break;
+		case H_LEN_LONG:
+			b[off[1] + 5] = 0x10; /* + 4096: past the end, under the bound */
+			break;
+		case H_LEN_SHORT:
+			b[off[1] + 4] -= 3;
+			break;
+		case H_SUM:
+			b[off[1] + 8] ^= 0x10;
 			break;
 		case H_DONE:
 			b[off[1] + KJREC_STATE_OFF] = KJREC_DONE;
@@ -344,6 +361,127 @@ static void test_replay_torn(void **state)
 	tu_rm_rf(dir);
 }
 
+/* The bytes of segment no of dir. */
+static void read_segment(const char *dir, int no, char **data, size_t *len)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	int fd = open(seg, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read_fd(fd, 1 << 20, data, len), 0);
+	close(fd);
+}
+
+static void write_segment(const char *dir, int no, const char *data, size_t len)
+{
+	_cleanup_free_ char *seg = tu_printf("%s/journal-%020d", dir, no);
+	int fd = open(seg, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+}
+
+/* A segment of /a /b /c /d whose record /b is damaged (in its header or
+ * its body) or whose record /d is cut off: the damaged record alone is
+ * lost, counted, and its bytes are kept aside as a file
+ * journal-N@OFFSET.corrupt; the records after it are handed on. */
+static void test_replay_damage(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *what;
+		size_t at;	/* the byte of /b's record changed */
+		uint8_t xor;
+		bool cut;	/* /d cut off by 5 bytes instead */
+		const char *objects;
+	} cases[] = {
+		{"a length past the end", 5, 0x10, false, "/a /c /d"},
+		{"a length huge", 7, 0x7f, false, "/a /c /d"},
+		{"a length short", 4, 0x03, false, "/a /c /d"},
+		{"a magic", 0, 0x01, false, "/a /c /d"},
+		{"a checksum", 9, 0x20, false, "/a /c /d"},
+		{"a body byte", 20, 0x40, false, "/a /c /d"},
+		{"the torn tail", 0, 0, true, "/a /b /c"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *dir = tu_mkdtemp();
+		struct kjournal *j = NULL;
+		assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+		const char *objs[] = {"/a", "/b", "/c", "/d"};
+		for (size_t k = 0; k < 4; k++)
+			(void)append(j, objs[k]);
+		kjournal_free(j);
+		_cleanup_free_ char *data = NULL;
+		size_t len = 0, off[4];
+		read_segment(dir, 1, &data, &len);
+		struct kjrec r;
+		size_t n = 0;
+		for (size_t o = 0; kjrec_next(data, len, o, &r), r.kind != KJREC_END;
+		     o = r.off + r.len)
+			off[n++] = r.off;
+		assert_int_equal(n, 4);
+		size_t lost = cases[i].cut ? off[3] : off[1];
+		if (cases[i].cut)
+			len -= 5;
+		else
+			data[off[1] + cases[i].at] ^= (char)cases[i].xor ;
+		write_segment(dir, 1, data, len);
+
+		struct replayed rp = {.all_redelivered = true};
+		assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+		kjournal_replay(j, take, &rp);
+		struct kjournal_status st;
+		kjournal_status(j, &st);
+		if (strcmp(rp.objects, cases[i].objects) || st.corrupt != 1)
+			fail_msg("%s: '%s' (want '%s'), %" PRIu64 " corrupt", cases[i].what,
+				 rp.objects, cases[i].objects, st.corrupt);
+		_cleanup_free_ char *kept = tu_printf("%s/journal-%020d@%zu.corrupt", dir, 1, lost);
+		struct stat sb;
+		if (stat(kept, &sb) < 0 || sb.st_size == 0)
+			fail_msg("%s: no %s", cases[i].what, kept);
+		kjournal_free(j);
+		tu_rm_rf(dir);
+	}
+}
+
+/* Damage kept aside is bounded: past 16 files, none more is made (the
+ * damage is counted all the same). */
+static void test_corrupt_bound(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	for (size_t k = 0; k < 40; k++)
+		(void)append(j, "/x");
+	kjournal_free(j);
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	read_segment(dir, 1, &data, &len);
+	struct kjrec r;
+	size_t n = 0;
+	for (size_t o = 0; kjrec_next(data, len, o, &r), r.kind != KJREC_END; o = r.off + r.len)
+		if (n++ % 2 == 0)
+			data[r.off + 9] ^= 0x20; /* every other one's checksum */
+	write_segment(dir, 1, data, len);
+	struct replayed rp = {.all_redelivered = true};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &rp), 20);
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.corrupt, 20);
+	kjournal_free(j);
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	size_t files = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		files += strstr(e->d_name, ".corrupt") != NULL;
+	closedir(d);
+	assert_int_equal(files, 16);
+	tu_rm_rf(dir);
+}
+
 /* The bound: unfinished events fill it and it says full (every append
  * still written); once they are retired it has room, and its segments
  * go. */
@@ -374,6 +512,290 @@ static void test_bound(void **state)
 	assert_int_equal(st.segments, 1);
 	kjournal_free(j);
 	tu_rm_rf(dir); /* nothing live: no segment left to read */
+}
+
+/* The bytes of the segment files in dir. */
+static off_t dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	off_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		_cleanup_free_ char *path = tu_printf("%s/%s", dir, e->d_name);
+		if (strncmp(e->d_name, "journal-", 8) == 0 && stat(path, &st) == 0)
+			n += st.st_size;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Records held for long, one in each of many segments, never fill the
+ * journal: the segments are compacted, their live records copied
+ * forward; the journal stays within its size and a segment more; the
+ * held records are still found by their events' references (their done
+ * bits kept), and come back once each, in order, after a restart. */
+static void test_compaction(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	uint64_t held[12];
+	char want[256] = "";
+	struct kjournal_status st;
+	for (size_t k = 0; k < 12; k++) {
+		char obj[16];
+		snprintf(obj, sizeof(obj), "/held%zu", k);
+		held[k] = append(j, obj);
+		if (k % 2 == 0)
+			kjournal_progress(j, held[k], 0x2);
+		/* a segment's worth of events that finish at once */
+		for (size_t i = 0; i < 300; i++) {
+			uint64_t ref = append(j, "/brief");
+			assert_false(kjournal_full(j));
+			kjournal_retire(j, ref, i % 3 == 0);
+			assert_true(dir_bytes(dir) <=
+				    KJOURNAL_SIZE_MIN + KJOURNAL_SIZE_MIN / 4 + 4096);
+		}
+		assert_int_equal(kjournal_flush(j), 0);
+	}
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	assert_int_equal(st.live, 12);
+	assert_true(st.segments <= 2 * KJOURNAL_SEGMENTS + 2);
+	/* found where they went: the first is retired, the others stay */
+	kjournal_retire(j, held[0], false);
+	kjournal_progress(j, held[1], 0x4);
+	for (size_t k = 1; k < 12; k++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s/held%zu",
+			 *want ? " " : "", k);
+	kjournal_free(j);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 11);
+	assert_string_equal(r.objects, want);
+	assert_true(r.all_redelivered);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* As take(), into a buffer of any size, with each "/eK" event's done bits
+ * in done[K]. */
+struct taken_all {
+	char *objects;
+	uint32_t *done;
+	size_t max;
+};
+
+static int take_all(void *userdata, struct kevent *ev)
+{
+	struct taken_all *t = userdata;
+	size_t len = strlen(t->objects);
+	sprintf(t->objects + len, "%s%s", len ? " " : "", ev->object);
+	size_t k = strtoul(ev->object + 2, NULL, 10);
+	if (k < t->max)
+		t->done[k] = ev->journal_done;
+	kevent_free(ev);
+	return 0;
+}
+
+static int take_bits(void *userdata, struct kevent *ev)
+{
+	uint32_t *bits = userdata;
+	const char *n = ev->object + strlen("/held");
+	if (strncmp(ev->object, "/held", 5) == 0 && atoi(n) < 12)
+		bits[atoi(n)] = ev->journal_done;
+	kevent_free(ev);
+	return 0;
+}
+
+/* The done bits of a record a compaction moved are kept, and set where it
+ * went. */
+static void test_compaction_bits(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	uint64_t held[6];
+	for (size_t k = 0; k < 6; k++) {
+		char obj[16];
+		snprintf(obj, sizeof(obj), "/held%zu", k);
+		held[k] = append(j, obj);
+		kjournal_progress(j, held[k], 1u << k);
+		for (size_t i = 0; i < 300; i++)
+			kjournal_retire(j, append(j, "/brief"), false);
+	}
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	for (size_t k = 0; k < 6; k++)
+		kjournal_progress(j, held[k], 0x100);
+	kjournal_free(j);
+	uint32_t bits[12] = {0};
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_bits, bits), 6);
+	for (size_t k = 0; k < 6; k++)
+		assert_int_equal(bits[k], (1u << k) | 0x100);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* A keventd killed in a compaction after its copy took the first
+ * segment's name and before the others were deleted: the copies and their
+ * originals are both there, and each event is handed on once, in order. */
+static void test_compaction_killed(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	(void)append(j, "/a");
+	uint64_t b = append(j, "/b");
+	kjournal_retire(j, b, false);
+	kjournal_free(j); /* segment 1: /a, /b done */
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	struct replayed r0 = {.all_redelivered = true};
+	assert_int_equal(kjournal_replay(j, take, &r0), 1); /* /a, live in 1 */
+	(void)append(j, "/c");
+	(void)append(j, "/d");
+	/* kept as found: 1 was never finished, 2 holds /c /d */
+	kjournal_free(j);
+	/* what the compaction of 1 and 2 into 1 leaves when killed before 2
+	 * goes: 1 holds /a and copies of /c /d */
+	_cleanup_free_ char *d1 = NULL, *d2 = NULL;
+	size_t l1 = 0, l2 = 0;
+	read_segment(dir, 1, &d1, &l1);
+	read_segment(dir, 2, &d2, &l2);
+	struct strbuf sb = STRBUF_INIT;
+	const char *bufs[] = {d1, d2};
+	size_t lens[] = {l1, l2};
+	for (size_t k = 0; k < 2; k++) {
+		struct kjrec rec;
+		for (size_t o = 0; kjrec_next(bufs[k], lens[k], o, &rec), rec.kind != KJREC_END;
+		     o = rec.off + rec.len) {
+			if (!rec.live)
+				continue;
+			size_t at = sb.len;
+			strbuf_add(&sb, bufs[k] + rec.off, rec.len);
+			sb.buf[at + KJREC_STATE_OFF] = KJREC_COPY;
+		}
+	}
+	write_segment(dir, 1, sb.buf, sb.len);
+	strbuf_release(&sb);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 3);
+	assert_string_equal(r.objects, "/a /c /d");
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_int_equal(st.live, 3);
+	assert_int_equal(st.corrupt, 0);
+	kjournal_free(j);
+	/* and once more: the duplicates were marked done */
+	struct replayed r2 = {.all_redelivered = true};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r2), 3);
+	assert_string_equal(r2.objects, "/a /c /d");
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* Appends and retirements at random, with done bits set on the way, over
+ * many compactions: what a restart hands on is exactly what was left
+ * live, in order, with its bits, and the files stay within the size and
+ * a segment (and a record) between the calls. */
+static void test_compaction_random(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	enum { N = 6000 };
+	static uint64_t refs[N];
+	static bool live[N];
+	static uint32_t bits[N];
+	size_t n = 0, n_live = 0;
+	unsigned seed = 12345;
+	for (int step = 0; step < 40000 && n < N; step++) {
+		seed = seed * 1103515245u + 12345u;
+		unsigned r = (seed >> 8) % 100;
+		if (r < 45 && !kjournal_full(j)) {
+			char obj[16];
+			snprintf(obj, sizeof(obj), "/e%zu", n);
+			refs[n] = append(j, obj);
+			live[n++] = true;
+			n_live++;
+		} else if (r < 95 && n_live) {
+			size_t k = (seed >> 4) % n;
+			while (!live[k])
+				k = (k + 1) % n;
+			if (r < 60) {
+				uint32_t b = 1u << (seed % 20);
+				bits[k] |= b;
+				kjournal_progress(j, refs[k], bits[k]);
+				continue;
+			}
+			kjournal_retire(j, refs[k], r % 2);
+			live[k] = false;
+			n_live--;
+		} else {
+			assert_int_equal(kjournal_flush(j), 0);
+		}
+		assert_true(dir_bytes(dir) <=
+			    KJOURNAL_SIZE_MIN + 2 * (KJOURNAL_SIZE_MIN / 4) + 4096);
+	}
+	struct kjournal_status st;
+	kjournal_status(j, &st);
+	assert_true(st.compactions > 0);
+	assert_int_equal(st.live, n_live);
+	kjournal_free(j);
+
+	static char want[N * 8], got[N * 8];
+	static uint32_t done[N];
+	size_t at = 0;
+	for (size_t k = 0; k < n; k++)
+		if (live[k])
+			at += (size_t)snprintf(want + at, sizeof(want) - at, "%s/e%zu",
+					       at ? " " : "", k);
+	struct taken_all t = {got, done, N};
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	assert_int_equal(kjournal_replay(j, take_all, &t), n_live);
+	assert_string_equal(got, want);
+	for (size_t k = 0; k < n; k++)
+		if (live[k] && done[k] != bits[k])
+			fail_msg("/e%zu: bits %#x, want %#x", k, done[k], bits[k]);
+	kjournal_free(j);
+	tu_rm_rf(dir);
+}
+
+/* The journal is full by its live records' bytes: it says so when they
+ * reach its size, and not before. */
+static void test_full_by_live_bytes(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_SIZE_MIN, &j), 0);
+	struct kjournal_status st;
+	size_t n = 0;
+	for (;;) {
+		kjournal_status(j, &st);
+		if (kjournal_full(j))
+			break;
+		assert_true(st.live_bytes < KJOURNAL_SIZE_MIN);
+		uint64_t ref = append(j, "/x");
+		if (n++ % 2)
+			kjournal_retire(j, ref, false); /* every other one finishes */
+		assert_true(n < 10000);
+	}
+	assert_true(st.live_bytes >= KJOURNAL_SIZE_MIN);
+	assert_true(st.compactions > 0);
+	kjournal_free(j);
+	tu_rm_rf(dir);
 }
 
 /* The live records' objects of a segment file, as a reader finds them. */
@@ -677,12 +1099,25 @@ static void test_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_damage),
-		cmocka_unit_test(test_decode_refuses), cmocka_unit_test(test_replay),
-		cmocka_unit_test(test_replay_torn),    cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_refused),	       cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_progress),       cmocka_unit_test(test_old_records),
-		cmocka_unit_test(test_rule_ids),       cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_decode_refuses),
+		cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_replay_torn),
+		cmocka_unit_test(test_replay_damage),
+		cmocka_unit_test(test_corrupt_bound),
+		cmocka_unit_test(test_compaction),
+		cmocka_unit_test(test_compaction_bits),
+		cmocka_unit_test(test_compaction_killed),
+		cmocka_unit_test(test_full_by_live_bytes),
+		cmocka_unit_test(test_compaction_random),
+		cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_old_records),
+		cmocka_unit_test(test_rule_ids),
+		cmocka_unit_test(test_holds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

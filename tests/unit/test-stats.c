@@ -74,10 +74,12 @@ static const struct counter_case counters[] = {
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
 	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
-	{"journal bytes", X(journal_bytes), 311, "journal: 311 bytes", "{\"bytes\":311,", "keventd_journal_bytes 311\n"},
+	{"journal failing", SET_NONE, 0, 1, "journal: failing (No space left on device), 311 bytes", "{\"failing\":\"No space left on device\",", "keventd_journal_failing 1\n"},
+	{"journal bytes", X(journal_bytes), 311, "311 bytes", "\"bytes\":311,", "keventd_journal_bytes 311\n"},
 	{"journal unfinished", X(journal_live), 312, "(312 unfinished)", "\"unfinished\":312", "keventd_journal_unfinished 312\n"},
 	{"journal corrupt", X(journal_corrupt), 313, "corrupt 313", "\"corrupt\":313", "keventd_journal_corrupt_total 313\n"},
 	{"journal writes", X(journal_writes), 314, "314 writes", "\"writes\":314", "keventd_journal_writes_total 314\n"},
+	{"journal refused", S(journal_refused), 259, "refused 259", "\"refused\":259", "keventd_journal_refused_total 259\n"},
 	{"journal full times", S(journal_full), 239, "full 239 times", "\"full_times\":239", "keventd_journal_full_total 239\n"},
 	{"journal full now", SET_NONE, 0, 1, " (full: intake paused)\n", "\"full\":true}", "keventd_journal_full 1\n"},
 	{"mqtt off", SET_NONE, 0, 1, "mqtt: off", NULL, NULL},
@@ -211,6 +213,8 @@ static int setup(void **state)
 		}
 	fx->x.paused = true;
 	fx->x.journal_full = true;
+	fx->x.journal_failing = "No space left on device";
+	fx->x.journal_failing_flag = true;
 	fx->x.cgroup = true; /* both, so that every row shows */
 	fx->x.process_group = true;
 	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
@@ -484,7 +488,10 @@ static const struct gap {
 	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
 	{KSTATS_QUEUE, "paused_times", "text"},
-	{KSTATS_QUEUE, "paused", "prom"},  /* keventd_queue_paused */
+	{KSTATS_QUEUE, "paused", "prom"}, /* keventd_queue_paused */
+	/* failing: the words and the string, the gauge */
+	{KSTATS_JOURNAL, "failing", "prom"},
+	{KSTATS_JOURNAL, "journal_failing", "text json"},
 	{KSTATS_MQTT, "off", "json prom"}, /* the text's words for enabled false */
 	{KSTATS_MQTT, "enabled", "text"},
 	{KSTATS_MQTT, "disconnected", "json prom"}, /* connected false */
@@ -634,7 +641,7 @@ static void test_golden(void **state)
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
-		"journal: 311 bytes (312 unfinished), corrupt 313, 314 writes, full 239 times (full: intake paused)\n"
+		"journal: failing (No space left on device), 311 bytes (312 unfinished), corrupt 313, 314 writes, refused 259, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
@@ -654,7 +661,7 @@ static void test_golden(void **state)
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":8426,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
-		"\"journal\":{\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"full_times\":239,\"full\":true},"
+		"\"journal\":{\"failing\":\"No space left on device\",\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"refused\":259,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
@@ -964,6 +971,9 @@ static void test_golden(void **state)
 		"# HELP keventd_history_not_kept_total Events the history could not keep for lack of memory.\n"
 		"# TYPE keventd_history_not_kept_total counter\n"
 		"keventd_history_not_kept_total 238\n"
+		"# HELP keventd_journal_failing 1 while the journal cannot write: send and post are refused.\n"
+		"# TYPE keventd_journal_failing gauge\n"
+		"keventd_journal_failing 1\n"
 		"# HELP keventd_journal_bytes Bytes of the journal's segments in the state directory.\n"
 		"# TYPE keventd_journal_bytes gauge\n"
 		"keventd_journal_bytes 311\n"
@@ -976,6 +986,9 @@ static void test_golden(void **state)
 		"# HELP keventd_journal_writes_total Writes of records to the journal: each holds the events accepted in one round of the loop.\n"
 		"# TYPE keventd_journal_writes_total counter\n"
 		"keventd_journal_writes_total 314\n"
+		"# HELP keventd_journal_refused_total Events of send and post refused: the journal could not write them.\n"
+		"# TYPE keventd_journal_refused_total counter\n"
+		"keventd_journal_refused_total 259\n"
 		"# HELP keventd_journal_full_total Times the journal was full and paused intake.\n"
 		"# TYPE keventd_journal_full_total counter\n"
 		"keventd_journal_full_total 239\n"
