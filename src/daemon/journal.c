@@ -36,6 +36,8 @@
 #define LEN_CACHE 4096
 /* where a compaction writes a segment before it takes the segment's name */
 #define COMPACT_NAME "journal.compact"
+/* names taken by something else that a new segment passes over, at most */
+#define NEW_SEGMENT_TRIES 16
 
 struct segment {
 	uint64_t no;
@@ -163,11 +165,16 @@ static int add_segment(struct kjournal *j, uint64_t no, int fd, uint64_t size)
 
 static int new_segment(struct kjournal *j)
 {
-	uint64_t no = j->next_no;
+	uint64_t no;
 	char name[NAME_LEN + 1];
-	snprintf(name, sizeof(name), NAME_FMT, no);
-	/* made afresh: whatever has its name (a symlink) is never written through */
-	int fd = kstatedir_openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	int fd = -EEXIST;
+	/* made afresh: whatever has its name (a symlink, a file keventd
+	 * refused at open) is never written through, but passed over */
+	for (int tries = 0; fd == -EEXIST && tries < NEW_SEGMENT_TRIES; tries++) {
+		no = j->next_no++;
+		snprintf(name, sizeof(name), NAME_FMT, no);
+		fd = kstatedir_openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	}
 	if (fd < 0)
 		return fd;
 	int rc = add_segment(j, no, fd, 0);
@@ -301,6 +308,8 @@ int kjournal_open(int dirfd, size_t size, struct kjournal **out)
 			/* not keventd's (a symlink, another user's file): never
 			 * replayed, left as found; the next segment goes past it */
 			log_warning("journal: %s: %s; not replayed", name, kstatedir_strerror(fd));
+			if (nos[i] >= j->next_no)
+				j->next_no = nos[i] + 1;
 			continue;
 		}
 		if (fd < 0)
