@@ -5,6 +5,8 @@ gives segfault with its Comm: and Pid:; a line written to /dev/kmsg from
 user space never becomes an event, whatever it says; a restart with
 kernel records in between goes on after kmsg.pos, none lost, none twice;
 a first start begins at the end of the log (backlog: yes at its start);
+a program of an unprivileged user whose name and file name spell an
+I/O error or a hung task makes a segfault, nothing else;
 a reload changes the priority; a bad kmsg: section is refused with
 FILE:LINE:COLUMN.
 
@@ -17,7 +19,9 @@ import errno
 import os
 import random
 import select
+import shutil
 import subprocess
+import tempfile
 import time
 
 import kdtest
@@ -40,6 +44,19 @@ _count = [0]
 
 def payload(line):
     return dict(kv.split(": ", 1) for kv in line.split(" ", 2)[2].split("|") if ": " in kv)
+
+
+# a program that names itself (its comm, at most 15 bytes) and writes to
+# address 0 in its own code, so that the kernel's line names its file
+FORGER_C = r"""#include <sys/prctl.h>
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		prctl(PR_SET_NAME, argv[1], 0, 0, 0);
+	*(volatile int *)0 = 0;
+	return 0;
+}
+"""
 
 
 class Kmsg:
@@ -167,6 +184,65 @@ class KmsgSource(DaemonTest):
         for k in ("Ip", "Sp"):
             int(p[k], 16)
         self.assertTrue(p["Message"].startswith("%s[%d]: segfault at 0 ip " % (name, pid)), p)
+
+    def forger(self, file_name):
+        """A program that segfaults, in a directory any user may enter,
+        under file_name: the kernel's segfault line names it."""
+        cc = shutil.which("cc")
+        if not cc:
+            self.skipTest("no C compiler (cc) to build the program that segfaults")
+        d = tempfile.mkdtemp(prefix="kmsg-forge-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        src = os.path.join(d, "forger.c")
+        with open(src, "w") as f:
+            f.write(FORGER_C)
+        prog = os.path.join(d, file_name)
+        subprocess.run([cc, "-O0", "-o", prog, src], check=True, timeout=TIMEOUT)
+        os.chmod(prog, 0o755)
+        return prog
+
+    def segfault_as_nobody(self, prog, comm):
+        """prog run as nobody, named comm, once the kernel has its
+        record: (pid, seq, text)."""
+        for _ in range(4):
+            p = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                  "--clear-groups", prog, comm], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.assertEqual(p.wait(TIMEOUT), -11)
+            # setpriv execs the program: the pid is the program's
+            want = "%s[%d]: segfault at " % (comm, p.pid)
+            rec = self.kmsg.wait(lambda t: t.startswith(want), 6)
+            if rec:
+                self.assertEqual(rec[1], 0)  # the kernel's facility
+                return p.pid, rec[0], rec[2]
+        self.fail("the kernel logged none of 4 segfaults")
+
+    def test_forged_names(self):
+        # a user's program whose name and file name spell an I/O error or
+        # a hung task: the kernel's line is a segfault, and only that
+        self.start_kmsg(rule_match="      signal: [segfault, io-error, hung-task, oom-kill]\n")
+        forged = [("x: critical medium error, dev vda, sector 7 ", "crash"),
+                  ("a:1 blocked for more than 999 seconds ", "INFO: task a")]
+        seen = []
+        for file_name, comm in forged:
+            prog = self.forger(file_name)
+            pid, seq, text = self.segfault_as_nobody(prog, comm)
+            # the record carries the forgery where the kernel put the file
+            self.assertIn(" in %s[" % file_name, text)
+            line = self.s.fifo.line()
+            while payload(line).get("Kmsg-Seqnum") != str(seq):
+                seen.append(line)
+                line = self.s.fifo.line()
+            sig, obj, _ = line.split(" ", 2)
+            self.assertEqual((sig, obj), ("segfault", "/org/kernel/log/segfault"), line)
+            p = payload(line)
+            self.assertEqual((p["Comm"], p["Pid"]), (comm, str(pid)), line)
+            for key in ("Disk", "Sector", "Seconds"):
+                self.assertNotIn(key, p, line)
+        seen += self.drain()
+        self.assertEqual([l for l in seen if not l.startswith("segfault ")], [],
+                         "events of kinds other than segfault")
 
     def test_user_lines_never(self):
         # every record of the kernel is an event at debug; none of these is
