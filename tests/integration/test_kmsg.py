@@ -4,6 +4,8 @@
 gives segfault with its Comm: and Pid:; a line written to /dev/kmsg from
 user space never becomes an event, whatever it says; a restart with
 kernel records in between goes on after kmsg.pos, none lost, none twice;
+keventd killed right after it saved kmsg.pos loses no record: the
+position follows the journal;
 a first start begins at the end of the log (backlog: yes at its start);
 a program of an unprivileged user whose name and file name spell an
 I/O error or a hung task makes a segfault, nothing else;
@@ -15,6 +17,7 @@ the test (prctl PR_SET_NAME), so other processes' records on this machine
 are told apart.  The kernel rate-limits segfault messages (10 in 5 s,
 for the whole machine): the test reads /dev/kmsg itself and makes another
 helper when the kernel kept no record of one."""
+import collections
 import errno
 import os
 import random
@@ -29,8 +32,32 @@ from kdtest import DaemonTest, TIMEOUT
 
 HANDLER = r"""#!/bin/sh
 p=$(printf '%s' "$KEVENT_PAYLOAD" | tr '\n' '|')
-printf '%s %s %s\n' "$KEVENT_SIGNAL" "$KEVENT_OBJECT" "$p" > FIFO
+printf '%s %s %sRedelivered: %s\n' "$KEVENT_SIGNAL" "$KEVENT_OBJECT" "$p" \
+    "${KEVENT_REDELIVERED:-0}" > FIFO
 """
+
+# a run on the segfaults' object that waits for the test (a line on the
+# FIFO $KEVENT_GATE, while it is there); it says it started
+HOLD = r"""#!/bin/sh
+printf 'hold %s Hold: 1\n' "$KEVENT_OBJECT" > FIFO
+[ -p "$KEVENT_GATE" ] && read -r x < "$KEVENT_GATE"
+exit 0
+"""
+KMSG_SEGFAULT_OBJECT = "/org/kernel/log/segfault"
+
+
+def release(gate):
+    """Lets a run waiting on the FIFO gate go (if one waits), and removes
+    the gate, so that the run's event handled again does not wait."""
+    try:
+        fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, b"go\n")
+        os.close(fd)
+    except OSError as e:
+        if e.errno != errno.ENXIO:  # no one waits
+            raise
+    os.unlink(gate)
+
 
 # a process that names itself and reads address 0
 SEGV = ("import ctypes, sys\n"
@@ -124,7 +151,8 @@ class KmsgSource(DaemonTest):
                 return name, p.pid, rec[0]
         self.fail("the kernel logged none of 4 segfaults")
 
-    def start_kmsg(self, conf_text="", state_dir=None, rule_match="      signal: segfault\n"):
+    def start_kmsg(self, conf_text="", state_dir=None, rule_match="      signal: segfault\n",
+                   env=None):
         if not os.path.exists(self.s.path("kmsg-handler")):
             handler = self.s.script("kmsg-handler", HANDLER.replace("FIFO", self.s.fifo.path))
             self.s.write_rule("10-kmsg.yaml", (
@@ -143,8 +171,9 @@ class KmsgSource(DaemonTest):
             args += ["--config", conf]
         if state_dir:
             args += ["--state-dir", state_dir]
-        d = self.start(*args)
-        d.wait_log("kmsg: reading the kernel log")
+        d = self.start(*args, env=env)
+        if not env:
+            d.wait_log("kmsg: reading the kernel log")
         return d
 
     def ours(self, line):
@@ -300,6 +329,90 @@ class KmsgSource(DaemonTest):
         st = d2.wait_status(lambda st: st["sources"]["kmsg"]["pending"] == 0, "kmsg idle")
         self.assertEqual(st["sources"]["kmsg"]["lost"], 0)
         self.assertIn("kmsg: going on after record", d2.logtext())
+
+    def test_killed_after_position(self):
+        # keventd killed each time it has saved kmsg.pos (the fault point
+        # "positioned"): kmsg.pos never covers a record whose event the
+        # journal does not hold, so every record is handled, at least once,
+        # and a second time only flagged redelivered
+        hold = self.s.script("hold", HOLD.replace("FIFO", self.s.fifo.path))
+        self.s.write_rule("20-hold.yaml", (
+            "rules:\n"
+            "  - name: hold\n"
+            "    match: {source: socket, signal: hold}\n"
+            "    run: [%s]\n") % kdtest.yq(hold))
+        d = self.start_kmsg()
+        state = d.state_dir
+        _, pid, seq = self.segfault()
+        self.assertEqual(self.next_ours(), pid)
+        d.stop_ok(self)
+        ours = [seq]
+        runs = collections.defaultdict(list)  # seq: the runs' Redelivered
+        runs[seq].append("0")
+
+        def collect(line):
+            p = payload(line)
+            if p.get("Comm", "").startswith(PREFIX):
+                runs[int(p["Kmsg-Seqnum"])].append(p["Redelivered"])
+
+        for i in range(3):
+            d = self.restart_kmsg(state, {"KEVENTD_FAULT": "positioned:1"})
+            gate = None
+            if i == 0:
+                # the first time, the segfaults' object is busy with a run
+                # that waits: the record's event is queued, not run at once
+                # (a run writes the journal before it starts)
+                gate = self.s.path("gate")
+                os.mkfifo(gate)
+                d.send("general", KMSG_SEGFAULT_OBJECT, "hold", "Gate: %s" % gate)
+                while not self.s.fifo.line().startswith("hold "):
+                    pass
+            _, _, seq = self.segfault()
+            ours.append(seq)
+            # it dies at its first save of kmsg.pos: after this record, or
+            # after one of another process's that came first
+            d.proc.wait(TIMEOUT)
+            self.assertEqual(d.proc.returncode, -9, d.logtext())
+            self.assertIn("fault point reached", d.logtext())
+            d.kill()
+            if gate:
+                release(gate)
+            for line in self.drain():
+                collect(line)
+        # a keventd that is not killed: the journal's events run again, the
+        # records after kmsg.pos are read, then one more record
+        d = self.restart_kmsg(state, None)
+        _, pid, seq = self.segfault()
+        ours.append(seq)
+        while True:
+            line = self.s.fifo.line()
+            collect(line)
+            if self.ours(line) == pid:
+                break
+        d.wait_status(lambda st: st["sources"]["kmsg"]["pending"] == 0
+                      and st["events"]["pending"] == 0, "kmsg idle")
+        for line in self.drain():
+            collect(line)
+        d.stop_ok(self)
+        never = [s for s in ours if not runs[s]]
+        self.assertEqual(never, [], "records never handled (runs: %r)" % dict(runs))
+        for s in ours:
+            self.assertLessEqual(runs[s].count("0"), 1,
+                                 "record %d handled again without KEVENT_REDELIVERED=1: %r"
+                                 % (s, runs[s]))
+
+    def restart_kmsg(self, state, env):
+        """A keventd on state.  A handler that the last one forked can hold
+        its control socket for the moment between its fork and its exec: a
+        start that finds it in use is tried again, at most 5 times."""
+        for attempt in range(5):
+            try:
+                return self.start_kmsg(state_dir=state, env=env)
+            except AssertionError as e:
+                if env and "fault point reached" in str(e):
+                    return self.daemons[-1]  # killed before it was ready
+                if "Address already in use" not in str(e) or attempt == 4:
+                    raise
 
     def test_first_start_at_end(self):
         _, p0, _ = self.segfault()
