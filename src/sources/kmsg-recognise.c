@@ -223,7 +223,7 @@ static int oom_kill(struct kkmsg_state *st, const char *t, const char *end, stru
 			if (*q == ')' && (q + 1 == end || q[1] == ' ' || q[1] == ','))
 				close = q;
 	}
-	if (!close || close == name)
+	if (!close) /* an empty name is a name: PR_SET_NAME "" */
 		return -EINVAL;
 	if (!dup_into(&info->comm, name, close))
 		return -ENOMEM;

@@ -343,6 +343,8 @@ static void test_forged(void **state)
 		{"3,25,5,-;x: Killed process 1 (init) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_LOG, "err", "Pid="},
 		{"3,26,5,-;Out of memory (oom_kill_allocating_task): Killed process 6 (a) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_OOM, "oom-kill", "Pid=6|Comm=a"},
 		{"3,27,5,-;Out of memory: Killed process 6 (abcdefghijklmnop) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_LOG, "err", "Pid="},
+		/* an empty name is a task's too (PR_SET_NAME "") */
+		{"3,28,5,-;Out of memory: Killed process 7 () total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_OOM, "oom-kill", "Pid=7"},
 	};
 	/* clang-format on */
 	run_cases(cases, ARRAY_SIZE(cases), 3);
