@@ -223,7 +223,8 @@ static int oom_kill(struct kkmsg_state *st, const char *t, const char *end, stru
 			if (*q == ')' && (q + 1 == end || q[1] == ' ' || q[1] == ','))
 				close = q;
 	}
-	if (!close) /* an empty name is a name: PR_SET_NAME "" */
+	/* close == name is an empty name, a name too (PR_SET_NAME "") */
+	if (!close)
 		return -EINVAL;
 	if (!dup_into(&info->comm, name, close))
 		return -ENOMEM;
@@ -312,12 +313,9 @@ static int io_error(struct kkmsg_state *st, const char *t, const char *end, stru
 	if (!skip(&p, end, " error, dev "))
 		return -EINVAL;
 	const char *d = p;
-	if (skip(&p, end, "?")) {
-		/* no disk */
-	} else {
+	if (!skip(&p, end, "?")) /* "?": a request of no disk */
 		while (p < end && disk_char(*p) && p - d < KKMSG_DISK_MAX)
 			p++;
-	}
 	const char *d_end = p;
 	if (p == d || !skip(&p, end, ", sector ") || !decimal_at(&p, end, &info->sector))
 		return -EINVAL;
