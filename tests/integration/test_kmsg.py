@@ -355,26 +355,30 @@ class KmsgSource(DaemonTest):
             if p.get("Comm", "").startswith(PREFIX):
                 runs[int(p["Kmsg-Seqnum"])].append(p["Redelivered"])
 
-        for i in range(3):
+        # three kills at least, one of them with the record's event queued
+        # behind a run that waits on the segfaults' object (a run that
+        # starts at once writes the journal first); a record of another
+        # process's may come first and kill keventd before that is set up
+        kills, held = 0, False
+        while kills < 3 or not held:
+            self.assertLess(kills, 8, "the hold was never in place before a kill")
             d = self.restart_kmsg(state, {"KEVENTD_FAULT": "positioned:1"})
             gate = None
-            if i == 0:
-                # the first time, the segfaults' object is busy with a run
-                # that waits: the record's event is queued, not run at once
-                # (a run writes the journal before it starts)
+            if not held:
                 gate = self.s.path("gate")
                 os.mkfifo(gate)
-                d.send("general", KMSG_SEGFAULT_OBJECT, "hold", "Gate: %s" % gate)
-                while not self.s.fifo.line().startswith("hold "):
-                    pass
-            _, _, seq = self.segfault()
-            ours.append(seq)
+                held = self.hold(d, gate, collect)
             # it dies at its first save of kmsg.pos: after this record, or
-            # after one of another process's that came first
+            # after one of another process's that came first (then no
+            # record of ours is made now: the next start would die on it)
+            if d.proc.poll() is None:
+                _, _, seq = self.segfault()
+                ours.append(seq)
             d.proc.wait(TIMEOUT)
             self.assertEqual(d.proc.returncode, -9, d.logtext())
             self.assertIn("fault point reached", d.logtext())
             d.kill()
+            kills += 1
             if gate:
                 release(gate)
             for line in self.drain():
@@ -400,6 +404,26 @@ class KmsgSource(DaemonTest):
             self.assertLessEqual(runs[s].count("0"), 1,
                                  "record %d handled again without KEVENT_REDELIVERED=1: %r"
                                  % (s, runs[s]))
+
+    def hold(self, d, gate, collect):
+        """Sends d an event whose run waits on gate, on the segfaults'
+        object; whether the run started before d died.  Other lines read
+        meanwhile go to collect."""
+        r = d.ctl("send", "general", KMSG_SEGFAULT_OBJECT, "hold", "Gate: %s" % gate)
+        if r.returncode != 0:
+            return False  # killed meanwhile
+        deadline = time.monotonic() + TIMEOUT
+        while kdtest.deadline_left(deadline):
+            try:
+                line = self.s.fifo.line(timeout=0.2)
+            except AssertionError:  # nothing yet: is d still there?
+                if d.proc.poll() is not None:
+                    return False
+                continue
+            if line.startswith("hold "):
+                return True
+            collect(line)
+        self.fail("the run that waits never started")
 
     def restart_kmsg(self, state, env):
         """A keventd on state.  A handler that the last one forked can hold
