@@ -12,6 +12,7 @@
  *
  *   accepted   an event handed over, not yet in the journal
  *   journaled  the journal written, its events not yet acknowledged
+ *   positioned a source's position file written (kmsg.pos)
  *   replied    replies sent to a client of the control socket
  *   spawned    a handler started
  *   exited     a job's runs over, its event not yet retired

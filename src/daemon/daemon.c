@@ -1039,13 +1039,27 @@ int kdaemon_init(struct kdaemon *d)
 	return 0;
 }
 
+/* The journal holds every event submitted: the sources' positions may
+ * cover them now (source.h: journaled()). */
+static void sources_journaled(struct kdaemon *d)
+{
+	if (kjournal_pending(d->journal))
+		return;
+	for (size_t i = 0; i < d->n_sources; i++)
+		if (d->sources[i]->journaled)
+			d->sources[i]->journaled(d->sources[i]);
+}
+
 void kdaemon_journal_flush(struct kdaemon *d)
 {
-	if (!kjournal_pending(d->journal))
+	if (!kjournal_pending(d->journal)) {
+		sources_journaled(d);
 		return;
+	}
 	if (kjournal_flush(d->journal) == 0)
 		kfault("journaled");
 	journal_flow(d);
+	sources_journaled(d);
 }
 
 static void journal_round_end(void *userdata)
@@ -1082,6 +1096,10 @@ int kdaemon_state_open(struct kdaemon *d)
 
 int kdaemon_journal_start(struct kdaemon *d)
 {
+	/* what a round of the loop accepted is written at its end at the
+	 * latest, in one write, and the sources' positions follow it; so too
+	 * without a journal, where the positions follow the round */
+	kloop_set_after(d->loop, journal_round_end, d);
 	if (!d->cfg.state_dir)
 		return 0;
 	int rc = kdaemon_state_open(d);
@@ -1096,9 +1114,6 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
-	/* what a round of the loop accepted is written at its end at the
-	 * latest, in one write */
-	kloop_set_after(d->loop, journal_round_end, d);
 	size_t n = kjournal_replay(d->journal, replay_submit, d);
 	struct kjournal_status js;
 	kjournal_status(d->journal, &js);
@@ -1120,7 +1135,7 @@ void kdaemon_release(struct kdaemon *d)
 	kruleset_free(TAKE_PTR(d->rules));
 	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
-	if (d->journal)
+	if (d->loop)
 		kloop_set_after(d->loop, NULL, NULL);
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
 	if (d->fs)			     /* after the sources, which read it */

@@ -239,14 +239,17 @@ int kdaemon_state_open(struct kdaemon *d);
  * when it has not run) and hands its unfinished events to
  * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  0, or
  * -errno from kdaemon_state_open(); a journal that cannot be opened in a
- * good state directory is logged, and keventd runs without one. */
+ * good state directory is logged, and keventd runs without one.  Either
+ * way the journal's write, and the sources' positions after it, end each
+ * round of the loop. */
 int kdaemon_journal_start(struct kdaemon *d);
 /* At a stop: the debounced runs still waiting go into the journal, for
  * the next start (when there is one).  Returns how many. */
 size_t kdaemon_keep_debounced(struct kdaemon *d);
 /* Writes the events appended since the last time, in one write: called
  * before any reply goes out, before a job starts and at the end of each
- * round of the loop. */
+ * round of the loop.  Once nothing is pending, the sources save their
+ * positions (source.h: journaled()). */
 void kdaemon_journal_flush(struct kdaemon *d);
 
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:

@@ -4,21 +4,29 @@
  * them, and the event of any record.
  *
  *   oom-kill   mm/oom_kill.c: "Out of memory: Killed process PID (COMM)
- *              total-vm:... UID:UID ...", after the summary
- *              "oom-kill:constraint=...,oom_memcg=...,task_memcg=...,
- *              task=COMM,pid=PID,uid=UID" that names the memory cgroup
+ *              total-vm:... UID:UID ...", "Memory cgroup out of memory: "
+ *              in front for a memory cgroup's, nothing in front before
+ *              5.x; after the summary "oom-kill:constraint=...,
+ *              oom_memcg=...,task_memcg=...,task=COMM,pid=PID,uid=UID"
+ *              that names the memory cgroup
  *   io-error   block/blk-core.c: "I/O error, dev sda, sector 2048 op
- *              0x0:(READ) flags ...", before 5.x "blk_update_request: "
- *              or "print_req_error: " in front
+ *              0x0:(READ) flags ...", the status one of the block
+ *              layer's names (blk_errors[]: "I/O", "critical medium",
+ *              "timeout", ...); before 5.x "blk_update_request: " or
+ *              "print_req_error: " in front
  *   hung-task  kernel/hung_task.c: "INFO: task COMM:PID blocked for more
  *              than N seconds."
  *   segfault   arch/x86/mm/fault.c: "COMM[PID]: segfault at ADDR ip IP sp
- *              SP error CODE in ..."
+ *              SP error CODE in FILE[...] likely on CPU ..."
  *
- * A task's name (COMM) is the task's to choose and may hold any of the
- * separators around it; it is at most KKMSG_COMM_MAX bytes, so a
- * separator is looked for where the kernel put it and never inside the
- * name, and every value goes into the payload escaped.
+ * Each is matched from the record's first byte, never looked for inside
+ * a record: a task's name (COMM) and the file of its code are the task's
+ * to choose, and a segfault line that names a task "INFO: task a" and a
+ * file "a:1 blocked for more than 9 seconds " is a segfault, not a hung
+ * task.  COMM is at most KKMSG_COMM_MAX bytes and may hold any of the
+ * separators around it, so a separator is looked for where the kernel
+ * put it and never inside the name; every value goes into the payload
+ * escaped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,10 +37,9 @@
 #include "kmsg.h"
 #include "util.h"
 
-/* a task's name as the kernel prints it: TASK_COMM_LEN - 1, with room
- * for the longer names of later kernels */
-#define KKMSG_COMM_MAX 63
-#define KKMSG_DISK_MAX 32 /* DISK_NAME_LEN */
+/* a task's name as the kernel prints it: TASK_COMM_LEN - 1 */
+#define KKMSG_COMM_MAX 15
+#define KKMSG_DISK_MAX 31 /* DISK_NAME_LEN - 1 */
 /* a memory cgroup's path in the payload, at most */
 #define KKMSG_CGROUP_MAX 256
 
@@ -111,6 +118,16 @@ static bool skip(const char **p, const char *end, const char *word)
 	return true;
 }
 
+/* Whether [*p, end) starts with one of words (the first that does),
+ * moving past it. */
+static bool skip_one_of(const char **p, const char *end, const char *const *words, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (skip(p, end, words[i]))
+			return true;
+	return false;
+}
+
 static const char *find(const char *s, const char *end, const char *needle)
 {
 	return s < end ? memmem(s, (size_t)(end - s), needle, strlen(needle)) : NULL;
@@ -175,17 +192,27 @@ static int oom_context(struct kkmsg_state *st, const char *t, const char *end)
 	return 0;
 }
 
-/* "[PREFIX: ]Killed process PID (COMM) total-vm:...[ UID:UID ...]". */
+/* The kernel's own text before "Killed process": which OOM killed
+ * (mm/oom_kill.c: out_of_memory(), oom_kill_process()); none before 5.x. */
+static const char *const oom_prefixes[] = {
+	"Out of memory: ",
+	"Memory cgroup out of memory: ",
+	"Out of memory (oom_kill_allocating_task): ",
+	"",
+};
+
+/* "PREFIX Killed process PID (COMM) total-vm:...[ UID:UID ...]", from
+ * the record's first byte. */
 static int oom_kill(struct kkmsg_state *st, const char *t, const char *end, struct kkmsg_info *info)
 {
-	static const char word[] = "Killed process ";
-	const char *p = find(t, end, word);
-	if (!p || (p != t && (p - t < 2 || p - t > 64 || p[-1] != ' ' || p[-2] != ':')))
+	const char *p = t;
+	if (!skip_one_of(&p, end, oom_prefixes, ARRAY_SIZE(oom_prefixes)) ||
+	    !skip(&p, end, "Killed process "))
 		return -EINVAL;
-	p += sizeof(word) - 1;
 	if (!decimal_at(&p, end, &info->pid) || !skip(&p, end, " ("))
 		return -EINVAL;
-	/* the last ") total-vm:" within a name's length: the name may hold it */
+	/* the last ") total-vm:" within a name's length: the name may hold
+	 * it, and what follows the real one is the kernel's */
 	const char *name = p, *close = NULL;
 	for (const char *q = name; (q = find(q, end, ") total-vm:")) && q - name <= KKMSG_COMM_MAX;
 	     q++)
@@ -196,7 +223,8 @@ static int oom_kill(struct kkmsg_state *st, const char *t, const char *end, stru
 			if (*q == ')' && (q + 1 == end || q[1] == ' ' || q[1] == ','))
 				close = q;
 	}
-	if (!close || close == name)
+	/* close == name is an empty name, a name too (PR_SET_NAME "") */
+	if (!close)
 		return -EINVAL;
 	if (!dup_into(&info->comm, name, close))
 		return -ENOMEM;
@@ -228,104 +256,157 @@ static int oom_kill(struct kkmsg_state *st, const char *t, const char *end, stru
 
 /* ---- io-error ---- */
 
+/* What came before the status in older kernels: the function that
+ * printed it (blk_update_request() before 5.x, print_req_error() in 4.x,
+ * end_request() before 3.x); nothing since. */
+static const char *const blk_prefixes[] = {
+	"blk_update_request: ",
+	"print_req_error: ",
+	"end_request: ",
+	"",
+};
+
+/* The block layer's names of an error status (block/blk-core.c:
+ * blk_errors[], and the error_type of kernels before 4.13), each
+ * followed by " error". */
+static const char *const blk_statuses[] = {
+	"I/O",
+	"operation not supported",
+	"timeout",
+	"critical space allocation",
+	"recoverable transport",
+	"critical target",
+	"critical nexus",
+	"reservation conflict",
+	"critical medium",
+	"protection",
+	"kernel resource",
+	"device resource",
+	"nonblocking retry",
+	"device offline",
+	"dm internal retry",
+	"open zones exceeded",
+	"active zones exceeded",
+	"duration limit exceeded",
+	"invalid",
+};
+
 static bool disk_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-' || c == '.' || c == '!' || c == '?';
+	       c == '_' || c == '-' || c == '.' || c == '!';
 }
 
-/* "[PREFIX: ]STATUS error, dev DISK, sector N[ op 0xX:(OP) ...]". */
+/* "[PREFIX]STATUS error, dev DISK, sector N[ op 0xX:(OP) flags ...]",
+ * from the record's first byte.  DISK is the disk's name (its gendisk's
+ * disk_name), or "?" for a request of no disk. */
 static int io_error(struct kkmsg_state *st, const char *t, const char *end, struct kkmsg_info *info)
 {
 	(void)st;
-	const char *e = find(t, end, " error, dev ");
-	if (!e)
+	const char *p = t;
+	if (!skip_one_of(&p, end, blk_prefixes, ARRAY_SIZE(blk_prefixes)))
 		return -EINVAL;
-	/* the status: back to the start, or to a "function: " prefix */
-	const char *s = e;
-	while (s > t && !(s - t >= 2 && s[-1] == ' ' && s[-2] == ':'))
-		s--;
-	if (s == e || e - s > 48)
+	const char *s = p;
+	if (!skip_one_of(&p, end, blk_statuses, ARRAY_SIZE(blk_statuses)))
 		return -EINVAL;
-	const char *p = e + 12, *d = p;
-	while (p < end && disk_char(*p) && p - d < KKMSG_DISK_MAX)
-		p++;
+	const char *e = p;
+	if (!skip(&p, end, " error, dev "))
+		return -EINVAL;
+	const char *d = p;
+	if (!skip(&p, end, "?")) /* "?": a request of no disk */
+		while (p < end && disk_char(*p) && p - d < KKMSG_DISK_MAX)
+			p++;
 	const char *d_end = p;
 	if (p == d || !skip(&p, end, ", sector ") || !decimal_at(&p, end, &info->sector))
 		return -EINVAL;
-	if (p < end && *p != ' ' && *p != ',')
+	if (p < end && *p != ' ')
 		return -EINVAL;
 	if (!dup_into(&info->error, s, e) || !dup_into(&info->disk, d, d_end))
 		return -ENOMEM;
-	const char *op = find(p, end, ":(");
-	if (op && skip(&p, end, " op 0x")) {
-		const char *close = find(op, end, ")");
-		if (close && close - op <= 34 && !dup_into(&info->op, op + 2, close))
-			return -ENOMEM;
+	/* " op 0xHEX:(NAME)": the operation's name, blk_op_str()'s */
+	if (skip(&p, end, " op 0x")) {
+		while (p < end && ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			p++;
+		if (skip(&p, end, ":(")) {
+			const char *n = p;
+			while (p < end && p - n < 32 && ((*p >= 'A' && *p <= 'Z') || *p == '_'))
+				p++;
+			if (p > n && p < end && *p == ')' && !dup_into(&info->op, n, p))
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
 /* ---- hung-task ---- */
 
-/* "INFO: task COMM:PID blocked for more than N seconds." */
+/* "INFO: task COMM:PID blocked for more than N seconds.", the whole
+ * record: read from its end, as everything after COMM is the kernel's. */
 static int hung_task(struct kkmsg_state *st, const char *t, const char *end,
 		     struct kkmsg_info *info)
 {
 	(void)st;
-	static const char head[] = "INFO: task ";
+	static const char head[] = "INFO: task ", mid[] = " blocked for more than ",
+			  tail[] = " seconds.";
 	const char *p = t;
 	if (!skip(&p, end, head))
 		return -EINVAL;
 	const char *name = p;
-	for (const char *b = name; (b = find(b, end, " blocked for more than ")); b++) {
-		if (b - name > KKMSG_COMM_MAX + 21)
-			break;
-		const char *colon = b;
-		while (colon > name && colon[-1] >= '0' && colon[-1] <= '9')
-			colon--;
-		if (colon == b || colon - 1 <= name || colon[-1] != ':' ||
-		    !decimal(colon, b, &info->pid))
-			continue;
-		const char *q = b + 23;
-		if (!decimal_at(&q, end, &info->seconds) || !skip(&q, end, " seconds"))
-			continue;
-		return dup_into(&info->comm, name, colon - 1) ? 0 : -ENOMEM;
-	}
-	return -EINVAL;
+	/* N */
+	if ((size_t)(end - name) < sizeof(tail) - 1 ||
+	    memcmp(end - (sizeof(tail) - 1), tail, sizeof(tail) - 1) != 0)
+		return -EINVAL;
+	const char *n_end = end - (sizeof(tail) - 1), *n = n_end;
+	while (n > name && n[-1] >= '0' && n[-1] <= '9')
+		n--;
+	if (!decimal(n, n_end, &info->seconds))
+		return -EINVAL;
+	/* " blocked for more than " */
+	if ((size_t)(n - name) < sizeof(mid) - 1 ||
+	    memcmp(n - (sizeof(mid) - 1), mid, sizeof(mid) - 1) != 0)
+		return -EINVAL;
+	const char *pid_end = n - (sizeof(mid) - 1), *pid = pid_end;
+	while (pid > name && pid[-1] >= '0' && pid[-1] <= '9')
+		pid--;
+	if (!decimal(pid, pid_end, &info->pid) || pid == name || pid[-1] != ':')
+		return -EINVAL;
+	const char *name_end = pid - 1;
+	if (name_end - name > KKMSG_COMM_MAX)
+		return -EINVAL;
+	return dup_into(&info->comm, name, name_end) ? 0 : -ENOMEM;
 }
 
 /* ---- segfault ---- */
 
-/* "COMM[PID]: segfault at ADDR ip IP sp SP error CODE[ in ...]". */
+/* "COMM[PID]: segfault at ADDR ip IP sp SP error CODE[ in ...]": COMM
+ * from the record's first byte, at most KKMSG_COMM_MAX bytes; what
+ * follows CODE (the file of the code, the CPU) is not read. */
 static int segfault(struct kkmsg_state *st, const char *t, const char *end, struct kkmsg_info *info)
 {
 	(void)st;
-	for (const char *b = t; (b = find(b, end, "]: segfault at ")); b++) {
-		if (b - t > KKMSG_COMM_MAX + 21)
-			break;
-		const char *open = b;
-		while (open > t && open[-1] >= '0' && open[-1] <= '9')
-			open--;
-		if (open == b || open - 1 <= t || open[-1] != '[' || !decimal(open, b, &info->pid))
+	for (const char *open = t; open < end && open - t <= KKMSG_COMM_MAX; open++) {
+		if (*open != '[')
 			continue;
-		const char *p = b + 15;
+		const char *p = open + 1;
+		if (!decimal_at(&p, end, &info->pid) || !skip(&p, end, "]: segfault at "))
+			continue;
 		char *addr = NULL, *ip = NULL, *sp = NULL, *code = NULL;
 		bool ok = hex_at(&p, end, &addr) && skip(&p, end, " ip ") && hex_at(&p, end, &ip) &&
 			  skip(&p, end, " sp ") && hex_at(&p, end, &sp) &&
-			  skip(&p, end, " error ") && hex_at(&p, end, &code);
+			  skip(&p, end, " error ") && hex_at(&p, end, &code) &&
+			  (p == end || *p == ' ');
 		if (!ok) {
 			free(addr);
 			free(ip);
 			free(sp);
 			free(code);
-			continue;
+			return -EINVAL;
 		}
 		info->address = addr;
 		info->ip = ip;
 		info->sp = sp;
 		info->code = code;
-		return dup_into(&info->comm, t, open - 1) ? 0 : -ENOMEM;
+		return dup_into(&info->comm, t, open) ? 0 : -ENOMEM;
 	}
 	return -EINVAL;
 }
@@ -377,13 +458,18 @@ bool kkmsg_wanted(const struct kkmsg_rec *rec, const struct kkmsg_info *info, un
 const char *kkmsg_device_key(const struct kkmsg_rec *rec, const struct kkmsg_info *info, char *buf,
 			     size_t size)
 {
-	if (info->kind == KKMSG_IO_ERROR) {
-		if (strcmp(info->disk, "?") == 0)
-			return NULL;
-		int n = snprintf(buf, size, "+block:%s", info->disk);
-		return n > 0 && (size_t)n < size ? buf : NULL;
-	}
-	return info->signal ? NULL : rec->device;
+	if (info->kind != KKMSG_IO_ERROR)
+		return info->signal ? NULL : rec->device;
+	/* the record's own DEVICE= first; the block layer's line has none
+	 * (it is no dev_printk()), and names the disk by its gendisk's
+	 * name, which the record, the kernel's from its first byte, holds
+	 * where the kernel put it */
+	if (rec->device)
+		return rec->device;
+	if (strcmp(info->disk, "?") == 0)
+		return NULL;
+	int n = snprintf(buf, size, "+block:%s", info->disk);
+	return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
 /* ---- the event ---- */

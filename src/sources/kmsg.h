@@ -115,6 +115,9 @@ void kkmsg_info_release(struct kkmsg_info *info);
 
 /* Says what rec is: fills *info (release it) and updates st with an OOM
  * summary, whose memory cgroup an oom-kill of the same pid then names.
+ * Only the kernel's own records (facility 0) in the kernel's own format
+ * for the kind from their first byte are of a kind; a task's name inside
+ * another record never makes one (kmsg-recognise.c).
  * 0, or -ENOMEM (then KKMSG_PLAIN). */
 int kkmsg_recognise(struct kkmsg_state *st, const struct kkmsg_rec *rec, struct kkmsg_info *info);
 
@@ -122,9 +125,12 @@ int kkmsg_recognise(struct kkmsg_state *st, const struct kkmsg_rec *rec, struct 
  * threshold or more urgent (a lower level). */
 bool kkmsg_wanted(const struct kkmsg_rec *rec, const struct kkmsg_info *info, unsigned threshold);
 
-/* The DEVICE= value to find in sysfs for rec's object: the disk of an
- * io-error as "+block:NAME", else rec's DEVICE=, for a record whose object
- * is a device; NULL for the others.  buf holds the result when made. */
+/* The DEVICE= value to find in sysfs for rec's object: rec's DEVICE= (its
+ * dictionary, never its text) for a plain record; for an io-error its
+ * DEVICE=, else the disk the block layer's line names as "+block:NAME"
+ * (that line has no dictionary; kkmsg_recognise() takes it only from the
+ * record's first byte, so NAME is where the kernel printed the disk's
+ * name); NULL for the other kinds.  buf holds the result when made. */
 const char *kkmsg_device_key(const struct kkmsg_rec *rec, const struct kkmsg_info *info, char *buf,
 			     size_t size);
 

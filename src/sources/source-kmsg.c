@@ -10,16 +10,19 @@
  *   many.  Reading goes on.
  * - kmsg.pos in the state directory holds the boot and the number of the
  *   last record done with: a record that made an event is done once the
- *   event is submitted, so once the journal holds it.  A start in the same
+ *   event is in the journal, so the position is saved only when the daemon
+ *   says the journal holds every event submitted (source.h: journaled()),
+ *   never between the submit and the journal's write.  A start in the same
  *   boot reads the ring from its beginning, passes over what kmsg.pos
  *   covers and counts as lost what the ring no longer has.  A first start
  *   (no kmsg.pos, or one of another boot) reads the ring through without
  *   an event, to its end and the number there, unless kmsg: {backlog:
  *   yes}.
  * - The position is written in place, one pwrite() of a line of fixed
- *   length, after each event and after each batch: keventd killed between
- *   the journal and the position sees the record again (at least once, as
- *   the journal is); a stop sees each once.
+ *   length, after the journal's write of each round: keventd killed
+ *   between the journal and the position sees the record again and the
+ *   journal's copy too (at least once, as the journal is; the copy flagged
+ *   redelivered); a stop sees each once.
  * - A flood: reading stops while the source's share of the queue is full
  *   (pause()), the kernel's ring keeps what it can, and what it overwrote
  *   meanwhile is counted lost when reading resumes.
@@ -34,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "kmsg.h"
 #include "log.h"
 #include "loop.h"
@@ -110,6 +114,7 @@ static void pos_save(struct kmsg_source *k)
 	}
 	k->saved = k->done;
 	k->have_saved = true;
+	kfault("positioned");
 }
 
 /* The position to go on after: true with *seq when kmsg.pos is of this
@@ -186,9 +191,8 @@ static void handle(struct kmsg_source *k, struct kkmsg_rec *rec)
 			ksink_truncated(&k->sink, KEVENT_SOURCE_KMSG);
 		(void)ksink_submit(&k->sink, ev);
 	}
-	/* in the journal now: a start after this one goes on after it */
+	/* saved once the journal holds the event (kmsg_journaled()) */
 	done_with(k, rec->last_seq);
-	pos_save(k);
 }
 
 static void flush_held(struct kmsg_source *k)
@@ -290,7 +294,6 @@ static void on_kmsg(struct kio *io, int fd, uint32_t events, void *userdata)
 		}
 		on_record(k, (size_t)n);
 	}
-	pos_save(k);
 }
 
 /* A first start: the ring read through to its end, without an event, for
@@ -336,8 +339,14 @@ static void kmsg_stop(struct ksource *s)
 	k->stopped = true;
 	kio_free(k->io);
 	k->io = NULL;
-	/* a line still waiting for its pieces is read again next time */
-	pos_save(k);
+	/* the position follows the journal's last write (kmsg_journaled());
+	 * a line still waiting for its pieces is read again next time */
+}
+
+/* Every event submitted is in the journal: the position may cover it. */
+static void kmsg_journaled(struct ksource *s)
+{
+	pos_save((struct kmsg_source *)s);
 }
 
 static void kmsg_free(struct ksource *s)
@@ -394,6 +403,7 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		.kind = KEVENT_SOURCE_KMSG,
 		.pause = kmsg_pause,
 		.stop = kmsg_stop,
+		.journaled = kmsg_journaled,
 		.free = kmsg_free,
 	};
 	k->sink = *sink;
@@ -431,6 +441,7 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		kmsg_free(&k->base);
 		return rc;
 	}
+	/* nothing submitted yet: where a first start begins */
 	pos_save(k);
 	log_info("kmsg: reading the kernel log, priority %s and the records keventd knows",
 		 kkmsg_level_name(k->cfg.priority));

@@ -101,6 +101,15 @@ struct ksource {
 	 * handled yet in its position, so that its next start after a crash
 	 * runs them (the kernel source, keventd(8)). */
 	void (*handled)(struct ksource *s, const struct kevent *ev);
+	/* May be NULL.  Every event this source submitted so far is in the
+	 * journal (or, without one, handed on): a source that keeps a
+	 * position saves it here, never before, so that its position never
+	 * covers an event the journal does not hold (the kmsg source:
+	 * kmsg.pos).  Called after each write of the journal that leaves
+	 * nothing pending, and at the end of each round of the loop when
+	 * nothing is; also after stop(), and from inside ksink_submit() (a
+	 * run that starts at once writes the journal first). */
+	void (*journaled)(struct ksource *s);
 	void (*free)(struct ksource *s);
 };
 

@@ -6,7 +6,8 @@
  * reading goes on; a full share pauses reading and loses nothing the ring
  * kept; kmsg.pos resumes a start, none twice; a continued line is one
  * event; a position of another boot is a first start, backlog: yes reads
- * the ring from its start. */
+ * the ring from its start; kmsg.pos never covers an event before the
+ * journal holds it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -94,7 +95,19 @@ struct fake {
 	char msgs[MAX_EVENTS][64];
 	size_t submitted, rejected, overruns;
 	uint64_t lost;
+	/* the journal's write at the end of a round fails: the events stay
+	 * pending, and the source is not told they are journaled */
+	bool journal_fails;
 };
+
+/* The end of a round of the loop, as the daemon's: the journal written,
+ * then the source told (source.h: journaled()). */
+static void round_end(void *userdata)
+{
+	struct fake *f = userdata;
+	if (f->src && !f->journal_fails)
+		f->src->journaled(f->src);
+}
 
 static int fake_submit(void *userdata, struct kevent *ev)
 {
@@ -175,6 +188,7 @@ static int setup(void **state)
 	env.f = (struct fake){.share = 1000};
 	env.sink = (struct ksink){
 		.loop = env.loop, .ops = &fake_ops, .userdata = &env.f, .state = env.state};
+	kloop_set_after(env.loop, round_end, &env.f);
 	script_reset();
 	return 0;
 }
@@ -201,10 +215,14 @@ static struct ksource *start(const struct kkmsg_config *cfg)
 	return src;
 }
 
+/* As the daemon stops: the journal written, then the source stopped. */
 static void stop(struct ksource *src)
 {
+	if (!env.f.journal_fails)
+		src->journaled(src);
 	src->stop(src);
 	src->free(src);
+	env.f.src = NULL;
 	script.fd = -1;
 }
 
@@ -416,6 +434,37 @@ static void test_continued(void **state)
 	stop(src);
 }
 
+/* kmsg.pos follows the journal: however much is read, a record whose
+ * event the journal does not hold yet is not covered, and a start after a
+ * kill then reads it again. */
+static void test_position_after_journal(void **state)
+{
+	(void)state;
+	rec(3, 0);
+	struct ksource *src = start(NULL);
+	assert_int_equal(pos_seq(), 0);
+	env.f.journal_fails = true;
+	rec(3, 1);
+	rec(6, 2); /* below err: no event, but after one not journaled */
+	step();
+	assert_int_equal(env.f.submitted, 1);
+	assert_int_equal(pos_seq(), 0);
+	/* killed now: the next start reads 1 and 2 again */
+	stop(src);
+	assert_int_equal(pos_seq(), 0);
+	script_reset();
+	for (uint64_t s = 0; s <= 2; s++)
+		rec(3, s);
+	env.f.submitted = 0;
+	env.f.journal_fails = false;
+	src = start(NULL);
+	step();
+	assert_int_equal(env.f.submitted, 2);
+	assert_int_equal(env.f.seqs[0], 1);
+	assert_int_equal(pos_seq(), 2);
+	stop(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backlog_and_boot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_continued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_position_after_journal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

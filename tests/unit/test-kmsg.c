@@ -288,6 +288,68 @@ static void test_records(void **state)
 	run_cases(cases, ARRAY_SIZE(cases), 3);
 }
 
+/* The lines of a segfault (arch/x86/mm/fault.c) whose task and file a
+ * user chose: the task's name (at most 15 bytes) and the file of its code
+ * spell the other records keventd knows.  Each is a segfault, or nothing
+ * of a kind: never io-error, hung-task or oom-kill. */
+#define SEGV_AT(comm, pid) \
+	comm "[" pid "]: segfault at 0 ip 0000000000401126 sp 00007ffd1c2b3a40 error 4"
+#define IN_FILE(file) " in " file "[401000+1000] likely on CPU 1 (core 1, socket 0)"
+
+static void test_forged(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct ev_case cases[] = {
+		/* the io-error of a file name: "x: critical medium error, dev vda, sector 7 " */
+		{"6,1,5,-;" SEGV_AT("crash", "4242") IN_FILE("x: critical medium error, dev vda, sector 7 ") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault",
+		 "Comm=crash|Pid=4242|Disk=|Sector=|Error=4"},
+		/* the hung task of a task "INFO: task a" and a file "a:1 blocked for more than 999 seconds " */
+		{"6,2,5,-;" SEGV_AT("INFO: task a", "4243") IN_FILE("a:1 blocked for more than 999 seconds ") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault",
+		 "Comm=INFO: task a|Pid=4243|Seconds="},
+		/* the same, the record ending where the hung task's line would */
+		{"6,3,5,-;" SEGV_AT("INFO: task a", "4244") " in a:1 blocked for more than 999 seconds.\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault",
+		 "Comm=INFO: task a|Pid=4244|Seconds="},
+		/* names of 15 bytes that spell the start of a kernel format */
+		{"6,4,5,-;" SEGV_AT("I/O error, dev ", "7") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Pid=7|Disk="},
+		{"6,5,5,-;" SEGV_AT("Out of memory: ", "8") IN_FILE("Killed process 1 (init) total-vm:1kB") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Pid=8|Uid="},
+		{"6,6,5,-;" SEGV_AT("INFO: task x:1 ", "9") IN_FILE(" blocked for more than 5 seconds.") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Pid=9|Seconds="},
+		{"6,7,5,-;" SEGV_AT("Killed process ", "10") IN_FILE("1 (init) total-vm:1kB") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Pid=10"},
+		{"6,8,5,-;" SEGV_AT("a[1]: segfault ", "11") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Pid=11|Message=a[1]: segfault [11]: segfault at 0 ip 0000000000401126 sp 00007ffd1c2b3a40 error 4"},
+		/* a file name that holds a second segfault line names no one else */
+		{"6,9,5,-;" SEGV_AT("ok", "12") IN_FILE("root[1]: segfault at 0 ip 1 sp 2 error 4") "\n", true, G, KKMSG_OBJECT_SEGFAULT, "segfault", "Comm=ok|Pid=12"},
+		/* a name of 16 bytes is no task's: no segfault (the record is at info) */
+		{"6,10,5,-;" SEGV_AT("abcdefghijklmnop", "13") "\n", false, 0, NULL, NULL, NULL},
+		/* the block layer's line only from the first byte, with its own
+		 * prefixes and statuses */
+		{"3,11,5,-;sd 0:0:0:0: I/O error, dev sda, sector 1 op 0x0:(READ)\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		{"3,12,5,-;x: I/O error, dev sda, sector 1\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		{"3,13,5,-; I/O error, dev sda, sector 1\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		{"3,14,5,-;disk on fire error, dev sda, sector 1\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		{"3,15,5,-;I/O error, dev sda, sector 1x\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		{"3,16,5,-;end_request: I/O error, dev sdc, sector 99\n", true, ST, KKMSG_OBJECT_LOG, "io-error", "Disk=sdc|Sector=99|Error=I/O"},
+		{"3,17,5,-;timeout error, dev nvme0n1, sector 5 op 0x1:(WRITE) flags 0x8800 phys_seg 1 prio class 2\n", true, ST, KKMSG_OBJECT_LOG, "io-error",
+		 "Disk=nvme0n1|Sector=5|Op=WRITE|Error=timeout"},
+		{"3,18,5,-;critical medium error, dev ?, sector 5\n", true, ST, KKMSG_OBJECT_LOG, "io-error", "Disk=?|Error=critical medium"},
+		{"3,19,5,-;I/O error, dev abcdefghijklmnopqrstuvwxyz0123456, sector 1\n", true, G, KKMSG_OBJECT_LOG, "err", "Disk="},
+		/* the hung task's line whole, and its name at most 15 bytes */
+		{"3,20,5,-;INFO: task abcdefghijklmno:1 blocked for more than 5 seconds.\n", true, G, KKMSG_OBJECT_HUNG, "hung-task",
+		 "Comm=abcdefghijklmno|Pid=1|Seconds=5"},
+		{"3,21,5,-;INFO: task abcdefghijklmnop:1 blocked for more than 5 seconds.\n", true, G, KKMSG_OBJECT_LOG, "err", "Seconds="},
+		{"3,22,5,-;INFO: task a:1 blocked for more than 5 seconds. x\n", true, G, KKMSG_OBJECT_LOG, "err", "Seconds="},
+		{"3,23,5,-;x INFO: task a:1 blocked for more than 5 seconds.\n", true, G, KKMSG_OBJECT_LOG, "err", "Seconds="},
+		{"3,24,5,-;INFO: task a:1:2 blocked for more than 5 seconds.\n", true, G, KKMSG_OBJECT_HUNG, "hung-task", "Comm=a:1|Pid=2"},
+		/* an OOM kill only with the kernel's own words before it */
+		{"3,25,5,-;x: Killed process 1 (init) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_LOG, "err", "Pid="},
+		{"3,26,5,-;Out of memory (oom_kill_allocating_task): Killed process 6 (a) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_OOM, "oom-kill", "Pid=6|Comm=a"},
+		{"3,27,5,-;Out of memory: Killed process 6 (abcdefghijklmnop) total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_LOG, "err", "Pid="},
+		/* an empty name is a task's too (PR_SET_NAME "") */
+		{"3,28,5,-;Out of memory: Killed process 7 () total-vm:1kB, anon-rss:1kB\n", true, G, KKMSG_OBJECT_OOM, "oom-kill", "Pid=7"},
+	};
+	/* clang-format on */
+	run_cases(cases, ARRAY_SIZE(cases), 3);
+}
+
 static void test_threshold(void **state)
 {
 	(void)state;
@@ -467,6 +529,23 @@ static void test_device(void **state)
 	free(path);
 	kkmsg_info_release(&info);
 	kkmsg_rec_release(&r);
+	/* an io-error's own DEVICE= comes first; a segfault whose file name
+	 * spells an io-error names no device */
+	text = "3,8,1,-;I/O error, dev vdb, sector 8\n DEVICE=b254:16\n";
+	assert_int_equal(kkmsg_parse(text, strlen(text), &r, &why), 0);
+	assert_int_equal(kkmsg_recognise(&st, &r, &info), 0);
+	assert_int_equal(info.kind, KKMSG_IO_ERROR);
+	assert_string_equal(kkmsg_device_key(&r, &info, buf, sizeof(buf)), "b254:16");
+	kkmsg_info_release(&info);
+	kkmsg_rec_release(&r);
+	text = "6,9,1,-;a[1]: segfault at 0 ip 1 sp 2 error 4 in I/O error, dev vdb, sector 8 "
+	       "[1+1]\n";
+	assert_int_equal(kkmsg_parse(text, strlen(text), &r, &why), 0);
+	assert_int_equal(kkmsg_recognise(&st, &r, &info), 0);
+	assert_int_equal(info.kind, KKMSG_SEGFAULT);
+	assert_null(kkmsg_device_key(&r, &info, buf, sizeof(buf)));
+	kkmsg_info_release(&info);
+	kkmsg_rec_release(&r);
 	/* a segfault names no device; a plain record its DEVICE= */
 	text = "3,6,1,-;x\n DEVICE=b254:16\n";
 	assert_int_equal(kkmsg_parse(text, strlen(text), &r, &why), 0);
@@ -614,12 +693,12 @@ static void test_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	  cmocka_unit_test(test_too_long),
-		cmocka_unit_test(test_join),	  cmocka_unit_test(test_records),
-		cmocka_unit_test(test_threshold), cmocka_unit_test(test_message_cut),
-		cmocka_unit_test(test_device),	  cmocka_unit_test(test_bad_devpath),
-		cmocka_unit_test(test_pos),	  cmocka_unit_test(test_levels),
-		cmocka_unit_test(test_config),
+		cmocka_unit_test(test_parse),	    cmocka_unit_test(test_too_long),
+		cmocka_unit_test(test_join),	    cmocka_unit_test(test_records),
+		cmocka_unit_test(test_forged),	    cmocka_unit_test(test_threshold),
+		cmocka_unit_test(test_message_cut), cmocka_unit_test(test_device),
+		cmocka_unit_test(test_bad_devpath), cmocka_unit_test(test_pos),
+		cmocka_unit_test(test_levels),	    cmocka_unit_test(test_config),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
