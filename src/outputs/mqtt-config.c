@@ -34,6 +34,7 @@ void kmqtt_config_release(struct kmqtt_config *c)
 	for (size_t i = 0; i < c->n_subscribe; i++)
 		free(c->subscribe[i]);
 	free(c->subscribe);
+	free(c->host_level);
 	kmqtt_config_init(c);
 }
 
@@ -53,6 +54,37 @@ const char *kmqtt_filter_problem(const char *s)
 			return "'#' stands for the last levels: \"a/#\", and only at the end";
 	}
 	return NULL;
+}
+
+const char *kmqtt_filter_topics(const char *s)
+{
+	if (strncmp(s, "$share/", 7) != 0)
+		return s;
+	const char *slash = strchr(s + 7, '/');
+	return slash ? slash + 1 : s + strlen(s);
+}
+
+/* The number of levels of the filter s, and whether the last is "#". */
+static unsigned levels(const char *s, bool *hash)
+{
+	unsigned n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == '/';
+	size_t len = strlen(s);
+	*hash = len && s[len - 1] == '#';
+	return n;
+}
+
+unsigned kmqtt_filter_first_plus(const char *s)
+{
+	unsigned level = 1;
+	for (const char *p = s; *p; p++) {
+		if (*p == '/')
+			level++;
+		else if (*p == '+')
+			return level;
+	}
+	return 0;
 }
 
 const char *kmqtt_config_warning(const struct kmqtt_config *c)
@@ -217,6 +249,78 @@ static void spool(struct parse *p, const struct ynode *v, struct kmqtt_config *c
 	}
 }
 
+/* One item of 'subscribe': a filter, or {filter: F, host_level: N}.
+ * Adds it to c, or a diagnostic. */
+static void subscription(struct parse *p, const struct ynode *f, struct kmqtt_config *c)
+{
+	const struct ynode *filter = f, *level = NULL;
+	if (f->kind == YNODE_MAP) {
+		filter = NULL;
+		for (size_t i = 0; i + 1 < f->n_kids; i += 2) {
+			const struct ynode *k = f->kids[i], *v = f->kids[i + 1];
+			const char *key = k->kind == YNODE_SCALAR ? k->value : "";
+			if (strcmp(key, "filter") == 0 && !filter) {
+				filter = v;
+			} else if (strcmp(key, "host_level") == 0 && !level) {
+				level = v;
+			} else {
+				err(p, k,
+				    "mqtt: subscribe: unknown or repeated key '%s' (filter, "
+				    "host_level)",
+				    key);
+				return;
+			}
+		}
+		if (!filter) {
+			err(p, f, "mqtt: subscribe: a mapping needs 'filter'");
+			return;
+		}
+	}
+	if (filter->kind != YNODE_SCALAR || ynode_is_null(filter)) {
+		err(p, filter,
+		    "mqtt: a topic filter of 'subscribe' is a value or {filter: F, host_level: N}, "
+		    "not %s",
+		    ynode_kind_name(filter));
+		return;
+	}
+	const char *why = kmqtt_filter_problem(filter->value);
+	if (why) {
+		err(p, filter, "mqtt: bad topic filter \"%s\": %s", filter->value, why);
+		return;
+	}
+	const char *topics = kmqtt_filter_topics(filter->value);
+	bool hash = false;
+	unsigned n = levels(topics, &hash), host = kmqtt_filter_first_plus(topics);
+	if (level) {
+		int64_t v;
+		if (!number(p, "subscribe: 'host_level'", level, 1, KMQTT_HOST_LEVEL_MAX, &v))
+			return;
+		/* a level past the filter's only under its '#' (a topic without
+		 * it is refused when it comes) */
+		if ((unsigned)v > n && !hash) {
+			err(p, level, "mqtt: host_level %u: the filter \"%s\" has %u levels",
+			    (unsigned)v, filter->value, n);
+			return;
+		}
+		host = (unsigned)v;
+	} else if (!host) {
+		/* the host would be the message's own word: any sender could name any */
+		err(p, filter,
+		    "mqtt: topic filter \"%s\" names no host: the level of its first '+' is the "
+		    "host, or say which level is with {filter: \"%s\", host_level: N}",
+		    filter->value, filter->value);
+		return;
+	}
+	char *dup = strdup(filter->value);
+	if (!dup) {
+		p->oom = true;
+		return;
+	}
+	c->subscribe[c->n_subscribe] = dup;
+	c->host_level[c->n_subscribe] = host;
+	c->n_subscribe++;
+}
+
 static void subscribe(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 {
 	if (v->kind != YNODE_SEQ) {
@@ -231,30 +335,16 @@ static void subscribe(struct parse *p, const struct ynode *v, struct kmqtt_confi
 	for (size_t i = 0; i < c->n_subscribe; i++)
 		free(c->subscribe[i]);
 	free(c->subscribe);
+	free(c->host_level);
 	c->n_subscribe = 0;
 	c->subscribe = calloc(v->n_kids + 1, sizeof(*c->subscribe));
-	if (!c->subscribe) {
+	c->host_level = calloc(v->n_kids + 1, sizeof(*c->host_level));
+	if (!c->subscribe || !c->host_level) {
 		p->oom = true;
 		return;
 	}
-	for (size_t i = 0; i < v->n_kids; i++) {
-		const struct ynode *f = v->kids[i];
-		if (f->kind != YNODE_SCALAR || ynode_is_null(f)) {
-			err(p, f, "mqtt: a topic filter of 'subscribe' is a value, not %s",
-			    ynode_kind_name(f));
-			continue;
-		}
-		const char *why = kmqtt_filter_problem(f->value);
-		if (why) {
-			err(p, f, "mqtt: bad topic filter \"%s\": %s", f->value, why);
-			continue;
-		}
-		c->subscribe[c->n_subscribe] = strdup(f->value);
-		if (!c->subscribe[c->n_subscribe])
-			p->oom = true;
-		else
-			c->n_subscribe++;
-	}
+	for (size_t i = 0; i < v->n_kids; i++)
+		subscription(p, v->kids[i], c);
 }
 
 static void topic_prefix(struct parse *p, const struct ynode *v, struct kmqtt_config *c)

@@ -17,6 +17,7 @@
 #define KMQTT_DEFAULT_SPOOL_MAX_MB 64
 #define KMQTT_SPOOL_MAX_MB_MAX	   (1024 * 1024)
 #define KMQTT_MAX_SUBSCRIBE	   64
+#define KMQTT_HOST_LEVEL_MAX	   64 /* host_level: 1 to this */
 /* MQTT's own bound on a topic (a UTF-8 string of at most 65535 bytes). */
 #define KMQTT_TOPIC_MAX 65535
 
@@ -38,6 +39,9 @@ struct kmqtt_config {
 	char *spool_dir;
 	unsigned spool_max_mb;
 	char **subscribe; /* topic filters */
+	/* for each, the level of a topic that names the host (counted from
+	 * 1, "$share/NAME/" not counted): its host_level, or its first '+' */
+	unsigned *host_level;
 	size_t n_subscribe;
 	unsigned url_line, url_col; /* where the file says url */
 };
@@ -55,5 +59,11 @@ const char *kmqtt_config_warning(const struct kmqtt_config *c);
 /* Whether s is a valid MQTT topic filter: not empty, "+" and "#" only as
  * whole levels and "#" only last.  NULL, or a static reason. */
 const char *kmqtt_filter_problem(const char *s);
+/* The filter of a subscription without MQTT 5's "$share/NAME/": what the
+ * topics it brings match. */
+const char *kmqtt_filter_topics(const char *s);
+/* The level of the first '+' of the filter s (kmqtt_filter_topics()),
+ * counted from 1; 0 when it has none. */
+unsigned kmqtt_filter_first_plus(const char *s);
 
 #endif

@@ -16,9 +16,15 @@
  * of its host name (1 byte), the name, its instance, its top and its
  * window (8 bytes each), in the machine's byte order (the file never
  * leaves it).  The header's sum is FNV-1a of everything after it.
+ *
+ * Version 2 has the bytes of version 1; its hosts are those of the topics
+ * (mqtt-msg.h, kmqtt_topic_host()).  Version 1's were the messages' own
+ * word, so that a host could have filled another's streams with numbers
+ * that host had not sent yet: such a file is not read.
  */
-#define FILE_MAGIC   0x44514d4bu /* "KMQD" */
-#define FILE_VERSION 1u
+#define FILE_MAGIC	0x44514d4bu /* "KMQD" */
+#define FILE_VERSION	2u
+#define FILE_VERSION_V1 1u
 
 struct file_hdr {
 	uint32_t magic, version, count, sum;
@@ -75,6 +81,11 @@ int kmqtt_dedupe_decode(struct kmqtt_dedupe *d, const void *buf, size_t len, con
 	memcpy(&h, p, sizeof(h));
 	p += sizeof(h);
 	len -= sizeof(h);
+	if (h.magic == FILE_MAGIC && h.version == FILE_VERSION_V1) {
+		*why = "written by an older keventd, which took a message's host on its word: "
+		       "not read";
+		return -EINVAL;
+	}
 	if (h.magic != FILE_MAGIC || h.version != FILE_VERSION) {
 		*why = "not a table of messages taken, or of another version";
 		return -EINVAL;

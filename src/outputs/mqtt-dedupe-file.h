@@ -5,7 +5,8 @@
  * round of the loop after the messages it names were journaled, so that a
  * message it names is one the journal holds or has run.  A file that is
  * not whole and well formed is not read at all: keventd starts without
- * it, and a redelivery then runs twice rather than never.
+ * it, and a redelivery then runs twice rather than never.  Nor is one of
+ * an older keventd, whose hosts were the messages' word, not the topics'.
  */
 #ifndef KEVENT_MQTT_DEDUPE_FILE_H
 #define KEVENT_MQTT_DEDUPE_FILE_H

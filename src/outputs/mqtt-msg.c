@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "event-json.h"
+#include "mqtt-config.h"
 
 static void put_encoded(struct strbuf *out, const char *s)
 {
@@ -95,8 +96,81 @@ static char *host_of(const char *buf, size_t len, uint64_t *instance, const char
 	return host;
 }
 
-int kmqtt_decode(const void *buf, size_t len, struct kevent **out, struct kmqtt_key *key,
-		 const char **why)
+bool kmqtt_topic_matches(const char *filter, const char *topic)
+{
+	const char *f = filter, *t = topic;
+	if (*t == '$' && (*f == '+' || *f == '#'))
+		return false;
+	for (;;) {
+		size_t fl = strcspn(f, "/"), tl = strcspn(t, "/");
+		if (fl == 1 && *f == '#')
+			return true; /* this level and those below, or none ("a/#" is "a" too) */
+		if (!(fl == 1 && *f == '+') && (fl != tl || memcmp(f, t, fl) != 0))
+			return false;
+		f += fl;
+		t += tl;
+		if (!*f || !*t)
+			break;
+		f++;
+		t++;
+	}
+	/* the topic is at its end: matched if the filter is too, or has only
+	 * "/#" left */
+	return !*t && (!*f || strcmp(f, "/#") == 0);
+}
+
+/* Level (from 1) of topic into out (empty when it is too long for a host
+ * name); false if the topic has none. */
+static bool topic_level(const char *topic, unsigned level, char out[KEVENT_HOST_MAX + 1])
+{
+	const char *p = topic;
+	for (unsigned i = 1; i < level; i++) {
+		p = strchr(p, '/');
+		if (!p)
+			return false;
+		p++;
+	}
+	size_t len = strcspn(p, "/");
+	if (len > KEVENT_HOST_MAX)
+		len = 0; /* too long: no host name, as the empty one is not */
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
+}
+
+int kmqtt_topic_host(char *const *filters, const unsigned *levels, size_t n, const char *topic,
+		     char out[KEVENT_HOST_MAX + 1], const char **why)
+{
+	char host[KEVENT_HOST_MAX + 1];
+	bool found = false;
+	*why = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!kmqtt_topic_matches(kmqtt_filter_topics(filters[i]), topic))
+			continue;
+		if (!topic_level(topic, levels[i], host)) {
+			*why = "the topic has no level for the host";
+			return -EINVAL;
+		}
+		if (!kevent_host_valid(host)) {
+			*why = "the topic's host level is not a host name ([A-Za-z0-9._-], at most "
+			       "253 bytes)";
+			return -EINVAL;
+		}
+		if (found && strcmp(host, out) != 0) {
+			*why = "the subscriptions the topic matches name different hosts";
+			return -EINVAL;
+		}
+		if (!found)
+			memcpy(out, host, strlen(host) + 1);
+		found = true;
+	}
+	if (!found)
+		*why = "a topic no subscription matches";
+	return found ? 0 : -EINVAL;
+}
+
+int kmqtt_decode(const void *buf, size_t len, const char *topic_host, struct kevent **out,
+		 struct kmqtt_key *key, const char **why)
 {
 	*out = NULL;
 	*why = NULL;
@@ -119,6 +193,14 @@ int kmqtt_decode(const void *buf, size_t len, struct kevent **out, struct kmqtt_
 	if (!host) {
 		kevent_free(ev);
 		return *why ? -EINVAL : -ENOMEM;
+	}
+	if (strcmp(host, topic_host) != 0) {
+		/* a sender the broker lets write under its own host's topics
+		 * only, speaking as another (docs/fleet.md) */
+		*why = "the message's host is not its topic's";
+		free(host);
+		kevent_free(ev);
+		return -EINVAL;
 	}
 	if (key)
 		*key = (struct kmqtt_key){.host = host,

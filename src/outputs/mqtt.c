@@ -35,6 +35,7 @@ struct kmqtt {
 	struct ksink sink;
 	bool subscribing, paused, stopped;
 	char **filters;
+	unsigned *host_levels; /* of each filter: the topic level of the host */
 	/* the messages taken, to drop one delivered again; saved in the
 	 * state directory a round after the journal has them */
 	struct kmqtt_dedupe *seen;
@@ -407,8 +408,13 @@ static void on_message(struct mosquitto *mosq, void *userdata, const struct mosq
 	struct kevent *ev = NULL;
 	struct kmqtt_key key;
 	const char *why = NULL;
-	int rc = kmqtt_decode(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0, &ev,
-			      &key, &why);
+	/* the host is the topic's, which the broker's ACL vouches for, never
+	 * the message's own word (keventd.yaml(5), SUBSCRIBING) */
+	char host[KEVENT_HOST_MAX + 1];
+	int rc = kmqtt_topic_host(m->filters, m->host_levels, m->n_filters, msg->topic, host, &why);
+	if (rc == 0)
+		rc = kmqtt_decode(msg->payload, msg->payloadlen > 0 ? (size_t)msg->payloadlen : 0,
+				  host, &ev, &key, &why);
 	if (rc < 0) {
 		ksink_reject(&m->sink, KEVENT_SOURCE_MQTT, why ? why : "out of memory");
 		return;
@@ -777,6 +783,7 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 		m->sink = *sink;
 		m->subscribing = true;
 		m->filters = cfg->subscribe; /* cfg outlives m (kdaemon_config) */
+		m->host_levels = cfg->host_level;
 		m->n_filters = cfg->n_subscribe;
 		if (kmqtt_dedupe_new(&m->seen) < 0) {
 			kmqtt_free(m);

@@ -227,22 +227,6 @@ static struct tp *find_tp(struct ktrace_src *t, uint32_t id)
 	return NULL;
 }
 
-/* The name of the task tid, "" when it is gone. */
-static void task_comm(uint32_t tid, char comm[KTRACE_COMM_MAX + 1])
-{
-	char path[64];
-	comm[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/comm", tid);
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, comm, KTRACE_COMM_MAX);
-	if (n <= 0)
-		return;
-	comm[n] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-}
-
 static void handle(struct ktrace_src *t, const uint8_t *rec, size_t len)
 {
 	struct ktrace_record r;
@@ -269,11 +253,9 @@ static void handle(struct ktrace_src *t, const uint8_t *rec, size_t len)
 			     "trace sample of an unknown tracepoint");
 		return;
 	}
-	char comm[KTRACE_COMM_MAX + 1];
-	task_comm(r.tid, comm);
 	struct kevent *ev = NULL;
 	bool truncated = false;
-	int rc = ktrace_event(&tp->fmt, &tp->name, &r, comm, t->seqnum + 1, &ev, &truncated, &why);
+	int rc = ktrace_event(&tp->fmt, &tp->name, &r, t->seqnum + 1, &ev, &truncated, &why);
 	if (rc < 0) {
 		ksink_reject(&t->sink, KEVENT_SOURCE_TRACE, rc == -ENOMEM ? "out of memory" : why);
 		return;

@@ -19,7 +19,7 @@
 #include "util.h"
 
 #define RECORD_MAX (64 * 1024) /* a tracepoint's record is smaller */
-/* room kept in the payload for Cpu:, Task-Pid: and Task-Comm: */
+/* room kept in the payload for Cpu: and Task-Pid: */
 #define TRAILER_MAX 128
 
 static const char *skip_blanks(const char *p, const char *end)
@@ -337,8 +337,8 @@ static int put_field(struct strbuf *sb, const struct ktrace_field *fl, const uin
 }
 
 int ktrace_event(const struct ktrace_format *f, const struct ktrace_name *n,
-		 const struct ktrace_record *r, const char *comm, uint64_t seqnum,
-		 struct kevent **ev, bool *truncated, const char **why)
+		 const struct ktrace_record *r, uint64_t seqnum, struct kevent **ev,
+		 bool *truncated, const char **why)
 {
 	_cleanup_strbuf_ struct strbuf payload = STRBUF_INIT;
 	_cleanup_strbuf_ struct strbuf line = STRBUF_INIT;
@@ -364,12 +364,9 @@ int ktrace_event(const struct ktrace_format *f, const struct ktrace_name *n,
 		}
 		strbuf_add(&payload, strbuf_str(&line), line.len);
 	}
-	char name[KTRACE_COMM_MAX + 1];
-	snprintf(name, sizeof(name), "%s", comm ? comm : "");
-	strbuf_printf(&payload, "Cpu: %" PRIu32 "\nTask-Pid: %" PRIu32 "\nTask-Comm: ", r->cpu,
-		      r->tid);
-	strbuf_put_escaped(&payload, name);
-	strbuf_putc(&payload, '\n');
+	/* the task by its pid alone: its name is not in the sample, and
+	 * /proc/PID read now may be another task's, the pid used again */
+	strbuf_printf(&payload, "Cpu: %" PRIu32 "\nTask-Pid: %" PRIu32 "\n", r->cpu, r->tid);
 	strbuf_printf(&object, KTRACE_OBJECT_PREFIX "%s", n->system);
 	if (payload.oom || line.oom || object.oom)
 		return -ENOMEM;

@@ -8,8 +8,10 @@
  *   payload one "name: value" line per field of the tracepoint (not the
  *           common_* header), as the format names it: integers in decimal,
  *           strings (__data_loc char[], char[N]) as text with control
- *           characters escaped, other arrays as hex; then Cpu:, Task-Pid:
- *           and Task-Comm: of the task that hit it.
+ *           characters escaped, other arrays as hex; then Cpu: and
+ *           Task-Pid: of the task that hit it.  No name of that task: a
+ *           sample does not hold it, and by the time keventd reads the
+ *           sample the pid may be another task's (docs/sources.md).
  * Nothing here reads a file or logs: the format's text and the record's
  * bytes come in, bounded, and what is wrong comes back as a static *why.
  */
@@ -26,7 +28,6 @@
 #define KTRACE_MAX_FIELDS    64
 #define KTRACE_FIELD_NAME    64
 #define KTRACE_FORMAT_MAX    (64 * 1024)
-#define KTRACE_COMM_MAX	     16
 
 enum ktrace_field_kind {
 	KTRACE_INT,	 /* size 1, 2, 4 or 8: decimal */
@@ -78,12 +79,12 @@ struct ktrace_name {
 	const char *system, *event;
 };
 
-/* The event of a sample r of tracepoint f, named n; comm is the task's
- * name ("" when it is gone).  0 (*truncated when the payload had to be
- * cut to its limit, at a line's end), -EINVAL with *why when the record
- * does not fit the format, -ENOMEM. */
+/* The event of a sample r of tracepoint f, named n: what the record
+ * holds, and nothing looked up elsewhere.  0 (*truncated when the payload
+ * had to be cut to its limit, at a line's end), -EINVAL with *why when
+ * the record does not fit the format, -ENOMEM. */
 int ktrace_event(const struct ktrace_format *f, const struct ktrace_name *n,
-		 const struct ktrace_record *r, const char *comm, uint64_t seqnum,
-		 struct kevent **ev, bool *truncated, const char **why);
+		 const struct ktrace_record *r, uint64_t seqnum, struct kevent **ev,
+		 bool *truncated, const char **why);
 
 #endif

@@ -95,7 +95,9 @@ rules:
     match: {source: mqtt, type: general}
     run: [/bin/sh, -c, 'echo "\$KEVENT_TIMESTAMP \$(date +%s%N)" >> $work/latency']
 EOF
-printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  topic_prefix: fleet/central\n  client_id: central\n  publish: none\n  subscribe: ["fleet/+/general/#"]\n  spool: {dir: %s/spool-central}\n' \
+# all 50 on this machine: its host name under fleet/ (the central keventd
+# takes the host from that level), each its own prefix under it
+printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  topic_prefix: fleet/central\n  client_id: central\n  publish: none\n  subscribe: ["fleet/+/+/general/#"]\n  spool: {dir: %s/spool-central}\n' \
 	"$port" "$work" >"$work/central.yaml"
 "$kd" --config "$work/central.yaml" --rules-dir "$work/central-rules" \
 	--control "$work/ctl-central" --sources socket,mqtt --history 0 --log-level warning \
@@ -108,8 +110,8 @@ for i in range(int(sys.argv[1])):
 PY
 h=0
 while [ $h -lt $hosts ]; do
-	printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  topic_prefix: fleet/h%s\n  client_id: h%s\n  spool: {dir: %s/spool-h%s}\n' \
-		"$port" "$h" "$h" "$work" "$h" >"$work/h$h.yaml"
+	printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  topic_prefix: fleet/%s/h%s\n  client_id: h%s\n  spool: {dir: %s/spool-h%s}\n' \
+		"$port" "$(hostname)" "$h" "$h" "$work" "$h" >"$work/h$h.yaml"
 	"$kd" --config "$work/h$h.yaml" --rules-dir "$work/rules" --control "$work/ctl-h$h" \
 		--sources socket --history 0 --max-children 1 --queue-size 256 \
 		--log-level warning >>"$work/keventd.log" 2>&1 &

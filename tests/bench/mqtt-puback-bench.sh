@@ -38,7 +38,8 @@ for i in range(int(sys.argv[1])):
                       "instance": "00000000000000b1"}))
 EOF2
 
-# run NAME RULE COUNT HOW: a keventd subscribed to bench/#, COUNT messages
+# run NAME RULE COUNT HOW: a keventd subscribed to bench/# (the host: its
+# second level, h1), COUNT messages
 # sent HOW (burst or single), the windows of its PUBACKs
 run() {
 	name=$1 rule=$2 count=$3 how=$4
@@ -48,7 +49,7 @@ run() {
 		printf 'rules:\n  - name: fleet\n    match: {source: mqtt}\n    run: [/bin/true]\n' \
 			>"$work/rules/50-fleet.yaml"
 	fi
-	printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  client_id: bench-%s\n  publish: none\n  subscribe: ["bench/#"]\n  spool: {dir: %s/spool}\n' \
+	printf 'mqtt:\n  url: mqtt://127.0.0.1:%s\n  client_id: bench-%s\n  publish: none\n  subscribe: [{filter: "bench/#", host_level: 2}]\n  spool: {dir: %s/spool}\n' \
 		"$port" "$name" "$work" >"$work/k.yaml"
 	"$kd" --config "$work/k.yaml" --rules-dir "$work/rules" --control "$work/ctl" \
 		--state-dir "$work/state" --sources socket,mqtt --history 0 --log-level warning \

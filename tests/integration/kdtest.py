@@ -45,7 +45,8 @@ IS_ROOT = os.geteuid() == 0
 #   report OUT FIFO TAG      write what the handler sees (argv, env, fds...) as JSON
 #   append FILE VALUE FIFO   append VALUE to FILE, then tell FIFO
 #   wait EVENTS GATE TAG     tell EVENTS "start TAG PID", block until GATE says go
-#                            (at most 60 s), tell EVENTS "end TAG"
+#                            (at most 60 s), tell EVENTS "end TAG" ("nogo TAG" when
+#                            the gate ended or the time ran out first)
 #   count COUNTER EVENTS GATE TAG   like wait, tracking concurrency in COUNTER
 HANDLER = r'''#!@PYTHON@
 import os, sys
@@ -63,7 +64,7 @@ def probe_fds():
 
 FDS = probe_fds()
 
-import fcntl, json, select
+import fcntl, json, select, time
 
 def tell(fifo, line):
     fd = os.open(fifo, os.O_WRONLY)
@@ -75,8 +76,19 @@ def gate(path):
     return fd
 
 def wait_gate(fd):
-    r, _, _ = select.select([fd], [], [], 60)
-    return bool(r) and os.read(fd, 64) != b""
+    # True on "go", False at the gate's end (its writer closed with
+    # nothing left) or after 60 s.  Waiters that share a gate all wake at
+    # the "go"; the one that reads it second finds the gate empty, and its
+    # writer maybe not closed yet (EAGAIN): it waits for the end.
+    deadline = time.monotonic() + 60
+    while True:
+        r, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not r:
+            return False
+        try:
+            return os.read(fd, 64) != b""
+        except BlockingIOError:
+            continue
 
 def counter(path, delta):
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)

@@ -313,12 +313,15 @@ class Mqtt(DaemonTest):
         d.stop_ok(self)
 
     def central(self, b, filters, *args, prefix="fleet/central"):
-        """A keventd subscribed to filters, once the broker has its subscriptions."""
-        conf = self.config(b, "  subscribe: [%s]\n" % ", ".join(kdtest.yq(f) for f in filters),
+        """A keventd subscribed to filters, once the broker has its
+        subscriptions; a filter is a string, or (filter, host_level)."""
+        items = ["{filter: %s, host_level: %d}" % (kdtest.yq(f[0]), f[1])
+                 if isinstance(f, tuple) else kdtest.yq(f) for f in filters]
+        conf = self.config(b, "  subscribe: [%s]\n" % ", ".join(items),
                            name="central.yaml", prefix=prefix)
         d = self.start("--config", conf, "--sources", "socket,mqtt", *args)
         for f in filters:
-            b.wait_log("kd-central.yaml 1 %s" % f)
+            b.wait_log("kd-central.yaml 1 %s" % (f[0] if isinstance(f, tuple) else f))
         return d
 
     def test_spool_dir_writable_by_others(self):
@@ -398,7 +401,7 @@ rules:
         takes: the broker drops a larger message for it instead of sending
         it, and keventd never reads it."""
         b = self.broker().start()
-        d = self.central(b, ["fleet/#"])
+        d = self.central(b, [("fleet/#", 2)])
         # MQTT 5 (p5), and a session the broker keeps (c0: no clean start)
         self.assertIn("as kd-central.yaml (p5, c0, k30", b.logtext())
         ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
@@ -567,7 +570,8 @@ rules:
         again, flagged redelivered, with the same instance and seqnum: the
         subscribing keventd runs it once."""
         b = self.broker().start()
-        b.session("watcher", "fleet/h1/general/#")
+        mine = "fleet/%s/general/#" % HOST  # the topics of the publisher's host
+        b.session("watcher", mine)
         out = self.recorder()
         central = self.central(b, ["fleet/+/general/#"], prefix="fleet/central")
         pub_rules = self.s.path("pub-rules")
@@ -576,8 +580,8 @@ rules:
             f.write("rules:\n  - name: gate\n    match: {signal: gate}\n    run: %s\n"
                     % self.h("wait", self.s.fifo.path, self.s.gates.path("g"), "g"))
         ctl, state = self.s.path("ctl-pub"), self.s.path("pub-state")
-        args = ("--config", self.config(b, name="pub.yaml"), "--control", ctl,
-                "--state-dir", state)
+        args = ("--config", self.config(b, name="pub.yaml", prefix="fleet/" + HOST),
+                "--control", ctl, "--state-dir", state)
         pub = self.start(*args, rules_dirs=[pub_rules])
         r = subprocess.run([kdtest.KEVENTCTL, "--control", ctl, "send", "general", "/slow",
                             "gate"], capture_output=True, text=True, timeout=TIMEOUT)
@@ -597,7 +601,7 @@ rules:
                                  and st["events"]["pending"] == 0, "the second copy")
         self.assertEqual(st["mqtt"]["duplicates"], 1)
         self.assertEqual(self.runs(out), ["%s /slow 1" % HOST])
-        first, again = [json.loads(p) for _, p in b.collect("watcher", "fleet/h1/general/#", 2)]
+        first, again = [json.loads(p) for _, p in b.collect("watcher", mine, 2)]
         self.assertEqual((again["instance"], again["seqnum"], again["redelivered"]),
                          (first["instance"], first["seqnum"], True))
         self.assertFalse(first["redelivered"])
@@ -652,7 +656,7 @@ rules:
 
     def test_malformed_rejected_and_counted(self):
         b = self.broker().start()
-        d = self.central(b, ["fleet/#"])
+        d = self.central(b, [("fleet/#", 2)])
         ok = {"type": "power", "object": "/a", "signal": "s", "host": "h1"}
 
         def but(**kw):
@@ -687,6 +691,60 @@ rules:
         self.assertIn("mqtt: rejected input: message larger than 64 KiB\n", log)
         d.stop_ok(self)
 
+    def test_inbound_host_is_the_topics(self):
+        """A host the broker lets write under fleet/host17/ only cannot speak
+        as host42: its message claiming host42 is refused, counted and
+        logged at a bounded rate, and never runs; host42's own event with the
+        same (instance, seqnum) runs, and so does host17's own: the table of
+        messages taken is per host of the topic."""
+        b = self.broker().start()
+        out = self.recorder()
+        d = self.central(b, ["fleet/+/power/#"], "--state-dir", self.s.path("central-state"))
+
+        def ev(host, obj="/x", seqnum=7):
+            return json.dumps({"seqnum": seqnum, "source": "kernel", "type": "power",
+                               "object": obj, "signal": "high", "host": host,
+                               "instance": "00000000000000a1"})
+        # host17, on its own topics, sends host42's next event first, and
+        # 29 more as host42: one mosquitto_pub, a message a line
+        lies = [ev("host42")] + [ev("host42", "/y", seqnum=100 + i) for i in range(29)]
+        r = subprocess.run([mqttbroker.PUB] + b.sub_args() +
+                           ["-q", "1", "-t", "fleet/host17/power/high/x", "-l"],
+                           input="\n".join(lies) + "\n", capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = d.wait_status(lambda st: st["sources"]["mqtt"]["rejected"] == 30,
+                           "30 rejected")
+        # then host42's real event, and host17's own of the same numbers
+        b.publish("fleet/host42/power/high/x", ev("host42"))
+        b.publish("fleet/host17/power/high/x", ev("host17"))
+        st = d.wait_status(lambda st: st["mqtt"]["received"] == 2
+                           and st["events"]["pending"] == 0, "2 received and handled")
+        self.assertEqual((st["mqtt"]["duplicates"], st["sources"]["mqtt"]["received"],
+                          st["sources"]["mqtt"]["rejected"]), (0, 2, 30))
+        self.assertEqual(sorted(self.runs(out)), ["host17 /x 7", "host42 /x 7"])
+        log = d.logtext()
+        why = "mqtt: rejected input: the message's host is not its topic's\n"
+        # at a bounded rate: 20 lines, then a word about the rest
+        self.assertEqual(log.count(why), 20, log)
+        # and in keventctl status: received, recovered, redelivered, rejected
+        self.assertRegex(d.ctl("status", check=0).stdout, r"(?m)^mqtt +2 +0 +0 +30 ")
+        d.stop_ok(self)
+        # a subscription that names no host level is refused at start
+        bad = self.config(b, "  subscribe: [fleet/#]\n", name="nohost.yaml")
+        r = subprocess.run([kdtest.KEVENTCTL, "verify", "--config", bad, self.s.rules],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("mqtt: topic filter \"fleet/#\" names no host: the level of its first "
+                      "'+' is the host, or say which level is with {filter: \"fleet/#\", "
+                      "host_level: N}", r.stdout + r.stderr)
+        r = subprocess.run([kdtest.KEVENTD, "--config", bad, "--rules-dir", self.s.rules,
+                            "--control", self.s.path("ctl-nohost"), "--state-dir",
+                            self.s.path("state-nohost")],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("names no host", r.stdout + r.stderr)
+
     def test_fleet_of_50(self):
         b = self.broker().start()
         count = self.s.path("out", "count")
@@ -696,12 +754,14 @@ rules:
     match: {source: mqtt, type: general}
     run: [/bin/sh, -c, 'echo "$KEVENT_HOST $KEVENT_OBJECT $KEVENT_SIGNAL" >> %s']
 """ % count)
-        central = self.central(b, ["fleet/+/general/#"], "--history", "0")
+        # all 50 on this machine: its host name under fleet/, each its own
+        # prefix under it
+        central = self.central(b, ["fleet/+/+/general/#"], "--history", "0")
         hosts, procs = [], []
         n_hosts, per_host = 50, 200
         for i in range(n_hosts):
             ctl = self.s.path("ctl-%d" % i)
-            conf = self.config(b, name="h%d.yaml" % i, prefix="fleet/h%d" % i)
+            conf = self.config(b, name="h%d.yaml" % i, prefix="fleet/%s/h%d" % (HOST, i))
             d = self.start("--config", conf, "--control", ctl, "--history", "0",
                            "--max-children", "1", "--queue-size", "256")
             hosts.append((d, ctl))

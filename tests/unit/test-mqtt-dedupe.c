@@ -182,6 +182,17 @@ static void test_file_bad(void **state)
 			fail_msg("%s: rc %d, why %s", cases[i].name, rc, why ? why : "(none)");
 		kmqtt_dedupe_free(e);
 	}
+	/* an older keventd's file, whose hosts were the messages' own word
+	 * (one host could have filled another's streams): not read */
+	good.buf[4] = 1;
+	struct kmqtt_dedupe *e = NULL;
+	const char *why = NULL;
+	assert_int_equal(kmqtt_dedupe_new(&e), 0);
+	assert_int_equal(kmqtt_dedupe_decode(e, good.buf, good.len, &why), -EINVAL);
+	assert_string_equal(why, "written by an older keventd, which took a message's host on "
+				 "its word: not read");
+	assert_int_equal(kmqtt_dedupe_streams(e), 0);
+	kmqtt_dedupe_free(e);
 	strbuf_release(&good);
 }
 

@@ -86,7 +86,7 @@ static void test_decode(void **state)
 	struct kevent *got = NULL;
 	struct kmqtt_key key;
 	const char *why = NULL;
-	assert_int_equal(kmqtt_decode(sb.buf, sb.len, &got, &key, &why), 0);
+	assert_int_equal(kmqtt_decode(sb.buf, sb.len, "h7.example", &got, &key, &why), 0);
 	assert_int_equal(got->source, KEVENT_SOURCE_MQTT);
 	assert_string_equal(got->host, "h7.example");
 	/* named as the sender named it */
@@ -135,12 +135,16 @@ static void test_decode_bad(void **state)
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcde\"}", "instance is not 16 hex digits"},
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcdef0\"}", "instance is not 16 hex digits"},
 		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h\",\"instance\":\"0123456789abcdeg\"}", "instance is not 16 hex digits"},
+		/* on h's topic, speaking as another host, or as h's namesake in
+		 * another case */
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"h42\"}", "the message's host is not its topic's"},
+		{"{\"type\":\"power\",\"object\":\"/a\",\"signal\":\"s\",\"host\":\"H\"}", "the message's host is not its topic's"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct kevent *got = NULL;
 		const char *why = NULL;
-		int rc = kmqtt_decode(cases[i].msg, strlen(cases[i].msg), &got, NULL, &why);
+		int rc = kmqtt_decode(cases[i].msg, strlen(cases[i].msg), "h", &got, NULL, &why);
 		if (rc != -EINVAL || !why || (cases[i].why && strcmp(why, cases[i].why) != 0))
 			fail_msg("case %zu (%s): rc %d, why %s", i, cases[i].msg, rc,
 				 why ? why : "(none)");
@@ -149,15 +153,133 @@ static void test_decode_bad(void **state)
 	/* no message at all, a NUL byte, and more than 64 KiB */
 	struct kevent *got = NULL;
 	const char *why = NULL;
-	assert_int_equal(kmqtt_decode(NULL, 0, &got, NULL, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode(NULL, 0, "h", &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "truncated JSON");
-	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, &got, NULL, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode("{\"a\":\"\0\"}", 10, "h", &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "a NUL byte in the message");
 	char *big = calloc(1, KMQTT_MSG_MAX + 2);
 	memset(big, ' ', KMQTT_MSG_MAX + 1);
-	assert_int_equal(kmqtt_decode(big, KMQTT_MSG_MAX + 1, &got, NULL, &why), -EINVAL);
+	assert_int_equal(kmqtt_decode(big, KMQTT_MSG_MAX + 1, "h", &got, NULL, &why), -EINVAL);
 	assert_string_equal(why, "message larger than 64 KiB");
 	free(big);
+}
+
+/* Which filters a topic matches: MQTT's '+' and '#'. */
+static void test_topic_matches(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct {
+		const char *filter, *topic;
+		bool match;
+	} cases[] = {
+		{"keventd/+/power/#", "keventd/h17/power/high/cpu", true},
+		{"keventd/+/power/#", "keventd/h17/power", true}, /* '#' is none too */
+		{"keventd/+/power/#", "keventd/h17/storage/add", false},
+		{"keventd/+/power/#", "keventd/power", false},
+		{"keventd/+", "keventd/h17", true},
+		{"keventd/+", "keventd/h17/x", false},
+		{"keventd/+", "keventd/", true}, /* an empty level is a level */
+		{"keventd/#", "keventd", true},
+		{"keventd/#", "keventdx/a", false},
+		{"#", "a/b/c", true},
+		{"#", "$SYS/broker", false},
+		{"+/x", "$SYS/x", false},
+		{"$SYS/#", "$SYS/broker", true},
+		{"a/b", "a/b", true},
+		{"a/b", "a/b/", false},
+		{"a/b/", "a/b", false},
+		{"a/+/c", "a//c", true},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		if (kmqtt_topic_matches(cases[i].filter, cases[i].topic) != cases[i].match)
+			fail_msg("%s on %s: %d", cases[i].topic, cases[i].filter, !cases[i].match);
+}
+
+/* A message's host is the level of its topic that its subscription names:
+ * the broker's ACL vouches for it, not the sender. */
+static void test_topic_host(void **state)
+{
+	(void)state;
+	char *filters[] = {"keventd/+/power/#", "$share/central/fleet/+/+/storage/#",
+			   "site/host17/#", "all/#"};
+	const unsigned levels[] = {2, 3, 2, 3};
+	/* clang-format off */
+	static const struct {
+		const char *topic, *host, *why;
+	} cases[] = {
+		{"keventd/host17/power/high/cpu", "host17", NULL},
+		{"fleet/eu/host42/storage/add/block/sda", "host42", NULL},
+		{"site/host17/power/high/x", "host17", NULL}, /* a level with no wildcard */
+		{"all/eu/h9.example/x", "h9.example", NULL}, /* a level under '#' */
+		{"all/eu", NULL, "the topic has no level for the host"},
+		{"all", NULL, "the topic has no level for the host"},
+		{"keventd/host 17/power/x", NULL, "the topic's host level is not a host name ([A-Za-z0-9._-], at most 253 bytes)"},
+		{"keventd//power/x", NULL, "the topic's host level is not a host name ([A-Za-z0-9._-], at most 253 bytes)"},
+		{"keventd/-h/power/x", NULL, "the topic's host level is not a host name ([A-Za-z0-9._-], at most 253 bytes)"},
+		{"other/host17/power/x", NULL, "a topic no subscription matches"},
+		/* "$share/central/" is the broker's, not the topic's */
+		{"$share/central/fleet/eu/h/storage/x", NULL, "a topic no subscription matches"},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char host[KEVENT_HOST_MAX + 1] = "";
+		const char *why = NULL;
+		int rc = kmqtt_topic_host(filters, levels, ARRAY_SIZE(filters), cases[i].topic,
+					  host, &why);
+		if (cases[i].host) {
+			if (rc != 0 || strcmp(host, cases[i].host) != 0)
+				fail_msg("%s: rc %d, host %s, why %s", cases[i].topic, rc, host,
+					 why ? why : "");
+		} else if (rc != -EINVAL || !why || strcmp(why, cases[i].why) != 0) {
+			fail_msg("%s: rc %d, why %s", cases[i].topic, rc, why ? why : "(none)");
+		}
+	}
+	/* subscriptions that overlap must agree on the host */
+	char *overlap[] = {"keventd/+/#", "keventd/host17/+/#"};
+	const unsigned overlap_levels[] = {2, 3};
+	char host[KEVENT_HOST_MAX + 1];
+	const char *why = NULL;
+	assert_int_equal(
+		kmqtt_topic_host(overlap, overlap_levels, 2, "keventd/host17/host42/x", host, &why),
+		-EINVAL);
+	assert_string_equal(why, "the subscriptions the topic matches name different hosts");
+	assert_int_equal(
+		kmqtt_topic_host(overlap, overlap_levels, 2, "keventd/host42/host17/x", host, &why),
+		0);
+	assert_string_equal(host, "host42");
+	/* a level longer than a host name is none */
+	char topic[600] = "keventd/";
+	memset(topic + 8, 'a', 254);
+	strcpy(topic + 8 + 254, "/power/x");
+	assert_int_equal(kmqtt_topic_host(filters, levels, 1, topic, host, &why), -EINVAL);
+	topic[8 + 253] = '/';
+	memmove(topic + 8 + 253, "/power/x", 9);
+	assert_int_equal(kmqtt_topic_host(filters, levels, 1, topic, host, &why), 0);
+	assert_int_equal(strlen(host), 253);
+}
+
+/* A host's message that speaks as another host is refused, whatever else
+ * it says; the same message on its own host's topic is taken. */
+static void test_decode_speaks_as_another(void **state)
+{
+	(void)state;
+	struct kevent *ev = tu_event(KEVENT_POWER, "/cpu", "high", "");
+	ev->instance = 0x42;
+	struct strbuf sb = STRBUF_INIT;
+	kmqtt_message(ev, "host42", &sb);
+	struct kevent *got = NULL;
+	struct kmqtt_key key;
+	const char *why = NULL;
+	assert_int_equal(kmqtt_decode(sb.buf, sb.len, "host17", &got, &key, &why), -EINVAL);
+	assert_null(got);
+	assert_string_equal(why, "the message's host is not its topic's");
+	assert_int_equal(kmqtt_decode(sb.buf, sb.len, "host42", &got, &key, &why), 0);
+	assert_string_equal(key.host, "host42");
+	kevent_free(got);
+	strbuf_release(&sb);
+	kevent_free(ev);
 }
 
 /* Another machine's event runs only rules written for it, and its handler
@@ -741,6 +863,9 @@ int main(void)
 		cmocka_unit_test(test_message),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_decode_bad),
+		cmocka_unit_test(test_topic_matches),
+		cmocka_unit_test(test_topic_host),
+		cmocka_unit_test(test_decode_speaks_as_another),
 		cmocka_unit_test(test_inbound_rules_and_env),
 		cmocka_unit_test(test_spool_order_and_restart),
 		cmocka_unit_test(test_spool_bound),

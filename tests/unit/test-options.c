@@ -119,20 +119,22 @@ static void test_mqtt(void **state)
 {
 	(void)state;
 	struct koptions o;
-	_cleanup_free_ char *diags =
-		parse(&o, "mqtt:\n"
-			  "  url: mqtts://[::1]:8884\n"
-			  "  client_id: c1\n"
-			  "  username: u\n"
-			  "  password_file: /p\n"
-			  "  ca_file: /ca.pem\n"
-			  "  cert_file: /c.pem\n"
-			  "  key_file: /k.pem\n"
-			  "  topic_prefix: fleet/h1\n"
-			  "  publish: matched\n"
-			  "  qos: 0\n"
-			  "  spool: {dir: /s, max_mb: 2}\n"
-			  "  subscribe: [\"fleet/+/power/#\", \"#\", \"+\", a/b]\n");
+	_cleanup_free_ char *diags = parse(
+		&o, "mqtt:\n"
+		    "  url: mqtts://[::1]:8884\n"
+		    "  client_id: c1\n"
+		    "  username: u\n"
+		    "  password_file: /p\n"
+		    "  ca_file: /ca.pem\n"
+		    "  cert_file: /c.pem\n"
+		    "  key_file: /k.pem\n"
+		    "  topic_prefix: fleet/h1\n"
+		    "  publish: matched\n"
+		    "  qos: 0\n"
+		    "  spool: {dir: /s, max_mb: 2}\n"
+		    "  subscribe: [\"fleet/+/power/#\", {filter: \"#\", host_level: 2}, \"+\",\n"
+		    "              {filter: a/b, host_level: 1}, \"$share/g/x/+/y\",\n"
+		    "              {host_level: 3, filter: \"a/+/+/+\"}]\n");
 	assert_null(diags);
 	const struct kmqtt_config *m = &o.mqtt;
 	assert_true(m->enabled);
@@ -150,9 +152,15 @@ static void test_mqtt(void **state)
 	assert_int_equal(m->qos, 0);
 	assert_string_equal(m->spool_dir, "/s");
 	assert_int_equal(m->spool_max_mb, 2);
-	assert_int_equal(m->n_subscribe, 4);
+	assert_int_equal(m->n_subscribe, 6);
 	assert_string_equal(m->subscribe[0], "fleet/+/power/#");
 	assert_string_equal(m->subscribe[3], "a/b");
+	assert_string_equal(m->subscribe[4], "$share/g/x/+/y");
+	/* the level of the host: the first '+' ("$share/NAME/" not counted),
+	 * or what host_level says */
+	static const unsigned want[] = {2, 2, 1, 1, 2, 3};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		assert_int_equal(m->host_level[i], want[i]);
 	koptions_release(&o);
 
 	/* the defaults */
@@ -259,7 +267,14 @@ static void test_bad(void **state)
 		{"mqtt: {url: mqtt://b, subscribe: a}\n", "k.yaml:1:34: error: mqtt: 'subscribe' is a list of topic filters, not a value\n"},
 		{"mqtt: {url: mqtt://b, subscribe: [a/#/b]}\n", "k.yaml:1:35: error: mqtt: bad topic filter \"a/#/b\": '#' stands for the last levels: \"a/#\", and only at the end\n"},
 		{"mqtt: {url: mqtt://b, subscribe: [a+]}\n", "k.yaml:1:35: error: mqtt: bad topic filter \"a+\": '+' stands for a whole level: \"a/+/b\", not \"a+\"\n"},
-		{"mqtt: {url: mqtt://b, subscribe: [[a]]}\n", "k.yaml:1:35: error: mqtt: a topic filter of 'subscribe' is a value, not a list\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [[a]]}\n", "k.yaml:1:35: error: mqtt: a topic filter of 'subscribe' is a value or {filter: F, host_level: N}, not a list\n"},
+		/* no level names the host: it would be the message's own word */
+		{"mqtt: {url: mqtt://b, subscribe: [keventd/host17/#]}\n", "k.yaml:1:35: error: mqtt: topic filter \"keventd/host17/#\" names no host: the level of its first '+' is the host, or say which level is with {filter: \"keventd/host17/#\", host_level: N}\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [\"$share/g/#\"]}\n", "k.yaml:1:35: error: mqtt: topic filter \"$share/g/#\" names no host: the level of its first '+' is the host, or say which level is with {filter: \"$share/g/#\", host_level: N}\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [{filter: a/b, host_level: 3}]}\n", "k.yaml:1:61: error: mqtt: host_level 3: the filter \"a/b\" has 2 levels\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [{filter: a/+, host_level: 0}]}\n", "k.yaml:1:61: error: mqtt: subscribe: 'host_level' wants a number from 1 to 64, not '0'\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [{host_level: 1}]}\n", "k.yaml:1:35: error: mqtt: subscribe: a mapping needs 'filter'\n"},
+		{"mqtt: {url: mqtt://b, subscribe: [{filter: a/+, level: 1}]}\n", "k.yaml:1:49: error: mqtt: subscribe: unknown or repeated key 'level' (filter, host_level)\n"},
 		{"mqtt: {url: mqtt://b, topic_prefix: a/+}\n", "k.yaml:1:37: error: mqtt: topic_prefix \"a/+\" has a wildcard ('+' or '#')\n"},
 		{"mqtt: {url: mqtt://b, topic_prefix: a/}\n", "k.yaml:1:37: error: mqtt: topic_prefix \"a/\" ends with '/'\n"},
 		{"mqtt: {url: mqtt://b, ca_file: /c}\n", "k.yaml:1:13: error: mqtt: ca_file, cert_file and key_file need an mqtts:// url\n"},

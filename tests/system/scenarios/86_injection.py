@@ -45,7 +45,7 @@ CONFIG = """mqtt:
   client_id: systest-inj
   publish: none
   subscribe:
-    - systest/inj/#
+    - systest/+/inj/#
 """
 
 
@@ -132,7 +132,7 @@ def run(vm):
                               "signal": signal, "payload": HOSTILE, "host": "fleet-host"},
                              separators=(",", ":"))
             # retained: the broker hands it over whenever the subscription lands
-            vm.sh("echo %s | base64 -d | mosquitto_pub -h 127.0.0.1 -q 1 -r -t systest/inj/%s -s"
+            vm.sh("echo %s | base64 -d | mosquitto_pub -h 127.0.0.1 -q 1 -r -t systest/fleet-host/inj/%s -s"
                   % (b64(msg), signal))
             got = read(vm, "%s/mqtt-%s-%d" % (DIR, signal, seq), 60,
                        "the MQTT %s handler's file" % signal)
@@ -142,7 +142,7 @@ def run(vm):
                 check_run_args(got, "MQTT run")
         no_pwned(vm, "MQTT to transient rules")
     finally:
-        vm.sh("for t in shell run; do mosquitto_pub -h 127.0.0.1 -r -n -t systest/inj/$t; done; "
+        vm.sh("for t in shell run; do mosquitto_pub -h 127.0.0.1 -r -n -t systest/fleet-host/inj/$t; done; "
               "rm -f /etc/keventd/keventd.yaml /etc/keventd/rules.d/86-injection.yaml && "
               "systemctl restart keventd && systemctl stop mosquitto", 90)
     vm.figure("injection", "transient shell/run, session and MQTT: payload passed byte for "
