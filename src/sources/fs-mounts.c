@@ -197,6 +197,24 @@ bool kfs_mount_ro(const struct kfs_mount *m)
 	       has_option(m->super_options, "emergency_ro");
 }
 
+bool kfs_mount_remote(const struct kfs_mount *m)
+{
+	/* file systems whose statfs() (which fanotify_mark() makes too, for
+	 * the fsid) waits on a server, a user-space daemon, a cluster's locks
+	 * or the automounter */
+	static const char *const remote[] = {
+		"nfs",	"nfs4",	  "cifs",     "smb3",	"smbfs",     "ceph",   "9p",
+		"afs",	"coda",	  "ncpfs",    "lustre", "glusterfs", "gfs2",   "ocfs2",
+		"gpfs", "beegfs", "orangefs", "pvfs2",	"virtiofs",  "vboxsf", "autofs",
+	};
+	if (strncmp(m->fstype, "fuse", 4) == 0) /* fuse, fuseblk, fuse.sshfs ... */
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(remote); i++)
+		if (strcmp(m->fstype, remote[i]) == 0)
+			return true;
+	return false;
+}
+
 bool kfs_mount_wanted(const struct kfs_mount *m, bool all)
 {
 	static const char *const network[] = {"nfs", "nfs4", "cifs", "smb3"};

@@ -51,6 +51,13 @@ const struct kfs_mount *kfs_table_find(const struct kfs_table *t, const char *mo
 /* Whether m is watched: every mount when all, otherwise those backed by
  * a block device and the network file systems. */
 bool kfs_mount_wanted(const struct kfs_mount *m, bool all);
+/* Whether m's file system answers statfs() only through a peer: a
+ * network or cluster file system, FUSE (whatever its source says: fuseblk
+ * on /dev/sdb1, or a user's fsname=/dev/...), virtiofs, autofs.  keventd's
+ * loop never makes a call that reaches such a file system (its statfs(),
+ * a fanotify mark, which takes the fsid through statfs()): one whose
+ * server or daemon does not answer would stop every source. */
+bool kfs_mount_remote(const struct kfs_mount *m);
 /* Whether m is read-only: its own option or its super block's ("ro",
  * or ext4's "emergency_ro" after an error). */
 bool kfs_mount_ro(const struct kfs_mount *m);

@@ -36,6 +36,7 @@ struct watch {
 	struct fs_source *fs;
 	unsigned mount_id;
 	struct kfs_mount m; /* a copy (its strings are the table's) */
+	bool remote;	    /* answers through a peer: never statfs()ed, never marked */
 	bool space;	    /* thresholds are checked (a block device) */
 	struct kfs_thresholds t;
 	struct kfs_space sp;
@@ -89,7 +90,7 @@ static struct watch *find_watch(struct fs_source *fs, unsigned id)
 static void set_mark(struct watch *w, bool on, uint64_t mask)
 {
 	struct fs_source *fs = w->fs;
-	if (fs->fan_fd < 0)
+	if (fs->fan_fd < 0 || w->remote)
 		return;
 	unsigned flags = (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM;
 	if (fanotify_mark(fs->fan_fd, flags, mask, AT_FDCWD, w->m.mountpoint) < 0) {
@@ -192,12 +193,17 @@ static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
 	w->fs = fs;
 	w->mount_id = m->id;
 	w->m = *m;
-	/* statfs() of a network file system whose server is gone blocks:
-	 * thresholds are for the block devices' */
-	w->space = strncmp(m->source, "/dev/", 5) == 0;
+	/* statfs() of a network or FUSE file system whose server is gone
+	 * blocks, and so does fanotify_mark(), which makes one for the fsid:
+	 * thresholds are for the block devices', and neither call is made
+	 * for a file system that answers through a peer (kfs_mount_remote),
+	 * whatever its source says */
+	w->remote = kfs_mount_remote(m);
+	w->space = !w->remote && strncmp(m->source, "/dev/", 5) == 0;
 	w->t = *kfs_config_for(fs->cfg, m->mountpoint);
 	fs->w[fs->n_w++] = w;
-	set_mark(w, true, FAN_FS_ERROR);
+	if (!w->remote)
+		set_mark(w, true, FAN_FS_ERROR);
 	return 0;
 }
 

@@ -6,6 +6,7 @@ one event per crossing; a file system already low at start-up (Initial:
 yes); an error from /sys/fs/ext4/DEV/trigger_fs_error, and with
 errors=remount-ro the remount-ro that follows; a bad fs: section refused
 with FILE:LINE:COLUMN by keventd and keventctl verify."""
+import ctypes
 import os
 import shutil
 import subprocess
@@ -239,6 +240,41 @@ class FsSource(DaemonTest):
             self.next_for(mnt, 2)
         with open(os.path.join(mnt, "still-writable"), "w") as f:
             f.write("x")
+
+    def test_fuse_that_never_answers(self):
+        """A FUSE file system whose daemon never answers (this test holds
+        /dev/fuse and reads nothing, so every statfs() on it waits), with a
+        source that looks like a disk: keventd reports its mount and goes
+        on, since its loop neither statfs()es it nor marks it (a fanotify
+        mark takes the fsid through statfs()); a disk mounted after it is
+        reported too, and keventctl status answers."""
+        if not os.path.exists("/dev/fuse"):
+            self.skipTest("no /dev/fuse")
+        libc = ctypes.CDLL(None, use_errno=True)
+        # a mount namespace of this test's own (the rest of this process
+        # stays in it): other keventds on the machine never see the mount
+        if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+            self.skipTest("cannot unshare the mount namespace: "
+                          + os.strerror(ctypes.get_errno()))
+        sh("mount", "--make-rprivate", "/")
+        mnt = self.s.mkdir("hang")
+        d = self.start_fs()
+        fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            opts = "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other" % fd
+            if libc.mount(b"/dev/sda1", mnt.encode(), b"fuse.hang", 0, opts.encode()) != 0:
+                self.skipTest("cannot mount FUSE: " + os.strerror(ctypes.get_errno()))
+            line = self.next_for(mnt)
+            self.assertTrue(line.startswith("mount "), line)
+            self.assertEqual(payload(line)["Fstype"], "fuse.hang")
+            img, disk = self.image("after-fuse")
+            self.mount(img, disk)
+            self.assertTrue(self.next_for(disk).startswith("mount "))
+            d.ctl("status", check=0)
+        finally:
+            # aborts the connection: whatever waits on it returns
+            os.close(fd)
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
 
     def test_bad_section(self):
         conf = self.s.path("bad.yaml")

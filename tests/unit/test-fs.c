@@ -73,6 +73,50 @@ static void test_wanted(void **state)
 	}
 }
 
+/* The file systems that keventd's loop never calls statfs() or
+ * fanotify_mark() on: those answered by a server or a daemon, whatever
+ * their source claims. */
+static void test_remote(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *line; bool remote; } cases[] = {
+		{ROOT, false},
+		{LOOP, false},
+		{PROC, false},
+		{NFS, true},
+		{FUSE, true},
+		{"33 22 0:42 / /srv/n rw - nfs server:/y rw\n", true},
+		{"34 22 0:43 / /srv/c rw - cifs //server/share rw\n", true},
+		{"35 22 0:44 / /srv/s rw - smb3 //server/share rw\n", true},
+		{"36 22 0:45 / /srv/ceph rw - ceph 10.0.0.1:/ rw\n", true},
+		{"37 22 0:46 / /srv/9 rw - 9p hostshare rw\n", true},
+		{"38 22 0:47 / /srv/v rw - virtiofs myfs rw\n", true},
+		{"39 22 0:48 / /home/u/x rw - fuse.sshfs u@host:/ rw\n", true},
+		{"41 22 0:49 / /home/u/y rw - fuse.glusterfs gl:/vol rw\n", true},
+		{"42 22 0:51 / /net rw - autofs systemd-1 rw\n", true},
+		/* FUSE with a source that looks like a disk: ntfs-3g's fuseblk,
+		 * a user's fsname=/dev/sda1 */
+		{"43 22 8:17 / /media/w rw - fuseblk /dev/sdb1 rw\n", true},
+		{"44 22 0:52 / /home/u/z rw - fuse /dev/sda1 rw\n", true},
+		{"45 22 0:53 / /home/u/q rw - fuse.hang /dev/sda1 rw\n", true},
+		{"40 22 0:50 / /t rw - tmpfs tmpfs rw\n", false},
+		{"46 22 253:1 / /data rw - xfs /dev/mapper/vg-data rw\n", false},
+		{"47 22 0:54 / /b rw - btrfs /dev/vdb rw\n", false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kfs_table t;
+		assert_int_equal(kfs_table_parse(cases[i].line, strlen(cases[i].line), &t, NULL),
+				 0);
+		assert_int_equal(t.n, 1);
+		if (kfs_mount_remote(&t.v[0]) != cases[i].remote)
+			fail_msg("%s: remote %d, wanted %d", cases[i].line, !cases[i].remote,
+				 cases[i].remote);
+		kfs_table_release(&t);
+	}
+}
+
 struct seen {
 	char text[512];
 };
@@ -525,11 +569,12 @@ static void test_quota(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	 cmocka_unit_test(test_wanted),
-		cmocka_unit_test(test_diff),	 cmocka_unit_test(test_mount_event),
-		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_quota),	 cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_remote),
+		cmocka_unit_test(test_wanted),	     cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_mount_event),  cmocka_unit_test(test_space),
+		cmocka_unit_test(test_interval),     cmocka_unit_test(test_fanotify),
+		cmocka_unit_test(test_config),	     cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_config_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
