@@ -47,6 +47,8 @@ struct kfs_table {
 int kfs_table_parse(const char *text, size_t len, struct kfs_table *out, size_t *bad);
 void kfs_table_release(struct kfs_table *t);
 const struct kfs_mount *kfs_table_find(const struct kfs_table *t, const char *mountpoint);
+/* The mount of id (t sorted by id, as parsed), or NULL. */
+const struct kfs_mount *kfs_table_find_id(const struct kfs_table *t, unsigned id);
 
 /* Whether m is watched: every mount when all, otherwise those backed by
  * a block device and the network file systems. */
@@ -61,6 +63,13 @@ bool kfs_mount_remote(const struct kfs_mount *m);
 /* Whether m is read-only: its own option or its super block's ("ro",
  * or ext4's "emergency_ro" after an error). */
 bool kfs_mount_ro(const struct kfs_mount *m);
+
+/* Whether a and b are one mount: the same id, device, mount point and
+ * type (mount ids are reused: an id seen again after a restart may be
+ * another mount's). */
+bool kfs_mount_same(const struct kfs_mount *a, const struct kfs_mount *b);
+/* mountinfo's \ooo undone: a string of malloc(), or NULL. */
+char *kfs_unescape(const char *s, size_t n);
 
 enum kfs_change { KFS_MOUNT, KFS_UMOUNT, KFS_REMOUNT_RO, KFS_REMOUNT_RW, KFS_REMOUNT };
 const char *kfs_change_signal(enum kfs_change c);
@@ -151,6 +160,39 @@ int kfs_space_event(const char *signal, bool initial, const struct kfs_mount *m,
  * second), so that space freed is seen soon. */
 uint64_t kfs_space_interval(const struct kfs_space *s, const struct kfs_thresholds *t,
 			    const struct kfs_stat *st, double rate, uint64_t now_ns);
+
+/* --- what the source knew, kept across a restart --- */
+
+/* The state directory's file: the watched mounts and the space states
+ * reported, so that a start reports what changed while keventd was not
+ * running (KEVENT_SYNTHETIC=1).  Written whole (replace_file()), read
+ * back at start; a damaged one is dropped whole. */
+#define KFS_STATE_FILE "fs.state"
+#define KFS_STATE_MAX  KFS_MOUNTINFO_MAX
+
+struct kfs_saved_space {
+	unsigned id; /* the mount's */
+	enum kfs_level space;
+	bool inodes_low;
+};
+
+struct kfs_state {
+	char boot_id[40]; /* /proc/sys/kernel/random/boot_id */
+	bool all;	  /* fs: {mounts: all} */
+	struct kfs_table table;
+	struct kfs_saved_space *sp;
+	size_t n_sp;
+};
+
+void kfs_state_release(struct kfs_state *s);
+/* The file of the wanted mounts of t (of all) and the n space states sp. */
+void kfs_state_render(const char *boot_id, bool all, const struct kfs_table *t,
+		      const struct kfs_saved_space *sp, size_t n, struct strbuf *sb);
+/* Reads the file back: 0, -EINVAL with *why for a file that is not one
+ * (any line), -E2BIG (too many mounts), -ENOMEM. */
+int kfs_state_parse(const char *text, size_t len, struct kfs_state *out, const char **why);
+/* The saved space state of mount id, or NULL. */
+const struct kfs_saved_space *kfs_state_space(const struct kfs_state *s, unsigned id);
 
 /* --- fanotify --- */
 

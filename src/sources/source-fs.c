@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -50,6 +51,8 @@ struct watch {
 	double peak;	  /* the fastest fall measured, bytes a second */
 	bool seen;	  /* still in the table (a pass's mark) */
 	bool retune;	  /* its thresholds changed at a reload: look now */
+	bool resumed;	  /* its space state is the last keventd's: the first
+			   * look's crossings happened while none watched */
 };
 
 struct fs_source {
@@ -66,9 +69,17 @@ struct fs_source {
 	struct ksource *quota; /* the VFS_DQUOT family's warnings, or NULL */
 	uint64_t seq;	       /* the events so far */
 	bool stopped;
+	/* what was reported, kept in the state directory for the next start
+	 * (NULL: no state directory) */
+	char *state_path;
+	char boot_id[40];
+	bool dirty;			/* the file is behind what was reported */
+	const struct kfs_state *resume; /* at start: the last keventd's */
+	size_t n_synthetic;
 };
 
 static void look(struct watch *w, uint64_t now);
+static void save_state(struct fs_source *fs);
 
 static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *why)
 {
@@ -115,6 +126,7 @@ static void on_timer(struct ktimer *t, void *userdata)
 	(void)t;
 	w->timer = NULL;
 	look(w, now_monotonic_ns());
+	save_state(w->fs);
 }
 
 /* statfs(), the crossings it shows, and the next look. */
@@ -144,6 +156,8 @@ static void look(struct watch *w, uint64_t now)
 	bool moved = !w->sp.known || st.avail != w->sp.last_avail;
 	struct kfs_space_change ch;
 	kfs_space_update(&w->sp, &w->t, &st, now, &ch);
+	bool synthetic = w->resumed;
+	w->resumed = false;
 	for (size_t i = 0; i < ch.n; i++) {
 		struct kevent *ev = NULL;
 		const char *why = NULL;
@@ -152,8 +166,14 @@ static void look(struct watch *w, uint64_t now)
 		if (rc == 0 && ch.initial)
 			log_notice("fs: %s is already %s at start-up", w->m.mountpoint,
 				   ch.signal[i]);
+		if (rc == 0 && synthetic) {
+			ev->synthetic = true;
+			fs->n_synthetic++;
+		}
 		submit(fs, rc, ev, why);
 	}
+	if (ch.n || synthetic)
+		fs->dirty = true;
 	if (w->sp.rate > w->peak)
 		w->peak = w->sp.rate;
 	if (!moved)
@@ -204,12 +224,25 @@ static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
 	fs->w[fs->n_w++] = w;
 	if (!w->remote)
 		set_mark(w, true, FAN_FS_ERROR);
+	/* at start, the same mount as the last keventd's: its space state
+	 * goes on from what was reported then, and the first look says only
+	 * a crossing made meanwhile */
+	const struct kfs_mount *was =
+		fs->resume ? kfs_table_find_id(&fs->resume->table, m->id) : NULL;
+	const struct kfs_saved_space *sp =
+		was && kfs_mount_same(was, m) ? kfs_state_space(fs->resume, m->id) : NULL;
+	if (sp && w->space && kfs_thresholds_on(&w->t)) {
+		w->sp = (struct kfs_space){
+			.known = true, .space = sp->space, .inodes_low = sp->inodes_low};
+		w->resumed = true;
+	}
 	return 0;
 }
 
 struct diff_ctx {
 	struct fs_source *fs;
 	uint64_t now;
+	bool synthetic;
 };
 
 static void on_change(void *userdata, enum kfs_change c, const struct kfs_mount *m,
@@ -219,11 +252,39 @@ static void on_change(void *userdata, enum kfs_change c, const struct kfs_mount 
 	struct kevent *ev = NULL;
 	const char *why = NULL;
 	int rc = kfs_mount_event(c, m, prev, d->now, &ev, &why);
+	if (rc == 0 && d->synthetic) {
+		ev->synthetic = true;
+		d->fs->n_synthetic++;
+	}
 	submit(d->fs, rc, ev, why);
 }
 
-/* Reads the mount table again, says what changed and follows it. */
-static void reread(struct fs_source *fs, bool report)
+/* The state file made what was reported, when it is behind. */
+static void save_state(struct fs_source *fs)
+{
+	if (!fs->state_path || !fs->dirty)
+		return;
+	_cleanup_free_ struct kfs_saved_space *sp = calloc(fs->n_w + 1, sizeof(*sp));
+	size_t n = 0;
+	for (size_t i = 0; sp && i < fs->n_w; i++) {
+		const struct watch *w = fs->w[i];
+		if (w->space && w->sp.known && kfs_thresholds_on(&w->t))
+			sp[n++] = (struct kfs_saved_space){w->mount_id, w->sp.space,
+							   w->sp.inodes_low};
+	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (sp)
+		kfs_state_render(fs->boot_id, fs->cfg->all, &fs->table, sp, n, &sb);
+	int rc = !sp || sb.oom ? -ENOMEM : replace_file(fs->state_path, sb.buf, sb.len, 0600);
+	if (rc < 0)
+		log_warning("fs: cannot write %s: %s", fs->state_path, strerror(-rc));
+	else
+		fs->dirty = false;
+}
+
+/* Reads the mount table again, says what changed (synthetic: while no
+ * keventd watched) and follows it. */
+static void reread_as(struct fs_source *fs, bool report, bool synthetic)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0, bad = 0;
@@ -236,8 +297,11 @@ static void reread(struct fs_source *fs, bool report)
 		return;
 	}
 	if (report) {
-		struct diff_ctx d = {fs, now_realtime_ns()};
-		kfs_diff(&fs->table, &cur, fs->cfg->all, on_change, &d);
+		struct diff_ctx d = {fs, now_realtime_ns(), synthetic};
+		if (kfs_diff(&fs->table, &cur, fs->cfg->all, on_change, &d))
+			fs->dirty = true;
+	} else {
+		fs->dirty = true;
 	}
 	/* the watches follow the new table: strings re-pointed, gone ones freed */
 	for (size_t i = 0; i < fs->n_w; i++)
@@ -267,6 +331,12 @@ static void reread(struct fs_source *fs, bool report)
 	fs->n_w = k;
 	kfs_table_release(&fs->table);
 	fs->table = cur;
+	save_state(fs);
+}
+
+static void reread(struct fs_source *fs, bool report)
+{
+	reread_as(fs, report, false);
 }
 
 static void on_info(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -366,7 +436,7 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 	for (int rounds = 0; rounds < 16; rounds++) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0)
-			return;
+			break;
 		for (size_t off = 0; off < (size_t)n;) {
 			struct kfs_fan_rec r;
 			size_t used;
@@ -385,6 +455,7 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 			off += used;
 		}
 	}
+	save_state(fs);
 }
 
 /* The name of a user or group id; NULL for a project or an id without. */
@@ -463,6 +534,8 @@ static void fs_pause(struct ksource *s, bool pause)
 static void fs_stop(struct ksource *s)
 {
 	struct fs_source *fs = (struct fs_source *)s;
+	if (!fs->stopped)
+		save_state(fs);
 	fs->stopped = true;
 	if (fs->quota)
 		fs->quota->stop(fs->quota);
@@ -492,6 +565,7 @@ static void fs_free(struct ksource *s)
 	free(fs->w);
 	kfs_table_release(&fs->table);
 	kfs_config_release(&fs->own_cfg);
+	free(fs->state_path);
 	if (fs->info_fd >= 0)
 		close(fs->info_fd);
 	if (fs->fan_fd >= 0)
@@ -531,7 +605,75 @@ void ksource_fs_configure(struct ksource *s, const struct kfs_config *cfg)
 			fs->w[i]->retune = false;
 			look(fs->w[i], now);
 		}
+	save_state(fs);
 	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
+}
+
+/* This boot's id, or "" */
+static void read_boot_id(char *out, size_t size)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, size - 1);
+	size_t len = n > 0 ? strcspn(out, "\n") : 0;
+	out[len < size ? len : 0] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (!((out[i] >= '0' && out[i] <= '9') || (out[i] >= 'a' && out[i] <= 'f') ||
+		      out[i] == '-'))
+			out[0] = '\0';
+}
+
+/* The first read of the mount table.  With the last keventd's state (the
+ * same boot, the same mounts: setting), the differences are reported,
+ * flagged synthetic: mounts that came, went or were remounted meanwhile,
+ * and space states crossed; the first start (no file, or a damaged one,
+ * which is dropped) reports what it always does: the space states
+ * already past a line, Initial. */
+static void resume(struct fs_source *fs, const char *state_dir)
+{
+	read_boot_id(fs->boot_id, sizeof(fs->boot_id));
+	if (!state_dir || !fs->boot_id[0] ||
+	    asprintf(&fs->state_path, "%s/" KFS_STATE_FILE, state_dir) < 0) {
+		fs->state_path = NULL;
+		reread(fs, false);
+		return;
+	}
+	struct kfs_state st = {0};
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	const char *why = NULL;
+	_cleanup_close_ int fd = open(fs->state_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int rc = fd < 0 ? -errno : read_fd(fd, KFS_STATE_MAX, &text, &len);
+	if (rc == 0)
+		rc = kfs_state_parse(text, len, &st, &why);
+	else if (rc != -ENOENT)
+		why = strerror(-rc);
+	bool use = rc == 0 && strcmp(st.boot_id, fs->boot_id) == 0 && st.all == fs->cfg->all;
+	if (rc < 0 && rc != -ENOENT)
+		log_warning("fs: %s is damaged (%s): dropped, nothing reported of the time "
+			    "before this start",
+			    fs->state_path, why);
+	else if (rc == 0 && !use)
+		log_info("fs: %s is of another boot or mounts: setting: not compared",
+			 fs->state_path);
+	if (!use) {
+		kfs_state_release(&st);
+		reread(fs, false);
+		return;
+	}
+	/* the saved table as the last read, so that the first read says the
+	 * changes; st.table is the same until reread_as() releases it */
+	kfs_table_release(&fs->table);
+	fs->table = st.table;
+	fs->resume = &st;
+	reread_as(fs, true, true);
+	fs->resume = NULL;
+	st.table = (struct kfs_table){0};
+	kfs_state_release(&st);
+	fs->dirty = true;
+	save_state(fs);
+	if (fs->n_synthetic)
+		log_notice("fs: %zu change(s) while not watched (reported, synthetic)",
+			   fs->n_synthetic);
 }
 
 int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out)
@@ -570,7 +712,7 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 		close(fs->fan_fd);
 		fs->fan_fd = -1;
 	}
-	reread(fs, false);
+	resume(fs, sink->state_dir);
 	/* the quota warnings: the one Generic Netlink implementation, whose
 	 * decoder maps the device to its mount through the table above */
 	if (ksource_genl_new(&quota_desc, sink, fs, &fs->quota) < 0)

@@ -149,6 +149,9 @@ static void test_diff(void **state)
 		/* umounts first, then remounts, then mounts */
 		{ROOT LOOP NFS, ROOT LOOPR FUSE, false,
 		 "umount /srv;remount-ro /mnt/a b was rw,relatime;mount /run/doc;"},
+		/* the id of a mount gone, taken by another (ids are reused) */
+		{ROOT LOOP, ROOT "30 22 7:1 / /mnt/c rw - ext4 /dev/loop1 rw\n", false,
+		 "umount /mnt/a b;mount /mnt/c;"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -162,6 +165,79 @@ static void test_diff(void **state)
 		kfs_table_release(&a);
 		kfs_table_release(&b);
 	}
+}
+
+/* The state file: what was reported, read back as written; a file that
+ * is not whole, or not one, refused whole. */
+static void test_state(void **state)
+{
+	(void)state;
+	const char *text = ROOT LOOP PROC NFS "40 22 0:50 / /t\\134x rw - tmpfs tmpfs \n";
+	struct kfs_table t;
+	assert_int_equal(kfs_table_parse(text, strlen(text), &t, NULL), 0);
+	const struct kfs_saved_space sp[] = {{22, KFS_LOW, false}, {30, KFS_CRITICAL, true}};
+	struct strbuf sb = STRBUF_INIT;
+	kfs_state_render("0b5e6a1c-1d2e-4f00-9a8b-0123456789ab", true, &t, sp, 2, &sb);
+	assert_false(sb.oom);
+	struct kfs_state st;
+	const char *why = NULL;
+	assert_int_equal(kfs_state_parse(sb.buf, sb.len, &st, &why), 0);
+	assert_string_equal(st.boot_id, "0b5e6a1c-1d2e-4f00-9a8b-0123456789ab");
+	assert_true(st.all);
+	assert_int_equal(st.table.n, t.n);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct kfs_mount *a = &t.v[i], *b = &st.table.v[i];
+		assert_true(kfs_mount_same(a, b));
+		assert_string_equal(a->mountpoint, b->mountpoint);
+		assert_string_equal(a->options, b->options);
+		assert_string_equal(a->super_options, b->super_options);
+		assert_string_equal(a->source, b->source);
+	}
+	assert_string_equal(kfs_table_find_id(&st.table, 40)->mountpoint, "/t\\x");
+	assert_string_equal(kfs_table_find_id(&st.table, 40)->super_options, "");
+	assert_int_equal(kfs_state_space(&st, 30)->space, KFS_CRITICAL);
+	assert_true(kfs_state_space(&st, 30)->inodes_low);
+	assert_int_equal(kfs_state_space(&st, 22)->space, KFS_LOW);
+	assert_null(kfs_state_space(&st, 31));
+	kfs_state_release(&st);
+
+	/* mounts: block keeps the block-backed and network ones only */
+	strbuf_release(&sb);
+	kfs_state_render("b", false, &t, NULL, 0, &sb);
+	assert_int_equal(kfs_state_parse(sb.buf, sb.len, &st, &why), 0);
+	assert_false(st.all);
+	assert_int_equal(st.table.n, 3);
+	assert_null(kfs_table_find_id(&st.table, 25));
+	kfs_state_release(&st);
+
+	/* cut anywhere but after a line, or a line changed: refused */
+	for (size_t cut = 0; cut < sb.len; cut++) {
+		bool whole = cut > 0 && sb.buf[cut - 1] == '\n';
+		int rc = kfs_state_parse(sb.buf, cut, &st, &why);
+		if (rc == 0)
+			kfs_state_release(&st);
+		if (!whole || cut < strlen("keventd-fs 1\nboot b\nmounts block\n"))
+			assert_int_equal(rc, -EINVAL);
+	}
+	static const char *const bad[] = {
+		"keventd-fs 2\nboot b\nmounts block\n",
+		"keventd-fs 1\nboot b\nmounts some\n",
+		"keventd-fs 1\nmounts block\nboot b\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw rw ext4\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 x rw rw ext4 /dev/sda\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw  rw ext4 /dev/sda\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 lowish inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\ns x low inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\nsomething else\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		why = NULL;
+		if (kfs_state_parse(bad[i], strlen(bad[i]), &st, &why) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_non_null(why);
+	}
+	strbuf_release(&sb);
+	kfs_table_release(&t);
 }
 
 static void test_mount_event(void **state)
@@ -569,12 +645,12 @@ static void test_quota(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_remote),
-		cmocka_unit_test(test_wanted),	     cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_mount_event),  cmocka_unit_test(test_space),
-		cmocka_unit_test(test_interval),     cmocka_unit_test(test_fanotify),
-		cmocka_unit_test(test_config),	     cmocka_unit_test(test_quota),
-		cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_parse),	 cmocka_unit_test(test_remote),
+		cmocka_unit_test(test_wanted),	 cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_state),	 cmocka_unit_test(test_mount_event),
+		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
+		cmocka_unit_test(test_quota),	 cmocka_unit_test(test_config_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
