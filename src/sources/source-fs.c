@@ -10,8 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +19,7 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "idname.h"
 #include "log.h"
 #include "loop.h"
 #include "source-genl.h"
@@ -76,7 +75,26 @@ struct fs_source {
 	bool dirty;			/* the file is behind what was reported */
 	const struct kfs_state *resume; /* at start: the last keventd's */
 	size_t n_synthetic;
+	/* quota warnings waiting for the name of their user or group, looked
+	 * up off the loop (idname.h), in order; NULL: no thread, no names */
+	struct kidname *names;
+	struct held *held;
+	size_t n_held;
+	uint64_t tokens;
+	struct ktimer *held_timer;
+	bool names_stuck; /* a look-up overran: names are not waited for */
 };
+
+/* A quota warning waiting for a name: what its event needs. */
+struct held {
+	uint64_t token, now, since;
+	struct kfs_quota_msg q;
+	char *mountpoint, *source, *fstype;
+};
+
+/* How long a quota warning waits for its name: then it goes without, and
+ * so do the next ones until the look-ups caught up. */
+#define NAME_WAIT_NS (1000ull * 1000000)
 
 static void look(struct watch *w, uint64_t now);
 static void save_state(struct fs_source *fs);
@@ -458,27 +476,105 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 	save_state(fs);
 }
 
-/* The name of a user or group id; NULL for a project or an id without. */
-static const char *id_name(unsigned qtype, uint64_t id, char *buf, size_t size)
-{
-	if (id > UINT32_MAX)
-		return NULL;
-	if (qtype == 0) {
-		struct passwd pw, *r = NULL;
-		if (getpwuid_r((uid_t)id, &pw, buf, size, &r) == 0 && r)
-			return r->pw_name;
-	} else if (qtype == 1) {
-		struct group gr, *r = NULL;
-		if (getgrgid_r((gid_t)id, &gr, buf, size, &r) == 0 && r)
-			return r->gr_name;
-	}
-	return NULL;
-}
-
 static int quota_init(const void *arg, void **state)
 {
 	*state = (void *)arg;
 	return 0;
+}
+
+static void held_release(struct held *h)
+{
+	free(h->mountpoint);
+	free(h->source);
+	free(h->fstype);
+}
+
+/* The event of the first held warning, with name (may be NULL). */
+static void send_first(struct fs_source *fs, const char *name)
+{
+	struct held *h = &fs->held[0];
+	const struct kfs_mount m = {
+		.mountpoint = h->mountpoint, .source = h->source, .fstype = h->fstype};
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	int rc = kfs_quota_event(&h->q, &m, name, h->now, &ev, &why);
+	submit(fs, rc, ev, why);
+	held_release(h);
+	memmove(fs->held, fs->held + 1, --fs->n_held * sizeof(*fs->held));
+}
+
+static void on_held_timer(struct ktimer *t, void *userdata);
+
+static void time_first(struct fs_source *fs)
+{
+	ktimer_cancel(fs->held_timer);
+	fs->held_timer = NULL;
+	if (fs->n_held && kloop_add_timer(fs->sink.loop, fs->held[0].since + NAME_WAIT_NS,
+					  on_held_timer, fs, &fs->held_timer) < 0)
+		fs->names_stuck = true; /* cannot wait: none waits */
+}
+
+/* Every held warning goes, without a name. */
+static void send_held(struct fs_source *fs)
+{
+	while (fs->n_held)
+		send_first(fs, NULL);
+	time_first(fs);
+}
+
+static void on_held_timer(struct ktimer *t, void *userdata)
+{
+	struct fs_source *fs = userdata;
+	(void)t;
+	fs->held_timer = NULL;
+	log_warning("fs: the user and group databases did not answer within a second: quota "
+		    "warnings go without Name: until they do");
+	fs->names_stuck = true;
+	send_held(fs);
+}
+
+static void on_name(void *userdata, uint64_t token, const char *name)
+{
+	struct fs_source *fs = userdata;
+	if (fs->n_held && fs->held[0].token == token) {
+		send_first(fs, name);
+		time_first(fs);
+	}
+	/* else: the answer of a warning that went without */
+	if (fs->names_stuck && !kidname_outstanding(fs->names)) {
+		fs->names_stuck = false;
+		log_notice("fs: the user and group databases answer again");
+	}
+}
+
+/* Holds the warning q on m until its name comes; false when it cannot
+ * wait (no thread, a project, the look-ups stuck). */
+static bool hold(struct fs_source *fs, const struct kfs_quota_msg *q, const struct kfs_mount *m,
+		 uint64_t now)
+{
+	if (!fs->names || fs->names_stuck || q->qtype > 1 || q->id > UINT32_MAX ||
+	    fs->n_held >= KIDNAME_OUTSTANDING)
+		return false;
+	struct held *v = realloc(fs->held, (fs->n_held + 1) * sizeof(*v));
+	if (!v)
+		return false;
+	fs->held = v;
+	struct held h = {.token = ++fs->tokens,
+			 .now = now,
+			 .since = now_monotonic_ns(),
+			 .q = *q,
+			 .mountpoint = strdup(m->mountpoint),
+			 .source = strdup(m->source),
+			 .fstype = strdup(m->fstype)};
+	if (!h.mountpoint || !h.source || !h.fstype ||
+	    kidname_ask(fs->names, q->qtype == 1, (uint32_t)q->id, h.token) < 0) {
+		held_release(&h);
+		return false;
+	}
+	fs->held[fs->n_held++] = h;
+	if (fs->n_held == 1)
+		time_first(fs);
+	return true;
 }
 
 static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
@@ -495,9 +591,12 @@ static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, in
 		*why = "a quota warning of a device that is not mounted";
 		return -EINVAL;
 	}
-	char buf[4096];
-	rc = kfs_quota_event(&q, m, id_name(q.qtype, q.id, buf, sizeof(buf)), now_realtime_ns(), ev,
-			     why);
+	uint64_t now = now_realtime_ns();
+	/* the name is looked up off the loop: the warning waits for it */
+	if (hold(fs, &q, m, now))
+		return 0;
+	send_held(fs); /* in their order: those before it go first */
+	rc = kfs_quota_event(&q, m, NULL, now, ev, why);
 	if (rc == 0)
 		(*ev)->seqnum = ++fs->seq;
 	return rc;
@@ -539,6 +638,10 @@ static void fs_stop(struct ksource *s)
 	fs->stopped = true;
 	if (fs->quota)
 		fs->quota->stop(fs->quota);
+	/* a warning read goes, without the name it waited for */
+	send_held(fs);
+	kidname_free(fs->names);
+	fs->names = NULL;
 	kio_free(fs->info_io);
 	kio_free(fs->fan_io);
 	fs->info_io = fs->fan_io = NULL;
@@ -566,6 +669,7 @@ static void fs_free(struct ksource *s)
 	kfs_table_release(&fs->table);
 	kfs_config_release(&fs->own_cfg);
 	free(fs->state_path);
+	free(fs->held);
 	if (fs->info_fd >= 0)
 		close(fs->info_fd);
 	if (fs->fan_fd >= 0)
@@ -717,6 +821,8 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 	 * decoder maps the device to its mount through the table above */
 	if (ksource_genl_new(&quota_desc, sink, fs, &fs->quota) < 0)
 		fs->quota = NULL;
+	if (fs->quota && kidname_new(sink->loop, on_name, fs, &fs->names) < 0)
+		log_notice("fs: no thread to look names up: quota warnings go without Name:");
 	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
 	*out = &fs->base;
 	return 0;
