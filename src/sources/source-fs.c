@@ -7,6 +7,11 @@
  * timed as keventd(8) says: by the distance to the next line and the rate
  * the space goes, with a one-shot fanotify FAN_MODIFY wake-up while the
  * file system is still).  The decisions are the pure parts' (fs.h).
+ * What was reported is kept in fs.state in the state directory, so that
+ * a start reports what changed meanwhile (synthetic).  The loop never
+ * waits on a peer: a file system answered by one (kfs_mount_remote()) is
+ * never statfs()ed nor marked, and the names of quota warnings are looked
+ * up by a thread (idname.h).
  */
 #include <errno.h>
 #include <fcntl.h>
