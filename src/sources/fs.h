@@ -234,6 +234,39 @@ int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quot
  * or NULL. */
 int kfs_quota_event(const struct kfs_quota_msg *q, const struct kfs_mount *m, const char *name,
 		    uint64_t now, struct kevent **out, const char **why);
+/* Quota warnings waiting, in order, for the name of their user or group
+ * (looked up off the loop), or behind one that waits: a warning with
+ * token 0 (a project's, an id without a name) waits only its turn. */
+struct kfs_held {
+	uint64_t token, now, since;
+	struct kfs_quota_msg q;
+	char *mountpoint, *source, *fstype;
+};
+
+struct kfs_holdq {
+	struct kfs_held *v;
+	size_t n;
+	uint64_t tokens; /* the last given */
+};
+
+/* Whether q needs a name looked up (a user's or group's id). */
+bool kfs_quota_named(const struct kfs_quota_msg *q);
+/* Appends q on m (its strings copied), with a new token when it needs a
+ * name; *held the entry.  0 or -ENOMEM. */
+int kfs_holdq_push(struct kfs_holdq *h, const struct kfs_quota_msg *q, const struct kfs_mount *m,
+		   uint64_t now, uint64_t since, struct kfs_held **held);
+/* Takes the last entry off (its look-up could not be asked). */
+void kfs_holdq_drop_last(struct kfs_holdq *h);
+/* How many at the head may go now that token's name came (0: not the
+ * head's: a warning that went without); the head takes the name. */
+size_t kfs_holdq_answered(const struct kfs_holdq *h, uint64_t token);
+/* How many at the head wait for no name and may go. */
+size_t kfs_holdq_ready(const struct kfs_holdq *h);
+/* Takes the head off into *out (its strings then the caller's). */
+void kfs_holdq_pop(struct kfs_holdq *h, struct kfs_held *out);
+void kfs_held_release(struct kfs_held *e);
+void kfs_holdq_release(struct kfs_holdq *h);
+
 /* The mount of the device major:minor (the last mounted), or NULL. */
 const struct kfs_mount *kfs_table_find_dev(const struct kfs_table *t, unsigned major,
 					   unsigned minor);

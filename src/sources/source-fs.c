@@ -83,18 +83,9 @@ struct fs_source {
 	/* quota warnings waiting for the name of their user or group, looked
 	 * up off the loop (idname.h), in order; NULL: no thread, no names */
 	struct kidname *names;
-	struct held *held;
-	size_t n_held;
-	uint64_t tokens;
+	struct kfs_holdq held;
 	struct ktimer *held_timer;
 	bool names_stuck; /* a look-up overran: names are not waited for */
-};
-
-/* A quota warning waiting for a name: what its event needs. */
-struct held {
-	uint64_t token, now, since;
-	struct kfs_quota_msg q;
-	char *mountpoint, *source, *fstype;
 };
 
 /* How long a quota warning waits for its name: then it goes without, and
@@ -487,34 +478,30 @@ static int quota_init(const void *arg, void **state)
 	return 0;
 }
 
-static void held_release(struct held *h)
+/* The first n held warnings go, the first with name (may be NULL). */
+static void send_first(struct fs_source *fs, size_t n, const char *name)
 {
-	free(h->mountpoint);
-	free(h->source);
-	free(h->fstype);
-}
-
-/* The event of the first held warning, with name (may be NULL). */
-static void send_first(struct fs_source *fs, const char *name)
-{
-	struct held *h = &fs->held[0];
-	const struct kfs_mount m = {
-		.mountpoint = h->mountpoint, .source = h->source, .fstype = h->fstype};
-	struct kevent *ev = NULL;
-	const char *why = NULL;
-	int rc = kfs_quota_event(&h->q, &m, name, h->now, &ev, &why);
-	submit(fs, rc, ev, why);
-	held_release(h);
-	memmove(fs->held, fs->held + 1, --fs->n_held * sizeof(*fs->held));
+	for (size_t i = 0; i < n && fs->held.n; i++) {
+		struct kfs_held e;
+		kfs_holdq_pop(&fs->held, &e);
+		const struct kfs_mount m = {
+			.mountpoint = e.mountpoint, .source = e.source, .fstype = e.fstype};
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		int rc = kfs_quota_event(&e.q, &m, i == 0 ? name : NULL, e.now, &ev, &why);
+		submit(fs, rc, ev, why);
+		kfs_held_release(&e);
+	}
 }
 
 static void on_held_timer(struct ktimer *t, void *userdata);
 
+/* The head's wait for its name, timed. */
 static void time_first(struct fs_source *fs)
 {
 	ktimer_cancel(fs->held_timer);
 	fs->held_timer = NULL;
-	if (fs->n_held && kloop_add_timer(fs->sink.loop, fs->held[0].since + NAME_WAIT_NS,
+	if (fs->held.n && kloop_add_timer(fs->sink.loop, fs->held.v[0].since + NAME_WAIT_NS,
 					  on_held_timer, fs, &fs->held_timer) < 0)
 		fs->names_stuck = true; /* cannot wait: none waits */
 }
@@ -522,8 +509,7 @@ static void time_first(struct fs_source *fs)
 /* Every held warning goes, without a name. */
 static void send_held(struct fs_source *fs)
 {
-	while (fs->n_held)
-		send_first(fs, NULL);
+	send_first(fs, fs->held.n, NULL);
 	time_first(fs);
 }
 
@@ -541,8 +527,9 @@ static void on_held_timer(struct ktimer *t, void *userdata)
 static void on_name(void *userdata, uint64_t token, const char *name)
 {
 	struct fs_source *fs = userdata;
-	if (fs->n_held && fs->held[0].token == token) {
-		send_first(fs, name);
+	size_t n = kfs_holdq_answered(&fs->held, token);
+	if (n) {
+		send_first(fs, n, name);
 		time_first(fs);
 	}
 	/* else: the answer of a warning that went without */
@@ -552,32 +539,24 @@ static void on_name(void *userdata, uint64_t token, const char *name)
 	}
 }
 
-/* Holds the warning q on m until its name comes; false when it cannot
- * wait (no thread, a project, the look-ups stuck). */
+/* Holds the warning q on m until its name comes, or (a project's) until
+ * those before it went; false when it need not wait or cannot (no
+ * thread, the look-ups stuck or too many). */
 static bool hold(struct fs_source *fs, const struct kfs_quota_msg *q, const struct kfs_mount *m,
 		 uint64_t now)
 {
-	if (!fs->names || fs->names_stuck || q->qtype > 1 || q->id > UINT32_MAX ||
-	    fs->n_held >= KIDNAME_OUTSTANDING)
+	bool named = kfs_quota_named(q);
+	if (!fs->names || fs->names_stuck || fs->held.n >= KIDNAME_OUTSTANDING ||
+	    (!named && !fs->held.n))
 		return false;
-	struct held *v = realloc(fs->held, (fs->n_held + 1) * sizeof(*v));
-	if (!v)
+	struct kfs_held *e;
+	if (kfs_holdq_push(&fs->held, q, m, now, now_monotonic_ns(), &e) < 0)
 		return false;
-	fs->held = v;
-	struct held h = {.token = ++fs->tokens,
-			 .now = now,
-			 .since = now_monotonic_ns(),
-			 .q = *q,
-			 .mountpoint = strdup(m->mountpoint),
-			 .source = strdup(m->source),
-			 .fstype = strdup(m->fstype)};
-	if (!h.mountpoint || !h.source || !h.fstype ||
-	    kidname_ask(fs->names, q->qtype == 1, (uint32_t)q->id, h.token) < 0) {
-		held_release(&h);
+	if (named && kidname_ask(fs->names, q->qtype == 1, (uint32_t)q->id, e->token) < 0) {
+		kfs_holdq_drop_last(&fs->held);
 		return false;
 	}
-	fs->held[fs->n_held++] = h;
-	if (fs->n_held == 1)
+	if (fs->held.n == 1)
 		time_first(fs);
 	return true;
 }
@@ -674,7 +653,7 @@ static void fs_free(struct ksource *s)
 	kfs_table_release(&fs->table);
 	kfs_config_release(&fs->own_cfg);
 	free(fs->state_path);
-	free(fs->held);
+	kfs_holdq_release(&fs->held);
 	if (fs->info_fd >= 0)
 		close(fs->info_fd);
 	if (fs->fan_fd >= 0)

@@ -240,6 +240,53 @@ static void test_state(void **state)
 	kfs_table_release(&t);
 }
 
+/* Quota warnings waiting for their names: in order, a project's behind
+ * a user's waits its turn and goes with it, a late answer moves nothing. */
+static void test_holdq(void **state)
+{
+	(void)state;
+	struct kfs_table t;
+	assert_int_equal(kfs_table_parse(LOOP, strlen(LOOP), &t, NULL), 0);
+	struct kfs_holdq h = {0};
+	struct kfs_held *e;
+	const struct kfs_quota_msg user = {.warning = true, .qtype = 0, .id = 1000},
+				   group = {.warning = true, .qtype = 1, .id = 50},
+				   project = {.warning = true, .qtype = 2, .id = 7},
+				   huge = {.warning = true, .qtype = 0, .id = 1ull << 40};
+	assert_true(kfs_quota_named(&user) && kfs_quota_named(&group));
+	assert_false(kfs_quota_named(&project) || kfs_quota_named(&huge));
+	assert_int_equal(kfs_holdq_push(&h, &user, &t.v[0], 1, 2, &e), 0);
+	assert_int_equal(e->token, 1);
+	assert_string_equal(e->mountpoint, "/mnt/a b");
+	assert_int_equal(kfs_holdq_push(&h, &project, &t.v[0], 3, 4, &e), 0);
+	assert_int_equal(e->token, 0);
+	assert_int_equal(kfs_holdq_push(&h, &group, &t.v[0], 5, 6, &e), 0);
+	assert_int_equal(e->token, 2);
+	assert_int_equal(kfs_holdq_push(&h, &project, &t.v[0], 7, 8, &e), 0);
+	assert_int_equal(kfs_holdq_ready(&h), 0);
+	/* an answer that is not the head's (one that went without) */
+	assert_int_equal(kfs_holdq_answered(&h, 2), 0);
+	assert_int_equal(kfs_holdq_answered(&h, 0), 0);
+	/* the head's: it and the project's behind it */
+	assert_int_equal(kfs_holdq_answered(&h, 1), 2);
+	struct kfs_held out;
+	kfs_holdq_pop(&h, &out);
+	assert_int_equal(out.q.id, 1000);
+	assert_int_equal(out.now, 1);
+	kfs_held_release(&out);
+	kfs_holdq_pop(&h, &out);
+	assert_int_equal(out.q.qtype, 2);
+	kfs_held_release(&out);
+	assert_int_equal(kfs_holdq_answered(&h, 2), 2);
+	/* a look-up that could not be asked is taken back */
+	assert_int_equal(kfs_holdq_push(&h, &user, &t.v[0], 9, 10, &e), 0);
+	assert_int_equal(e->token, 3);
+	kfs_holdq_drop_last(&h);
+	assert_int_equal(h.n, 2);
+	kfs_holdq_release(&h);
+	kfs_table_release(&t);
+}
+
 static void test_mount_event(void **state)
 {
 	(void)state;
@@ -645,12 +692,13 @@ static void test_quota(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	 cmocka_unit_test(test_remote),
-		cmocka_unit_test(test_wanted),	 cmocka_unit_test(test_diff),
-		cmocka_unit_test(test_state),	 cmocka_unit_test(test_mount_event),
-		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_quota),	 cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_remote),
+		cmocka_unit_test(test_wanted),	     cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_state),	     cmocka_unit_test(test_mount_event),
+		cmocka_unit_test(test_space),	     cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_fanotify),     cmocka_unit_test(test_config),
+		cmocka_unit_test(test_quota),	     cmocka_unit_test(test_holdq),
+		cmocka_unit_test(test_config_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
