@@ -31,7 +31,7 @@ cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DKEVENT_FUZZ=ON -DKEVENT_KERN
 	-DKEVENT_FUZZ_SECONDS=15 -DKEVENT_STRICT=$strict >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz-rules fuzz-control fuzz-kernel-msg \
 	fuzz-thermal-msg fuzz-acpi-msg fuzz-input-map fuzz-uevent fuzz-payload fuzz-record \
-	fuzz-config fuzz-mqtt-msg fuzz-mqtt-spool fuzz-mqtt-dedupe fuzz-journal fuzz-fs-mounts fuzz-fs-fanotify fuzz-fs-quota \
+	fuzz-config fuzz-mqtt-msg fuzz-mqtt-spool fuzz-mqtt-dedupe fuzz-journal fuzz-fs-mounts fuzz-fs-fanotify fuzz-fs-quota fuzz-fs-state \
 	fuzz-trace-msg \
 	fuzz-md-stat fuzz-kmsg fuzz-kmsg-forge
 

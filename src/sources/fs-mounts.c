@@ -29,7 +29,7 @@ void kfs_table_release(struct kfs_table *t)
 }
 
 /* mountinfo writes ' ', '\t', '\n' and '\\' as \ooo. */
-static char *unescape(const char *s, size_t n)
+char *kfs_unescape(const char *s, size_t n)
 {
 	char *out = malloc(n + 1), *o = out;
 	if (!out)
@@ -92,11 +92,11 @@ static int parse_line(const char *s, size_t len, struct kfs_mount *m)
 	    !parse_uint(colon + 1, fl[2] - (size_t)(colon - f[2]) - 1, &m->minor) || fl[4] == 0 ||
 	    f[4][0] != '/')
 		return -EINVAL;
-	m->mountpoint = unescape(f[4], fl[4]);
-	m->options = unescape(f[5], fl[5]);
-	m->fstype = unescape(f[dash + 1], fl[dash + 1]);
-	m->source = unescape(f[dash + 2], fl[dash + 2]);
-	m->super_options = dash + 3 < n ? unescape(f[dash + 3], fl[dash + 3]) : strdup("");
+	m->mountpoint = kfs_unescape(f[4], fl[4]);
+	m->options = kfs_unescape(f[5], fl[5]);
+	m->fstype = kfs_unescape(f[dash + 1], fl[dash + 1]);
+	m->source = kfs_unescape(f[dash + 2], fl[dash + 2]);
+	m->super_options = dash + 3 < n ? kfs_unescape(f[dash + 3], fl[dash + 3]) : strdup("");
 	if (!m->mountpoint || !m->options || !m->fstype || !m->source || !m->super_options) {
 		mount_release(m);
 		return -ENOMEM;
@@ -165,6 +165,21 @@ const struct kfs_mount *kfs_table_find(const struct kfs_table *t, const char *mo
 	return found;
 }
 
+const struct kfs_mount *kfs_table_find_id(const struct kfs_table *t, unsigned id)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].id == id)
+			return &t->v[mid];
+		if (t->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 const struct kfs_mount *kfs_table_find_dev(const struct kfs_table *t, unsigned major,
 					   unsigned minor)
 {
@@ -197,6 +212,24 @@ bool kfs_mount_ro(const struct kfs_mount *m)
 	       has_option(m->super_options, "emergency_ro");
 }
 
+bool kfs_mount_remote(const struct kfs_mount *m)
+{
+	/* file systems whose statfs() (which fanotify_mark() makes too, for
+	 * the fsid) waits on a server, a user-space daemon, a cluster's locks
+	 * or the automounter */
+	static const char *const remote[] = {
+		"nfs",	"nfs4",	  "cifs",     "smb3",	"smbfs",     "ceph",   "9p",
+		"afs",	"coda",	  "ncpfs",    "lustre", "glusterfs", "gfs2",   "ocfs2",
+		"gpfs", "beegfs", "orangefs", "pvfs2",	"virtiofs",  "vboxsf", "autofs",
+	};
+	if (strncmp(m->fstype, "fuse", 4) == 0) /* fuse, fuseblk, fuse.sshfs ... */
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(remote); i++)
+		if (strcmp(m->fstype, remote[i]) == 0)
+			return true;
+	return false;
+}
+
 bool kfs_mount_wanted(const struct kfs_mount *m, bool all)
 {
 	static const char *const network[] = {"nfs", "nfs4", "cifs", "smb3"};
@@ -224,6 +257,12 @@ const char *kfs_change_signal(enum kfs_change c)
 	return "remount";
 }
 
+bool kfs_mount_same(const struct kfs_mount *a, const struct kfs_mount *b)
+{
+	return a->id == b->id && a->major == b->major && a->minor == b->minor &&
+	       strcmp(a->mountpoint, b->mountpoint) == 0 && strcmp(a->fstype, b->fstype) == 0;
+}
+
 size_t kfs_diff(const struct kfs_table *old, const struct kfs_table *cur, bool all, kfs_diff_fn fn,
 		void *userdata)
 {
@@ -245,6 +284,18 @@ size_t kfs_diff(const struct kfs_table *old, const struct kfs_table *cur, bool a
 					fn(userdata, KFS_MOUNT, b, NULL);
 					count++;
 				}
+				j++;
+			} else if (!kfs_mount_same(a, b)) {
+				/* the id of a mount gone, taken by another */
+				if (pass == 0 && kfs_mount_wanted(a, all)) {
+					fn(userdata, KFS_UMOUNT, a, NULL);
+					count++;
+				}
+				if (pass == 2 && kfs_mount_wanted(b, all)) {
+					fn(userdata, KFS_MOUNT, b, NULL);
+					count++;
+				}
+				i++;
 				j++;
 			} else {
 				if (pass == 1 && kfs_mount_wanted(b, all) &&

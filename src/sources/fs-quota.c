@@ -4,6 +4,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/quota.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
@@ -99,4 +100,79 @@ int kfs_quota_event(const struct kfs_quota_msg *q, const struct kfs_mount *m, co
 	if (sb.oom)
 		return -ENOMEM;
 	return kfs_make_event(m, q->signal, sb.buf, now, out, why);
+}
+
+bool kfs_quota_named(const struct kfs_quota_msg *q)
+{
+	return q->qtype <= 1 && q->id <= UINT32_MAX;
+}
+
+void kfs_held_release(struct kfs_held *e)
+{
+	free(e->mountpoint);
+	free(e->source);
+	free(e->fstype);
+	*e = (struct kfs_held){0};
+}
+
+int kfs_holdq_push(struct kfs_holdq *h, const struct kfs_quota_msg *q, const struct kfs_mount *m,
+		   uint64_t now, uint64_t since, struct kfs_held **held)
+{
+	struct kfs_held *v = realloc(h->v, (h->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->v = v;
+	struct kfs_held e = {.now = now,
+			     .since = since,
+			     .q = *q,
+			     .mountpoint = strdup(m->mountpoint),
+			     .source = strdup(m->source),
+			     .fstype = strdup(m->fstype)};
+	if (!e.mountpoint || !e.source || !e.fstype) {
+		kfs_held_release(&e);
+		return -ENOMEM;
+	}
+	if (kfs_quota_named(q))
+		e.token = ++h->tokens;
+	h->v[h->n] = e;
+	*held = &h->v[h->n++];
+	return 0;
+}
+
+void kfs_holdq_drop_last(struct kfs_holdq *h)
+{
+	if (h->n)
+		kfs_held_release(&h->v[--h->n]);
+}
+
+size_t kfs_holdq_ready(const struct kfs_holdq *h)
+{
+	size_t k = 0;
+	while (k < h->n && !h->v[k].token)
+		k++;
+	return k;
+}
+
+size_t kfs_holdq_answered(const struct kfs_holdq *h, uint64_t token)
+{
+	if (!h->n || !token || h->v[0].token != token)
+		return 0;
+	size_t k = 1;
+	while (k < h->n && !h->v[k].token)
+		k++;
+	return k;
+}
+
+void kfs_holdq_pop(struct kfs_holdq *h, struct kfs_held *out)
+{
+	*out = h->v[0];
+	memmove(h->v, h->v + 1, --h->n * sizeof(*h->v));
+}
+
+void kfs_holdq_release(struct kfs_holdq *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		kfs_held_release(&h->v[i]);
+	free(h->v);
+	*h = (struct kfs_holdq){0};
 }

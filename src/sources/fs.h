@@ -47,13 +47,29 @@ struct kfs_table {
 int kfs_table_parse(const char *text, size_t len, struct kfs_table *out, size_t *bad);
 void kfs_table_release(struct kfs_table *t);
 const struct kfs_mount *kfs_table_find(const struct kfs_table *t, const char *mountpoint);
+/* The mount of id (t sorted by id, as parsed), or NULL. */
+const struct kfs_mount *kfs_table_find_id(const struct kfs_table *t, unsigned id);
 
 /* Whether m is watched: every mount when all, otherwise those backed by
  * a block device and the network file systems. */
 bool kfs_mount_wanted(const struct kfs_mount *m, bool all);
+/* Whether m's file system answers statfs() only through a peer: a
+ * network or cluster file system, FUSE (whatever its source says: fuseblk
+ * on /dev/sdb1, or a user's fsname=/dev/...), virtiofs, autofs.  keventd's
+ * loop never makes a call that reaches such a file system (its statfs(),
+ * a fanotify mark, which takes the fsid through statfs()): one whose
+ * server or daemon does not answer would stop every source. */
+bool kfs_mount_remote(const struct kfs_mount *m);
 /* Whether m is read-only: its own option or its super block's ("ro",
  * or ext4's "emergency_ro" after an error). */
 bool kfs_mount_ro(const struct kfs_mount *m);
+
+/* Whether a and b are one mount: the same id, device, mount point and
+ * type (mount ids are reused: an id seen again after a restart may be
+ * another mount's). */
+bool kfs_mount_same(const struct kfs_mount *a, const struct kfs_mount *b);
+/* mountinfo's \ooo undone: a string of malloc(), or NULL. */
+char *kfs_unescape(const char *s, size_t n);
 
 enum kfs_change { KFS_MOUNT, KFS_UMOUNT, KFS_REMOUNT_RO, KFS_REMOUNT_RW, KFS_REMOUNT };
 const char *kfs_change_signal(enum kfs_change c);
@@ -145,6 +161,39 @@ int kfs_space_event(const char *signal, bool initial, const struct kfs_mount *m,
 uint64_t kfs_space_interval(const struct kfs_space *s, const struct kfs_thresholds *t,
 			    const struct kfs_stat *st, double rate, uint64_t now_ns);
 
+/* --- what the source knew, kept across a restart --- */
+
+/* The state directory's file: the watched mounts and the space states
+ * reported, so that a start reports what changed while keventd was not
+ * running (KEVENT_SYNTHETIC=1).  Written whole (replace_file()), read
+ * back at start; a damaged one is dropped whole. */
+#define KFS_STATE_FILE "fs.state"
+#define KFS_STATE_MAX  KFS_MOUNTINFO_MAX
+
+struct kfs_saved_space {
+	unsigned id; /* the mount's */
+	enum kfs_level space;
+	bool inodes_low;
+};
+
+struct kfs_state {
+	char boot_id[40]; /* /proc/sys/kernel/random/boot_id */
+	bool all;	  /* fs: {mounts: all} */
+	struct kfs_table table;
+	struct kfs_saved_space *sp;
+	size_t n_sp;
+};
+
+void kfs_state_release(struct kfs_state *s);
+/* The file of the wanted mounts of t (of all) and the n space states sp. */
+void kfs_state_render(const char *boot_id, bool all, const struct kfs_table *t,
+		      const struct kfs_saved_space *sp, size_t n, struct strbuf *sb);
+/* Reads the file back: 0, -EINVAL with *why for a file that is not one
+ * (any line), -E2BIG (too many mounts), -ENOMEM. */
+int kfs_state_parse(const char *text, size_t len, struct kfs_state *out, const char **why);
+/* The saved space state of mount id, or NULL. */
+const struct kfs_saved_space *kfs_state_space(const struct kfs_state *s, unsigned id);
+
 /* --- fanotify --- */
 
 struct kfs_fan_rec {
@@ -185,6 +234,39 @@ int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quot
  * or NULL. */
 int kfs_quota_event(const struct kfs_quota_msg *q, const struct kfs_mount *m, const char *name,
 		    uint64_t now, struct kevent **out, const char **why);
+/* Quota warnings waiting, in order, for the name of their user or group
+ * (looked up off the loop), or behind one that waits: a warning with
+ * token 0 (a project's, an id without a name) waits only its turn. */
+struct kfs_held {
+	uint64_t token, now, since;
+	struct kfs_quota_msg q;
+	char *mountpoint, *source, *fstype;
+};
+
+struct kfs_holdq {
+	struct kfs_held *v;
+	size_t n;
+	uint64_t tokens; /* the last given */
+};
+
+/* Whether q needs a name looked up (a user's or group's id). */
+bool kfs_quota_named(const struct kfs_quota_msg *q);
+/* Appends q on m (its strings copied), with a new token when it needs a
+ * name; *held the entry.  0 or -ENOMEM. */
+int kfs_holdq_push(struct kfs_holdq *h, const struct kfs_quota_msg *q, const struct kfs_mount *m,
+		   uint64_t now, uint64_t since, struct kfs_held **held);
+/* Takes the last entry off (its look-up could not be asked). */
+void kfs_holdq_drop_last(struct kfs_holdq *h);
+/* How many at the head may go now that token's name came (0: not the
+ * head's: a warning that went without); the head takes the name. */
+size_t kfs_holdq_answered(const struct kfs_holdq *h, uint64_t token);
+/* How many at the head wait for no name and may go. */
+size_t kfs_holdq_ready(const struct kfs_holdq *h);
+/* Takes the head off into *out (its strings then the caller's). */
+void kfs_holdq_pop(struct kfs_holdq *h, struct kfs_held *out);
+void kfs_held_release(struct kfs_held *e);
+void kfs_holdq_release(struct kfs_holdq *h);
+
 /* The mount of the device major:minor (the last mounted), or NULL. */
 const struct kfs_mount *kfs_table_find_dev(const struct kfs_table *t, unsigned major,
 					   unsigned minor);

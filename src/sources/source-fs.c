@@ -7,11 +7,15 @@
  * timed as keventd(8) says: by the distance to the next line and the rate
  * the space goes, with a one-shot fanotify FAN_MODIFY wake-up while the
  * file system is still).  The decisions are the pure parts' (fs.h).
+ * What was reported is kept in fs.state in the state directory, so that
+ * a start reports what changed meanwhile (synthetic).  The loop never
+ * waits on a peer: a file system answered by one (kfs_mount_remote()) is
+ * never statfs()ed nor marked, and the names of quota warnings are looked
+ * up by a thread (idname.h).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -20,10 +24,12 @@
 #include <unistd.h>
 
 #include "fs.h"
+#include "idname.h"
 #include "log.h"
 #include "loop.h"
 #include "source-genl.h"
 #include "source-fs.h"
+#include "statedir.h"
 #include "util.h"
 
 #define MOUNTINFO "/proc/self/mountinfo"
@@ -36,6 +42,7 @@ struct watch {
 	struct fs_source *fs;
 	unsigned mount_id;
 	struct kfs_mount m; /* a copy (its strings are the table's) */
+	bool remote;	    /* answers through a peer: never statfs()ed, never marked */
 	bool space;	    /* thresholds are checked (a block device) */
 	struct kfs_thresholds t;
 	struct kfs_space sp;
@@ -49,6 +56,8 @@ struct watch {
 	double peak;	  /* the fastest fall measured, bytes a second */
 	bool seen;	  /* still in the table (a pass's mark) */
 	bool retune;	  /* its thresholds changed at a reload: look now */
+	bool resumed;	  /* its space state is the last keventd's: the first
+			   * look's crossings happened while none watched */
 };
 
 struct fs_source {
@@ -65,9 +74,28 @@ struct fs_source {
 	struct ksource *quota; /* the VFS_DQUOT family's warnings, or NULL */
 	uint64_t seq;	       /* the events so far */
 	bool stopped;
+	/* what was reported, kept in the state directory for the next start
+	 * (NULL: no state directory) */
+	char *state_path;	       /* for messages */
+	const struct kstatedir *state; /* where fs.state is: NULL, none */
+	char boot_id[40];
+	bool dirty;			/* the file is behind what was reported */
+	const struct kfs_state *resume; /* at start: the last keventd's */
+	size_t n_synthetic;
+	/* quota warnings waiting for the name of their user or group, looked
+	 * up off the loop (idname.h), in order; NULL: no thread, no names */
+	struct kidname *names;
+	struct kfs_holdq held;
+	struct ktimer *held_timer;
+	bool names_stuck; /* a look-up overran: names are not waited for */
 };
 
+/* How long a quota warning waits for its name: then it goes without, and
+ * so do the next ones until the look-ups caught up. */
+#define NAME_WAIT_NS (1000ull * 1000000)
+
 static void look(struct watch *w, uint64_t now);
+static void save_state(struct fs_source *fs);
 
 static void submit(struct fs_source *fs, int rc, struct kevent *ev, const char *why)
 {
@@ -89,7 +117,7 @@ static struct watch *find_watch(struct fs_source *fs, unsigned id)
 static void set_mark(struct watch *w, bool on, uint64_t mask)
 {
 	struct fs_source *fs = w->fs;
-	if (fs->fan_fd < 0)
+	if (fs->fan_fd < 0 || w->remote)
 		return;
 	unsigned flags = (on ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM;
 	if (fanotify_mark(fs->fan_fd, flags, mask, AT_FDCWD, w->m.mountpoint) < 0) {
@@ -114,6 +142,7 @@ static void on_timer(struct ktimer *t, void *userdata)
 	(void)t;
 	w->timer = NULL;
 	look(w, now_monotonic_ns());
+	save_state(w->fs);
 }
 
 /* statfs(), the crossings it shows, and the next look. */
@@ -143,6 +172,8 @@ static void look(struct watch *w, uint64_t now)
 	bool moved = !w->sp.known || st.avail != w->sp.last_avail;
 	struct kfs_space_change ch;
 	kfs_space_update(&w->sp, &w->t, &st, now, &ch);
+	bool synthetic = w->resumed;
+	w->resumed = false;
 	for (size_t i = 0; i < ch.n; i++) {
 		struct kevent *ev = NULL;
 		const char *why = NULL;
@@ -151,8 +182,14 @@ static void look(struct watch *w, uint64_t now)
 		if (rc == 0 && ch.initial)
 			log_notice("fs: %s is already %s at start-up", w->m.mountpoint,
 				   ch.signal[i]);
+		if (rc == 0 && synthetic) {
+			ev->synthetic = true;
+			fs->n_synthetic++;
+		}
 		submit(fs, rc, ev, why);
 	}
+	if (ch.n || synthetic)
+		fs->dirty = true;
 	if (w->sp.rate > w->peak)
 		w->peak = w->sp.rate;
 	if (!moved)
@@ -192,18 +229,36 @@ static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
 	w->fs = fs;
 	w->mount_id = m->id;
 	w->m = *m;
-	/* statfs() of a network file system whose server is gone blocks:
-	 * thresholds are for the block devices' */
-	w->space = strncmp(m->source, "/dev/", 5) == 0;
+	/* statfs() of a network or FUSE file system whose server is gone
+	 * blocks, and so does fanotify_mark(), which makes one for the fsid:
+	 * thresholds are for the block devices', and neither call is made
+	 * for a file system that answers through a peer (kfs_mount_remote),
+	 * whatever its source says */
+	w->remote = kfs_mount_remote(m);
+	w->space = !w->remote && strncmp(m->source, "/dev/", 5) == 0;
 	w->t = *kfs_config_for(fs->cfg, m->mountpoint);
 	fs->w[fs->n_w++] = w;
-	set_mark(w, true, FAN_FS_ERROR);
+	if (!w->remote)
+		set_mark(w, true, FAN_FS_ERROR);
+	/* at start, the same mount as the last keventd's: its space state
+	 * goes on from what was reported then, and the first look says only
+	 * a crossing made meanwhile */
+	const struct kfs_mount *was =
+		fs->resume ? kfs_table_find_id(&fs->resume->table, m->id) : NULL;
+	const struct kfs_saved_space *sp =
+		was && kfs_mount_same(was, m) ? kfs_state_space(fs->resume, m->id) : NULL;
+	if (sp && w->space && kfs_thresholds_on(&w->t)) {
+		w->sp = (struct kfs_space){
+			.known = true, .space = sp->space, .inodes_low = sp->inodes_low};
+		w->resumed = true;
+	}
 	return 0;
 }
 
 struct diff_ctx {
 	struct fs_source *fs;
 	uint64_t now;
+	bool synthetic;
 };
 
 static void on_change(void *userdata, enum kfs_change c, const struct kfs_mount *m,
@@ -213,11 +268,41 @@ static void on_change(void *userdata, enum kfs_change c, const struct kfs_mount 
 	struct kevent *ev = NULL;
 	const char *why = NULL;
 	int rc = kfs_mount_event(c, m, prev, d->now, &ev, &why);
+	if (rc == 0 && d->synthetic) {
+		ev->synthetic = true;
+		d->fs->n_synthetic++;
+	}
 	submit(d->fs, rc, ev, why);
 }
 
-/* Reads the mount table again, says what changed and follows it. */
-static void reread(struct fs_source *fs, bool report)
+/* The state file made what was reported, when it is behind. */
+static void save_state(struct fs_source *fs)
+{
+	if (!fs->state_path || !fs->dirty)
+		return;
+	_cleanup_free_ struct kfs_saved_space *sp = calloc(fs->n_w + 1, sizeof(*sp));
+	size_t n = 0;
+	for (size_t i = 0; sp && i < fs->n_w; i++) {
+		const struct watch *w = fs->w[i];
+		if (w->space && w->sp.known && kfs_thresholds_on(&w->t))
+			sp[n++] = (struct kfs_saved_space){w->mount_id, w->sp.space,
+							   w->sp.inodes_low};
+	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	if (sp)
+		kfs_state_render(fs->boot_id, fs->cfg->all, &fs->table, sp, n, &sb);
+	int rc = !sp || sb.oom
+			 ? -ENOMEM
+			 : kstatedir_replace(fs->state->fd, KFS_STATE_FILE, sb.buf, sb.len, 0600);
+	if (rc < 0)
+		log_warning("fs: cannot write %s: %s", fs->state_path, kstatedir_strerror(rc));
+	else
+		fs->dirty = false;
+}
+
+/* Reads the mount table again, says what changed (synthetic: while no
+ * keventd watched) and follows it. */
+static void reread_as(struct fs_source *fs, bool report, bool synthetic)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0, bad = 0;
@@ -230,8 +315,11 @@ static void reread(struct fs_source *fs, bool report)
 		return;
 	}
 	if (report) {
-		struct diff_ctx d = {fs, now_realtime_ns()};
-		kfs_diff(&fs->table, &cur, fs->cfg->all, on_change, &d);
+		struct diff_ctx d = {fs, now_realtime_ns(), synthetic};
+		if (kfs_diff(&fs->table, &cur, fs->cfg->all, on_change, &d))
+			fs->dirty = true;
+	} else {
+		fs->dirty = true;
 	}
 	/* the watches follow the new table: strings re-pointed, gone ones freed */
 	for (size_t i = 0; i < fs->n_w; i++)
@@ -261,6 +349,12 @@ static void reread(struct fs_source *fs, bool report)
 	fs->n_w = k;
 	kfs_table_release(&fs->table);
 	fs->table = cur;
+	save_state(fs);
+}
+
+static void reread(struct fs_source *fs, bool report)
+{
+	reread_as(fs, report, false);
 }
 
 static void on_info(struct kio *io, int fd, uint32_t events, void *userdata)
@@ -360,7 +454,7 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 	for (int rounds = 0; rounds < 16; rounds++) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n <= 0)
-			return;
+			break;
 		for (size_t off = 0; off < (size_t)n;) {
 			struct kfs_fan_rec r;
 			size_t used;
@@ -379,29 +473,96 @@ static void on_fan(struct kio *io, int fd, uint32_t events, void *userdata)
 			off += used;
 		}
 	}
-}
-
-/* The name of a user or group id; NULL for a project or an id without. */
-static const char *id_name(unsigned qtype, uint64_t id, char *buf, size_t size)
-{
-	if (id > UINT32_MAX)
-		return NULL;
-	if (qtype == 0) {
-		struct passwd pw, *r = NULL;
-		if (getpwuid_r((uid_t)id, &pw, buf, size, &r) == 0 && r)
-			return r->pw_name;
-	} else if (qtype == 1) {
-		struct group gr, *r = NULL;
-		if (getgrgid_r((gid_t)id, &gr, buf, size, &r) == 0 && r)
-			return r->gr_name;
-	}
-	return NULL;
+	save_state(fs);
 }
 
 static int quota_init(const void *arg, void **state)
 {
 	*state = (void *)arg;
 	return 0;
+}
+
+/* The first n held warnings go, the first with name (may be NULL). */
+static void send_first(struct fs_source *fs, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n && fs->held.n; i++) {
+		struct kfs_held e;
+		kfs_holdq_pop(&fs->held, &e);
+		const struct kfs_mount m = {
+			.mountpoint = e.mountpoint, .source = e.source, .fstype = e.fstype};
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		int rc = kfs_quota_event(&e.q, &m, i == 0 ? name : NULL, e.now, &ev, &why);
+		submit(fs, rc, ev, why);
+		kfs_held_release(&e);
+	}
+}
+
+static void on_held_timer(struct ktimer *t, void *userdata);
+
+/* The head's wait for its name, timed. */
+static void time_first(struct fs_source *fs)
+{
+	ktimer_cancel(fs->held_timer);
+	fs->held_timer = NULL;
+	if (fs->held.n && kloop_add_timer(fs->sink.loop, fs->held.v[0].since + NAME_WAIT_NS,
+					  on_held_timer, fs, &fs->held_timer) < 0)
+		fs->names_stuck = true; /* cannot wait: none waits */
+}
+
+/* Every held warning goes, without a name. */
+static void send_held(struct fs_source *fs)
+{
+	send_first(fs, fs->held.n, NULL);
+	time_first(fs);
+}
+
+static void on_held_timer(struct ktimer *t, void *userdata)
+{
+	struct fs_source *fs = userdata;
+	(void)t;
+	fs->held_timer = NULL;
+	log_warning("fs: the user and group databases did not answer within a second: quota "
+		    "warnings go without Name: until they do");
+	fs->names_stuck = true;
+	send_held(fs);
+}
+
+static void on_name(void *userdata, uint64_t token, const char *name)
+{
+	struct fs_source *fs = userdata;
+	size_t n = kfs_holdq_answered(&fs->held, token);
+	if (n) {
+		send_first(fs, n, name);
+		time_first(fs);
+	}
+	/* else: the answer of a warning that went without */
+	if (fs->names_stuck && !kidname_outstanding(fs->names)) {
+		fs->names_stuck = false;
+		log_notice("fs: the user and group databases answer again");
+	}
+}
+
+/* Holds the warning q on m until its name comes, or (a project's) until
+ * those before it went; false when it need not wait or cannot (no
+ * thread, the look-ups stuck or too many). */
+static bool hold(struct fs_source *fs, const struct kfs_quota_msg *q, const struct kfs_mount *m,
+		 uint64_t now)
+{
+	bool named = kfs_quota_named(q);
+	if (!fs->names || fs->names_stuck || fs->held.n >= KIDNAME_OUTSTANDING ||
+	    (!named && !fs->held.n))
+		return false;
+	struct kfs_held *e;
+	if (kfs_holdq_push(&fs->held, q, m, now, now_monotonic_ns(), &e) < 0)
+		return false;
+	if (named && kidname_ask(fs->names, q->qtype == 1, (uint32_t)q->id, e->token) < 0) {
+		kfs_holdq_drop_last(&fs->held);
+		return false;
+	}
+	if (fs->held.n == 1)
+		time_first(fs);
+	return true;
 }
 
 static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
@@ -418,9 +579,12 @@ static int quota_decode(void *state, const struct nlmsghdr *nlh, size_t left, in
 		*why = "a quota warning of a device that is not mounted";
 		return -EINVAL;
 	}
-	char buf[4096];
-	rc = kfs_quota_event(&q, m, id_name(q.qtype, q.id, buf, sizeof(buf)), now_realtime_ns(), ev,
-			     why);
+	uint64_t now = now_realtime_ns();
+	/* the name is looked up off the loop: the warning waits for it */
+	if (hold(fs, &q, m, now))
+		return 0;
+	send_held(fs); /* in their order: those before it go first */
+	rc = kfs_quota_event(&q, m, NULL, now, ev, why);
 	if (rc == 0)
 		(*ev)->seqnum = ++fs->seq;
 	return rc;
@@ -457,9 +621,15 @@ static void fs_pause(struct ksource *s, bool pause)
 static void fs_stop(struct ksource *s)
 {
 	struct fs_source *fs = (struct fs_source *)s;
+	if (!fs->stopped)
+		save_state(fs);
 	fs->stopped = true;
 	if (fs->quota)
 		fs->quota->stop(fs->quota);
+	/* a warning read goes, without the name it waited for */
+	send_held(fs);
+	kidname_free(fs->names);
+	fs->names = NULL;
 	kio_free(fs->info_io);
 	kio_free(fs->fan_io);
 	fs->info_io = fs->fan_io = NULL;
@@ -486,6 +656,8 @@ static void fs_free(struct ksource *s)
 	free(fs->w);
 	kfs_table_release(&fs->table);
 	kfs_config_release(&fs->own_cfg);
+	free(fs->state_path);
+	kfs_holdq_release(&fs->held);
 	if (fs->info_fd >= 0)
 		close(fs->info_fd);
 	if (fs->fan_fd >= 0)
@@ -525,7 +697,75 @@ void ksource_fs_configure(struct ksource *s, const struct kfs_config *cfg)
 			fs->w[i]->retune = false;
 			look(fs->w[i], now);
 		}
+	save_state(fs);
 	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
+}
+
+/* This boot's id, or "" */
+static void read_boot_id(char *out, size_t size)
+{
+	_cleanup_close_ int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, out, size - 1);
+	size_t len = n > 0 ? strcspn(out, "\n") : 0;
+	out[len < size ? len : 0] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (!((out[i] >= '0' && out[i] <= '9') || (out[i] >= 'a' && out[i] <= 'f') ||
+		      out[i] == '-'))
+			out[0] = '\0';
+}
+
+/* The first read of the mount table.  With the last keventd's state (the
+ * same boot, the same mounts: setting), the differences are reported,
+ * flagged synthetic: mounts that came, went or were remounted meanwhile,
+ * and space states crossed; the first start (no file, or a damaged one,
+ * which is dropped) reports what it always does: the space states
+ * already past a line, Initial. */
+static void resume(struct fs_source *fs, const struct kstatedir *state)
+{
+	read_boot_id(fs->boot_id, sizeof(fs->boot_id));
+	fs->state = state;
+	if (!state || !fs->boot_id[0] ||
+	    asprintf(&fs->state_path, "%s/" KFS_STATE_FILE, state->path) < 0) {
+		fs->state_path = NULL;
+		reread(fs, false);
+		return;
+	}
+	struct kfs_state st = {0};
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	const char *why = NULL;
+	int rc = kstatedir_read(state->fd, KFS_STATE_FILE, KFS_STATE_MAX, &text, &len);
+	if (rc == 0)
+		rc = kfs_state_parse(text, len, &st, &why);
+	else if (rc != -ENOENT)
+		why = kstatedir_strerror(rc);
+	bool use = rc == 0 && strcmp(st.boot_id, fs->boot_id) == 0 && st.all == fs->cfg->all;
+	if (rc < 0 && rc != -ENOENT)
+		log_warning("fs: %s is damaged (%s): dropped, nothing reported of the time "
+			    "before this start",
+			    fs->state_path, why);
+	else if (rc == 0 && !use)
+		log_info("fs: %s is of another boot or mounts: setting: not compared",
+			 fs->state_path);
+	if (!use) {
+		kfs_state_release(&st);
+		reread(fs, false);
+		return;
+	}
+	/* the saved table as the last read, so that the first read says the
+	 * changes; st.table is the same until reread_as() releases it */
+	kfs_table_release(&fs->table);
+	fs->table = st.table;
+	fs->resume = &st;
+	reread_as(fs, true, true);
+	fs->resume = NULL;
+	st.table = (struct kfs_table){0};
+	kfs_state_release(&st);
+	fs->dirty = true;
+	save_state(fs);
+	if (fs->n_synthetic)
+		log_notice("fs: %zu change(s) while not watched (reported, synthetic)",
+			   fs->n_synthetic);
 }
 
 int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out)
@@ -564,11 +804,13 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 		close(fs->fan_fd);
 		fs->fan_fd = -1;
 	}
-	reread(fs, false);
+	resume(fs, sink->state);
 	/* the quota warnings: the one Generic Netlink implementation, whose
 	 * decoder maps the device to its mount through the table above */
 	if (ksource_genl_new(&quota_desc, sink, fs, &fs->quota) < 0)
 		fs->quota = NULL;
+	if (fs->quota && kidname_new(sink->loop, on_name, fs, &fs->names) < 0)
+		log_notice("fs: no thread to look names up: quota warnings go without Name:");
 	log_info("fs: watching %zu file system(s) of %zu mounts", fs->n_w, fs->table.n);
 	*out = &fs->base;
 	return 0;

@@ -3,9 +3,12 @@
 """The fs source on loop-mounted ext4 images: mount, remount ro and rw and
 umount, one event each; space past space_low then space_critical and freed,
 one event per crossing; a file system already low at start-up (Initial:
-yes); an error from /sys/fs/ext4/DEV/trigger_fs_error, and with
+yes); what changed while keventd was stopped or killed, reported at the
+next start (KEVENT_SYNTHETIC=1); a FUSE file system that never answers,
+which the loop must not wait on; an error from /sys/fs/ext4/DEV/trigger_fs_error, and with
 errors=remount-ro the remount-ro that follows; a bad fs: section refused
 with FILE:LINE:COLUMN by keventd and keventctl verify."""
+import ctypes
 import os
 import shutil
 import subprocess
@@ -16,7 +19,7 @@ from kdtest import DaemonTest, TIMEOUT
 
 SIZE_MB = 64
 HANDLER = r"""#!/bin/sh
-p=$(printf '%s' "$KEVENT_PAYLOAD" | tr '\n' '|')
+p=$(printf 'Synthetic: %s\n%s' "${KEVENT_SYNTHETIC:-0}" "$KEVENT_PAYLOAD" | tr '\n' '|')
 printf '%s %s %s\n' "$KEVENT_SIGNAL" "$KEVENT_OBJECT" "$p" > FIFO
 """
 
@@ -63,7 +66,25 @@ class FsSource(DaemonTest):
         sh("umount", mnt)
         self.mounted.remove(mnt)
 
-    def start_fs(self, conf_text=""):
+    def private_mounts(self):
+        """A mount namespace of this test's own (the rest of this process
+        stays in it): its mounts are not seen by other keventds on the
+        machine, nor theirs by this test's keventd."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+            self.skipTest("cannot unshare the mount namespace: "
+                          + os.strerror(ctypes.get_errno()))
+        sh("mount", "--make-rprivate", "/")
+        return libc
+
+    def fill_to(self, mnt, name, free):
+        """Writes mnt/name until about free (a share) of mnt is free."""
+        st = os.statvfs(mnt)
+        mb = (st.f_bavail * st.f_frsize - int(st.f_blocks * st.f_frsize * free)) >> 20
+        sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, name), "bs=1M", "count=%d" % mb,
+           "conv=fsync")
+
+    def start_fs(self, conf_text="", state_dir=None):
         handler = self.s.script("fs-handler", HANDLER.replace("FIFO", self.s.fifo.path))
         self.s.write_rule("10-fs.yaml", (
             "rules:\n"
@@ -76,7 +97,10 @@ class FsSource(DaemonTest):
         with open(conf, "w") as f:
             f.write("fs:\n  mounts: block\n" + conf_text)
         os.chmod(conf, 0o644)
-        d = self.start("--sources", "fs,socket", "--config", conf)
+        args = ("--sources", "fs,socket", "--config", conf)
+        if state_dir:
+            args += ("--state-dir", state_dir)
+        d = self.start(*args)
         d.wait_log("fs: watching")
         return d
 
@@ -239,6 +263,128 @@ class FsSource(DaemonTest):
             self.next_for(mnt, 2)
         with open(os.path.join(mnt, "still-writable"), "w") as f:
             f.write("x")
+
+    def events_at_start(self, d, mnts, n):
+        """The n events of a start (submitted before keventd says READY),
+        once their handlers are done, as {(signal, mount point):
+        payload}; their mounts are all in mnts, and nothing else came."""
+        d.wait_idle(n)
+        got = {}
+        for line in (self.s.fifo.lines(n) if n else []):
+            sig, obj = line.split(" ", 2)[:2]
+            mnt = obj[len("/org/kernel/fs"):]
+            self.assertIn(mnt, mnts, line)
+            got[(sig, mnt)] = payload(line)
+        with self.assertRaises(AssertionError):  # handlers are done: drains
+            self.s.fifo.line(timeout=0.2)
+        return got
+
+    def while_down(self, kill):
+        """What happened to the file systems while keventd was not running
+        is reported at the next start, flagged KEVENT_SYNTHETIC=1, and only
+        that: a mount gone, one come, a remount read-only, a space state
+        that cleared and one that crossed.  A start with nothing changed
+        reports nothing; the first start reports what it always did (a
+        file system already low, Initial: yes, not synthetic)."""
+        self.private_mounts()
+        state = self.s.mkdir("fs-state")
+        m = {}
+        for name in ("gone", "come", "ro", "freed", "filled"):
+            m[name] = self.image(name)
+        for name in ("gone", "ro", "freed", "filled"):
+            self.mount(*m[name])
+        mnt = {k: v[1] for k, v in m.items()}
+        self.fill_to(mnt["freed"], "fill", 0.3)
+        conf = ("  space_low: off\n  space_critical: off\n  inodes_low: off\n"
+                "  %s: {space_low: 40%%}\n  %s: {space_low: 40%%}\n"
+                % (mnt["freed"], mnt["filled"]))
+        mnts = set(mnt.values())
+
+        d = self.start_fs(conf, state)
+        got = self.events_at_start(d, mnts, 1)
+        p = got[("space-low", mnt["freed"])]
+        self.assertEqual((p["Initial"], p["Synthetic"]), ("yes", "0"))
+        self.assertTrue(os.path.exists(os.path.join(state, "fs.state")))
+        if kill:
+            d.kill()
+        else:
+            d.stop_ok(self)
+
+        self.umount(mnt["gone"])
+        self.mount(*m["come"])
+        sh("mount", "-o", "remount,ro", mnt["ro"])
+        os.unlink(os.path.join(mnt["freed"], "fill"))
+        os.sync()
+        self.fill_to(mnt["filled"], "fill", 0.3)
+
+        d = self.start_fs(conf, state)
+        got = self.events_at_start(d, mnts, 5)
+        self.assertEqual(sorted(got), sorted([
+            ("umount", mnt["gone"]), ("mount", mnt["come"]), ("remount-ro", mnt["ro"]),
+            ("space-ok", mnt["freed"]), ("space-low", mnt["filled"])]))
+        for k, p in got.items():
+            self.assertEqual(p["Synthetic"], "1", k)
+            self.assertNotIn("Initial", p, k)
+        self.assertIn("ro", got[("remount-ro", mnt["ro"])]["Options"].split(","))
+        self.assertIn("rw", got[("remount-ro", mnt["ro"])]["Previous-Options"].split(","))
+        d.wait_log("fs: 5 change(s) while not watched (reported, synthetic)")
+        if kill:
+            d.kill()
+        else:
+            d.stop_ok(self)
+
+        d = self.start_fs(conf, state)
+        self.events_at_start(d, mnts, 0)
+        d.stop_ok(self)
+        return d, conf, state, mnt, mnts
+
+    def test_while_stopped(self):
+        d, conf, state, mnt, mnts = self.while_down(kill=False)
+        # a damaged file costs only itself: said, dropped, a first start
+        with open(os.path.join(state, "fs.state"), "r+") as f:
+            f.seek(0)
+            f.write("garbage")
+        d = self.start_fs(conf, state)
+        d.wait_log("fs.state is damaged")
+        got = self.events_at_start(d, mnts, 1)
+        p = got[("space-low", mnt["filled"])]
+        self.assertEqual((p["Initial"], p["Synthetic"]), ("yes", "0"))
+        d.stop_ok(self)
+        with open(os.path.join(state, "fs.state")) as f:
+            self.assertTrue(f.read().startswith("keventd-fs 1\n"))
+
+    def test_while_killed(self):
+        self.while_down(kill=True)
+
+    def test_fuse_that_never_answers(self):
+        """A FUSE file system whose daemon never answers (this test holds
+        /dev/fuse and reads nothing, so every statfs() on it waits), with a
+        source that looks like a disk: keventd reports its mount and goes
+        on, since its loop neither statfs()es it nor marks it (a fanotify
+        mark takes the fsid through statfs()); a disk mounted after it is
+        reported too, and keventctl status answers."""
+        if not os.path.exists("/dev/fuse"):
+            self.skipTest("no /dev/fuse")
+        # other keventds on the machine never see the mount
+        libc = self.private_mounts()
+        mnt = self.s.mkdir("hang")
+        d = self.start_fs()
+        fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
+        try:
+            opts = "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other" % fd
+            if libc.mount(b"/dev/sda1", mnt.encode(), b"fuse.hang", 0, opts.encode()) != 0:
+                self.skipTest("cannot mount FUSE: " + os.strerror(ctypes.get_errno()))
+            line = self.next_for(mnt)
+            self.assertTrue(line.startswith("mount "), line)
+            self.assertEqual(payload(line)["Fstype"], "fuse.hang")
+            img, disk = self.image("after-fuse")
+            self.mount(img, disk)
+            self.assertTrue(self.next_for(disk).startswith("mount "))
+            d.ctl("status", check=0)
+        finally:
+            # aborts the connection: whatever waits on it returns
+            os.close(fd)
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
 
     def test_bad_section(self):
         conf = self.s.path("bad.yaml")

@@ -73,6 +73,50 @@ static void test_wanted(void **state)
 	}
 }
 
+/* The file systems that keventd's loop never calls statfs() or
+ * fanotify_mark() on: those answered by a server or a daemon, whatever
+ * their source claims. */
+static void test_remote(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *line; bool remote; } cases[] = {
+		{ROOT, false},
+		{LOOP, false},
+		{PROC, false},
+		{NFS, true},
+		{FUSE, true},
+		{"33 22 0:42 / /srv/n rw - nfs server:/y rw\n", true},
+		{"34 22 0:43 / /srv/c rw - cifs //server/share rw\n", true},
+		{"35 22 0:44 / /srv/s rw - smb3 //server/share rw\n", true},
+		{"36 22 0:45 / /srv/ceph rw - ceph 10.0.0.1:/ rw\n", true},
+		{"37 22 0:46 / /srv/9 rw - 9p hostshare rw\n", true},
+		{"38 22 0:47 / /srv/v rw - virtiofs myfs rw\n", true},
+		{"39 22 0:48 / /home/u/x rw - fuse.sshfs u@host:/ rw\n", true},
+		{"41 22 0:49 / /home/u/y rw - fuse.glusterfs gl:/vol rw\n", true},
+		{"42 22 0:51 / /net rw - autofs systemd-1 rw\n", true},
+		/* FUSE with a source that looks like a disk: ntfs-3g's fuseblk,
+		 * a user's fsname=/dev/sda1 */
+		{"43 22 8:17 / /media/w rw - fuseblk /dev/sdb1 rw\n", true},
+		{"44 22 0:52 / /home/u/z rw - fuse /dev/sda1 rw\n", true},
+		{"45 22 0:53 / /home/u/q rw - fuse.hang /dev/sda1 rw\n", true},
+		{"40 22 0:50 / /t rw - tmpfs tmpfs rw\n", false},
+		{"46 22 253:1 / /data rw - xfs /dev/mapper/vg-data rw\n", false},
+		{"47 22 0:54 / /b rw - btrfs /dev/vdb rw\n", false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kfs_table t;
+		assert_int_equal(kfs_table_parse(cases[i].line, strlen(cases[i].line), &t, NULL),
+				 0);
+		assert_int_equal(t.n, 1);
+		if (kfs_mount_remote(&t.v[0]) != cases[i].remote)
+			fail_msg("%s: remote %d, wanted %d", cases[i].line, !cases[i].remote,
+				 cases[i].remote);
+		kfs_table_release(&t);
+	}
+}
+
 struct seen {
 	char text[512];
 };
@@ -105,6 +149,9 @@ static void test_diff(void **state)
 		/* umounts first, then remounts, then mounts */
 		{ROOT LOOP NFS, ROOT LOOPR FUSE, false,
 		 "umount /srv;remount-ro /mnt/a b was rw,relatime;mount /run/doc;"},
+		/* the id of a mount gone, taken by another (ids are reused) */
+		{ROOT LOOP, ROOT "30 22 7:1 / /mnt/c rw - ext4 /dev/loop1 rw\n", false,
+		 "umount /mnt/a b;mount /mnt/c;"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -118,6 +165,126 @@ static void test_diff(void **state)
 		kfs_table_release(&a);
 		kfs_table_release(&b);
 	}
+}
+
+/* The state file: what was reported, read back as written; a file that
+ * is not whole, or not one, refused whole. */
+static void test_state(void **state)
+{
+	(void)state;
+	const char *text = ROOT LOOP PROC NFS "40 22 0:50 / /t\\134x rw - tmpfs tmpfs \n";
+	struct kfs_table t;
+	assert_int_equal(kfs_table_parse(text, strlen(text), &t, NULL), 0);
+	const struct kfs_saved_space sp[] = {{22, KFS_LOW, false}, {30, KFS_CRITICAL, true}};
+	struct strbuf sb = STRBUF_INIT;
+	kfs_state_render("0b5e6a1c-1d2e-4f00-9a8b-0123456789ab", true, &t, sp, 2, &sb);
+	assert_false(sb.oom);
+	struct kfs_state st;
+	const char *why = NULL;
+	assert_int_equal(kfs_state_parse(sb.buf, sb.len, &st, &why), 0);
+	assert_string_equal(st.boot_id, "0b5e6a1c-1d2e-4f00-9a8b-0123456789ab");
+	assert_true(st.all);
+	assert_int_equal(st.table.n, t.n);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct kfs_mount *a = &t.v[i], *b = &st.table.v[i];
+		assert_true(kfs_mount_same(a, b));
+		assert_string_equal(a->mountpoint, b->mountpoint);
+		assert_string_equal(a->options, b->options);
+		assert_string_equal(a->super_options, b->super_options);
+		assert_string_equal(a->source, b->source);
+	}
+	assert_string_equal(kfs_table_find_id(&st.table, 40)->mountpoint, "/t\\x");
+	assert_string_equal(kfs_table_find_id(&st.table, 40)->super_options, "");
+	assert_int_equal(kfs_state_space(&st, 30)->space, KFS_CRITICAL);
+	assert_true(kfs_state_space(&st, 30)->inodes_low);
+	assert_int_equal(kfs_state_space(&st, 22)->space, KFS_LOW);
+	assert_null(kfs_state_space(&st, 31));
+	kfs_state_release(&st);
+
+	/* mounts: block keeps the block-backed and network ones only */
+	strbuf_release(&sb);
+	kfs_state_render("b", false, &t, NULL, 0, &sb);
+	assert_int_equal(kfs_state_parse(sb.buf, sb.len, &st, &why), 0);
+	assert_false(st.all);
+	assert_int_equal(st.table.n, 3);
+	assert_null(kfs_table_find_id(&st.table, 25));
+	kfs_state_release(&st);
+
+	/* cut anywhere but after a line, or a line changed: refused */
+	for (size_t cut = 0; cut < sb.len; cut++) {
+		bool whole = cut > 0 && sb.buf[cut - 1] == '\n';
+		int rc = kfs_state_parse(sb.buf, cut, &st, &why);
+		if (rc == 0)
+			kfs_state_release(&st);
+		if (!whole || cut < strlen("keventd-fs 1\nboot b\nmounts block\n"))
+			assert_int_equal(rc, -EINVAL);
+	}
+	static const char *const bad[] = {
+		"keventd-fs 2\nboot b\nmounts block\n",
+		"keventd-fs 1\nboot b\nmounts some\n",
+		"keventd-fs 1\nmounts block\nboot b\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw rw ext4\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 x rw rw ext4 /dev/sda\n",
+		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw  rw ext4 /dev/sda\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 lowish inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\ns x low inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\nsomething else\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		why = NULL;
+		if (kfs_state_parse(bad[i], strlen(bad[i]), &st, &why) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+		assert_non_null(why);
+	}
+	strbuf_release(&sb);
+	kfs_table_release(&t);
+}
+
+/* Quota warnings waiting for their names: in order, a project's behind
+ * a user's waits its turn and goes with it, a late answer moves nothing. */
+static void test_holdq(void **state)
+{
+	(void)state;
+	struct kfs_table t;
+	assert_int_equal(kfs_table_parse(LOOP, strlen(LOOP), &t, NULL), 0);
+	struct kfs_holdq h = {0};
+	struct kfs_held *e;
+	const struct kfs_quota_msg user = {.warning = true, .qtype = 0, .id = 1000},
+				   group = {.warning = true, .qtype = 1, .id = 50},
+				   project = {.warning = true, .qtype = 2, .id = 7},
+				   huge = {.warning = true, .qtype = 0, .id = 1ull << 40};
+	assert_true(kfs_quota_named(&user) && kfs_quota_named(&group));
+	assert_false(kfs_quota_named(&project) || kfs_quota_named(&huge));
+	assert_int_equal(kfs_holdq_push(&h, &user, &t.v[0], 1, 2, &e), 0);
+	assert_int_equal(e->token, 1);
+	assert_string_equal(e->mountpoint, "/mnt/a b");
+	assert_int_equal(kfs_holdq_push(&h, &project, &t.v[0], 3, 4, &e), 0);
+	assert_int_equal(e->token, 0);
+	assert_int_equal(kfs_holdq_push(&h, &group, &t.v[0], 5, 6, &e), 0);
+	assert_int_equal(e->token, 2);
+	assert_int_equal(kfs_holdq_push(&h, &project, &t.v[0], 7, 8, &e), 0);
+	assert_int_equal(kfs_holdq_ready(&h), 0);
+	/* an answer that is not the head's (one that went without) */
+	assert_int_equal(kfs_holdq_answered(&h, 2), 0);
+	assert_int_equal(kfs_holdq_answered(&h, 0), 0);
+	/* the head's: it and the project's behind it */
+	assert_int_equal(kfs_holdq_answered(&h, 1), 2);
+	struct kfs_held out;
+	kfs_holdq_pop(&h, &out);
+	assert_int_equal(out.q.id, 1000);
+	assert_int_equal(out.now, 1);
+	kfs_held_release(&out);
+	kfs_holdq_pop(&h, &out);
+	assert_int_equal(out.q.qtype, 2);
+	kfs_held_release(&out);
+	assert_int_equal(kfs_holdq_answered(&h, 2), 2);
+	/* a look-up that could not be asked is taken back */
+	assert_int_equal(kfs_holdq_push(&h, &user, &t.v[0], 9, 10, &e), 0);
+	assert_int_equal(e->token, 3);
+	kfs_holdq_drop_last(&h);
+	assert_int_equal(h.n, 2);
+	kfs_holdq_release(&h);
+	kfs_table_release(&t);
 }
 
 static void test_mount_event(void **state)
@@ -525,11 +692,13 @@ static void test_quota(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse),	 cmocka_unit_test(test_wanted),
-		cmocka_unit_test(test_diff),	 cmocka_unit_test(test_mount_event),
-		cmocka_unit_test(test_space),	 cmocka_unit_test(test_interval),
-		cmocka_unit_test(test_fanotify), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_quota),	 cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_parse),	     cmocka_unit_test(test_remote),
+		cmocka_unit_test(test_wanted),	     cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_state),	     cmocka_unit_test(test_mount_event),
+		cmocka_unit_test(test_space),	     cmocka_unit_test(test_interval),
+		cmocka_unit_test(test_fanotify),     cmocka_unit_test(test_config),
+		cmocka_unit_test(test_quota),	     cmocka_unit_test(test_holdq),
+		cmocka_unit_test(test_config_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
