@@ -83,7 +83,7 @@ static int check_file(const char *arg, struct tally *t, struct kdiags *d)
 	else
 		strcpy(dir, ".");
 	if (strcmp(path, arg) != 0 && access(path, F_OK) < 0) {
-		kdiags_add(d, arg, 1, 1,
+		kdiags_add(d, arg, 0, 0,
 			   "a drop-in of %s, which is not in %s: verify the rule directories "
 			   "together (keventctl verify DIR...)",
 			   name, dir);
@@ -131,7 +131,7 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 	*checked = !(rc == -ENOENT && missing_ok);
 	if (rc < 0 && rc != -ENOMEM) {
 		if (*checked)
-			kdiags_add(d, path, 1, 1, "cannot open: %s", strerror(-rc));
+			kdiags_add(d, path, 0, 0, "cannot open: %s", strerror(-rc));
 		rc = 0;
 	}
 	koptions_finish(ko);
@@ -236,7 +236,7 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	}
 	for (size_t i = 0; rc == 0 && i < n_paths; i++) {
 		if (err[i])
-			kdiags_add(&d, paths[i], 1, 1, "%s", strerror(err[i]));
+			kdiags_add(&d, paths[i], 0, 0, "%s", strerror(err[i]));
 		else if (!is_dir[i])
 			rc = check_file(paths[i], &t, &d);
 		else if (paths[i] == dirs[0])

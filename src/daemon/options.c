@@ -453,12 +453,12 @@ int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const c
 			struct kdiags *diags)
 {
 	if (len > KOPTIONS_FILE_MAX_BYTES) {
-		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+		kdiags_add(diags, path, 0, 0, "configuration file larger than %d bytes",
 			   KOPTIONS_FILE_MAX_BYTES);
 		return 0;
 	}
 	if (memchr(buf, '\0', len)) {
-		kdiags_add(diags, path, 1, 1, "configuration file contains a NUL byte");
+		kdiags_add(diags, path, 0, 0, "configuration file contains a NUL byte");
 		return 0;
 	}
 	struct ynode *root = NULL;
@@ -517,14 +517,14 @@ int koptions_load_file(struct koptions *o, const char *path, bool trust, struct 
 		return -errno;
 	const char *why = kentry_check_fd(fd, trust);
 	if (why) {
-		kdiags_add(diags, path, 1, 1, "refusing configuration file: %s", why);
+		kdiags_add(diags, path, 0, 0, "refusing configuration file: %s", why);
 		return 0;
 	}
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	int rc = read_fd(fd, KOPTIONS_FILE_MAX_BYTES, &buf, &len);
 	if (rc == -EFBIG) {
-		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+		kdiags_add(diags, path, 0, 0, "configuration file larger than %d bytes",
 			   KOPTIONS_FILE_MAX_BYTES);
 		return 0;
 	}
