@@ -29,7 +29,10 @@ struct err_case {
 static const struct err_case err_cases[] = {
 	/* YAML itself */
 	{"unclosed flow mapping", "rules:\n  - name: a\n    match: {type: power\n", "t.yaml:4:1: error: YAML syntax error: did not find expected ',' or '}'", true},
-	{"tab indentation", "rules:\n  - name: a\n\tmatch: x\n", "t.yaml:3:1: error: YAML syntax error: found a tab character", true},
+	{"tab indentation", "rules:\n  - name: a\n\tmatch: x\n", "t.yaml:3:1: error: YAML syntax error: found a tab character that violates indentation while scanning a plain scalar; hint: indent with spaces: YAML does not take tabs there", false},
+	{"unquoted >= in a block", "rules:\n  - match:\n      payload:\n        capacity: >= 90000\n", "t.yaml:4:20: error: YAML syntax error: did not find expected comment or line break while scanning a block scalar; hint: quote values that start with '>'", false},
+	{"unquoted ` in a flow", "rules:\n  - match: {signal: `x`}\n", "t.yaml:2:21: error: YAML syntax error: found character that cannot start any token while scanning for the next token; hint: quote values that start with '`'", false},
+	{"unquoted @ in a list", "rules:\n  - run:\n      - @x\n", "t.yaml:3:9: error: YAML syntax error: found character that cannot start any token while scanning for the next token; hint: quote values that start with '@'", false},
 	{"unclosed flow sequence", "rules: [\n", "t.yaml:2:1: error: YAML syntax error: did not find expected node content", true},
 	{"alias", "x: &a [1]\nrules: *a\n", "t.yaml:2:8: error: YAML aliases are not supported", false},
 	{"merge key alias", "rules:\n  - <<: *a\n", "t.yaml:2:9: error: YAML aliases are not supported", false},
