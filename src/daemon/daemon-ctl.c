@@ -174,10 +174,8 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	size_t broken = ctl->d->rules ? ctl->d->rules->n_broken : 0;
 	char why[96];
 	if (rc == 0 && broken)
-		snprintf(why, sizeof(why),
-			 "%zu rule file%s broken: %s not in force (keventctl status lists %s)",
-			 broken, broken == 1 ? " is" : "s are", broken == 1 ? "it is" : "they are",
-			 broken == 1 ? "it" : "them");
+		snprintf(why, sizeof(why), "%zu rule file%s broken (keventctl status lists %s)",
+			 broken, broken == 1 ? " is" : "s are", broken == 1 ? "it" : "them");
 	p->ops->reply(p, rc < 0 || broken ? "err" : "ok",
 		      rc < 0   ? strerror(-rc)
 		      : broken ? why

@@ -259,8 +259,8 @@ class Reload(DaemonTest):
                                                          "did you mean timeout?")
         r = d.ctl("reload", check=1)
         self.assertRegex(r.stdout, typo)
-        self.assertEqual(r.stderr, "keventctl: keventd: 1 rule file is broken: it is not in "
-                         "force (keventctl status lists it)\n")
+        self.assertEqual(r.stderr, "keventctl: keventd: 1 rule file is broken (keventctl status "
+                         "lists it)\n")
         text = d.ctl("status", check=0).stdout
         self.assertRegex(text, r"\nbroken: 20-b\.yaml \(not loaded\): " + typo + "\n")
         st = d.status()
