@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "suggest.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -83,12 +84,42 @@ static void test_failures(void **state)
 	rmdir(dir);
 }
 
+/* "did you mean": slips of the keyboard are named, other words are not */
+static void test_suggest(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {"name", "match", "run", "timeout", NULL, "user", "key"};
+	static const struct {
+		const char *word, *want;
+	} cases[] = {
+		{"timout", "timeout"}, /* a letter left out */
+		{"nmae", "name"},      /* two swapped */
+		{"timeouts", "timeout"},
+		{"macth", "match"},
+		{"tiemout", "timeout"},
+		{"rnu", "run"},
+		{"ky", NULL},	      /* one edit, but half the word */
+		{"bogus", NULL},      /* nothing near */
+		{"tmout", "timeout"}, /* two edits */
+		{"tmot", NULL},	      /* three */
+		{"", NULL},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *got = suggest_word(cases[i].word, keys, ARRAY_SIZE(keys));
+		if (!cases[i].want)
+			assert_null(got);
+		else
+			assert_string_equal(got ? got : "(none)", cases[i].want);
+	}
+}
+
 int main(void)
 {
 	umask(022); /* the modes asked for are the modes made */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replace),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_suggest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
