@@ -298,6 +298,8 @@ const struct kstats_row kstats_rows[] = {
 	 "Rule reloads."},
 	{KSTATS_RULESET, ", reload errors #)", "reload_errors", "reload_errors_total", "counter",
 	 STAT(reload_errors), "Rule reloads with a broken file."},
+	{KSTATS_RULESET, NULL, "broken", "rule_files_broken", "gauge", RULESET(n_broken),
+	 "Rule files broken now: not in force, or only as their last good version."},
 
 	{KSTATS_RULES, "matched #", "matched", "rule_matched_total", "counter", RULE(matched),
 	 "Events the rule matched."},

@@ -267,6 +267,9 @@ class Reload(DaemonTest):
         self.assertEqual([b["file"] for b in st["broken_files"]], ["20-b.yaml"])
         self.assertRegex(st["broken_files"][0]["error"], typo)
         self.assertFalse(st["broken_files"][0]["last_good_in_force"])
+        self.assertEqual(st["ruleset"]["broken"], 1)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("\nkeventd_rule_files_broken 1\n", prom)
         self.fires(d, "a")
         ev = d.ctl("events", check=0).stdout
         self.assertIn("  note: 1 rule file was broken at the time (keventctl explain", ev)
@@ -278,7 +281,8 @@ class Reload(DaemonTest):
         # fixed: reload succeeds, status names nothing, explain of a new event says nothing
         s.write_rule("20-b.yaml", self.rule("b", "y"))
         r = d.ctl("reload", check=0)
-        self.assertEqual(d.status()["broken_files"], [])
+        st = d.status()
+        self.assertEqual((st["broken_files"], st["ruleset"]["broken"]), ([], 0))
         self.assertNotIn("broken", d.ctl("status", check=0).stdout)
         self.fires(d, "a")
         self.assertNotIn("note:", d.ctl("explain", "last", check=0).stdout)
