@@ -14,6 +14,7 @@
 #include "history.h"
 #include "journal.h"
 #include "ruledirs.h"
+#include "suggest.h"
 #include "yamltree.h"
 
 enum opt {
@@ -324,6 +325,7 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 }
 
 static void section_names(char *buf, size_t size);
+static const char *suggest_option(const char *name);
 
 /* One option of the file: key k, value v. */
 static int file_option(struct koptions *o, const struct ynode *k, const struct ynode *v,
@@ -333,6 +335,12 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	int takes = koptions_takes_value(name);
 	if (takes < 0) {
 		char names[128];
+		const char *near = suggest_option(name);
+		if (near) {
+			kdiags_add(diags, path, k->line, k->col,
+				   "unknown option '%s': did you mean %s?", name, near);
+			return 0;
+		}
 		section_names(names, sizeof(names));
 		kdiags_add(diags, path, k->line, k->col,
 			   "unknown option '%s' (a long option of keventd(8), or a section: %s)",
@@ -425,6 +433,18 @@ static void section_names(char *buf, size_t size)
 	for (size_t i = 0; i < ARRAY_SIZE(sections) && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
 					sections[i].name);
+}
+
+/* The option or section nearest to a misspelt name; NULL: none is near. */
+static const char *suggest_option(const char *name)
+{
+	const char *words[ARRAY_SIZE(options) + ARRAY_SIZE(sections)];
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		words[n++] = options[i].name;
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+		words[n++] = sections[i].name;
+	return suggest_word(name, words, n);
 }
 
 bool koptions_is_config(const char *buf, size_t len)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fs.h"
+#include "suggest.h"
 #include "util.h"
 
 static const struct kfs_thresholds defaults = {
@@ -219,6 +220,14 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 		}
 		if (threshold(&p, k, v, &nc.t, set, ""))
 			continue;
+		static const char *const fs_keys[] = {"mounts", "space_low", "space_critical",
+						      "inodes_low"};
+		const char *near;
+		if (k->value[0] != '/' &&
+		    (near = suggest_word(k->value, fs_keys, ARRAY_SIZE(fs_keys)))) {
+			kdiag_at(&p, k, "fs: unknown key '%s': did you mean %s?", k->value, near);
+			continue;
+		}
 		if (k->value[0] != '/') {
 			kdiag_at(&p, k,
 				 "fs: unknown key '%s' (mounts, space_low, space_critical, "

@@ -339,6 +339,7 @@ static void test_config(void **state)
 		{"fs: {mounts: all, space_low: 20%, space_critical: 2.5%, inodes_low: 10000}\n", NULL},
 		{"fs:\n  space_low: 2G\n  /var: {space_low: 30%}\n  /srv/: {space_critical: off}\n", NULL},
 		{"fs:\n  space_low: lots\n", "k.yaml:2:14: error: fs: space_low wants a percentage (10%), a size (2G, 512M) or 'off', not 'lots'"},
+		{"fs:\n  space_lwo: 5%\n", "k.yaml:2:3: error: fs: unknown key 'space_lwo': did you mean space_low?"},
 		{"fs:\n  space_low: 10\n", "k.yaml:2:14: error: fs: space_low: '10' has no unit: did you mean 10%?"},
 		{"fs:\n  /var: {space_critical: 500000}\n", "k.yaml:2:26: error: fs: /var: space_critical: '500000' has no unit: write a percentage (10%) or a size with K, M, G, T or P (2G, 512M)"},
 		{"fs:\n  space_low: 101%\n", "k.yaml:2:14: error: fs: space_low wants a percentage (10%), a size (2G, 512M) or 'off', not '101%'"},
