@@ -130,6 +130,11 @@ class DropIns(DaemonTest):
         self.assertEqual([(x["file"], x["last_good_in_force"]) for x in b],
                          [("50-vendor.yaml", True)])
         self.assertIn("%s:2:11: error: no rule named" % bad, b[0]["error"])
+        self.fires(d, "other", "o")
+        x = d.ctl("explain", "last", check=0).stdout
+        self.assertIn("\nnote: 50-vendor.yaml was broken at the time (%s:2:11: error: no rule "
+                      "named" % bad, x)
+        self.assertTrue(x.endswith(") and only its last good version was in force\n"), x)
         # a start with the error: the other files load, the broken one does not
         d.stop_ok(self)
         d = self.start(rules_dirs=[self.etc, self.lib])

@@ -278,6 +278,9 @@ class Reload(DaemonTest):
         x = d.ctl("explain", "last", check=0).stdout
         self.assertRegex(x, r"\nnote: 20-b\.yaml was broken at the time \(" + typo
                          + r"\) and its rules were not in force\n$")
+        note = json.loads(d.ctl("explain", "last", "--json", check=0).stdout.splitlines()[-1])
+        self.assertEqual((note["broken"], note["last_good_in_force"]), ("20-b.yaml", False))
+        self.assertRegex(note["error"], typo)
         # fixed: reload succeeds, status names nothing, explain of a new event says nothing
         s.write_rule("20-b.yaml", self.rule("b", "y"))
         r = d.ctl("reload", check=0)
