@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* keventctl verify [PATH]...: lint rule files, and directories as keventd
  * would load them. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -11,12 +12,15 @@
 
 #include "ctl.h"
 #include "options.h"
+#include "plan.h"
 #include "source-trace.h"
 #include "ruleset.h"
 #include "transient-run.h"
 
 struct tally {
-	size_t files, rules, warnings;
+	size_t files, rules;
+	struct kdiags warnings; /* printed with the errors, in order */
+	const char *root;	/* programs are looked up under it (--root) */
 };
 
 /* A transient rule on a machine where systemd is not the service manager:
@@ -30,14 +34,141 @@ static void warn_transient(const struct kfile *f, struct tally *t)
 		const struct krule *r = &f->rules[i];
 		if (!r->transient)
 			continue;
-		ctl_print(stdout,
-			  "%s:%u:%u: warning: rule %s: '%s' needs systemd, which is "
-			  "not the service manager here: keventd would not load the rule on "
-			  "this machine",
-			  f->path, r->line, r->col, r->name,
-			  r->session ? "session: active" : "transient: true");
-		t->warnings++;
+		kdiags_add(&t->warnings, f->path, r->line, r->col,
+			   "rule %s: '%s' needs systemd, which is not the service manager here: "
+			   "keventd would not load the rule on this machine",
+			   r->name, r->session ? "session: active" : "transient: true");
 	}
+}
+
+/* Whether prog, under the root of t, is a file that can run: 0, or -errno
+ * (-ENOENT, -EACCES, -EISDIR). */
+static int runnable(const struct tally *t, const char *prog)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+	if (asprintf(&path, "%s%s", t->root ? t->root : "", prog) < 0)
+		return -ENOMEM;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EISDIR;
+	return access(path, X_OK) < 0 ? -errno : 0;
+}
+
+/* A rule whose program is not there, or cannot run: a warning, not an
+ * error, since the program may come with another package or later; found
+ * as keventd finds it (an absolute path, or a name on the handlers' PATH,
+ * keventd.rules(5)), under --root when given. */
+static void warn_programs(const struct kfile *f, struct tally *t)
+{
+	for (size_t i = 0; i < f->n_rules; i++) {
+		const struct krule *r = &f->rules[i];
+		if (!r->run || !r->run[0])
+			continue;
+		const char *prog = r->run[0];
+		int rc = -ENOENT;
+		if (prog[0] == '/') {
+			rc = runnable(t, prog);
+		} else if (!strchr(prog, '/')) {
+			for (const char *p = KEVENT_HANDLER_PATH; *p && rc < 0;) {
+				size_t n = strcspn(p, ":");
+				_cleanup_free_ char *cand = NULL;
+				if (asprintf(&cand, "%.*s/%s", (int)n, p, prog) < 0)
+					return;
+				int r2 = runnable(t, cand);
+				if (r2 == 0 || rc == -ENOENT)
+					rc = r2;
+				p += n + (p[n] == ':');
+			}
+		}
+		if (rc == 0 || rc == -ENOMEM)
+			continue;
+		const char *where =
+			prog[0] == '/' ? "" : " on keventd's PATH (" KEVENT_HANDLER_PATH ")";
+		if (rc == -ENOENT)
+			kdiags_add(&t->warnings, f->path, r->line, r->col,
+				   "rule %s: program %s not found%s%s%s", r->name ? r->name : "?",
+				   prog, where, t->root ? " under " : "", t->root ? t->root : "");
+		else
+			kdiags_add(&t->warnings, f->path, r->line, r->col,
+				   "rule %s: program %s is not an executable file%s%s",
+				   r->name ? r->name : "?", prog, t->root ? " under " : "",
+				   t->root ? t->root : "");
+	}
+}
+
+/* Files in a rule directory that keventd passes over: a rule file saved
+ * as *.yml, or kept as *.yaml.bak, loads nothing, without a word. */
+static void warn_ignored(const char *dir, struct tally *t)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	while (dp && (de = readdir(dp))) {
+		const char *name = de->d_name, *dot = strrchr(name, '.');
+		if (name[0] == '.' || str_has_suffix(name, ".yaml") ||
+		    (!dot && name[strlen(name) - 1] != '~'))
+			continue;
+		_cleanup_free_ char *path = NULL;
+		struct stat st;
+		if (asprintf(&path, "%s/%s", dir, name) < 0)
+			break;
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue; /* drop-in directories are DIR/NAME.yaml.d */
+		kdiags_add(&t->warnings, path, 0, 0, "ignored: keventd reads only *.yaml");
+	}
+	if (dp)
+		closedir(dp);
+}
+
+struct finding {
+	const struct kdiag *d;
+	bool warning;
+	size_t order; /* as found: the tie-break */
+};
+
+static int by_place(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+	int c = strcmp(x->d->file, y->d->file);
+	if (c)
+		return c;
+	if (x->d->line != y->d->line)
+		return x->d->line < y->d->line ? -1 : 1;
+	if (x->d->col != y->d->col)
+		return x->d->col < y->d->col ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Errors and warnings together, by file, then line and column: a file's
+ * findings in the order of its text (a file's own errors come after those
+ * of the scan of its directory otherwise).  0 or -ENOMEM. */
+static int print_findings(const struct kdiags *errors, const struct kdiags *warnings)
+{
+	size_t n = errors->n + warnings->n;
+	_cleanup_free_ struct finding *v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct finding){i < errors->n ? &errors->v[i] : &warnings->v[i - errors->n],
+					i >= errors->n, i};
+	qsort(v, n, sizeof(*v), by_place);
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < n; i++) {
+		strbuf_reset(&sb);
+		if (!v[i].warning) {
+			kdiag_format(v[i].d, &sb);
+		} else {
+			strbuf_put_escaped(&sb, v[i].d->file);
+			if (v[i].d->line)
+				strbuf_printf(&sb, ":%u:%u", v[i].d->line, v[i].d->col);
+			strbuf_puts(&sb, ": warning: ");
+			strbuf_put_escaped(&sb, v[i].d->msg);
+		}
+		printf("%s\n", strbuf_str(&sb));
+	}
+	strbuf_release(&sb);
+	return 0;
 }
 
 static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *d)
@@ -50,6 +181,7 @@ static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *
 	if (f) {
 		t->rules += f->n_rules;
 		warn_transient(f, t);
+		warn_programs(f, t);
 	}
 	kfile_unref(f);
 	return 0;
@@ -83,7 +215,7 @@ static int check_file(const char *arg, struct tally *t, struct kdiags *d)
 	else
 		strcpy(dir, ".");
 	if (strcmp(path, arg) != 0 && access(path, F_OK) < 0) {
-		kdiags_add(d, arg, 1, 1,
+		kdiags_add(d, arg, 0, 0,
 			   "a drop-in of %s, which is not in %s: verify the rule directories "
 			   "together (keventctl verify DIR...)",
 			   name, dir);
@@ -103,6 +235,8 @@ static int check_dirs(const char *const *dirs, size_t n, struct tally *t, struct
 {
 	struct kentries e = {0};
 	int rc = kentries_scan(dirs, n, ctl_trust(), &e, d);
+	for (size_t i = 0; i < n; i++)
+		warn_ignored(dirs[i], t);
 	for (size_t i = 0; rc == 0 && i < e.n; i++)
 		if (!e.v[i].masked && !e.v[i].refused)
 			rc = check_entry(&e.v[i], t, d);
@@ -131,7 +265,7 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 	*checked = !(rc == -ENOENT && missing_ok);
 	if (rc < 0 && rc != -ENOMEM) {
 		if (*checked)
-			kdiags_add(d, path, 1, 1, "cannot open: %s", strerror(-rc));
+			kdiags_add(d, path, 0, 0, "cannot open: %s", strerror(-rc));
 		rc = 0;
 	}
 	koptions_finish(ko);
@@ -140,44 +274,52 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 	if (rc == 0 && *checked && ko->trace.n)
 		rc = ktrace_config_check(&ko->trace, d);
 	const char *warn = *checked ? kmqtt_config_warning(&ko->mqtt) : NULL;
-	if (warn) {
-		ctl_print(stdout, "%s:%u:%u: warning: mqtt: %s", path, ko->mqtt.url_line,
-			  ko->mqtt.url_col, warn);
-		t->warnings++;
-	}
+	if (warn)
+		kdiags_add(&t->warnings, path, ko->mqtt.url_line, ko->mqtt.url_col, "mqtt: %s",
+			   warn);
 	return rc;
 }
 
 int ctl_verify(struct ctl *c, int argc, char **argv)
 {
-	enum { O_CONFIG = 256 };
+	enum { O_CONFIG = 256, O_ROOT };
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+					     {"quiet", no_argument, NULL, 'q'},
 					     {"config", required_argument, NULL, O_CONFIG},
+					     {"root", required_argument, NULL, O_ROOT},
 					     {0}};
 	bool quiet = false;
-	const char *config = NULL;
+	const char *config = NULL, *root = NULL;
 	int o;
 	(void)c;
-	while ((o = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
+	/* options anywhere: "verify FILE -q" as well ("--" ends them) */
+	while ((o = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl verify [-q] [--config FILE] [PATH]...\n"
+			printf("Usage: keventctl verify [-q] [--config FILE] [--root DIR] "
+			       "[PATH]...\n"
 			       "Checks rule files, or the .yaml files of directories (default: the "
 			       "three rule directories),\n"
 			       "and keventd's configuration file (--config, or a FILE whose keys "
 			       "are "
 			       "keventd.yaml's;\n"
-			       "with no PATH, the default one when it exists).\n");
+			       "with no PATH, the default one when it exists).\n"
+			       "--root DIR looks the rules' programs up under DIR, a staging "
+			       "root.\n");
 			return 0;
 		}
 		if (o == 'q')
 			quiet = true;
 		else if (o == O_CONFIG)
 			config = optarg;
+		else if (o == O_ROOT)
+			root = optarg;
 		else
 			return ctl_option_error("verify");
 	}
 	struct kdiags d = {0};
-	struct tally t = {0};
+	struct tally t = {.root = root};
+	if (root && !root[strspn(root, "/")])
+		t.root = NULL; /* --root / is the machine itself */
 	int rc = 0;
 	/* A FILE whose keys are keventd.yaml's is checked as a configuration
 	 * file: the first, when --config names none, stands for --config. */
@@ -236,24 +378,20 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	}
 	for (size_t i = 0; rc == 0 && i < n_paths; i++) {
 		if (err[i])
-			kdiags_add(&d, paths[i], 1, 1, "%s", strerror(err[i]));
+			kdiags_add(&d, paths[i], 0, 0, "%s", strerror(err[i]));
 		else if (!is_dir[i])
 			rc = check_file(paths[i], &t, &d);
 		else if (paths[i] == dirs[0])
 			rc = check_dirs(dirs, n_dirs, &t, &d);
 	}
+	if (rc == 0)
+		rc = print_findings(&d, &t.warnings);
 	if (rc < 0) {
 		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
 		kdiags_free(&d);
+		kdiags_free(&t.warnings);
 		return 1;
 	}
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < d.n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&d.v[i], &sb);
-		printf("%s\n", strbuf_str(&sb));
-	}
-	strbuf_release(&sb);
 	if (!quiet && checked_configs)
 		fprintf(stderr, "%zu configuration file%s, ", checked_configs,
 			checked_configs == 1 ? "" : "s");
@@ -261,11 +399,12 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s", t.files,
 			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,
 			d.n == 1 ? "" : "s");
-	if (!quiet && t.warnings)
-		fprintf(stderr, ", %zu warning%s", t.warnings, t.warnings == 1 ? "" : "s");
+	if (!quiet && t.warnings.n)
+		fprintf(stderr, ", %zu warning%s", t.warnings.n, t.warnings.n == 1 ? "" : "s");
 	if (!quiet)
 		fputc('\n', stderr);
 	int status = d.n ? 1 : 0;
 	kdiags_free(&d);
+	kdiags_free(&t.warnings);
 	return status;
 }

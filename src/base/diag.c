@@ -32,7 +32,7 @@ void kdiags_vadd(struct kdiags *d, const char *file, unsigned line, unsigned col
 		free(f);
 		return;
 	}
-	d->v[d->n++] = (struct kdiag){f, line ? line : 1, col ? col : 1, msg};
+	d->v[d->n++] = (struct kdiag){f, line, line ? (col ? col : 1) : 0, msg};
 }
 
 void kdiags_free(struct kdiags *d)
@@ -66,7 +66,10 @@ void kdiags_move(struct kdiags *to, struct kdiags *from)
 void kdiag_format(const struct kdiag *d, struct strbuf *out)
 {
 	strbuf_put_escaped(out, d->file);
-	strbuf_printf(out, ":%u:%u: error: ", d->line, d->col);
+	if (d->line)
+		strbuf_printf(out, ":%u:%u: error: ", d->line, d->col);
+	else
+		strbuf_puts(out, ": error: "); /* about the whole file: no position */
 	strbuf_put_escaped(out, d->msg);
 }
 

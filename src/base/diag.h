@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Diagnostics of rule files: "FILE:LINE:COLUMN: error: MESSAGE". */
+/* Diagnostics of rule files: "FILE:LINE:COLUMN: error: MESSAGE", or
+ * "FILE: error: MESSAGE" for one about the whole file (line 0). */
 #ifndef KEVENT_DIAG_H
 #define KEVENT_DIAG_H
 

@@ -43,6 +43,8 @@ const char *ynode_kind_name(const struct ynode *n)
 
 struct builder {
 	yaml_parser_t parser;
+	const char *buf; /* the text, for hints at its usual traps */
+	size_t len;
 	size_t nodes;
 	unsigned line, col;
 	char *msg;
@@ -62,10 +64,66 @@ static int fail(struct builder *b, const yaml_mark_t *m, const char *fmt, ...)
 	return -EINVAL;
 }
 
+/* The usual trap on lines first..last (0-based) of the text, as a hint for
+ * libyaml's words, which name the trap's effect and not the trap: a tab in
+ * the indentation, or a plain value that starts with a character YAML
+ * takes for syntax ('>=90000' opens a folded block scalar).  NULL: none. */
+static const char *trap_hint(const struct builder *b, size_t first, size_t last, char *out,
+			     size_t size)
+{
+	size_t line = 0;
+	for (const char *p = b->buf, *end = b->buf + b->len; p < end && line <= last; line++) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		if (line >= first) {
+			const char *q = p;
+			while (q < eol && *q == ' ')
+				q++;
+			if (q < eol && *q == '\t')
+				return "indent with spaces: YAML does not take tabs there";
+			/* the value of "key: V" or "- V", or each of a flow list's */
+			for (const char *v = q; v < eol; v++) {
+				bool starts = (v == q && *v == '-' && v + 1 < eol && v[1] == ' ') ||
+					      (*v == ':' && v + 1 < eol && v[1] == ' ') ||
+					      ((*v == '[' || *v == ',') && v > q);
+				if (!starts)
+					continue;
+				const char *w = v + 1;
+				while (w < eol && *w == ' ')
+					w++;
+				if (w < eol && strchr("><!%@`", *w)) {
+					snprintf(out, size, "quote values that start with '%c'",
+						 *w);
+					return out;
+				}
+			}
+		}
+		p = eol + 1;
+	}
+	return NULL;
+}
+
 static int next_event(struct builder *b, yaml_event_t *ev)
 {
 	if (yaml_parser_parse(&b->parser, ev))
 		return 0;
+	char buf[64];
+	size_t first =
+		b->parser.context ? b->parser.context_mark.line : b->parser.problem_mark.line;
+	if (first > b->parser.problem_mark.line)
+		first = b->parser.problem_mark.line;
+	const char *hint = trap_hint(b, first, b->parser.problem_mark.line, buf, sizeof(buf));
+	if (hint && b->parser.error != YAML_MEMORY_ERROR) {
+		b->line = (unsigned)b->parser.problem_mark.line + 1;
+		b->col = (unsigned)b->parser.problem_mark.column + 1;
+		if (asprintf(&b->msg, "YAML syntax error: %s%s%s; hint: %s",
+			     b->parser.problem ? b->parser.problem : "YAML syntax error",
+			     b->parser.context ? " " : "",
+			     b->parser.context ? b->parser.context : "", hint) < 0)
+			b->msg = NULL;
+		return -EINVAL;
+	}
 	const char *problem = b->parser.problem ? b->parser.problem : "YAML syntax error";
 	if (b->parser.error == YAML_MEMORY_ERROR)
 		return -ENOMEM;
@@ -183,6 +241,8 @@ int ytree_parse(const char *buf, size_t len, struct ynode **root, unsigned *line
 	if (!yaml_parser_initialize(&b.parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&b.parser, (const unsigned char *)buf, len);
+	b.buf = buf;
+	b.len = len;
 
 	bool in_doc = false, seen_doc = false;
 	for (;;) {

@@ -25,7 +25,7 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 	/* no file (any more): the defaults, as at a start without one */
 	int rc = koptions_load_file(&o, d->cfg.config_path, d->cfg.trust, &diags);
 	if (rc < 0 && rc != -ENOENT)
-		kdiags_add(&diags, d->cfg.config_path, 1, 1, "cannot read: %s", strerror(-rc));
+		kdiags_add(&diags, d->cfg.config_path, 0, 0, "cannot read: %s", strerror(-rc));
 	if (!diags.n && d->cfg.trace_allowed && o.trace.n &&
 	    ktrace_config_check(&o.trace, &diags) < 0) {
 		kdiags_free(&diags);

@@ -270,7 +270,17 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 	log_info("reload requested over the control socket (pid %d)", (int)p->pid);
 	int rc = kdaemon_reload(ctl->d, &sb);
 	p->ops->reply_data(p, strbuf_str(&sb));
-	p->ops->reply(p, rc < 0 ? "err" : "ok", rc < 0 ? strerror(-rc) : NULL);
+	/* a broken file fails the reload, as systemctl reload would: the
+	 * report above says which and why; the rest of the set is loaded */
+	size_t broken = ctl->d->rules ? ctl->d->rules->n_broken : 0;
+	char why[96];
+	if (rc == 0 && broken)
+		snprintf(why, sizeof(why), "%zu rule file%s broken (keventctl status lists %s)",
+			 broken, broken == 1 ? " is" : "s are", broken == 1 ? "it" : "them");
+	p->ops->reply(p, rc < 0 || broken ? "err" : "ok",
+		      rc < 0   ? strerror(-rc)
+		      : broken ? why
+			       : NULL);
 }
 
 /* events [N [text|json]]: the last N events of the history (0 or none: all). */

@@ -14,6 +14,7 @@
 #include "history.h"
 #include "journal.h"
 #include "ruledirs.h"
+#include "suggest.h"
 #include "yamltree.h"
 
 enum opt {
@@ -324,6 +325,7 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 }
 
 static void section_names(char *buf, size_t size);
+static const char *suggest_option(const char *name);
 
 /* One option of the file: key k, value v. */
 static int file_option(struct koptions *o, const struct ynode *k, const struct ynode *v,
@@ -333,6 +335,12 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	int takes = koptions_takes_value(name);
 	if (takes < 0) {
 		char names[128];
+		const char *near = suggest_option(name);
+		if (near) {
+			kdiags_add(diags, path, k->line, k->col,
+				   "unknown option '%s': did you mean %s?", name, near);
+			return 0;
+		}
 		section_names(names, sizeof(names));
 		kdiags_add(diags, path, k->line, k->col,
 			   "unknown option '%s' (a long option of keventd(8), or a section: %s)",
@@ -427,6 +435,18 @@ static void section_names(char *buf, size_t size)
 					sections[i].name);
 }
 
+/* The option or section nearest to a misspelt name; NULL: none is near. */
+static const char *suggest_option(const char *name)
+{
+	const char *words[ARRAY_SIZE(options) + ARRAY_SIZE(sections)];
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+		words[n++] = options[i].name;
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
+		words[n++] = sections[i].name;
+	return suggest_word(name, words, n);
+}
+
 bool koptions_is_config(const char *buf, size_t len)
 {
 	struct ynode *root = NULL;
@@ -453,12 +473,12 @@ int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const c
 			struct kdiags *diags)
 {
 	if (len > KOPTIONS_FILE_MAX_BYTES) {
-		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+		kdiags_add(diags, path, 0, 0, "configuration file larger than %d bytes",
 			   KOPTIONS_FILE_MAX_BYTES);
 		return 0;
 	}
 	if (memchr(buf, '\0', len)) {
-		kdiags_add(diags, path, 1, 1, "configuration file contains a NUL byte");
+		kdiags_add(diags, path, 0, 0, "configuration file contains a NUL byte");
 		return 0;
 	}
 	struct ynode *root = NULL;
@@ -517,14 +537,14 @@ int koptions_load_file(struct koptions *o, const char *path, bool trust, struct 
 		return -errno;
 	const char *why = kentry_check_fd(fd, trust);
 	if (why) {
-		kdiags_add(diags, path, 1, 1, "refusing configuration file: %s", why);
+		kdiags_add(diags, path, 0, 0, "refusing configuration file: %s", why);
 		return 0;
 	}
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	int rc = read_fd(fd, KOPTIONS_FILE_MAX_BYTES, &buf, &len);
 	if (rc == -EFBIG) {
-		kdiags_add(diags, path, 1, 1, "configuration file larger than %d bytes",
+		kdiags_add(diags, path, 0, 0, "configuration file larger than %d bytes",
 			   KOPTIONS_FILE_MAX_BYTES);
 		return 0;
 	}

@@ -104,8 +104,34 @@ struct explain_stream {
 	struct kdaemon *d;
 	struct kexplain *x;
 	uint64_t generation;
-	bool reloaded;
+	bool reloaded, noted;
+	struct strbuf notes; /* the files broken when the event came */
 };
+
+/* The files that were broken when the event came, and so not in force
+ * (or only as their last good version): said after the rules. */
+static void explain_notes(const struct khistory_entry *e, bool json, struct strbuf *out)
+{
+	size_t n;
+	const struct kbroken *b = khistory_entry_broken(e, &n);
+	for (size_t i = 0; i < n; i++, b++) {
+		if (json) {
+			strbuf_puts(out, "{\"broken\":");
+			strbuf_json(out, b->name);
+			strbuf_puts(out, ",\"error\":");
+			strbuf_json(out, b->why);
+			strbuf_printf(out, ",\"last_good_in_force\":%s}\n",
+				      b->kept ? "true" : "false");
+			continue;
+		}
+		strbuf_puts(out, "note: ");
+		strbuf_put_escaped(out, b->name);
+		strbuf_puts(out, " was broken at the time (");
+		strbuf_put_escaped(out, b->why);
+		strbuf_puts(out, b->kept ? ") and only its last good version was in force\n"
+					 : ") and its rules were not in force\n");
+	}
+}
 
 static bool explain_next(struct kctl_stream *s, struct strbuf *out)
 {
@@ -114,7 +140,13 @@ static bool explain_next(struct kctl_stream *s, struct strbuf *out)
 		xs->reloaded = true;
 		return false;
 	}
-	return kexplain_next(xs->x, xs->d->rules, out);
+	if (kexplain_next(xs->x, xs->d->rules, out))
+		return true;
+	if (xs->noted || !xs->notes.len)
+		return false;
+	xs->noted = true;
+	strbuf_puts(out, strbuf_str(&xs->notes));
+	return true;
 }
 
 static void explain_end(struct kctl_stream *s, const char **kind, const char **text)
@@ -130,6 +162,7 @@ static void explain_free(struct kctl_stream *s)
 {
 	struct explain_stream *xs = container_of(s, struct explain_stream, s);
 	kexplain_free(xs->x);
+	strbuf_release(&xs->notes);
 	free(xs);
 }
 
@@ -156,6 +189,8 @@ int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 		.next = explain_next, .end = explain_end, .free = explain_free};
 	xs->d = d;
 	xs->generation = d->generation;
+	xs->notes = (struct strbuf)STRBUF_INIT;
+	explain_notes(e, json, &xs->notes);
 	*out = &xs->s;
 	return 0;
 }

@@ -305,6 +305,8 @@ const struct kstats_row kstats_rows[] = {
 	 "Rule reloads."},
 	{KSTATS_RULESET, ", reload errors #)", "reload_errors", "reload_errors_total", "counter",
 	 STAT(reload_errors), "Rule reloads with a broken file."},
+	{KSTATS_RULESET, NULL, "broken", "rule_files_broken", "gauge", RULESET(n_broken),
+	 "Rule files broken now: not in force, or only as their last good version."},
 
 	{KSTATS_RULES, "matched #", "matched", "rule_matched_total", "counter", RULE(matched),
 	 "Events the rule matched."},
@@ -447,6 +449,20 @@ static void rule_heading(struct strbuf *o, const struct krule *r)
 }
 
 /* Everything before the rules' lines (the last section). */
+/* A line per rule file that is broken now: not in force, or only as its
+ * last good version (keventctl(8), status). */
+static void text_broken(struct strbuf *o, const struct kruleset *rs)
+{
+	for (size_t i = 0; rs && i < rs->n_broken; i++) {
+		strbuf_puts(o, "broken: ");
+		strbuf_put_escaped(o, rs->broken[i].name);
+		strbuf_puts(o, rs->broken[i].kept ? " (its last good version is in force): "
+						  : " (not loaded): ");
+		strbuf_put_escaped(o, rs->broken[i].why);
+		strbuf_putc(o, '\n');
+	}
+}
+
 static void text_head(struct strbuf *o, const struct view *v)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(text_order) && text_order[k] != KSTATS_RULES; k++) {
@@ -460,6 +476,8 @@ static void text_head(struct strbuf *o, const struct view *v)
 				strbuf_puts(o, sections[sec].text);
 			text_line(o, v, sec, i);
 		}
+		if (sec == KSTATS_RULESET)
+			text_broken(o, v->rs);
 	}
 }
 
@@ -514,6 +532,16 @@ static void json_head(struct strbuf *o, const struct view *v)
 		}
 		strbuf_putc(o, '}');
 	}
+	strbuf_puts(o, ",\"broken_files\":[");
+	for (size_t i = 0; v->rs && i < v->rs->n_broken; i++) {
+		const struct kbroken *b = &v->rs->broken[i];
+		strbuf_puts(o, i ? ",{\"file\":" : "{\"file\":");
+		strbuf_json(o, b->name);
+		strbuf_puts(o, ",\"error\":");
+		strbuf_json(o, b->why);
+		strbuf_printf(o, ",\"last_good_in_force\":%s}", b->kept ? "true" : "false");
+	}
+	strbuf_putc(o, ']');
 	strbuf_printf(o, ",\"%s\":[", sections[KSTATS_RULES].json);
 }
 

@@ -60,6 +60,8 @@ struct hgen {
 	uint64_t id; /* the daemon's number for its rule set */
 	struct kfile **files;
 	size_t n_files;
+	struct kbroken *broken; /* the files that were broken then */
+	size_t n_broken;
 	size_t refs; /* entries that point here */
 };
 
@@ -71,6 +73,7 @@ struct entry {
 	uint32_t n_matched;  /* every rule matched */
 	uint32_t signal;     /* offset in text; the object is at 0 */
 	uint32_t payload;    /* offset in text, after the rule names */
+	uint32_t n_broken;   /* rule files broken when it was handled */
 	struct hgen *gen;    /* NULL: its rules are no longer kept */
 	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
 	char *text;
@@ -111,8 +114,14 @@ static void gen_free(struct hgen *g)
 {
 	for (size_t i = 0; g && i < g->n_files; i++)
 		kfile_unref(g->files[i]);
-	if (g)
+	for (size_t i = 0; g && i < g->n_broken; i++) {
+		free(g->broken[i].name);
+		free(g->broken[i].why);
+	}
+	if (g) {
 		free(g->files);
+		free(g->broken);
+	}
 	free(g);
 }
 
@@ -149,6 +158,20 @@ static struct hgen *gen_of(struct khistory *h, const struct kruleset *rs, uint64
 	g->id = id;
 	for (size_t i = 0; i < rs->n_files; i++)
 		g->files[g->n_files++] = kfile_ref(rs->files[i]);
+	if (rs->n_broken && !(g->broken = calloc(rs->n_broken, sizeof(*g->broken)))) {
+		gen_free(g);
+		return NULL;
+	}
+	for (size_t i = 0; i < rs->n_broken; i++) {
+		struct kbroken *b = &g->broken[g->n_broken++];
+		b->kept = rs->broken[i].kept;
+		b->name = strdup(rs->broken[i].name);
+		b->why = strdup(rs->broken[i].why);
+		if (!b->name || !b->why) {
+			gen_free(g);
+			return NULL;
+		}
+	}
 	h->gens[h->n_gens++] = g;
 	return g;
 }
@@ -378,6 +401,7 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 	memcpy(e->text + off, ev->payload, plen);
 	e->payload = (uint32_t)off;
 	entry_set_gen(e, rs ? gen_of(h, rs, generation) : NULL);
+	e->n_broken = rs ? (uint32_t)rs->n_broken : 0;
 	e->serial = serial;
 	e->seqnum = ev->seqnum;
 	e->timestamp = ev->timestamp;
@@ -498,6 +522,13 @@ void khistory_entry_where(const struct khistory_entry *he, enum kevent_source *s
 	*source = (enum kevent_source)e->source;
 	*seqnum = e->seqnum;
 	*timestamp = e->timestamp;
+}
+
+const struct kbroken *khistory_entry_broken(const struct khistory_entry *he, size_t *n)
+{
+	const struct entry *e = (const struct entry *)he;
+	*n = e->gen ? e->gen->n_broken : 0;
+	return e->gen ? e->gen->broken : NULL;
 }
 
 struct kfile *const *khistory_entry_files(const struct khistory_entry *he, size_t *n)
@@ -636,6 +667,11 @@ static void render_text(const struct entry *e, struct strbuf *out)
 	}
 	if (e->n_matched > e->n_rules)
 		strbuf_printf(out, "  (and %" PRIu32 " more rules)\n", e->n_matched - e->n_rules);
+	if (e->n_broken)
+		strbuf_printf(out,
+			      "  note: %" PRIu32 " rule file%s broken at the time (keventctl "
+			      "explain %" PRIu64 " says which)\n",
+			      e->n_broken, e->n_broken == 1 ? " was" : "s were", e->seqnum);
 }
 
 static void render_json(const struct entry *e, struct strbuf *out)
@@ -668,7 +704,10 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		}
 		strbuf_putc(out, '}');
 	}
-	strbuf_printf(out, "],\"matched\":%" PRIu32 "}\n", e->n_matched);
+	strbuf_printf(out, "],\"matched\":%" PRIu32, e->n_matched);
+	if (e->n_broken)
+		strbuf_printf(out, ",\"broken_files\":%" PRIu32, e->n_broken);
+	strbuf_puts(out, "}\n");
 }
 
 void khistory_cursor_init(const struct khistory *h, size_t n, bool json,

@@ -81,6 +81,9 @@ void khistory_entry_where(const struct khistory_entry *e, enum kevent_source *so
 /* The rule files in force when it was handled, in order; NULL (with *n 0)
  * when they are no longer kept. */
 struct kfile *const *khistory_entry_files(const struct khistory_entry *e, size_t *n);
+/* The rule files that were broken then (and the first error of each);
+ * NULL (with *n 0) when there were none or they are no longer kept. */
+const struct kbroken *khistory_entry_broken(const struct khistory_entry *e, size_t *n);
 size_t khistory_generations(const struct khistory *h); /* rule sets kept */
 
 size_t khistory_capacity(const struct khistory *h);

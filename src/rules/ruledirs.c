@@ -97,7 +97,7 @@ static void classify(struct kfound *en, int dfd, char **real_dirs, size_t n_dirs
 {
 	struct stat st;
 	if (fstatat(dfd, en->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		kdiags_add(diags, en->path, 1, 1, "cannot stat: %s", strerror(errno));
+		kdiags_add(diags, en->path, 0, 0, "cannot stat: %s", strerror(errno));
 		en->refused = true;
 		return;
 	}
@@ -113,7 +113,7 @@ static void classify(struct kfound *en, int dfd, char **real_dirs, size_t n_dirs
 		}
 		char real[PATH_MAX];
 		if (!realpath(en->path, real)) {
-			kdiags_add(diags, en->path, 1, 1, "broken symlink: %s", strerror(errno));
+			kdiags_add(diags, en->path, 0, 0, "broken symlink: %s", strerror(errno));
 			en->refused = true;
 			return;
 		}
@@ -122,7 +122,7 @@ static void classify(struct kfound *en, int dfd, char **real_dirs, size_t n_dirs
 			return;
 		}
 		if (!inside(real, real_dirs, n_dirs)) {
-			kdiags_add(diags, en->path, 1, 1,
+			kdiags_add(diags, en->path, 0, 0,
 				   "symlink points outside the rule directories (to %s); only "
 				   "/dev/null is allowed there",
 				   real);
@@ -130,19 +130,19 @@ static void classify(struct kfound *en, int dfd, char **real_dirs, size_t n_dirs
 			return;
 		}
 		if (stat(en->path, &st) < 0) {
-			kdiags_add(diags, en->path, 1, 1, "cannot stat: %s", strerror(errno));
+			kdiags_add(diags, en->path, 0, 0, "cannot stat: %s", strerror(errno));
 			en->refused = true;
 			return;
 		}
 	}
 	if (!S_ISREG(st.st_mode)) {
-		kdiags_add(diags, en->path, 1, 1, "not a regular file");
+		kdiags_add(diags, en->path, 0, 0, "not a regular file");
 		en->refused = true;
 		return;
 	}
 	const char *why = trust_problem(&st, trust);
 	if (why) {
-		kdiags_add(diags, en->path, 1, 1, "refusing rule file %s (keventd runs as root)",
+		kdiags_add(diags, en->path, 0, 0, "refusing rule file %s (keventd runs as root)",
 			   why);
 		en->refused = true;
 		return;
@@ -177,11 +177,11 @@ static int scan_dropin_dir(struct kentry *en, const char *dir, char **real_dirs,
 		struct stat lst;
 		if (errno == ELOOP || errno == ENOTDIR) {
 			bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-			kdiags_add(diags, path, 1, 1, "a drop-in directory must be a directory%s",
+			kdiags_add(diags, path, 0, 0, "a drop-in directory must be a directory%s",
 				   link ? ", not a symbolic link" : "");
 			en->dropin_refused = true;
 		} else if (errno != ENOENT) {
-			kdiags_add(diags, path, 1, 1, "cannot open drop-in directory: %s",
+			kdiags_add(diags, path, 0, 0, "cannot open drop-in directory: %s",
 				   strerror(errno));
 			en->dropin_refused = true;
 		}
@@ -190,7 +190,7 @@ static int scan_dropin_dir(struct kentry *en, const char *dir, char **real_dirs,
 	struct stat st;
 	const char *why = fstat(dfd, &st) < 0 ? "cannot stat" : trust_problem(&st, trust);
 	if (why) {
-		kdiags_add(diags, path, 1, 1,
+		kdiags_add(diags, path, 0, 0,
 			   "refusing drop-in directory %s (keventd runs as root)", why);
 		en->dropin_refused = true;
 		close(dfd);
@@ -275,14 +275,14 @@ int kentries_scan(const char *const *dirs, size_t n_dirs, bool trust, struct ken
 		int dfd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0) {
 			if (errno != ENOENT)
-				kdiags_add(diags, dirs[i], 1, 1, "cannot open rule directory: %s",
+				kdiags_add(diags, dirs[i], 0, 0, "cannot open rule directory: %s",
 					   strerror(errno));
 			continue;
 		}
 		struct stat st;
 		const char *why = fstat(dfd, &st) < 0 ? "cannot stat" : trust_problem(&st, trust);
 		if (why) {
-			kdiags_add(diags, dirs[i], 1, 1,
+			kdiags_add(diags, dirs[i], 0, 0,
 				   "refusing rule directory %s (keventd runs as root)", why);
 			close(dfd);
 			continue;

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "duration.h"
 #include "rules.h"
 #include "shared.h"
+#include "suggest.h"
 #include "template.h"
 #include "unitprops.h"
 #include "util.h"
@@ -255,6 +257,12 @@ static void parse_match(struct parser *p, const struct ynode *n, struct krule *r
 			for (size_t j = 0; j < ARRAY_SIZE(keys); j++)
 				if (strcmp(k->value, keys[j]) == 0)
 					which = j;
+		const char *near;
+		if (which == ARRAY_SIZE(keys) && k->kind == YNODE_SCALAR &&
+		    (near = suggest_word(k->value, keys, ARRAY_SIZE(keys)))) {
+			err(p, k, "unknown key '%s' in match: did you mean %s?", k->value, near);
+			continue;
+		}
 		if (which == ARRAY_SIZE(keys)) {
 			err(p, k,
 			    "unknown key '%s' in match (expected type, object, signal, payload or "
@@ -300,6 +308,28 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 	}
 	if (count == 0) {
 		err(p, n, "'run' must name a program");
+		return;
+	}
+	/* one string is one program: "run: /usr/bin/logger hello" runs no
+	 * program named so, and meant a list */
+	if (n->kind == YNODE_SCALAR && strpbrk(n->value, " \t") && access(n->value, F_OK) < 0) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		const char *w = n->value;
+		while (*w) {
+			size_t sp = strspn(w, " \t"), len;
+			w += sp;
+			if (!*w)
+				break;
+			len = strcspn(w, " \t");
+			strbuf_puts(&sb, sb.len ? ", " : "[");
+			strbuf_add(&sb, w, len);
+			w += len;
+		}
+		strbuf_putc(&sb, ']');
+		if (sb.oom)
+			p->oom = true;
+		else
+			err(p, n, "'run' takes a list: did you mean %s?", strbuf_str(&sb));
 		return;
 	}
 	char **argv = calloc(count + 1, sizeof(char *));
@@ -452,6 +482,15 @@ static const char *const rule_keys[K_MAX] = {
 	"memory_max", "tasks_max", "cpu_weight", "transient",	 "unit_properties",
 	"session",
 };
+
+/* The key of a rule nearest to a misspelt one, of rule_keys and the keys
+ * of parse_run_policy_key(); NULL when none is near. */
+static const char *suggest_rule_key(const char *key)
+{
+	static const char *const policy[] = {"enabled", "key", "debounce"};
+	const char *near = suggest_word(key, rule_keys, K_MAX);
+	return near ? near : suggest_word(key, policy, ARRAY_SIZE(policy));
+}
 
 static void parse_limits(struct parser *p, const struct ynode *n, struct krule_extra *x)
 {
@@ -754,6 +793,12 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 			for (size_t j = 0; j < K_MAX; j++)
 				if (strcmp(k->value, rule_keys[j]) == 0)
 					which = j;
+		const char *near;
+		if (which == K_MAX && k->kind == YNODE_SCALAR &&
+		    (near = suggest_rule_key(k->value))) {
+			err(p, k, "unknown key '%s' in rule: did you mean %s?", k->value, near);
+			continue;
+		}
 		if (which == K_MAX) {
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
@@ -857,12 +902,12 @@ int krules_read_tree(const char *buf, size_t len, const char *path, struct ynode
 
 	*root = NULL;
 	if (len > KRULE_FILE_MAX_BYTES) {
-		kdiags_add(diags, path, 1, 1, "rule file larger than %d bytes",
+		kdiags_add(diags, path, 0, 0, "rule file larger than %d bytes",
 			   KRULE_FILE_MAX_BYTES);
 		return -EINVAL;
 	}
 	if (memchr(buf, '\0', len)) {
-		kdiags_add(diags, path, 1, 1, "rule file contains a NUL byte");
+		kdiags_add(diags, path, 0, 0, "rule file contains a NUL byte");
 		return -EINVAL;
 	}
 	int rc = ytree_parse(buf, len, root, &line, &col, &msg);

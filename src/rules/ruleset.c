@@ -49,6 +49,11 @@ void kruleset_free(struct kruleset *rs)
 	free(rs->files);
 	free(rs->rules);
 	kindex_release(rs);
+	for (size_t i = 0; i < rs->n_broken; i++) {
+		free(rs->broken[i].name);
+		free(rs->broken[i].why);
+	}
+	free(rs->broken);
 	free(rs);
 }
 
@@ -114,12 +119,12 @@ static int open_text(const char *path, bool trust, int *fd, struct text *t, stru
 	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	t->path = path;
 	if (*fd < 0) {
-		kdiags_add(diags, path, 1, 1, "cannot open: %s", strerror(errno));
+		kdiags_add(diags, path, 0, 0, "cannot open: %s", strerror(errno));
 		return 1;
 	}
 	const char *why = kentry_check_fd(*fd, trust);
 	if (why) {
-		kdiags_add(diags, path, 1, 1, "refusing rule file: %s", why);
+		kdiags_add(diags, path, 0, 0, "refusing rule file: %s", why);
 		return 1;
 	}
 	return fstat(*fd, &t->st) < 0 ? -errno : 0;
@@ -129,12 +134,12 @@ static int read_text(int fd, struct text *t, struct kdiags *diags)
 {
 	int rc = read_fd(fd, KRULE_FILE_MAX_BYTES, &t->buf, &t->len);
 	if (rc == -EFBIG) {
-		kdiags_add(diags, t->path, 1, 1, "rule file larger than %d bytes",
+		kdiags_add(diags, t->path, 0, 0, "rule file larger than %d bytes",
 			   KRULE_FILE_MAX_BYTES);
 		return 1;
 	}
 	if (rc < 0 && rc != -ENOMEM) {
-		kdiags_add(diags, t->path, 1, 1, "cannot read: %s", strerror(-rc));
+		kdiags_add(diags, t->path, 0, 0, "cannot read: %s", strerror(-rc));
 		return 1;
 	}
 	return rc;
@@ -248,6 +253,25 @@ int kruleset_load_entry(const struct kentry *en, bool trust, struct kfile *old, 
 	return load(en->path, en->dropins, en->n_dropins, trust, old, out, diags);
 }
 
+/* A broken file's name and the first error it got (the scan's, for a
+ * refused drop-in, came before this file's turn). */
+static int note_broken(struct kbroken *b, const struct kentry *en, const struct kdiags *diags,
+		       size_t before)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const struct kdiag *first = NULL;
+	for (size_t i = 0; i < diags->n && !first; i++)
+		if (i >= before || strncmp(diags->v[i].file, en->path, strlen(en->path)) == 0)
+			first = &diags->v[i];
+	if (first)
+		kdiag_format(first, &sb);
+	else
+		strbuf_puts(&sb, "a drop-in of it was refused");
+	b->name = strdup(en->name);
+	b->why = strdup(strbuf_str(&sb));
+	return b->name && b->why && !sb.oom ? 0 : -ENOMEM;
+}
+
 int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const struct kruleset *prev,
 		  struct kruleset **out, struct kdiags *diags, struct kchanges *changes)
 {
@@ -256,8 +280,11 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 	if (rc < 0)
 		return rc;
 	struct kfile **files = calloc(e.n + 1, sizeof(*files));
-	size_t n = 0;
-	if (!files) {
+	struct kbroken *broken = calloc(e.n + 1, sizeof(*broken));
+	size_t n = 0, n_broken = 0;
+	if (!files || !broken) {
+		free(files);
+		free(broken);
 		kentries_free(&e);
 		return -ENOMEM;
 	}
@@ -275,6 +302,8 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 			/* broken: keep the last good version, if there is one */
 			f = kfile_ref(old);
 			change(changes, KCHANGE_BROKEN, en->name);
+			rc = note_broken(&broken[n_broken++], en, diags, before);
+			broken[n_broken - 1].kept = old != NULL;
 		} else if (f && !old) {
 			change(changes, KCHANGE_ADDED, en->name);
 		} else if (f && f != old) {
@@ -292,6 +321,15 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 	}
 	if (rc == 0)
 		rc = kruleset_from_files(files, n, out);
+	if (rc == 0) {
+		(*out)->broken = TAKE_PTR(broken);
+		(*out)->n_broken = n_broken;
+	}
+	for (size_t i = 0; broken && i < n_broken; i++) {
+		free(broken[i].name);
+		free(broken[i].why);
+	}
+	free(broken);
 	for (size_t i = 0; i < n; i++)
 		kfile_unref(files[i]);
 	free(files);

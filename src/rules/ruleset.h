@@ -45,6 +45,16 @@ struct kruleset {
 	uint64_t prefix_lens[(KEVENT_OBJECT_MAX + 64) / 64];
 	size_t prefix_len_max; /* the longest of them */
 	bool has_prefix_keys;
+	/* the files that were broken when this set was loaded, by name, and
+	 * the first of their errors (keventctl status, explain) */
+	struct kbroken *broken;
+	size_t n_broken;
+};
+
+struct kbroken {
+	char *name;
+	char *why; /* "FILE:LINE:COLUMN: error: ..." */
+	bool kept; /* its last good version is in the set */
 };
 
 enum kchange_kind { KCHANGE_ADDED, KCHANGE_CHANGED, KCHANGE_REMOVED, KCHANGE_BROKEN };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fs.h"
+#include "suggest.h"
 #include "util.h"
 
 static const struct kfs_thresholds defaults = {
@@ -124,6 +125,22 @@ static bool threshold(struct kdiag_file *p, const struct ynode *k, const struct 
 	for (int i = 0; i < N_KEYS; i++) {
 		if (strcmp(k->value, keys[i]) != 0)
 			continue;
+		/* space_low: 10 was 10 bytes, never what was meant: space takes
+		 * a unit (keventd.yaml(5)); inodes_low: 10000 is a count */
+		if (i != INODES_LOW && v->kind == YNODE_SCALAR && strcmp(v->value, "0") != 0 &&
+		    v->value[0] && !v->value[strspn(v->value, "0123456789")]) {
+			if (strlen(v->value) <= 3 && atoi(v->value) <= 100)
+				kdiag_at(p, v, "fs: %s%s: '%s' has no unit: did you mean %s%%?",
+					 where, keys[i], v->value, v->value);
+			else
+				kdiag_at(p, v,
+					 "fs: %s%s: '%s' has no unit: write a percentage (10%%) or "
+					 "a "
+					 "size with K, M, G, T or P (2G, 512M)",
+					 where, keys[i], v->value);
+			set[i] = true;
+			return true;
+		}
 		if (v->kind != YNODE_SCALAR || parse_limit(v->value, field(t, i)) < 0)
 			kdiag_at(p, v,
 				 "fs: %s%s wants a percentage (10%%), a size (2G, 512M) or 'off', "
@@ -203,6 +220,14 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 		}
 		if (threshold(&p, k, v, &nc.t, set, ""))
 			continue;
+		static const char *const fs_keys[] = {"mounts", "space_low", "space_critical",
+						      "inodes_low"};
+		const char *near;
+		if (k->value[0] != '/' &&
+		    (near = suggest_word(k->value, fs_keys, ARRAY_SIZE(fs_keys)))) {
+			kdiag_at(&p, k, "fs: unknown key '%s': did you mean %s?", k->value, near);
+			continue;
+		}
 		if (k->value[0] != '/') {
 			kdiag_at(&p, k,
 				 "fs: unknown key '%s' (mounts, space_low, space_critical, "

@@ -508,7 +508,8 @@ class Control(DaemonTest):
         self.assertEqual(runs["failures"], sum(r["failures"] for r in st["rules"]))
         self.assertEqual(runs["ratelimited"], sum(r["ratelimited"] for r in st["rules"]))
         self.assertEqual(st["queue"]["running"], 0)
-        self.assertEqual(st["ruleset"], {"rules": 4, "files": 1, "reloads": 0, "reload_errors": 0})
+        self.assertEqual(st["ruleset"], {"rules": 4, "files": 1, "reloads": 0, "reload_errors": 0,
+                                         "broken": 0})
         self.assertEqual(st["rules"][0]["file"], s.path("rules", "10-a.yaml"))
         self.assertIn("exited 1 after", d.logtext())
         self.assertIn("cannot run /nonexistent/program", d.logtext())

@@ -122,8 +122,19 @@ class DropIns(DaemonTest):
         r = d.ctl("verify", self.etc, self.lib, check=1)
         self.assertEqual(r.stdout, "%s:2:11: error: no rule named \"vendor-bb\" in "
                          "50-vendor.yaml\n" % bad)
-        r = d.ctl("reload", check=0)
+        # the reload fails while the file is broken; status names it, and
+        # that its last good version is the one in force
+        r = d.ctl("reload", check=1)
         self.assertIn("%s:2:11: error: no rule named" % bad, r.stdout)
+        b = d.status()["broken_files"]
+        self.assertEqual([(x["file"], x["last_good_in_force"]) for x in b],
+                         [("50-vendor.yaml", True)])
+        self.assertIn("%s:2:11: error: no rule named" % bad, b[0]["error"])
+        self.fires(d, "other", "o")
+        x = d.ctl("explain", "last", check=0).stdout
+        self.assertIn("\nnote: 50-vendor.yaml was broken at the time (%s:2:11: error: no rule "
+                      "named" % bad, x)
+        self.assertTrue(x.endswith(") and only its last good version was in force\n"), x)
         # a start with the error: the other files load, the broken one does not
         d.stop_ok(self)
         d = self.start(rules_dirs=[self.etc, self.lib])

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Live reload (keventd.rules(5), keventd(8)): inotify on the rule directories,
 SIGHUP, keventctl reload; broken files keep their last good version; masks."""
+import json
 import os
 import re
 import signal
@@ -10,6 +11,7 @@ import kdtest
 from kdtest import DaemonTest
 
 ERROR_LINE = r"%s:\d+:\d+: error: "
+FILE_ERROR = r"%s: error: "  # about the whole file: no position
 
 
 class Reload(DaemonTest):
@@ -140,7 +142,7 @@ class Reload(DaemonTest):
         self.assertEqual(r.stderr, "2 rule files, 2 rules, 0 errors\n")
         r = d.ctl("verify", etc)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertRegex(r.stdout, "^" + ERROR_LINE % re.escape(os.path.join(etc, "70-link.yaml"))
+        self.assertRegex(r.stdout, "^" + FILE_ERROR % re.escape(os.path.join(etc, "70-link.yaml"))
                          + "symlink points outside the rule directories")
         d.stop_ok(self)
 
@@ -231,15 +233,62 @@ class Reload(DaemonTest):
         else:
             self.assertIn("20-b.yaml: added\n", r.stdout)
         self.assertTrue(r.stdout.endswith("2 rules in 2 files\n"), r.stdout)
-        # errors are reported on every reload while the file is broken
+        # errors are reported on every reload while the file is broken, and
+        # fail it, as systemctl reload would
         bad = s.write_rule("30-c.yaml", "rules:\n  - name: c\n    match: {signal: [x}\n")
-        r = d.ctl("reload", check=0)
+        r = d.ctl("reload", check=1)
         self.assertRegex(r.stdout, ERROR_LINE % re.escape(bad))
+        self.assertIn("1 rule file is broken", r.stderr)
         self.assertTrue(r.stdout.endswith("2 rules in 2 files\n"), r.stdout)
         self.assertIn("reload requested over the control socket", d.logtext())
         self.assertEqual(d.ctl("reload", "extra").returncode, 2)
         self.fires(d, "a")
         self.fires(d, "b", "y")
+        d.stop_ok(self)
+
+    def test_broken_file_named_by_reload_status_explain(self):
+        """A new rule with a typo is named by what an admin types first: the
+        exit and words of keventctl reload, keventctl status, keventctl
+        events and explain (keventctl(8))."""
+        s = self.s
+        s.write_rule("10-a.yaml", self.rule("a"))
+        d = self.start()
+        bad = s.write_rule("20-b.yaml", "rules:\n  - name: b\n    match: {signal: x}\n"
+                           "    timout: 5s\n    run: [/bin/true]\n")
+        typo = (ERROR_LINE % re.escape(bad)) + re.escape("unknown key 'timout' in rule: "
+                                                         "did you mean timeout?")
+        r = d.ctl("reload", check=1)
+        self.assertRegex(r.stdout, typo)
+        self.assertEqual(r.stderr, "keventctl: keventd: 1 rule file is broken (keventctl status "
+                         "lists it)\n")
+        text = d.ctl("status", check=0).stdout
+        self.assertRegex(text, r"\nbroken: 20-b\.yaml \(not loaded\): " + typo + "\n")
+        st = d.status()
+        self.assertEqual([b["file"] for b in st["broken_files"]], ["20-b.yaml"])
+        self.assertRegex(st["broken_files"][0]["error"], typo)
+        self.assertFalse(st["broken_files"][0]["last_good_in_force"])
+        self.assertEqual(st["ruleset"]["broken"], 1)
+        prom = d.ctl("status", "--prometheus", check=0).stdout
+        self.assertIn("\nkeventd_rule_files_broken 1\n", prom)
+        self.fires(d, "a")
+        ev = d.ctl("events", check=0).stdout
+        self.assertIn("  note: 1 rule file was broken at the time (keventctl explain", ev)
+        self.assertEqual(json.loads(d.ctl("events", "--json", check=0).stdout.splitlines()[-1])
+                         ["broken_files"], 1)
+        x = d.ctl("explain", "last", check=0).stdout
+        self.assertRegex(x, r"\nnote: 20-b\.yaml was broken at the time \(" + typo
+                         + r"\) and its rules were not in force\n$")
+        note = json.loads(d.ctl("explain", "last", "--json", check=0).stdout.splitlines()[-1])
+        self.assertEqual((note["broken"], note["last_good_in_force"]), ("20-b.yaml", False))
+        self.assertRegex(note["error"], typo)
+        # fixed: reload succeeds, status names nothing, explain of a new event says nothing
+        s.write_rule("20-b.yaml", self.rule("b", "y"))
+        r = d.ctl("reload", check=0)
+        st = d.status()
+        self.assertEqual((st["broken_files"], st["ruleset"]["broken"]), ([], 0))
+        self.assertNotIn("broken", d.ctl("status", check=0).stdout)
+        self.fires(d, "a")
+        self.assertNotIn("note:", d.ctl("explain", "last", check=0).stdout)
         d.stop_ok(self)
 
 

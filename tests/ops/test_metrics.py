@@ -97,7 +97,8 @@ class Metrics(kdtest.DaemonTest):
                  "history": {"entries": "history_entries", "capacity": "history_capacity",
                              "bytes": "history_bytes", "not_kept": "history_not_kept_total"},
                  "ruleset": {"rules": "rules", "files": "rule_files",
-                             "reloads": "reloads_total", "reload_errors": "reload_errors_total"}}
+                             "reloads": "reloads_total", "reload_errors": "reload_errors_total",
+                             "broken": "rule_files_broken"}}
         for group, names in pairs.items():
             for jname, pname in names.items():
                 self.assertEqual(v(pname), st[group][jname], "%s.%s" % (group, jname))

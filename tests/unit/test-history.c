@@ -69,6 +69,59 @@ static void test_ring(void **state)
 	khistory_free(h);
 }
 
+/* An event handled while a rule file was broken says so, and keeps the
+ * file's name and error for explain, with the rule set of then; the
+ * next rule set, with none broken, says nothing. */
+static void test_broken_files(void **state)
+{
+	(void)state;
+	struct khistory *h = NULL;
+	struct kruleset *rs = NULL, *fixed = NULL;
+	struct kfile *f = rules();
+	assert_int_equal(khistory_new(4, &h), 0);
+	assert_int_equal(kruleset_from_files(&f, 1, &rs), 0);
+	assert_int_equal(kruleset_from_files(&f, 1, &fixed), 0);
+	rs->broken = calloc(1, sizeof(*rs->broken));
+	assert_non_null(rs->broken);
+	rs->broken[0] =
+		(struct kbroken){strdup("20-b.yaml"), strdup("20-b.yaml:4:5: error: x"), false};
+	rs->n_broken = 1;
+	struct kevent *ev = tu_event(0, "/o", "s", "");
+	ev->seqnum = 7;
+	ev->timestamp = 1000000000ull * 86400 + 5000000;
+	assert_int_equal(khistory_add(h, 1, ev, NULL, 0, false, rs, 1), 0);
+	ev->seqnum = 8;
+	assert_int_equal(khistory_add(h, 2, ev, NULL, 0, false, fixed, 2), 0);
+	kevent_free(ev);
+	kruleset_free(rs); /* the history keeps what it needs */
+	char *s = render(h, 0, false);
+	assert_string_equal(s,
+			    "1970-01-02T00:00:00.005Z socket seq=7 general /o s\n"
+			    "  (no rule matched)\n"
+			    "  note: 1 rule file was broken at the time (keventctl explain 7 says "
+			    "which)\n"
+			    "1970-01-02T00:00:00.005Z socket seq=8 general /o s\n"
+			    "  (no rule matched)\n");
+	free(s);
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "\"seqnum\":7,"));
+	assert_non_null(strstr(s, "\"matched\":0,\"broken_files\":1}\n"));
+	assert_non_null(strstr(s, "\"seqnum\":8,"));
+	assert_null(strstr(strstr(s, "\"seqnum\":8,"), "broken_files"));
+	free(s);
+	size_t n;
+	const struct kbroken *b = khistory_entry_broken(khistory_find(h, -1, 7, false), &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(b[0].name, "20-b.yaml");
+	assert_string_equal(b[0].why, "20-b.yaml:4:5: error: x");
+	assert_false(b[0].kept);
+	b = khistory_entry_broken(khistory_find(h, -1, 8, false), &n);
+	assert_int_equal(n, 0);
+	khistory_free(h);
+	kruleset_free(fixed);
+	kfile_unref(f);
+}
+
 /* Each report moves its rule on; a report for an event that left the ring
  * changes nothing, and the job's end leaves no rule queued. */
 static void test_outcomes(void **state)
@@ -414,10 +467,11 @@ static void test_bytes_bound(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ring),   cmocka_unit_test(test_outcomes),
-		cmocka_unit_test(test_unit),   cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_empty),  cmocka_unit_test(test_large),
-		cmocka_unit_test(test_cursor), cmocka_unit_test(test_bytes_bound),
+		cmocka_unit_test(test_ring),	     cmocka_unit_test(test_outcomes),
+		cmocka_unit_test(test_unit),	     cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_empty),	     cmocka_unit_test(test_large),
+		cmocka_unit_test(test_cursor),	     cmocka_unit_test(test_bytes_bound),
+		cmocka_unit_test(test_broken_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

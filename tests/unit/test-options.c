@@ -241,6 +241,8 @@ static void test_bad(void **state)
 		{"control: [a]\n", "k.yaml:1:10: error: control wants a value, not a list\n"},
 		{"rules-dir: {a: b}\n", "k.yaml:1:12: error: rules-dir wants a directory or a list of them, not a mapping\n"},
 		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
+		{"max-chilren: 3\n", "k.yaml:1:1: error: unknown option 'max-chilren': did you mean max-children?\n"},
+		{"fss: {}\n", "k.yaml:1:1: error: unknown option 'fss': did you mean fs?\n"},
 		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
 		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg)\n"},
 		{"log-format: json\nlog-format: text\n", "k.yaml:2:1: error: 'log-format' given twice\n"},

@@ -15,9 +15,10 @@ struct err_case {
 	bool prefix;
 };
 
-#define UNKNOWN_RULE_KEY                                                                           \
-	"unknown key 'nmae' in rule (expected name, match, run, shell, timeout, user, ratelimit, " \
-	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, "  \
+#define UNKNOWN_RULE_KEY                                                                          \
+	"unknown key 'bogus' in rule (expected name, match, run, shell, timeout, user, "          \
+	"ratelimit, "                                                                             \
+	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, " \
 	"transient, unit_properties or session)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
@@ -28,7 +29,10 @@ struct err_case {
 static const struct err_case err_cases[] = {
 	/* YAML itself */
 	{"unclosed flow mapping", "rules:\n  - name: a\n    match: {type: power\n", "t.yaml:4:1: error: YAML syntax error: did not find expected ',' or '}'", true},
-	{"tab indentation", "rules:\n  - name: a\n\tmatch: x\n", "t.yaml:3:1: error: YAML syntax error: found a tab character", true},
+	{"tab indentation", "rules:\n  - name: a\n\tmatch: x\n", "t.yaml:3:1: error: YAML syntax error: found a tab character that violates indentation while scanning a plain scalar; hint: indent with spaces: YAML does not take tabs there", false},
+	{"unquoted >= in a block", "rules:\n  - match:\n      payload:\n        capacity: >= 90000\n", "t.yaml:4:20: error: YAML syntax error: did not find expected comment or line break while scanning a block scalar; hint: quote values that start with '>'", false},
+	{"unquoted ` in a flow", "rules:\n  - match: {signal: `x`}\n", "t.yaml:2:21: error: YAML syntax error: found character that cannot start any token while scanning for the next token; hint: quote values that start with '`'", false},
+	{"unquoted @ in a list", "rules:\n  - run:\n      - @x\n", "t.yaml:3:9: error: YAML syntax error: found character that cannot start any token while scanning for the next token; hint: quote values that start with '@'", false},
 	{"unclosed flow sequence", "rules: [\n", "t.yaml:2:1: error: YAML syntax error: did not find expected node content", true},
 	{"alias", "x: &a [1]\nrules: *a\n", "t.yaml:2:8: error: YAML aliases are not supported", false},
 	{"merge key alias", "rules:\n  - <<: *a\n", "t.yaml:2:9: error: YAML aliases are not supported", false},
@@ -38,7 +42,12 @@ static const struct err_case err_cases[] = {
 	{"root is a list", "- a\n", "t.yaml:1:1: error: a rule file is a mapping with the key 'rules', not a list", false},
 	{"rules is a mapping", "rules: {a: b}\n", "t.yaml:1:8: error: 'rules' must be a list of rules, not a mapping", false},
 	{"rule is a value", "rules:\n  - 42\n", "t.yaml:2:5: error: a rule must be a mapping with 'match' and 'run', not a value", false},
-	{"unknown rule key", "rules:\n  - name: x\n    nmae: y\n", "t.yaml:3:5: error: " UNKNOWN_RULE_KEY, false},
+	{"unknown rule key", "rules:\n  - name: x\n    bogus: y\n", "t.yaml:3:5: error: " UNKNOWN_RULE_KEY, false},
+	{"misspelt rule key", "rules:\n  - name: x\n    nmae: y\n", "t.yaml:3:5: error: unknown key 'nmae' in rule: did you mean name?", false},
+	{"misspelt timeout", "rules:\n  - run: [/bin/true]\n    timout: 5s\n", "t.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?", false},
+	{"misspelt debounce", "rules:\n  - run: [/bin/true]\n    debounse: 5s\n", "t.yaml:3:5: error: unknown key 'debounse' in rule: did you mean debounce?", false},
+	{"misspelt match key", "rules:\n  - run: [/bin/true]\n    match: {objetc: /x}\n", "t.yaml:3:13: error: unknown key 'objetc' in match: did you mean object?", false},
+	{"run as one string with spaces", "rules:\n  - run: /usr/bin/logger  hello world\n", "t.yaml:2:10: error: 'run' takes a list: did you mean [/usr/bin/logger, hello, world]?", false},
 	{"memory_max lots", "rules:\n  - memory_max: lots\n", "t.yaml:2:17: error: bad memory_max \"lots\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
 	{"memory_max 20Q", "rules:\n  - memory_max: 20Q\n", "t.yaml:2:17: error: bad memory_max \"20Q\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
 	{"memory_max 20MB", "rules:\n  - memory_max: 20MB\n", "t.yaml:2:17: error: bad memory_max \"20MB\": not a size (bytes, with K, M, G, T, P or E for powers of 1024, or infinity)", false},
@@ -71,7 +80,7 @@ static const struct err_case err_cases[] = {
 	{"bad key", "rules:\n  - key: device\n", "t.yaml:2:10: error: 'key' must be object, rule or payload.NAME, not \"device\"", false},
 	{"key of no property", "rules:\n  - key: payload.\n", "t.yaml:2:10: error: 'key' must be object, rule or payload.NAME, not \"payload.\"", false},
 	{"key is a list", "rules:\n  - key: [rule]\n", "t.yaml:2:10: error: 'key' must be a value, not a list", false},
-	{"unknown match key", "rules:\n  - match:\n      typo: power\n", "t.yaml:3:7: error: unknown key 'typo' in match (expected type, object, signal, payload or source)", false},
+	{"unknown match key", "rules:\n  - match:\n      typo: power\n", "t.yaml:3:7: error: unknown key 'typo' in match: did you mean type?", false},
 	{"name is a list", "rules:\n  - name: [a, b]\n", "t.yaml:2:11: error: 'name' must be a value, not a list", false},
 	{"name is empty", "rules:\n  - name:\n    run: [/bin/true]\n", "t.yaml:2:10: error: 'name' must be a value, not nothing", false},
 	{"name with a newline", "rules:\n  - name: \"a\\nb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
@@ -170,7 +179,7 @@ static void test_all_errors_reported(void **state)
 	};
 	const char *yaml = "rules:\n"
 			   "  - name: x\n"
-			   "    nmae: y\n"
+			   "    bogus: y\n"
 			   "  - match: {type: pwr}\n"
 			   "    timeout: 1y\n"
 			   "  - name: x\n"
@@ -198,7 +207,8 @@ static void test_diags_append(void **state)
 	assert_null(f);
 	assert_int_equal(d.n, 2);
 	char *a = tu_diag(&d.v[0]), *b = tu_diag(&d.v[1]);
-	assert_string_equal(a, "other.yaml:1:1: error: earlier 1");
+	/* one about the whole file has no position, rather than an invented 1:1 */
+	assert_string_equal(a, "other.yaml: error: earlier 1");
 	assert_memory_equal(b, "/dir/t.yaml:2:5: error: unknown key 'nmae'", 41);
 	free(a);
 	free(b);

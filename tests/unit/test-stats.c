@@ -224,6 +224,13 @@ static int setup(void **state)
 	fx->x.mqtt_publishing_text = "off (spool /x: \x1b broken)";
 	fx->x.source_paused[PAUSED_SOURCE] = true;
 	fx->rs = ruleset(true);
+	/* a file that is broken now: a line of its own, and its error */
+	fx->rs->broken = calloc(1, sizeof(*fx->rs->broken));
+	assert_non_null(fx->rs->broken);
+	fx->rs->broken[0].name = strdup("30-bad.yaml");
+	fx->rs->broken[0].why = strdup("/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key "
+				       "'timout' in rule: did you mean timeout?");
+	fx->rs->n_broken = 1;
 	for (size_t i = 0; i < fx->rs->n_rules; i++) {
 		if (!rule_base[i])
 			continue; /* never counted: renders zeros */
@@ -483,7 +490,8 @@ static const struct gap {
 	{KSTATS_EVENTS, "overruns", "text prom"},
 	{KSTATS_EVENTS, "pending", "text"}, /* the text shows it with the queue */
 	{KSTATS_RUNS, "output_dropped_bytes", "text"},
-	{KSTATS_RUNS, "ratelimit_full", "text"},	    /* rare: JSON and Prometheus only */
+	{KSTATS_RULESET, "broken", "text"},	 /* the text has a line per broken file */
+	{KSTATS_RUNS, "ratelimit_full", "text"}, /* rare: JSON and Prometheus only */
 	{KSTATS_RUNS, "containment_process_group", "prom"}, /* the cgroup gauge's 0 */
 	{KSTATS_QUEUE, "pending", "prom"},		    /* keventd_events_pending */
 	{KSTATS_QUEUE, "queue_paused", "text json"},
@@ -624,6 +632,7 @@ static void test_golden(void **state)
 	assert_string_equal(strbuf_str(&fx->text),
 		"uptime: 42s\n"
 		"rules: 3 in 2 files (reloads 241, reload errors 242)\n"
+		"broken: 30-bad.yaml (not loaded): /etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\n"
 		"queue: 301 pending, 302 running, max 303 children, size 304 (a source is paused: its share is full)\n"
 		"source         received    recovered  redelivered     rejected     overruns         lost    truncated      pending        share       paused\n"
 		"kernel              621          781          601          641          661          681          701          721          741           no\n"
@@ -663,7 +672,7 @@ static void test_golden(void **state)
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"failing\":\"No space left on device\",\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"refused\":259,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
-		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242},"
+		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
 		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
@@ -1040,6 +1049,9 @@ static void test_golden(void **state)
 		"# HELP keventd_reload_errors_total Rule reloads with a broken file.\n"
 		"# TYPE keventd_reload_errors_total counter\n"
 		"keventd_reload_errors_total 242\n"
+		"# HELP keventd_rule_files_broken Rule files broken now: not in force, or only as their last good version.\n"
+		"# TYPE keventd_rule_files_broken gauge\n"
+		"keventd_rule_files_broken 1\n"
 		"# HELP keventd_rule_matched_total Events the rule matched.\n"
 		"# TYPE keventd_rule_matched_total counter\n"
 		"keventd_rule_matched_total{rule=\"on-high\",file=\"/etc/keventd/rules.d/10-power.yaml\"} 401\n"
@@ -1089,10 +1101,9 @@ static void test_no_ruleset(void **state)
 			       "queue: 0 pending, 0 running, max 0 children, size 0\n"));
 	assert_null(strstr(strbuf_str(&text), "\nrule "));
 	assert_non_null(strstr(strbuf_str(&json), "\"paused\":false}"));
-	assert_non_null(
-		strstr(strbuf_str(&json),
-		       "\"ruleset\":{\"rules\":0,\"files\":0,\"reloads\":0,\"reload_errors\":0},"
-		       "\"rules\":[]}\n"));
+	assert_non_null(strstr(strbuf_str(&json), "\"ruleset\":{\"rules\":0,\"files\":0,"
+						  "\"reloads\":0,\"reload_errors\":0,\"broken\":0},"
+						  "\"broken_files\":[],\"rules\":[]}\n"));
 	assert_non_null(strstr(strbuf_str(&prom), "keventd_queue_paused 0\n"));
 	assert_non_null(strstr(strbuf_str(&prom), "keventd_rules 0\n"));
 	/* the rule families are there, with no samples */
