@@ -26,8 +26,32 @@
 #define EXIT_USAGE 2
 #define MAX_DIRS   KOPTIONS_MAX_DIRS
 
+/* The sources' names, wrapped to 80 columns under the options' texts:
+ * from the sources' list (event.h), so that none is left out. */
+static void put_source_lines(struct strbuf *sb)
+{
+	static const char indent[] = "                         ";
+	size_t col = 0;
+	for (const char *w = kevent_source_names(); *w;) {
+		size_t n = strcspn(w, " ");
+		if (!col || col + 1 + n > 79) {
+			strbuf_printf(sb, "%s%s", col ? "\n" : "", indent);
+			col = sizeof(indent) - 1;
+		} else {
+			strbuf_puts(sb, " ");
+			col++;
+		}
+		strbuf_printf(sb, "%.*s", (int)n, w);
+		col += n;
+		w += n + (w[n] == ' ');
+	}
+	strbuf_puts(sb, "\n");
+}
+
 static void usage(FILE *f)
 {
+	_cleanup_strbuf_ struct strbuf sources = STRBUF_INIT;
+	put_source_lines(&sources);
 	fprintf(f,
 		"Usage: keventd [OPTION]...\n"
 		"Receives kernel events, matches them against rules, runs their handlers.\n"
@@ -38,9 +62,9 @@ static void usage(FILE *f)
 		"                         default %s, %s, %s)\n"
 		"  --control PATH         control socket (default %s)\n"
 		"  --control-group GROUP  also admit this group's members on the control socket\n"
-		"  --sources LIST         comma-separated: kernel, udev, thermal, socket, acpi,\n"
-		"                         input, fs, mqtt, trace, md (default: all; trace only\n"
-		"                         with trace: entries in the configuration file)\n"
+		"  --sources LIST         comma-separated, of the sources (default: all; trace\n"
+		"                         only with trace: entries in the configuration file):\n"
+		"%s"
 		"  --udev-monitor MODE    auto, udev or kernel: where uevents come from\n"
 		"                         (default auto: udevd when it runs)\n"
 		"  --max-children N       handlers running at once (default 2 x CPUs + 4)\n"
@@ -62,8 +86,8 @@ static void usage(FILE *f)
 		"\n"
 		"See keventd(8), keventd.yaml(5), keventd.rules(5) and keventctl(8).\n",
 		KEVENT_DEFAULT_CONFIG, KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN,
-		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, KEVENT_DEFAULT_QUEUE_SIZE,
-		KHISTORY_DEFAULT, KEVENT_DEFAULT_STATE_DIR,
+		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, strbuf_str(&sources),
+		KEVENT_DEFAULT_QUEUE_SIZE, KHISTORY_DEFAULT, KEVENT_DEFAULT_STATE_DIR,
 		kdbus_available() ? "" : "; not in this build");
 }
 

@@ -34,6 +34,14 @@ int kevent_type_from_name(const char *s)
 	return -1;
 }
 
+const char *kevent_source_names(void)
+{
+#define SOURCE_WORD(id, name) ", " name
+	static const char names[] = KEVENT_SOURCE_LIST(SOURCE_WORD);
+#undef SOURCE_WORD
+	return names + 2; /* past the first ", " */
+}
+
 const char *kevent_source_name(enum kevent_source s)
 {
 	return (unsigned)s < KEVENT_SOURCE_MAX ? source_names[s] : "unknown";

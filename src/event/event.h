@@ -96,6 +96,9 @@ const char *kevent_type_name(enum kevent_type t);
 /* Returns the type for a name ("power") or a number ("2"), or -1. */
 int kevent_type_from_name(const char *s);
 const char *kevent_source_name(enum kevent_source s);
+/* Every source's name, in KEVENT_SOURCE_LIST's order, separated by ", ":
+ * for help texts and errors, which then never miss a source. */
+const char *kevent_source_names(void);
 int kevent_source_from_name(const char *s);
 
 bool kevent_signal_char(char c);

@@ -107,10 +107,12 @@ static const char *check_type(const struct kpattern *v)
 
 static const char *check_source(const struct kpattern *v)
 {
-	if (v->glob || kevent_source_from_name(v->text) < 0)
-		return "not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace "
-		       "or md)";
-	return NULL;
+	static char why[256];
+	if (!v->glob && kevent_source_from_name(v->text) >= 0)
+		return NULL;
+	if (!why[0]) /* from the sources' list, once */
+		snprintf(why, sizeof(why), "not a source (%s)", kevent_source_names());
+	return why;
 }
 
 /* How long a signal is, for messages: "1-64". */

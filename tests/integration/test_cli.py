@@ -30,6 +30,14 @@ class CommandLine(DaemonTest):
         for opt in ("--rules-dir", "--control", "--sources", "--max-children", "--log-level",
                     "--dry-run"):
             self.assertIn(opt, r.stdout)
+        # every source of the sources' list (event.h), kmsg the last added
+        sources = ("kernel", "udev", "thermal", "socket", "acpi", "input", "fs", "mqtt",
+                   "trace", "md", "kmsg")
+        listed = r.stdout.split("--sources LIST", 1)[1].split("--udev-monitor", 1)[0]
+        listed = listed.split("file):", 1)[1]
+        self.assertEqual([w for w in listed.replace(",", " ").split() if w in sources],
+                         list(sources), r.stdout)
+        self.assertTrue(all(len(l) <= 80 for l in listed.splitlines()), listed)
         r = run(kdtest.KEVENTCTL, "--help")
         for cmd in ("send", "monitor", "test", "verify", "reload", "status"):
             self.assertIn("  " + cmd + " ", r.stdout)
@@ -49,6 +57,9 @@ class CommandLine(DaemonTest):
             self.assertIn("keventd", r.stderr)
             self.assertEqual(r.stdout, "")
         self.assertFalse(os.path.exists(self.s.ctl))
+        r = run(kdtest.KEVENTD, *(ctl + ["--sources", "nosuch"]))
+        self.assertIn("(kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, "
+                      "kmsg)", r.stderr)
 
     def test_keventctl_bad_usage(self):
         c = ["--control", self.s.ctl]

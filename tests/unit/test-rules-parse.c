@@ -125,7 +125,7 @@ static const struct err_case err_cases[] = {
 	{"bad type name", "rules:\n  - match:\n      type: pwr\n", "t.yaml:3:13: error: bad 'type' value \"pwr\": " NOT_A_TYPE, false},
 	{"type as a number", "rules:\n  - match:\n      type: \"2\"\n", "t.yaml:3:13: error: bad 'type' value \"2\": " NOT_A_TYPE, false},
 	{"type as a glob", "rules:\n  - match:\n      type: [power, \"st*\"]\n", "t.yaml:3:21: error: bad 'type' value \"st*\": " NOT_A_TYPE, false},
-	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace or md)", false},
+	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg)", false},
 	{"bad signal", "rules:\n  - match:\n      signal: \"a b\"\n", "t.yaml:3:15: error: bad 'signal' value \"a b\": a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches", false},
 	{"unknown user", "rules:\n  - user: nosuchuser-kevent\n", "t.yaml:2:11: error: unknown user \"nosuchuser-kevent\"", false},
 	{"run and shell", "rules:\n  - run: [/bin/true]\n    shell: echo\n", "t.yaml:3:12: error: a rule has either 'run' or 'shell', not both", false},
