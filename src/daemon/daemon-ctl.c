@@ -368,15 +368,43 @@ static void do_explain(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 	send_stream(p, s);
 }
 
+/* The answer to p's trigger: its devices are in the queue, or it failed. */
+static void end_trigger(struct kctl_peer *p, int rc)
+{
+	size_t n = ksource_udev_trigger_count(p->trigger);
+	log_info("trigger (pid %d): %zu device%s reported as %s events%s%s", (int)p->pid, n,
+		 n == 1 ? "" : "s", p->trigger_action, rc < 0 ? ", then: " : "",
+		 rc < 0 ? strerror(-rc) : "");
+	ksource_udev_trigger_free(TAKE_PTR(p->trigger));
+	if (rc < 0) {
+		p->ops->reply(p, "err", strerror(-rc));
+		return;
+	}
+	char text[32];
+	snprintf(text, sizeof(text), "%zu", n);
+	p->ops->reply(p, "ok", text);
+}
+
+static void trigger_done(struct kudev_trigger *t, int rc, void *userdata)
+{
+	struct kctl_peer *p = userdata;
+	(void)t; /* p->trigger */
+	end_trigger(p, rc);
+	p->ops->flush(p);
+}
+
 /* trigger ACTION [SUBSYSTEM,...]: the devices present as udev events,
- * made by the udev source from libudev's enumeration (keventctl(8)). */
+ * made by the udev source from libudev's enumeration (keventctl(8)).
+ * Held to the udev source's share of the queue like the uevents: refused
+ * while the share is full, one at a time per connection, and its devices
+ * go in as the share has room, answered once they are all in. */
 static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
 	struct kdaemon *d = ctl->d;
 	char list[KCTL_TRIGGER_MAX][KCTL_SUBSYSTEM_MAX];
 	const char *names[KCTL_TRIGGER_MAX];
 	const char *action = NULL, *why = NULL;
-	size_t n_names = 0, n = 0;
+	size_t n_names = 0;
 	if (kctl_trigger_from_msg(m, &action, list, &n_names, &why) < 0) {
 		d->stats.ctl_bad++;
 		p->ops->reply(p, "err", why);
@@ -390,18 +418,31 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		p->ops->reply(p, "err", "the udev source is not running (keventd --sources)");
 		return;
 	}
-	for (size_t i = 0; i < n_names; i++)
-		names[i] = list[i];
-	int rc = ksource_udev_trigger(udev, action, names, n_names, &n);
-	log_info("trigger (pid %d): %zu device%s reported as %s events%s%s", (int)p->pid, n,
-		 n == 1 ? "" : "s", action, rc < 0 ? ", then: " : "", rc < 0 ? strerror(-rc) : "");
-	if (rc < 0) {
-		p->ops->reply(p, "err", strerror(-rc));
+	if (p->trigger) {
+		d->stats.ctl_trigger_refused++;
+		p->ops->reply(p, "err",
+			      "a trigger of this connection is still waiting for room in the "
+			      "queue: one at a time");
 		return;
 	}
-	char text[32];
-	snprintf(text, sizeof(text), "%zu", n);
-	p->ops->reply(p, "ok", text);
+	if (!kdaemon_room(d, KEVENT_SOURCE_UDEV)) {
+		d->stats.ctl_trigger_refused++;
+		p->ops->reply(p, "err",
+			      "the udev source's share of the queue is full (or the journal is): "
+			      "try again once it has drained");
+		return;
+	}
+	for (size_t i = 0; i < n_names; i++)
+		names[i] = list[i];
+	snprintf(p->trigger_action, sizeof(p->trigger_action), "%s", action);
+	int rc = ksource_udev_trigger(udev, action, names, n_names, trigger_done, p, &p->trigger);
+	if (rc < 0) {
+		log_info("trigger (pid %d): %s", (int)p->pid, strerror(-rc));
+		p->ops->reply(p, "err", strerror(-rc));
+	} else if (rc == 1) {
+		end_trigger(p, 0);
+	}
+	/* else trigger_done() answers */
 }
 
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
@@ -436,8 +477,6 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 	} else if (strcmp(cmd, "explain") == 0) {
 		do_explain(ctl, p, m);
 	} else if (strcmp(cmd, "trigger") == 0) {
-		/* queued whole, over the udev source's share if need be (which
-		 * pauses the source): the devices present bound it */
 		do_trigger(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
@@ -472,6 +511,8 @@ void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 		if (e->p == p)
 			e->p = NULL; /* handled all the same; nobody to answer */
 	forget_waits(ctl, p);
+	/* the devices it has not reported yet are not */
+	ksource_udev_trigger_free(TAKE_PTR(p->trigger));
 	if (!p->monitor)
 		return;
 	if (p->prev)

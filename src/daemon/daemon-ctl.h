@@ -22,6 +22,7 @@ struct kdaemon;
 struct kdaemon_ctl;
 struct kctl_peer;
 struct kjob;
+struct kudev_trigger;
 
 struct kctl_peer_ops {
 	void (*reply)(struct kctl_peer *p, const char *kind, const char *text);
@@ -45,6 +46,9 @@ struct kctl_peer {
 	uint64_t dropped; /* monitor lines dropped since the last notice */
 	bool monitor, json;
 	bool record; /* monitor record: whole events (kmonitor_record()), no rules */
+	/* its trigger, while the devices wait for room in the queue */
+	struct kudev_trigger *trigger;
+	char trigger_action[16];
 	struct kctl_peer *prev, *next; /* in the list of monitors */
 };
 

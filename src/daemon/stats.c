@@ -234,6 +234,10 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_CONTROL, ", idle dropped #", "idle_dropped", "control_idle_dropped_total",
 	 "counter", STAT(ctl_idle_dropped),
 	 "Idle control connections closed to make room for a new one."},
+	{KSTATS_CONTROL, ", triggers refused #", "triggers_refused",
+	 "control_triggers_refused_total", "counter", STAT(ctl_trigger_refused),
+	 "keventctl triggers refused: the udev source's share was full, or the "
+	 "connection's last trigger still waited."},
 
 	{KSTATS_HISTORY, "# of", "entries", "history_entries", "gauge", EXTRA(history_len),
 	 "Events in the history (keventctl events) now."},

@@ -56,9 +56,10 @@ struct kstats {
 	uint64_t journal_refused;
 	/* control socket */
 	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
-	uint64_t ctl_over_user;	   /* refused: its user has the most connections */
-	uint64_t ctl_root_slot;	   /* refused: only the slot kept for root was left */
-	uint64_t ctl_idle_dropped; /* idle connections closed to make room */
+	uint64_t ctl_over_user;	      /* refused: its user has the most connections */
+	uint64_t ctl_root_slot;	      /* refused: only the slot kept for root was left */
+	uint64_t ctl_idle_dropped;    /* idle connections closed to make room */
+	uint64_t ctl_trigger_refused; /* triggers refused: one waiting, or no room */
 	/* the event history */
 	uint64_t history_lost; /* events it could not keep for lack of memory */
 	/* rules */

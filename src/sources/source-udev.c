@@ -48,6 +48,23 @@ struct kudev {
 	struct kudevtab table;
 	char *table_path;
 	struct ktimer *save_timer, *resync_timer;
+	/* the triggers waiting for room in the source's share, oldest first,
+	 * and the timer that goes on with them after a resume */
+	struct kudev_trigger *triggers;
+	struct ktimer *trigger_timer;
+};
+
+/* A keventctl trigger: its enumeration, and the next device to report. */
+struct kudev_trigger {
+	struct kudev *u; /* NULL once the source is gone */
+	struct kudev_trigger *next;
+	struct udev_enumerate *en;
+	struct udev_list_entry *at;
+	char action[16];
+	size_t n;
+	bool waiting; /* in u->triggers */
+	ktrigger_done_fn done;
+	void *userdata;
 };
 
 static void resync_soon(struct kudev *u);
@@ -335,35 +352,110 @@ static void on_uevent(struct kio *io, int fd, uint32_t events, void *userdata)
 	}
 }
 
-int ksource_udev_trigger(struct ksource *s, const char *action, const char *const *subsystems,
-			 size_t n_subsystems, size_t *n)
+static void unlink_trigger(struct kudev_trigger *t)
 {
-	*n = 0;
-	if (s->kind != KEVENT_SOURCE_UDEV)
-		return -EINVAL;
-	struct kudev *u = of(s);
-	struct udev_enumerate *en = udev_enumerate_new(u->udev);
-	int rc = en ? 0 : -ENOMEM;
-	for (size_t i = 0; rc == 0 && i < n_subsystems; i++)
-		rc = udev_enumerate_add_match_subsystem(en, subsystems[i]);
-	if (rc == 0)
-		rc = udev_enumerate_scan_devices(en);
-	struct udev_list_entry *l;
-	udev_list_entry_foreach(l, rc == 0 ? udev_enumerate_get_list_entry(en) : NULL)
-	{
+	if (!t->waiting || !t->u)
+		return;
+	for (struct kudev_trigger **p = &t->u->triggers; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	t->waiting = false;
+	t->next = NULL;
+}
+
+/* Reports t's devices while the source's share has room: 1 when all are,
+ * 0 when the rest waits (in u->triggers), -errno. */
+static int trigger_run(struct kudev_trigger *t)
+{
+	struct kudev *u = t->u;
+	if (!u)
+		return -ESHUTDOWN;
+	for (; t->at; t->at = udev_list_entry_get_next(t->at)) {
+		if (!ksink_room(&u->sink, KEVENT_SOURCE_UDEV)) {
+			if (!t->waiting) {
+				struct kudev_trigger **p = &u->triggers;
+				while (*p)
+					p = &(*p)->next;
+				*p = t;
+				t->waiting = true;
+			}
+			return 0;
+		}
 		struct udev_device *dev =
-			udev_device_new_from_syspath(u->udev, udev_list_entry_get_name(l));
+			udev_device_new_from_syspath(u->udev, udev_list_entry_get_name(t->at));
 		if (!dev)
 			continue; /* gone since the scan */
-		rc = submit_device(u, dev, action);
+		int rc = submit_device(u, dev, t->action);
 		udev_device_unref(dev);
 		if (rc < 0)
-			break;
-		*n += (size_t)rc;
-		rc = 0;
+			return rc;
+		t->n += (size_t)rc;
 	}
-	udev_enumerate_unref(en);
-	return rc < 0 ? rc : 0;
+	unlink_trigger(t);
+	return 1;
+}
+
+/* After a resume: the waiting triggers go on, oldest first, until one
+ * finds the share full again. */
+static void on_trigger_timer(struct ktimer *timer, void *userdata)
+{
+	struct kudev *u = userdata;
+	(void)timer;
+	u->trigger_timer = NULL;
+	while (u->triggers && !u->paused) {
+		struct kudev_trigger *t = u->triggers;
+		int rc = trigger_run(t);
+		if (rc == 0)
+			break;
+		unlink_trigger(t);
+		t->done(t, rc < 0 ? rc : 0, t->userdata); /* may free t */
+	}
+}
+
+int ksource_udev_trigger(struct ksource *s, const char *action, const char *const *subsystems,
+			 size_t n_subsystems, ktrigger_done_fn done, void *userdata,
+			 struct kudev_trigger **out)
+{
+	*out = NULL;
+	if (s->kind != KEVENT_SOURCE_UDEV)
+		return -EINVAL;
+	struct kudev_trigger *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = (struct kudev_trigger){.u = of(s), .done = done, .userdata = userdata};
+	snprintf(t->action, sizeof(t->action), "%s", action);
+	t->en = udev_enumerate_new(t->u->udev);
+	int rc = t->en ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n_subsystems; i++)
+		rc = udev_enumerate_add_match_subsystem(t->en, subsystems[i]);
+	if (rc == 0)
+		rc = udev_enumerate_scan_devices(t->en);
+	if (rc == 0) {
+		t->at = udev_enumerate_get_list_entry(t->en);
+		rc = trigger_run(t);
+	}
+	if (rc < 0) {
+		ksource_udev_trigger_free(t);
+		return rc;
+	}
+	*out = t;
+	return rc;
+}
+
+size_t ksource_udev_trigger_count(const struct kudev_trigger *t)
+{
+	return t->n;
+}
+
+void ksource_udev_trigger_free(struct kudev_trigger *t)
+{
+	if (!t)
+		return;
+	unlink_trigger(t);
+	udev_enumerate_unref(t->en);
+	free(t);
 }
 
 static void udev_pause(struct ksource *s, bool pause)
@@ -372,6 +464,10 @@ static void udev_pause(struct ksource *s, bool pause)
 	u->paused = pause;
 	if (u->io)
 		kio_set_events(u->io, pause ? 0 : EPOLLIN);
+	/* not from inside the resume: it may come in the middle of a submit */
+	if (!pause && u->triggers && !u->trigger_timer)
+		(void)kloop_add_timer(u->sink.loop, now_monotonic_ns(), on_trigger_timer, u,
+				      &u->trigger_timer);
 }
 
 static void udev_stop(struct ksource *s)
@@ -388,6 +484,14 @@ static void udev_free(struct ksource *s)
 	if (u->mon)
 		kfdstore_forget(u->sink.fdstore, udev_monitor_get_fd(u->mon));
 	ktimer_cancel(u->resync_timer);
+	ktimer_cancel(u->trigger_timer);
+	/* their owners free them; nothing more is reported */
+	for (struct kudev_trigger *t = u->triggers, *next; t; t = next) {
+		next = t->next;
+		t->next = NULL;
+		t->waiting = false;
+		t->u = NULL;
+	}
 	if (u->save_timer) {
 		ktimer_cancel(TAKE_PTR(u->save_timer));
 		save_table(NULL, u); /* what came and went since the last write */

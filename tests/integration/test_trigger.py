@@ -4,10 +4,15 @@
 from libudev's enumeration of sysfs, as udev events for its own rules; every
 handler gets KEVENT_SYNTHETIC=1, and there is one event per device of the
 subsystems asked for, no more and no fewer."""
+import fcntl
+import grp
 import os
+import pwd
+import shutil
+import subprocess
 
 import kdtest
-from kdtest import DaemonTest
+from kdtest import DaemonTest, Raw, TIMEOUT
 
 SUBSYSTEMS = ("mem", "net")
 
@@ -99,6 +104,118 @@ class Trigger(DaemonTest):
         self.assertEqual(st["control"]["bad_requests"], 4)
         self.assertEqual(st["events"]["received"], 0)
         d.stop_ok(self)
+
+
+def vm_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for l in f:
+            if l.startswith("VmRSS:"):
+                return int(l.split()[1])
+    raise AssertionError("no VmRSS for pid %d" % pid)
+
+
+# How far keventd may grow while a member of the control group repeats
+# triggers: the udev source's share of the queue and one enumeration of the
+# devices, with room for the allocator.  Before the share held triggers,
+# 400 of them grew it by 124 MiB.
+RSS_GROWTH_KIB = 8 * 1024
+SHARE = 32  # --queue-size 64 over the sources udev and socket
+JOURNAL = 64 * 1024  # --journal-size 64K: four segments of 16 KiB
+
+
+class TriggerFlood(DaemonTest):
+    """keventctl trigger is held to the udev source's share of the queue:
+    its devices go in as the share drains, a second trigger of the same
+    connection waits for none, and a trigger while the share is full is
+    refused; so a member of --control-group repeating triggers grows
+    neither keventd's memory nor its journal."""
+
+    def setUp(self):
+        if not kdtest.IS_ROOT:
+            self.skipTest("needs root")
+        super().setUp()
+        # the handlers wait while the test holds the lock: the queue fills
+        self.lock = self.s.path("lock")
+        self.lockfd = os.open(self.lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.lockfd, fcntl.LOCK_EX)
+        self.s.write_rule("10-udev.yaml", (
+            "rules:\n"
+            "  - name: held\n"
+            "    match: {source: udev}\n"
+            "    run: [flock, -s, %s, 'true']\n") % kdtest.yq(self.lock))
+
+    def tearDown(self):
+        os.close(self.lockfd)
+        super().tearDown()
+
+    def start_held(self):
+        return self.start("--sources", "udev,socket", "--udev-monitor", "kernel",
+                          "--queue-size", "64", "--max-children", "1",
+                          "--journal-size", "64K", "--control-group", "nogroup")
+
+    def test_one_trigger_at_a_time_per_connection(self):
+        d = self.start_held()
+        raw = self.raw()
+        # two at once: the first fills the share and waits, the second is refused
+        raw.send_raw(Raw.encode("trigger", "add"))
+        raw.send_raw(Raw.encode("trigger", "add"))
+        kind, text, _ = raw.reply()
+        self.assertEqual(kind, "err")
+        self.assertIn("still waiting for room in the queue: one at a time", text)
+        st = d.status()
+        self.assertEqual(st["sources"]["udev"]["pending"], SHARE)
+        self.assertTrue(st["sources"]["udev"]["paused"])
+        self.assertEqual(st["control"]["triggers_refused"], 1)
+        fcntl.flock(self.lockfd, fcntl.LOCK_UN)
+        kind, text, _ = raw.reply()
+        self.assertEqual(kind, "ok")
+        n = int(text)
+        self.assertGreater(n, SHARE)
+        d.wait_idle(n)
+        d.stop_ok(self)
+
+    def test_a_member_repeating_triggers(self):
+        if not shutil.which("setpriv") or not ids("nobody", "nogroup"):
+            self.skipTest("needs setpriv, the user nobody and the group nogroup")
+        member = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        d = self.start_held()
+        pid = d.proc.pid
+        idle = vm_rss_kib(pid)
+        first = subprocess.Popen(member + [kdtest.KEVENTCTL, "--control", self.s.ctl,
+                                           "trigger"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(first)
+        d.wait_status(lambda st: st["sources"]["udev"]["paused"], "the udev share full")
+        for i in range(399):
+            r = d.ctl("trigger", prefix=member)
+            self.assertEqual(r.returncode, 1, "trigger %d: %s" % (i + 2, r.stdout))
+            self.assertIn("the udev source's share of the queue is full", r.stderr)
+        st = d.status()
+        self.assertLessEqual(st["queue"]["pending"], SHARE)
+        self.assertEqual(st["sources"]["udev"]["pending"], SHARE)
+        self.assertEqual(st["control"]["triggers_refused"], 399)
+        self.assertLessEqual(st["journal"]["bytes"], JOURNAL + JOURNAL // 4)
+        on_disk = sum(os.path.getsize(os.path.join(d.state_dir, f))
+                      for f in os.listdir(d.state_dir) if f.startswith("journal-"))
+        self.assertLessEqual(on_disk, JOURNAL + JOURNAL // 4)
+        grown = vm_rss_kib(pid) - idle
+        self.assertLess(grown, RSS_GROWTH_KIB, "VmRSS grew by %d KiB" % grown)
+        self.assertIsNone(first.poll())  # its devices wait for room
+        fcntl.flock(self.lockfd, fcntl.LOCK_UN)
+        out, err = first.communicate(timeout=TIMEOUT)
+        self.assertEqual(first.returncode, 0, err)
+        n = int(out.split()[0])
+        self.assertGreater(n, SHARE)
+        st = d.wait_idle(n)
+        self.assertEqual(st["sources"]["udev"]["received"], n)
+        d.stop_ok(self)
+
+
+def ids(user, group):
+    try:
+        return pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
+    except KeyError:
+        return None
 
 
 if __name__ == "__main__":

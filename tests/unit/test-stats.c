@@ -70,6 +70,7 @@ static const struct counter_case counters[] = {
 	{"over user limit", S(ctl_over_user), 235, "over user limit 235", "\"over_user_limit\":235", "keventd_control_over_user_limit_total 235\n"},
 	{"root slot refusals", S(ctl_root_slot), 236, "root slot refusals 236", "\"root_slot_refused\":236", "keventd_control_root_slot_refused_total 236\n"},
 	{"idle dropped", S(ctl_idle_dropped), 237, "idle dropped 237", "\"idle_dropped\":237", "keventd_control_idle_dropped_total 237\n"},
+	{"triggers refused", S(ctl_trigger_refused), 249, "triggers refused 249", "\"triggers_refused\":249", "keventd_control_triggers_refused_total 249\n"},
 	{"history entries", X(history_len), 306, "history: 306 of", "\"entries\":306", "keventd_history_entries 306\n"},
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
@@ -648,7 +649,7 @@ static void test_golden(void **state)
 		"kmsg                631          791          611          651          671          691          711          731          751           no\n"
 		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
-		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237\n"
+		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237, triggers refused 249\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
 		"journal: failing (No space left on device), 311 bytes (312 unfinished), corrupt 313, 314 writes, refused 259, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
@@ -668,7 +669,7 @@ static void test_golden(void **state)
 		"\"events\":{\"received\":6886,\"rejected\":7106,\"overruns\":7326,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
 		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":8426,\"paused\":true},"
-		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237},"
+		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237,\"triggers_refused\":249},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"failing\":\"No space left on device\",\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"refused\":259,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
@@ -968,6 +969,9 @@ static void test_golden(void **state)
 		"# HELP keventd_control_idle_dropped_total Idle control connections closed to make room for a new one.\n"
 		"# TYPE keventd_control_idle_dropped_total counter\n"
 		"keventd_control_idle_dropped_total 237\n"
+		"# HELP keventd_control_triggers_refused_total keventctl triggers refused: the udev source's share was full, or the connection's last trigger still waited.\n"
+		"# TYPE keventd_control_triggers_refused_total counter\n"
+		"keventd_control_triggers_refused_total 249\n"
 		"# HELP keventd_history_entries Events in the history (keventctl events) now.\n"
 		"# TYPE keventd_history_entries gauge\n"
 		"keventd_history_entries 306\n"
