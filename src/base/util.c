@@ -225,6 +225,85 @@ void strbuf_put_escaped(struct strbuf *sb, const char *s)
 	strbuf_add_escaped(sb, s, strlen(s));
 }
 
+void strbuf_add_name(struct strbuf *sb, const char *s, size_t n, bool ascii)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+	while (p < end) {
+		const unsigned char *run = p;
+		for (size_t len; p < end && *p != '\\' && (!ascii || *p < 0x80) &&
+				 (len = shown_len(p, (size_t)(end - p)));
+		     p += len)
+			;
+		strbuf_add(sb, (const char *)run, (size_t)(p - run));
+		if (p == end)
+			break;
+		if (*p == '\\')
+			strbuf_puts(sb, "\\\\");
+		else if (*p == '\n')
+			strbuf_puts(sb, "\\n");
+		else if (*p == '\t')
+			strbuf_puts(sb, "\\t");
+		else
+			strbuf_printf(sb, "\\x%02x", *p);
+		p++;
+	}
+}
+
+size_t escaped_cut(const char *s, size_t n, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t at = 0;
+	if (n <= max)
+		return n;
+	while (at < n) {
+		size_t len = p[at] != '\\'		      ? utf8_len(p + at, n - at)
+			     : at + 1 < n && p[at + 1] == 'x' ? 4
+							      : 2;
+		if (!len)
+			len = 1;
+		if (at + len > max)
+			break;
+		at += len;
+	}
+	return at;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int str_unescape(const char *s, size_t n, char **out, size_t *len)
+{
+	_cleanup_free_ char *buf = malloc(n + 1);
+	size_t o = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != '\\') {
+			buf[o++] = s[i];
+			continue;
+		}
+		if (i + 1 == n)
+			return -EINVAL;
+		char e = s[++i];
+		if (e == '\\' || e == 'n' || e == 't') {
+			buf[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : '\\';
+			continue;
+		}
+		int hi = i + 2 < n ? hex_digit(s[i + 1]) : -1,
+		    lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+		if (e != 'x' || lo < 0)
+			return -EINVAL;
+		buf[o++] = (char)(hi * 16 + lo);
+		i += 2;
+	}
+	buf[o] = '\0';
+	*len = o;
+	*out = TAKE_PTR(buf);
+	return 0;
+}
+
 bool str_has_control(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -87,6 +87,23 @@ void strbuf_json(struct strbuf *sb, const char *s);
  */
 void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
 void strbuf_put_escaped(struct strbuf *sb, const char *s);
+/*
+ * A name from outside that becomes an event's object or payload text (a
+ * mount point, a kmsg message, a trace string): appended as
+ * strbuf_add_escaped() does, and a backslash as "\\", so that the
+ * escaping is injective: two different names never give the same text,
+ * and str_unescape() gives the name back.  ascii: every byte that is not
+ * printable ASCII is escaped ("\xHH"), for an object.
+ */
+void strbuf_add_name(struct strbuf *sb, const char *s, size_t n, bool ascii);
+/* The longest prefix of the first n bytes of text made by
+ * strbuf_add_name() that is at most max bytes and cuts no escape and no
+ * character in two. */
+size_t escaped_cut(const char *s, size_t n, size_t max);
+/* The name that strbuf_add_name() wrote as s (n bytes): *out (free(),
+ * NUL-terminated) and its *len.  0, -EINVAL for text it cannot have
+ * written, -ENOMEM. */
+int str_unescape(const char *s, size_t n, char **out, size_t *len);
 /* Whether s is valid UTF-8 (no overlong forms, surrogates or code points
  * past U+10FFFF). */
 bool utf8_valid(const char *s);

@@ -320,12 +320,7 @@ int kfs_object(const char *mountpoint, char *buf, size_t size)
 {
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_puts(&sb, KFS_OBJECT_PREFIX);
-	for (const unsigned char *p = (const unsigned char *)mountpoint; *p; p++) {
-		if (*p < 0x20 || *p > 0x7e)
-			strbuf_printf(&sb, "\\%03o", *p);
-		else
-			strbuf_putc(&sb, (char)*p);
-	}
+	strbuf_add_name(&sb, mountpoint, strlen(mountpoint), true);
 	if (strcmp(mountpoint, "/") != 0 && sb.len > 0 && sb.buf[sb.len - 1] == '/')
 		sb.len--, sb.buf[sb.len] = '\0';
 	int rc = sb.oom ? -ENOMEM : sb.len + 1 > size ? -ENAMETOOLONG : 0;
@@ -335,16 +330,11 @@ int kfs_object(const char *mountpoint, char *buf, size_t size)
 	return rc;
 }
 
-/* A payload line "Key: value", the value's unprintable bytes as \ooo. */
+/* A payload line "Key: value", the value escaped as the object is. */
 void kfs_put_line(struct strbuf *sb, const char *key, const char *value)
 {
 	strbuf_printf(sb, "%s: ", key);
-	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-		if (*p < 0x20 || *p > 0x7e)
-			strbuf_printf(sb, "\\%03o", *p);
-		else
-			strbuf_putc(sb, (char)*p);
-	}
+	strbuf_add_name(sb, value, strlen(value), true);
 	strbuf_putc(sb, '\n');
 }
 

@@ -478,7 +478,7 @@ static void put_line(struct strbuf *sb, const char *key, const char *value)
 {
 	strbuf_puts(sb, key);
 	strbuf_puts(sb, ": ");
-	strbuf_put_escaped(sb, value);
+	strbuf_add_name(sb, value, strlen(value), false);
 	strbuf_putc(sb, '\n');
 }
 
@@ -492,23 +492,8 @@ static void put_u64(struct strbuf *sb, const char *key, uint64_t v)
 static bool put_message(struct strbuf *sb, const struct kkmsg_rec *rec, size_t max)
 {
 	_cleanup_strbuf_ struct strbuf m = STRBUF_INIT;
-	strbuf_add_escaped(&m, rec->text, rec->text_len);
-	size_t cut = m.len;
-	if (!m.oom && m.len > max) {
-		cut = max;
-		for (size_t p = cut > 3 ? cut - 3 : 0; p < cut; p++) {
-			if (m.buf[p] != '\\')
-				continue;
-			char e = m.buf[p + 1];
-			size_t len = e == 'x' ? 4 : e == 'n' || e == 't' ? 2 : 1;
-			if (p + len > cut) {
-				cut = p;
-				break;
-			}
-		}
-		while (cut > 0 && ((unsigned char)m.buf[cut] & 0xc0) == 0x80)
-			cut--;
-	}
+	strbuf_add_name(&m, rec->text, rec->text_len, false);
+	size_t cut = m.oom ? m.len : escaped_cut(m.buf ? m.buf : "", m.len, max);
 	strbuf_puts(sb, "Message: ");
 	if (m.oom)
 		sb->oom = true;

@@ -261,7 +261,7 @@ static void put_hex(struct strbuf *sb, const uint8_t *p, size_t n)
 static void put_text(struct strbuf *sb, const uint8_t *p, size_t n)
 {
 	const uint8_t *nul = memchr(p, '\0', n);
-	strbuf_add_escaped(sb, (const char *)p, nul ? (size_t)(nul - p) : n);
+	strbuf_add_name(sb, (const char *)p, nul ? (size_t)(nul - p) : n, false);
 }
 
 static void put_int(struct strbuf *sb, const struct ktrace_field *fl, const uint8_t *p)

@@ -316,7 +316,13 @@ static void test_mount_event(void **state)
 	kfs_table_release(&b);
 	char obj[64];
 	assert_int_equal(kfs_object("/media/\xc3\xa9t\xc3\xa9", obj, sizeof(obj)), 0);
-	assert_string_equal(obj, "/org/kernel/fs/media/\\303\\251t\\303\\251");
+	assert_string_equal(obj, "/org/kernel/fs/media/\\xc3\\xa9t\\xc3\\xa9");
+	/* a byte escaped and its escape written by hand: two objects */
+	char other[64];
+	assert_int_equal(kfs_object("/mnt/a b\n c", obj, sizeof(obj)), 0);
+	assert_int_equal(kfs_object("/mnt/a b\\012c", other, sizeof(other)), 0);
+	assert_string_equal(obj, "/org/kernel/fs/mnt/a b\\n c");
+	assert_string_equal(other, "/org/kernel/fs/mnt/a b\\\\012c");
 }
 
 #define GB (1024ull * 1024 * 1024)

@@ -283,6 +283,9 @@ static void test_records(void **state)
 		{"11,31,5,-;I/O error, dev sda, sector 2048 op 0x0:(READ)\n", false, 0, NULL, NULL, NULL},
 		{"12,32,5,-;hello\n", false, 0, NULL, NULL, NULL},
 		{"14,33,5,-;Out of memory: Killed process 1 (init) total-vm:1kB\n", false, 0, NULL, NULL, NULL},
+		/* a backslash is escaped too: a newline and "\n" written out are two messages */
+		{"3,34,5,-;a\\x5cnb\n", true, G, KKMSG_OBJECT_LOG, "err", "Message=a\\\\nb"},
+		{"3,35,5,-;a\\x0ab\n", true, G, KKMSG_OBJECT_LOG, "err", "Message=a\\nb"},
 	};
 	/* clang-format on */
 	run_cases(cases, ARRAY_SIZE(cases), 3);

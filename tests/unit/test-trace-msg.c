@@ -198,6 +198,13 @@ static void test_event(void **state)
 	assert_string_equal(kevent_prop(ev, "filename"), "/tmp/x\\nType: evil");
 	assert_null(kevent_prop(ev, "Type"));
 	kevent_free(ev);
+	/* and a backslash: the escape written out is another name */
+	exec_raw(raw, "/tmp/x\\nType: evil", 19);
+	sample(&rec, 1, 0, raw, sizeof(raw));
+	assert_int_equal(ktrace_record_parse(rec.buf, rec.len, &r, &why), 0);
+	assert_int_equal(ktrace_event(&f, &exec_name, &r, 1, &ev, &truncated, &why), 0);
+	assert_string_equal(kevent_prop(ev, "filename"), "/tmp/x\\\\nType: evil");
+	kevent_free(ev);
 
 	/* clang-format off */
 	static const struct {
