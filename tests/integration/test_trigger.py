@@ -199,7 +199,12 @@ class TriggerFlood(DaemonTest):
                       for f in os.listdir(d.state_dir) if f.startswith("journal-"))
         self.assertLessEqual(on_disk, JOURNAL + JOURNAL // 4)
         grown = vm_rss_kib(pid) - idle
-        self.assertLess(grown, RSS_GROWTH_KIB, "VmRSS grew by %d KiB" % grown)
+        print("VmRSS idle %d KiB, +%d KiB after 400 triggers; journal %d bytes"
+              % (idle, grown, on_disk))
+        if asan_build():
+            print("ASan build: memory size not checked (its quarantine keeps freed memory)")
+        else:
+            self.assertLess(grown, RSS_GROWTH_KIB, "VmRSS grew by %d KiB" % grown)
         self.assertIsNone(first.poll())  # its devices wait for room
         fcntl.flock(self.lockfd, fcntl.LOCK_UN)
         out, err = first.communicate(timeout=TIMEOUT)
@@ -209,6 +214,11 @@ class TriggerFlood(DaemonTest):
         st = d.wait_idle(n)
         self.assertEqual(st["sources"]["udev"]["received"], n)
         d.stop_ok(self)
+
+
+def asan_build():
+    out = subprocess.run(["ldd", kdtest.KEVENTD], capture_output=True).stdout
+    return b"libasan" in out
 
 
 def ids(user, group):
