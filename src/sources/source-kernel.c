@@ -378,8 +378,9 @@ out:
 /* ---- the source's hooks ---- */
 
 /* Where the position is kept: kernel.pos in the state directory, or the
- * file KEVENTD_KERNEL_POS names (for tests: its directory is not checked,
- * the file is, as any state file); neither: nowhere.  0 or -errno. */
+ * file KEVENTD_KERNEL_POS names (for tests: its directory is made when
+ * missing and not checked, the file is, as any state file); neither:
+ * nowhere.  0 or -errno. */
 static int pos_where(struct kernel_state *st, const char *path)
 {
 	const struct kstatedir *sd = st->sink->state;
@@ -391,6 +392,9 @@ static int pos_where(struct kernel_state *st, const char *path)
 		if (slash)
 			*slash = '\0';
 		const char *name = slash ? slash + 1 : path;
+		/* made when missing, as the state directory is */
+		if (slash && slash != dir && mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
 		st->pos_dirfd = open(!slash	    ? "."
 				     : slash == dir ? "/"
 						    : dir,
