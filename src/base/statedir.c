@@ -52,6 +52,33 @@ static int take_lock(int fd)
 	return 0;
 }
 
+int kstatedir_open_dir(const char *path, const char **why)
+{
+	*why = NULL;
+	if (mkdir(path, KSTATEDIR_MODE) < 0 && errno != EEXIST) {
+		*why = "cannot make it";
+		return -errno;
+	}
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		struct stat st;
+		int rc = -errno;
+		/* a symlink gives ENOTDIR with O_DIRECTORY */
+		if (rc == -ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			rc = -ELOOP;
+		*why = rc == -ELOOP	? "a symbolic link, not followed"
+		       : rc == -ENOTDIR ? "not a directory"
+					: "cannot open it";
+		return rc;
+	}
+	int rc = kstatedir_check(fd, geteuid(), why);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 int kstatedir_open(const char *path, struct kstatedir **out, const char **why)
 {
 	*why = NULL;
@@ -60,24 +87,10 @@ int kstatedir_open(const char *path, struct kstatedir **out, const char **why)
 		free(sd);
 		return -ENOMEM;
 	}
-	sd->fd = sd->lockfd = -1;
-	int rc = 0;
-	if (mkdir(path, KSTATEDIR_MODE) < 0 && errno != EEXIST) {
-		rc = -errno;
-		*why = "cannot make it";
-	}
-	if (rc == 0 && (sd->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		struct stat st;
-		rc = -errno;
-		/* a symlink gives ENOTDIR with O_DIRECTORY */
-		if (rc == -ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-			rc = -ELOOP;
-		*why = rc == -ELOOP	? "a symbolic link, not followed"
-		       : rc == -ENOTDIR ? "not a directory"
-					: "cannot open it";
-	}
-	if (rc == 0)
-		rc = kstatedir_check(sd->fd, geteuid(), why);
+	sd->lockfd = -1;
+	int rc = sd->fd = kstatedir_open_dir(path, why);
+	if (rc >= 0)
+		rc = 0;
 	if (rc == 0 &&
 	    (sd->lockfd = kstatedir_openat(sd->fd, KSTATEDIR_LOCK, O_RDWR | O_CREAT, 0600)) < 0) {
 		rc = sd->lockfd;

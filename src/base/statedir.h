@@ -31,6 +31,11 @@ struct kstatedir {
  * (static): -EBUSY when another keventd holds state.lock (a keventd killed
  * a moment ago is waited for, up to a second). */
 int kstatedir_open(const char *path, struct kstatedir **out, const char **why);
+/* Makes path (mode 0700) when it is missing, opens it without following
+ * a symlink and checks it (kstatedir_check()), taking no lock: the
+ * directory's fd, or -errno with *why (static).  The --lib-dir and the
+ * directories within it are opened so. */
+int kstatedir_open_dir(const char *path, const char **why);
 /* Closes the directory and lets go of state.lock.  NULL is fine. */
 void kstatedir_free(struct kstatedir *sd);
 

@@ -27,6 +27,7 @@
 
 #define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
 #define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
+#define KEVENT_DEFAULT_LIB_DIR	  "/var/lib/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 #define KEVENT_MAX_SOURCES	  16
 #define KEVENT_MAX_OBSERVERS	  8
@@ -42,6 +43,9 @@ struct kdaemon_config {
 	/* the state directory (--state-dir): the journal, the positions and
 	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
+	/* the directory of what outlives a reboot (--lib-dir): the
+	 * notifications' queue; opened only by what keeps something there */
+	const char *lib_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
 	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's

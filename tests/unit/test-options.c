@@ -415,6 +415,23 @@ static void test_state(void **state)
 	}
 }
 
+/* --lib-dir: an absolute path; default /var/lib/keventd. */
+static void test_lib_dir(void **state)
+{
+	(void)state;
+	struct koptions o;
+	koptions_init(&o);
+	assert_string_equal(o.cfg.lib_dir, "/var/lib/keventd");
+	struct strbuf why = STRBUF_INIT;
+	assert_int_equal(koptions_set(&o, "lib-dir", "/tmp/kevt-lib", false, &why), 0);
+	assert_string_equal(o.cfg.lib_dir, "/tmp/kevt-lib");
+	assert_int_equal(koptions_set(&o, "lib-dir", "lib", true, &why), -EINVAL);
+	assert_string_equal(strbuf_str(&why), "lib-dir wants an absolute path, not 'lib'");
+	assert_string_equal(o.cfg.lib_dir, "/tmp/kevt-lib");
+	strbuf_release(&why);
+	koptions_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -427,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_history_bytes),
 		cmocka_unit_test(test_state),
+		cmocka_unit_test(test_lib_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
