@@ -21,6 +21,10 @@ struct tally {
 	size_t files, rules;
 	struct kdiags warnings; /* printed with the errors, in order */
 	const char *root;	/* programs are looked up under it (--root) */
+	/* keventd.yaml's notify: when a configuration file was checked, for
+	 * the targets rules name; NULL: none checked */
+	const struct knotify_config *notify;
+	const char *config;
 };
 
 /* A transient rule on a machine where systemd is not the service manager:
@@ -121,6 +125,20 @@ static void warn_ignored(const char *dir, struct tally *t)
 		closedir(dp);
 }
 
+/* A rule that names a target keventd.yaml's notify: has not: keventd
+ * logs it and sends nothing there. */
+static void warn_notify(const struct kfile *f, struct tally *t)
+{
+	for (size_t i = 0; t->notify && i < f->n_rules; i++) {
+		const struct krule *r = &f->rules[i];
+		for (char **n = krule_extra(r)->notify; n && *n; n++)
+			if (!knotify_config_find(t->notify, *n))
+				kdiags_add(&t->warnings, f->path, r->line, r->col,
+					   "rule %s: notify: no target '%s' in %s's notify:",
+					   r->name, *n, t->config);
+	}
+}
+
 struct finding {
 	const struct kdiag *d;
 	bool warning;
@@ -182,6 +200,7 @@ static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *
 		t->rules += f->n_rules;
 		warn_transient(f, t);
 		warn_programs(f, t);
+		warn_notify(f, t);
 	}
 	kfile_unref(f);
 	return 0;
@@ -273,6 +292,9 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 	 * what keventd checks at its start */
 	if (rc == 0 && *checked && ko->trace.n)
 		rc = ktrace_config_check(&ko->trace, d);
+	/* the secret files, as keventd reads them: others may not */
+	if (rc == 0 && *checked)
+		knotify_config_check_files(&ko->notify, path, d);
 	const char *warn = *checked ? kmqtt_config_warning(&ko->mqtt) : NULL;
 	if (warn)
 		kdiags_add(&t->warnings, path, ko->mqtt.url_line, ko->mqtt.url_col, "mqtt: %s",
@@ -350,6 +372,10 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		rc = check_config(&ko, config ? config : KEVENT_DEFAULT_CONFIG, !config, &checked,
 				  &t, &d);
 		checked_configs += checked;
+		if (checked) {
+			t.notify = &ko.notify;
+			t.config = config ? config : KEVENT_DEFAULT_CONFIG;
+		}
 	}
 	for (size_t i = first_extra; rc == 0 && i < n_configs; i++) {
 		_cleanup_(koptions_release) struct koptions other;

@@ -17,7 +17,7 @@
 # by tests/system/base-image.sh.
 set -eu
 pkgs="build-essential cmake pkg-config libnl-3-dev libnl-genl-3-dev libyaml-dev
-libudev-dev libevdev-dev libsystemd-dev libjson-c-dev libmosquitto-dev udev util-linux bsdutils"
+libudev-dev libevdev-dev libsystemd-dev libjson-c-dev libmosquitto-dev libcurl4-openssl-dev udev util-linux bsdutils"
 if [ "${1:-}" = bench ]; then
 	pkgs="$pkgs libcmocka-dev acpid"
 	# busybox-static (the tests') serves as well, and conflicts with busybox
@@ -27,7 +27,7 @@ if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
 linux-source-6.1 bash-completion dpkg-dev debhelper dh-dkms lintian systemd gzip dbus-daemon dbus-bin
-mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl"
+mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl python3-aiosmtpd"
 fi
 missing=""
 for p in $pkgs; do

@@ -315,6 +315,10 @@ int kdaemon_start(struct kdaemon *d)
 	 * has); it connects, and its source reads, once the loop runs */
 	if (d->cfg.mqtt)
 		start_mqtt(d, &sink);
+	/* the notifications too: an event handled again finds its delivery
+	 * queued, or is sent flagged a retry */
+	if (d->cfg.notify)
+		kdaemon_notify_start(d);
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)

@@ -71,6 +71,9 @@ struct kdaemon_config {
 	const struct kfs_config *fs; /* keventd.yaml's "fs:"; NULL: the defaults */
 	/* keventd.yaml's "kmsg:"; NULL: the defaults */
 	const struct kkmsg_config *kmsg;
+	/* keventd.yaml's "notify:" targets; NULL: none, and nothing of the
+	 * notifications is loaded (notifier.h) */
+	const struct knotify_config *notify;
 	/* How handlers start: NULL is kexec_spawn() (tests start others). */
 	int (*spawn)(void *userdata, const struct kplan *plan, const struct krule *r,
 		     struct kproc *p, const char **what);
@@ -89,6 +92,8 @@ struct ktrace_config;
 struct kfs_config;
 struct koptions;
 struct kkmsg_config;
+struct knotify_config;
+struct knotifier;
 struct kwatch;
 
 struct debounce_run;
@@ -115,6 +120,7 @@ struct kdaemon {
 	struct kdbus *dbus;	     /* NULL unless --dbus and connected */
 	struct kmqtt *mqtt;	     /* NULL unless keventd.yaml has a broker */
 	struct ksource *mqtt_source; /* its subscriptions, when wanted */
+	struct knotifier *notifier;  /* NULL unless keventd.yaml has notify: targets */
 	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
@@ -269,6 +275,9 @@ void kdaemon_dbus_start(struct kdaemon *d);
 /* The broker of cfg.mqtt; a failure turns publishing off, logged.
  * Returns the source mqtt to add when sink is given and it subscribes. */
 struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
+/* The notification targets of cfg.notify (notifier.h); a failure is
+ * logged, never fatal: nothing is sent then. */
+void kdaemon_notify_start(struct kdaemon *d);
 /* Makes the sources cfg.sources names, from the sources table
  * (source-table.c); one that cannot be made is logged and left out. */
 void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink);

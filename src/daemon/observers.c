@@ -15,6 +15,7 @@
 #include "history.h"
 #include "log.h"
 #include "mqtt.h"
+#include "notifier.h"
 
 /* --- the history: every event, its runs' steps, the end of its job --- */
 
@@ -137,8 +138,64 @@ struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink)
 	return sink && d->cfg.mqtt->n_subscribe ? kmqtt_source(d->mqtt) : NULL;
 }
 
+/* --- notifications: a delivery per rule's target, and their counters --- */
+
+static void notify_event(void *userdata, const struct kobs_event *e)
+{
+	knotifier_event(userdata, e->ev, e->rules, e->n_rules);
+}
+
+static void notify_status(void *userdata, struct kstatus_extra *x)
+{
+	struct knotifier *n = userdata;
+	x->notify_enabled = true;
+	x->notify_damaged = knotifier_damaged(n);
+	x->notify_unknown = knotifier_unknown(n);
+	x->notify_n = knotifier_n_targets(n);
+	if (x->notify_n > KSTATUS_NOTIFY_MAX)
+		x->notify_n = KSTATUS_NOTIFY_MAX;
+	for (size_t i = 0; i < x->notify_n; i++) {
+		struct kstatus_notify *t = &x->notify[i];
+		struct knotify_counters c;
+		t->name = knotifier_counters(n, i, &c);
+		t->sent = c.sent;
+		t->queued = c.queued;
+		t->retried = c.retried;
+		t->failed = c.failed;
+		t->dropped = c.dropped;
+		t->sending = !c.off;
+		t->off = t->last_error = NULL;
+		if (c.off) {
+			snprintf(t->off_buf, sizeof(t->off_buf), "%s", c.off);
+			t->off = t->off_buf;
+		}
+		if (c.last_error) {
+			snprintf(t->error_buf, sizeof(t->error_buf), "%s", c.last_error);
+			t->last_error = t->error_buf;
+		}
+	}
+}
+
+void kdaemon_notify_start(struct kdaemon *d)
+{
+	const char *why = NULL;
+	int rc = knotifier_new(d->loop, d->cfg.notify,
+			       d->cfg.lib_dir ? d->cfg.lib_dir : KEVENT_DEFAULT_LIB_DIR,
+			       &d->notifier, &why);
+	if (rc < 0) {
+		log_error("notify: %s%s%s: no notification is sent", why ? why : "",
+			  why ? ": " : "", strerror(-rc));
+		return;
+	}
+	(void)kdaemon_observe(d, &(struct kobserver){.name = "notify",
+						     .event = notify_event,
+						     .status = notify_status,
+						     .userdata = d->notifier});
+}
+
 void kdaemon_outputs_free(struct kdaemon *d)
 {
+	knotifier_free(TAKE_PTR(d->notifier));
 	kdbus_free(TAKE_PTR(d->dbus));
 	kmqtt_free(TAKE_PTR(d->mqtt));
 	khistory_free(TAKE_PTR(d->history));

@@ -84,6 +84,7 @@ void koptions_init(struct koptions *o)
 	kmqtt_config_init(&o->mqtt);
 	kfs_config_init(&o->fs);
 	kkmsg_config_init(&o->kmsg);
+	knotify_config_init(&o->notify);
 }
 
 void koptions_release(struct koptions *o)
@@ -97,6 +98,7 @@ void koptions_release(struct koptions *o)
 	ktrace_config_release(&o->trace);
 	kfs_config_release(&o->fs);
 	kkmsg_config_init(&o->kmsg);
+	knotify_config_release(&o->notify);
 }
 
 int koptions_takes_value(const char *name)
@@ -413,6 +415,12 @@ static int parse_kmsg(struct koptions *o, const struct ynode *v, const char *pat
 	return kkmsg_config_parse(&o->kmsg, v, path, diags);
 }
 
+static int parse_notify(struct koptions *o, const struct ynode *v, const char *path,
+			struct kdiags *diags)
+{
+	return knotify_config_parse(&o->notify, v, path, diags);
+}
+
 struct section {
 	const char *name;
 	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
@@ -420,10 +428,8 @@ struct section {
 };
 
 static const struct section sections[] = {
-	{"mqtt", parse_mqtt},
-	{"fs", parse_fs},
-	{"trace", parse_trace},
-	{"kmsg", parse_kmsg},
+	{"mqtt", parse_mqtt}, {"fs", parse_fs},		{"trace", parse_trace},
+	{"kmsg", parse_kmsg}, {"notify", parse_notify},
 };
 
 static const struct section *find_section(const char *name)
@@ -576,4 +582,5 @@ void koptions_finish(struct koptions *o)
 		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
 	o->cfg.fs = &o->fs;
 	o->cfg.kmsg = &o->kmsg;
+	o->cfg.notify = o->notify.n ? &o->notify : NULL;
 }

@@ -17,6 +17,7 @@
 #include "fs.h"
 #include "kmsg.h"
 #include "mqtt-config.h"
+#include "notify-config.h"
 #include "trace-config.h"
 
 #define KEVENT_DEFAULT_CONFIG	  "/etc/keventd/keventd.yaml"
@@ -33,10 +34,11 @@ struct koptions {
 	int log_level;
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
-	struct kfs_config fs;	    /* the section fs: */
-	struct ktrace_config trace; /* the section trace: */
-	struct kkmsg_config kmsg;   /* the section kmsg: */
-	char **owned;		    /* the strings above that o holds copies of */
+	struct kfs_config fs;	      /* the section fs: */
+	struct ktrace_config trace;   /* the section trace: */
+	struct kkmsg_config kmsg;     /* the section kmsg: */
+	struct knotify_config notify; /* the section notify: */
+	char **owned;		      /* the strings above that o holds copies of */
 	size_t n_owned;
 };
 

@@ -102,6 +102,9 @@ void kstats_prune(struct kstats *s, const struct kruleset *rs)
 #define TEXT(f)	    KSTATS_FROM_EXTRA_TEXT, offsetof(struct kstatus_extra, f)
 #define XSOURCES(f) KSTATS_FROM_EXTRA_SOURCES, offsetof(struct kstatus_extra, f)
 #define XFLAGS(f)   KSTATS_FROM_EXTRA_SOURCES_FLAG, offsetof(struct kstatus_extra, f)
+#define NOTIFY(f)   KSTATS_FROM_NOTIFY, offsetof(struct kstatus_notify, f)
+#define NFLAG(f)    KSTATS_FROM_NOTIFY_FLAG, offsetof(struct kstatus_notify, f)
+#define NTEXT(f)    KSTATS_FROM_NOTIFY_TEXT, offsetof(struct kstatus_notify, f)
 #define RULESET(f)  KSTATS_FROM_RULESET, offsetof(struct kruleset, f)
 #define RULE(f)	    KSTATS_FROM_RULE, offsetof(struct krule_counters, f)
 
@@ -302,6 +305,35 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_MQTT, NULL, NULL, "mqtt_publishing", "gauge", FLAG(mqtt_publishing),
 	 "1 while events are published; 0 when publishing is off (keventctl status says why)."},
 
+	/* the text says "off" alone without targets (text_head()) */
+	{KSTATS_NOTIFY, "# targets", "targets", NULL, "gauge", EXTRA(notify_n), NULL},
+	{KSTATS_NOTIFY, NULL, "enabled", "notify_enabled", "gauge", FLAG(notify_enabled),
+	 "1 when keventd.yaml names notification targets."},
+	{KSTATS_NOTIFY, ", queue damaged #", "damaged", "notify_queue_damaged_total", "counter",
+	 EXTRA(notify_damaged),
+	 "Queued notifications lost with damaged files of the queue, each set aside."},
+	{KSTATS_NOTIFY, ", unknown targets #", "unknown_targets", "notify_unknown_targets_total",
+	 "counter", EXTRA(notify_unknown),
+	 "Notifications not made: the rule names a target keventd.yaml has not."},
+
+	{KSTATS_NOTIFY_TARGETS, "sent #", "sent", "notify_sent_total", "counter", NOTIFY(sent),
+	 "Notifications the target's server took, per target."},
+	{KSTATS_NOTIFY_TARGETS, ", queued #", "queued", "notify_queued", "gauge", NOTIFY(queued),
+	 "Notifications waiting to be sent now, per target."},
+	{KSTATS_NOTIFY_TARGETS, ", retried #", "retried", "notify_retried_total", "counter",
+	 NOTIFY(retried), "Tries of a notification after its first, per target."},
+	{KSTATS_NOTIFY_TARGETS, ", failed #", "failed", "notify_failed_total", "counter",
+	 NOTIFY(failed), "Tries that failed, per target."},
+	{KSTATS_NOTIFY_TARGETS, ", dropped #", "dropped", "notify_dropped_total", "counter",
+	 NOTIFY(dropped),
+	 "Notifications given up, per target: past max_age, refused by the server, or the "
+	 "queue full."},
+	{KSTATS_NOTIFY_TARGETS, NULL, NULL, "notify_sending", "gauge", NFLAG(sending),
+	 "1 while the target sends; 0 when it is off (keventctl status says why)."},
+	{KSTATS_NOTIFY_TARGETS, "; off (#)", "off", NULL, "gauge", NTEXT(off), NULL},
+	{KSTATS_NOTIFY_TARGETS, "; last error: #", "last_error", NULL, "gauge", NTEXT(last_error),
+	 NULL},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -341,14 +373,17 @@ static const struct {
 	[KSTATS_HISTORY] = {"history: ", "history"},
 	[KSTATS_MQTT] = {"mqtt: ", "mqtt"},
 	[KSTATS_JOURNAL] = {"journal: ", "journal"},
+	[KSTATS_NOTIFY] = {"notify: ", "notify"},
+	[KSTATS_NOTIFY_TARGETS] = {NULL, "notify_targets"},
 	[KSTATS_RULESET] = {"rules: ", "ruleset"},
 	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME,	KSTATS_RULESET, KSTATS_QUEUE,	KSTATS_SOURCES, KSTATS_EVENTS, KSTATS_RUNS,
-	KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_JOURNAL, KSTATS_MQTT,	KSTATS_RULES,
+	KSTATS_UPTIME, KSTATS_RULESET,	      KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
+	KSTATS_RUNS,   KSTATS_CONTROL,	      KSTATS_HISTORY, KSTATS_JOURNAL, KSTATS_MQTT,
+	KSTATS_NOTIFY, KSTATS_NOTIFY_TARGETS, KSTATS_RULES,
 };
 
 /* What a rendering reads. */
@@ -365,6 +400,8 @@ static size_t count(const struct view *v, enum kstats_section sec)
 		return KEVENT_SOURCE_MAX;
 	if (sec == KSTATS_RULES)
 		return v->rs ? v->rs->n_rules : 0;
+	if (sec == KSTATS_NOTIFY_TARGETS)
+		return v->x->notify_n;
 	return 1;
 }
 
@@ -397,7 +434,12 @@ static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i
 		return (now_monotonic_ns() - v->s->started_ns) / 1000000000ull;
 	case KSTATS_FROM_RULE:
 		return AT(uint64_t, lookup(v->s, v->rs->rules[i]), r->off);
+	case KSTATS_FROM_NOTIFY:
+		return AT(size_t, &v->x->notify[i], r->off);
+	case KSTATS_FROM_NOTIFY_FLAG:
+		return AT(bool, &v->x->notify[i], r->off);
 	case KSTATS_FROM_EXTRA_TEXT:
+	case KSTATS_FROM_NOTIFY_TEXT:
 		return 0; /* not a number: its renderings read it themselves */
 	}
 	return 0;
@@ -405,7 +447,22 @@ static uint64_t value(const struct kstats_row *r, const struct view *v, size_t i
 
 static bool is_flag(const struct kstats_row *r)
 {
-	return r->from == KSTATS_FROM_EXTRA_FLAG || r->from == KSTATS_FROM_EXTRA_SOURCES_FLAG;
+	return r->from == KSTATS_FROM_EXTRA_FLAG || r->from == KSTATS_FROM_EXTRA_SOURCES_FLAG ||
+	       r->from == KSTATS_FROM_NOTIFY_FLAG;
+}
+
+/* A text row's string (KSTATS_FROM_EXTRA_TEXT, KSTATS_FROM_NOTIFY_TEXT) of
+ * line i; NULL: none now. */
+static const char *row_text(const struct kstats_row *r, const struct view *v, size_t i)
+{
+	if (r->from == KSTATS_FROM_NOTIFY_TEXT)
+		return AT(char *, &v->x->notify[i], r->off);
+	return AT(char *, v->x, r->off);
+}
+
+static bool is_text(const struct kstats_row *r)
+{
+	return r->from == KSTATS_FROM_EXTRA_TEXT || r->from == KSTATS_FROM_NOTIFY_TEXT;
 }
 
 /* The rest of line i of sec: each row's words with its value in place of
@@ -416,8 +473,8 @@ static void text_line(struct strbuf *o, const struct view *v, enum kstats_sectio
 		if (r->section != sec || !r->text)
 			continue;
 		const char *hash = strchr(r->text, '#');
-		if (r->from == KSTATS_FROM_EXTRA_TEXT) {
-			const char *t = AT(char *, v->x, r->off);
+		if (is_text(r)) {
+			const char *t = row_text(r, v, i < 0 ? 0 : (size_t)i);
 			if (t) {
 				strbuf_add(o, r->text, (size_t)(hash - r->text));
 				strbuf_put_escaped(o, t);
@@ -471,13 +528,22 @@ static void text_head(struct strbuf *o, const struct view *v)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(text_order) && text_order[k] != KSTATS_RULES; k++) {
 		enum kstats_section sec = text_order[k];
+		if (sec == KSTATS_NOTIFY && !v->x->notify_enabled) {
+			strbuf_puts(o, "notify: off\n"); /* and no counters */
+			continue;
+		}
 		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(v, sec); i++) {
-			if (sec == KSTATS_SOURCES)
+			if (sec == KSTATS_SOURCES) {
 				strbuf_printf(o, "%-10s",
 					      i < 0 ? "source"
 						    : kevent_source_name((enum kevent_source)i));
-			else
+			} else if (sec == KSTATS_NOTIFY_TARGETS) {
+				strbuf_puts(o, "notify ");
+				strbuf_put_escaped(o, v->x->notify[i].name);
+				strbuf_puts(o, ": ");
+			} else {
 				strbuf_puts(o, sections[sec].text);
+			}
 			text_line(o, v, sec, i);
 		}
 		if (sec == KSTATS_RULESET)
@@ -502,8 +568,8 @@ static void json_members(struct strbuf *o, const struct view *v, enum kstats_sec
 		uint64_t n = value(r, v, i);
 		strbuf_printf(o, "%s\"%s\":", sep, r->json);
 		sep = ",";
-		if (r->from == KSTATS_FROM_EXTRA_TEXT) {
-			const char *t = AT(char *, v->x, r->off);
+		if (is_text(r)) {
+			const char *t = row_text(r, v, i);
 			if (t)
 				strbuf_json(o, t);
 			else
@@ -530,8 +596,14 @@ static void json_head(struct strbuf *o, const struct view *v)
 			if (sec == KSTATS_SOURCES)
 				strbuf_printf(o, "%s\"%s\":{", i ? "," : "",
 					      kevent_source_name((enum kevent_source)i));
+			if (sec == KSTATS_NOTIFY_TARGETS) {
+				strbuf_puts(o, i ? "," : "");
+				strbuf_json(o, v->x->notify[i].name);
+				strbuf_putc(o, ':');
+				strbuf_putc(o, '{');
+			}
 			json_members(o, v, sec, i, "");
-			if (sec == KSTATS_SOURCES)
+			if (sec == KSTATS_SOURCES || sec == KSTATS_NOTIFY_TARGETS)
 				strbuf_putc(o, '}');
 		}
 		strbuf_putc(o, '}');
@@ -601,6 +673,9 @@ static void prom_sample(struct strbuf *o, const struct view *v, const struct kst
 	strbuf_printf(o, "keventd_%s", r->prom);
 	if (r->section == KSTATS_SOURCES) {
 		prom_label(o, '{', "source", kevent_source_name((enum kevent_source)i));
+		strbuf_putc(o, '}');
+	} else if (r->section == KSTATS_NOTIFY_TARGETS) {
+		prom_label(o, '{', "target", v->x->notify[i].name);
 		strbuf_putc(o, '}');
 	} else if (r->section == KSTATS_RULES) {
 		prom_label(o, '{', "rule", v->rs->rules[i]->name);

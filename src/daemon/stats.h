@@ -75,6 +75,18 @@ struct krule_counters *kstats_rule(struct kstats *s, const struct krule *r);
 /* Drops the counters of rules no longer in rs. */
 void kstats_prune(struct kstats *s, const struct kruleset *rs);
 
+/* A notification target's counters, as status shows them (notifier.h). */
+#define KSTATUS_NOTIFY_MAX 32
+struct kstatus_notify {
+	const char *name; /* the configuration's, which lives as long as keventd */
+	size_t sent, queued, retried, failed, dropped;
+	bool sending;
+	/* NULL, or what the two buffers hold: why it sends nothing, and the
+	 * last failure's words */
+	const char *off, *last_error;
+	char off_buf[160], error_buf[160];
+};
+
 struct kstatus_extra {
 	size_t pending, running, max_children, queue_size, clients;
 	bool paused; /* some source is paused */
@@ -105,6 +117,12 @@ struct kstatus_extra {
 	/* what the two point to while publishing is off: the struct may be
 	 * kept while a reply is sent, and the broker's own text changes */
 	char mqtt_off_buf[160], mqtt_publishing_buf[176];
+	/* the notification targets (keventd.yaml(5), notify:): none, or so
+	 * many, each one's counters; the queue's damaged files and the
+	 * targets rules named that keventd.yaml has not */
+	bool notify_enabled;
+	size_t notify_n, notify_damaged, notify_unknown;
+	struct kstatus_notify notify[KSTATUS_NOTIFY_MAX];
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -119,6 +137,8 @@ enum kstats_section {
 	KSTATS_HISTORY,
 	KSTATS_JOURNAL,
 	KSTATS_MQTT,
+	KSTATS_NOTIFY,	       /* the notifications, together */
+	KSTATS_NOTIFY_TARGETS, /* per target; text: a line per target */
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,
@@ -140,6 +160,11 @@ enum kstats_from {
 	 * not NULL, in place of the '#'; JSON, a string or null */
 	KSTATS_FROM_EXTRA_TEXT,
 	KSTATS_FROM_RULE, /* uint64_t in struct krule_counters */
+	/* size_t, bool and const char * in struct kstatus_notify, of
+	 * kstatus_extra.notify[i] */
+	KSTATS_FROM_NOTIFY,
+	KSTATS_FROM_NOTIFY_FLAG,
+	KSTATS_FROM_NOTIFY_TEXT,
 };
 
 /*

@@ -33,6 +33,9 @@ void krule_extra_release(struct krule_extra *x)
 	for (size_t i = 0; i < x->n_unit_props; i++)
 		kunitprop_release(&x->unit_props[i]);
 	free(x->unit_props);
+	strv_free(x->notify);
+	free(x->notify_title);
+	free(x->notify_message);
 }
 
 static void krule_extra_free(struct krule_extra *x)

@@ -476,13 +476,16 @@ enum rule_key {
 	K_TRANSIENT,
 	K_UNIT_PROPS,
 	K_SESSION,
+	K_NOTIFY,
+	K_TITLE,
+	K_MESSAGE,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
 	"name",	      "match",	   "run",	 "shell",	 "timeout",
 	"user",	      "ratelimit", "last",	 "no_new_privs", "limits",
 	"memory_max", "tasks_max", "cpu_weight", "transient",	 "unit_properties",
-	"session",
+	"session",    "notify",	   "title",	 "message",
 };
 
 /* The key of a rule nearest to a misspelt one, of rule_keys and the keys
@@ -668,6 +671,89 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
 		parse_unit_props(p, at[K_UNIT_PROPS], x);
 }
 
+/* A target's name in notify: as keventd.yaml(5) spells them. */
+static bool notify_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > KRULE_NOTIFY_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return false;
+	return true;
+}
+
+/* title: or message: of a rule that notifies: a template, as run's
+ * arguments are (template.h). */
+static char *notify_text(struct parser *p, const struct ynode *n, const char *key)
+{
+	const char *s = want_scalar(p, n, key), *why = NULL;
+	if (!s)
+		return NULL;
+	if (strlen(s) > KRULE_NOTIFY_TEXT_MAX) {
+		err(p, n, "'%s' is at most %d bytes", key, KRULE_NOTIFY_TEXT_MAX);
+		return NULL;
+	}
+	if (ktemplate_check(s, &why) < 0) {
+		err(p, n, "bad '%s' template: %s", key, why);
+		return NULL;
+	}
+	return pdup(p, s);
+}
+
+/* notify: [NAME...] (or one NAME), and its title: and message:. */
+static void parse_notify(struct parser *p, const struct ynode *const *at, struct krule_extra *x)
+{
+	const struct ynode *n = at[K_NOTIFY];
+	if (!n) {
+		if (at[K_TITLE] || at[K_MESSAGE])
+			err(p, at[K_TITLE] ? at[K_TITLE] : at[K_MESSAGE],
+			    "'%s' is a notification's: the rule needs 'notify'",
+			    at[K_TITLE] ? "title" : "message");
+		return;
+	}
+	const struct ynode *const *items = (const struct ynode *const *)&n;
+	size_t count = 1;
+	if (n->kind == YNODE_SEQ) {
+		items = (const struct ynode *const *)n->kids;
+		count = n->n_kids;
+	}
+	if (!count || count > KRULE_NOTIFY_MAX) {
+		err(p, n,
+		    "'notify' names 1 to %d targets of keventd.yaml's notify:", KRULE_NOTIFY_MAX);
+		return;
+	}
+	x->notify = calloc(count + 1, sizeof(*x->notify));
+	if (!x->notify) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0, k = 0; i < count; i++) {
+		const char *s = want_scalar(p, items[i], "notify");
+		if (!s)
+			continue;
+		if (!notify_name_valid(s)) {
+			err(p, items[i],
+			    "'notify': \"%s\" is not a target's name (1 to %d of "
+			    "[A-Za-z0-9_.-])",
+			    s, KRULE_NOTIFY_NAME_MAX);
+			continue;
+		}
+		bool twice = false;
+		for (size_t j = 0; j < k && !twice; j++)
+			twice = strcmp(x->notify[j], s) == 0;
+		if (twice)
+			err(p, items[i], "'notify': target '%s' given twice", s);
+		else if ((x->notify[k] = pdup(p, s)))
+			k++;
+	}
+	if (at[K_TITLE])
+		x->notify_title = notify_text(p, at[K_TITLE], "title");
+	if (at[K_MESSAGE])
+		x->notify_message = notify_text(p, at[K_MESSAGE], "message");
+}
+
 /* The keys of the second edition that are about when a rule runs:
  * enabled, key, debounce.  Returns whether k is one of them (handled, or reported
  * when given twice). */
@@ -719,7 +805,7 @@ static void keep_extra(struct parser *p, struct krule *r, struct krule_extra *x)
 {
 	if (x->timeout_ms == KRULE_DEFAULT_TIMEOUT_MS && !x->user && !x->ids && !x->limits &&
 	    !x->cg_limits && !x->rl_count && !x->rl_period_ms && x->key == KRULE_KEY_OBJECT &&
-	    !x->key_prop && !x->unit_props)
+	    !x->key_prop && !x->unit_props && !x->notify && !x->notify_title && !x->notify_message)
 		return;
 	r->extra = malloc(sizeof(*r->extra));
 	if (r->extra) {
@@ -805,8 +891,8 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 			err(p, k,
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
 			    "user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, "
-			    "memory_max, tasks_max, cpu_weight, transient, unit_properties or "
-			    "session)",
+			    "memory_max, tasks_max, cpu_weight, transient, unit_properties, "
+			    "session, notify, title or message)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -866,6 +952,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	if (at[K_LIMITS])
 		parse_limits(p, at[K_LIMITS], &x);
 	parse_transient(p, at, r, &x);
+	parse_notify(p, at, &x);
 	keep_extra(p, r, &x);
 	share_lists(p, r);
 

@@ -17,7 +17,11 @@
 #include "pattern.h"
 #include "unitprops.h"
 
-#define KRULE_NAME_MAX		 128
+#define KRULE_NAME_MAX 128
+/* notify: at most this many targets, each a name of keventd.yaml(5) */
+#define KRULE_NOTIFY_MAX	 32
+#define KRULE_NOTIFY_NAME_MAX	 64
+#define KRULE_NOTIFY_TEXT_MAX	 (64 * 1024)
 #define KRULE_FILE_MAX_BYTES	 (1024 * 1024)
 #define KRULE_DEFAULT_TIMEOUT_MS 60000
 
@@ -73,6 +77,11 @@ struct krule_extra {
 	char *key_prop;		      /* KRULE_KEY_PAYLOAD: the property's name */
 	struct kunitprop *unit_props; /* transient: unit_properties, in file order */
 	size_t n_unit_props;
+	/* notify: the targets of keventd.yaml's notify: section it sends to
+	 * (NULL-terminated; NULL: none), and its title: and message:
+	 * templates (NULL: the defaults, keventd.rules(5)) */
+	char **notify;
+	char *notify_title, *notify_message;
 };
 
 /* Which of a rule's lists are another rule's of the same file, shared

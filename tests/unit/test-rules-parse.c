@@ -19,7 +19,7 @@ struct err_case {
 	"unknown key 'bogus' in rule (expected name, match, run, shell, timeout, user, "          \
 	"ratelimit, "                                                                             \
 	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, " \
-	"transient, unit_properties or session)"
+	"transient, unit_properties, session, notify, title or message)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
@@ -88,7 +88,7 @@ static const struct err_case err_cases[] = {
 	{"name with DEL", "rules:\n  - name: \"a\\x7fb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a C1 control (CSI)", "rules:\n  - name: \"a\\x9b2Jb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a tab", "rules:\n  - name: \"a\\tb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
-	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties or session)", false},
+	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties, session, notify, title or message)", false},
 	{"echoed glob with a C1 control, escaped", "rules:\n  - match:\n      object: \"/a/[\\x9b\\r\"\n", "t.yaml:3:15: error: bad 'object' value \"/a/[\\xc2\\x9b\\x0d\": glob has '[' without a closing ']'", false},
 	{"match is a list", "rules:\n  - match: [a]\n", "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
 	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n", "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},

@@ -224,6 +224,27 @@ static int setup(void **state)
 	fx->x.mqtt_off_why = "spool /x: \x1b broken";
 	fx->x.mqtt_publishing_text = "off (spool /x: \x1b broken)";
 	fx->x.source_paused[PAUSED_SOURCE] = true;
+	/* two notification targets: one sends, one is off with its words */
+	fx->x.notify_enabled = true;
+	fx->x.notify_n = 2;
+	fx->x.notify_damaged = 261;
+	fx->x.notify_unknown = 262;
+	fx->x.notify[0] = (struct kstatus_notify){.name = "ops-mail",
+						  .sent = 263,
+						  .queued = 264,
+						  .retried = 265,
+						  .failed = 266,
+						  .dropped = 267,
+						  .sending = true,
+						  .off = "password_file /x: \x1b unreadable",
+						  .last_error = "535 5.7.8 \x1b no"};
+	fx->x.notify[1] = (struct kstatus_notify){.name = "phone",
+						  .sent = 268,
+						  .queued = 269,
+						  .retried = 270,
+						  .failed = 271,
+						  .dropped = 272,
+						  .off = "token_file /x: may be read by others"};
 	fx->rs = ruleset(true);
 	/* a file that is broken now: a line of its own, and its error */
 	fx->rs->broken = calloc(1, sizeof(*fx->rs->broken));
@@ -508,6 +529,13 @@ static const struct gap {
 	{KSTATS_MQTT, "; publishing off (#)", "json prom"},
 	{KSTATS_MQTT, "publishing", "text prom"},
 	{KSTATS_MQTT, "mqtt_publishing", "text json"},
+	/* the text's words for enabled false ("notify: off") are text_head()'s */
+	{KSTATS_NOTIFY, "enabled", "text"},
+	{KSTATS_NOTIFY, "targets", "prom"},
+	/* a target's: the gauge, and the words and the string of off */
+	{KSTATS_NOTIFY_TARGETS, "notify_sending", "text json"},
+	{KSTATS_NOTIFY_TARGETS, "off", "prom"},
+	{KSTATS_NOTIFY_TARGETS, "last_error", "prom"},
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -524,6 +552,8 @@ static const struct {
 	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
 	[KSTATS_JOURNAL] = {"journal: ", "\"journal\":{"},
 	[KSTATS_MQTT] = {"mqtt: ", ",\"mqtt\":{\"enabled\""},
+	[KSTATS_NOTIFY] = {"notify: ", "\"notify\":{"},
+	[KSTATS_NOTIFY_TARGETS] = {"notify ops-mail: ", "\"ops-mail\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -584,7 +614,8 @@ static void test_every_row_rendered(void **state)
 			if (r->section ==
 			    KSTATS_SOURCES) /* a column heading; the cells are numbers */
 				assert_non_null(strstr(line, r->text));
-			else if (r->from == KSTATS_FROM_EXTRA_TEXT) /* words, then text */
+			else if (r->from == KSTATS_FROM_EXTRA_TEXT ||
+				 r->from == KSTATS_FROM_NOTIFY_TEXT) /* words, then text */
 				assert_non_null(
 					memmem(line, strlen(line), r->text, strcspn(r->text, "#")));
 			else if (!has_words(line, r->text))
@@ -597,7 +628,10 @@ static void test_every_row_rendered(void **state)
 			char *key = tu_printf("\"%s\":", r->json);
 			const char *p = strstr(obj, key);
 			if (!p || !strchr("{,", p[-1]) ||
-			    !strchr(r->from == KSTATS_FROM_EXTRA_TEXT ? "\"n" : "0123456789tf",
+			    !strchr(r->from == KSTATS_FROM_EXTRA_TEXT ||
+						    r->from == KSTATS_FROM_NOTIFY_TEXT
+					    ? "\"n"
+					    : "0123456789tf",
 				    p[strlen(key)]))
 				fail_msg("JSON: no %s in %s", key, obj);
 			free(obj);
@@ -610,12 +644,14 @@ static void test_every_row_rendered(void **state)
 			bool total = len > 6 && strcmp(r->prom + len - 6, "_total") == 0;
 			assert_int_equal(total, strcmp(r->type, "counter") == 0);
 			assert_non_null(r->help);
-			char *family = tu_printf(
-				"# HELP keventd_%s %s\n# TYPE keventd_%s %s\n"
-				"keventd_%s%c",
-				r->prom, r->help, r->prom, r->type, r->prom,
-				r->section == KSTATS_SOURCES || r->section == KSTATS_RULES ? '{'
-											   : ' ');
+			char *family = tu_printf("# HELP keventd_%s %s\n# TYPE keventd_%s %s\n"
+						 "keventd_%s%c",
+						 r->prom, r->help, r->prom, r->type, r->prom,
+						 r->section == KSTATS_SOURCES ||
+								 r->section == KSTATS_RULES ||
+								 r->section == KSTATS_NOTIFY_TARGETS
+							 ? '{'
+							 : ' ');
 			check_once("Prometheus", strbuf_str(&fx->prom), r->prom, family);
 			free(family);
 		}
@@ -653,6 +689,9 @@ static void test_golden(void **state)
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
 		"journal: failing (No space left on device), 311 bytes (312 unfinished), corrupt 313, 314 writes, refused 259, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
+		"notify: 2 targets, queue damaged 261, unknown targets 262\n"
+		"notify ops-mail: sent 263, queued 264, retried 265, failed 266, dropped 267; off (password_file /x: \\x1b unreadable); last error: 535 5.7.8 \\x1b no\n"
+		"notify phone: sent 268, queued 269, retried 270, failed 271, dropped 272; off (token_file /x: may be read by others)\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -673,6 +712,7 @@ static void test_golden(void **state)
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"failing\":\"No space left on device\",\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"refused\":259,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
+		"\"notify\":{\"targets\":2,\"enabled\":true,\"damaged\":261,\"unknown_targets\":262},\"notify_targets\":{\"ops-mail\":{\"sent\":263,\"queued\":264,\"retried\":265,\"failed\":266,\"dropped\":267,\"off\":\"password_file /x: \\u001b unreadable\",\"last_error\":\"535 5.7.8 \\u001b no\"},\"phone\":{\"sent\":268,\"queued\":269,\"retried\":270,\"failed\":271,\"dropped\":272,\"off\":\"token_file /x: may be read by others\",\"last_error\":null}},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],"
 		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
@@ -1041,6 +1081,39 @@ static void test_golden(void **state)
 		"# HELP keventd_mqtt_publishing 1 while events are published; 0 when publishing is off (keventctl status says why).\n"
 		"# TYPE keventd_mqtt_publishing gauge\n"
 		"keventd_mqtt_publishing 1\n"
+		"# HELP keventd_notify_enabled 1 when keventd.yaml names notification targets.\n"
+		"# TYPE keventd_notify_enabled gauge\n"
+		"keventd_notify_enabled 1\n"
+		"# HELP keventd_notify_queue_damaged_total Queued notifications lost with damaged files of the queue, each set aside.\n"
+		"# TYPE keventd_notify_queue_damaged_total counter\n"
+		"keventd_notify_queue_damaged_total 261\n"
+		"# HELP keventd_notify_unknown_targets_total Notifications not made: the rule names a target keventd.yaml has not.\n"
+		"# TYPE keventd_notify_unknown_targets_total counter\n"
+		"keventd_notify_unknown_targets_total 262\n"
+		"# HELP keventd_notify_sent_total Notifications the target's server took, per target.\n"
+		"# TYPE keventd_notify_sent_total counter\n"
+		"keventd_notify_sent_total{target=\"ops-mail\"} 263\n"
+		"keventd_notify_sent_total{target=\"phone\"} 268\n"
+		"# HELP keventd_notify_queued Notifications waiting to be sent now, per target.\n"
+		"# TYPE keventd_notify_queued gauge\n"
+		"keventd_notify_queued{target=\"ops-mail\"} 264\n"
+		"keventd_notify_queued{target=\"phone\"} 269\n"
+		"# HELP keventd_notify_retried_total Tries of a notification after its first, per target.\n"
+		"# TYPE keventd_notify_retried_total counter\n"
+		"keventd_notify_retried_total{target=\"ops-mail\"} 265\n"
+		"keventd_notify_retried_total{target=\"phone\"} 270\n"
+		"# HELP keventd_notify_failed_total Tries that failed, per target.\n"
+		"# TYPE keventd_notify_failed_total counter\n"
+		"keventd_notify_failed_total{target=\"ops-mail\"} 266\n"
+		"keventd_notify_failed_total{target=\"phone\"} 271\n"
+		"# HELP keventd_notify_dropped_total Notifications given up, per target: past max_age, refused by the server, or the queue full.\n"
+		"# TYPE keventd_notify_dropped_total counter\n"
+		"keventd_notify_dropped_total{target=\"ops-mail\"} 267\n"
+		"keventd_notify_dropped_total{target=\"phone\"} 272\n"
+		"# HELP keventd_notify_sending 1 while the target sends; 0 when it is off (keventctl status says why).\n"
+		"# TYPE keventd_notify_sending gauge\n"
+		"keventd_notify_sending{target=\"ops-mail\"} 1\n"
+		"keventd_notify_sending{target=\"phone\"} 0\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
