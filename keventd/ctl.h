@@ -18,6 +18,7 @@ struct ctl {
 };
 
 int ctl_verify(struct ctl *c, int argc, char **argv);
+int ctl_notify(struct ctl *c, int argc, char **argv);
 int ctl_cat(struct ctl *c, int argc, char **argv);
 int ctl_test(struct ctl *c, int argc, char **argv);
 /* test's two halves, for replay --dry-run: loads the rules of dirs

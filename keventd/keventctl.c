@@ -21,6 +21,7 @@ static const struct {
 	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
 	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
 	{"replay", ctl_replay}, {"trigger", ctl_trigger}, {"cat", ctl_cat},
+	{"notify", ctl_notify},
 };
 
 static void usage(FILE *f)
@@ -47,6 +48,8 @@ static void usage(FILE *f)
 		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"
+		"  notify test NAME [--config FILE]       send a test message to a notification\n"
+		"                                         target and print the server's answer\n"
 		"\n"
 		"Options:\n"
 		"  --control PATH   keventd's control socket (default %s)\n"
