@@ -21,7 +21,7 @@ case "$seconds" in
 	;;
 esac
 shift
-targets=${*:-rules control kernel-msg thermal-msg acpi-msg input-map uevent payload record config mqtt-msg mqtt-spool journal fs-mounts fs-fanotify fs-quota trace-msg md-stat kmsg kmsg-forge}
+targets=${*:-rules control kernel-msg thermal-msg acpi-msg input-map uevent payload record config mqtt-msg mqtt-spool journal fs-mounts fs-fanotify fs-quota trace-msg md-stat kmsg kmsg-forge notify-rec}
 build=${BUILD_DIR:-$top/build-fuzz}
 jobs=${JOBS:-1}
 
