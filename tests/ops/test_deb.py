@@ -194,7 +194,8 @@ class Inspect(unittest.TestCase):
         empty directory) a row, with the row's mode, owned by root."""
         lists = doc_lists()
         self.assertEqual(sorted(lists), sorted(PACKAGES), "a table per package in docs/packaging.md")
-        modes = {"0755": ("-rwxr-xr-x", "drwxr-xr-x"), "0644": ("-rw-r--r--",)}
+        modes = {"0755": ("-rwxr-xr-x", "drwxr-xr-x"), "0644": ("-rw-r--r--",),
+                 "0700": ("drwx------",)}
         for package, rows in lists.items():
             entries = self.entries(package)
             # files, and directories with nothing in them
