@@ -332,6 +332,8 @@ int kdaemon_start(struct kdaemon *d)
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
 	kdaemon_start_sources(d, &sink);
+	/* while the last run's events are fed in, the sources wait */
+	kdaemon_flow_journaled(d);
 	kfdstore_settle(d->fdstore);
 	return 0;
 }

@@ -108,8 +108,9 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 	bool pause;
 	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
-	/* a full journal pauses every source it holds, never forgetting */
-	bool full = d->journal_full && kdaemon_journaled(src);
+	/* a full journal pauses every source it holds, never forgetting; so
+	 * does the replay of the last run's events, which go first */
+	bool full = (d->journal_full || d->replaying) && kdaemon_journaled(src);
 	if (!d->paused[src] && (ksched_full(d->sched, src) || full))
 		pause = true;
 	else if (d->paused[src] && ksched_has_room(d->sched, src) && !full)
@@ -118,13 +119,17 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 		return;
 	d->paused[src] = pause;
 	const char *name = kevent_source_name(src);
-	if (pause && full) {
+	if (pause && full && !d->journal_full) {
+		log_info("%s: the last run's events are handled first: pausing it", name);
+	} else if (pause && full) {
 		d->stats.paused[src]++;
 		log_notice("%s: the journal is full: pausing it", name);
 	} else if (pause) {
 		d->stats.paused[src]++;
 		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
 			   ksched_pending_of(d->sched, src));
+	} else if (!d->journal_full && d->replayed) {
+		log_info("%s: resuming it", name);
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
@@ -1062,17 +1067,54 @@ void kdaemon_journal_flush(struct kdaemon *d)
 	sources_journaled(d);
 }
 
+static int replay_submit(void *userdata, struct kevent *ev)
+{
+	return kdaemon_submit(userdata, ev);
+}
+
+/* Whether the queue has room for a replayed event: its source's share,
+ * as for a live one. */
+static bool replay_may(void *userdata, const struct kevent *ev)
+{
+	struct kdaemon *d = userdata;
+	return !d->stopping && ksched_room(d->sched, ev->source) > 0;
+}
+
+/* Feeds the queue the last run's unfinished events while it has room;
+ * once they are all in, the journaled sources read again. */
+void kdaemon_replay_more(struct kdaemon *d)
+{
+	if (!d->replaying)
+		return;
+	d->replayed += kjournal_replay_more(d->journal, replay_may, replay_submit, d);
+	if (kjournal_replaying(d->journal))
+		return;
+	d->replaying = false;
+	struct kjournal_status js;
+	kjournal_status(d->journal, &js);
+	if (js.corrupt)
+		log_warning("journal: %zu unfinished events handled again; damaged records "
+			    "skipped: %" PRIu64,
+			    d->replayed, js.corrupt);
+	else if (d->replayed)
+		log_notice("journal: %zu unfinished events handled again", d->replayed);
+	kdaemon_flow_journaled(d);
+}
+
+void kdaemon_flow_journaled(struct kdaemon *d)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (kdaemon_journaled((enum kevent_source)i))
+			update_flow(d, (enum kevent_source)i);
+}
+
 static void journal_round_end(void *userdata)
 {
 	struct kdaemon *d = userdata;
 	if (d->resolve_staged)
 		d->resolve_staged(d->resolve_userdata);
 	kdaemon_journal_flush(d);
-}
-
-static int replay_submit(void *userdata, struct kevent *ev)
-{
-	return kdaemon_submit(userdata, ev);
+	kdaemon_replay_more(d);
 }
 
 int kdaemon_state_open(struct kdaemon *d)
@@ -1114,15 +1156,11 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
-	size_t n = kjournal_replay(d->journal, replay_submit, d);
-	struct kjournal_status js;
-	kjournal_status(d->journal, &js);
-	if (js.corrupt)
-		log_warning("journal: %zu unfinished events handled again; damaged records "
-			    "skipped: %" PRIu64,
-			    n, js.corrupt);
-	else if (n)
-		log_notice("journal: %zu unfinished events handled again", n);
+	/* fed within the sources' shares (kdaemon_replay_more()), the first
+	 * ones now; the sources wait until they are all in */
+	kjournal_replay_start(d->journal);
+	d->replaying = true;
+	kdaemon_replay_more(d);
 	journal_flow(d);
 	return 0;
 }

@@ -142,7 +142,9 @@ class TriggerFlood(DaemonTest):
             "rules:\n"
             "  - name: held\n"
             "    match: {source: udev}\n"
-            "    run: [flock, -s, %s, 'true']\n") % kdtest.yq(self.lock))
+            "    run: [flock, -s, %s, 'true']\n"
+            # held by the test as long as it takes, on a loaded machine too
+            "    timeout: 1h\n") % kdtest.yq(self.lock))
 
     def tearDown(self):
         os.close(self.lockfd)
