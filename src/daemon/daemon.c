@@ -102,15 +102,17 @@ size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src)
 }
 
 /* Pauses src when its share of the queue is full, resumes it when its
- * share has room again; the other sources read on either way. */
-static void update_flow(struct kdaemon *d, enum kevent_source src)
+ * share has room again; the other sources read on either way.  resumed:
+ * why a source resumes when it is not its share (the replay's end), or
+ * NULL. */
+static void update_flow_why(struct kdaemon *d, enum kevent_source src, const char *resumed)
 {
 	bool pause;
 	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
 	/* a full journal pauses every source it holds, never forgetting; so
 	 * does the replay of the last run's events, which go first */
-	bool full = (d->journal_full || d->replaying) && kdaemon_journaled(src);
+	bool full = (d->journal_full || kjournal_replaying(d->journal)) && kdaemon_journaled(src);
 	if (!d->paused[src] && (ksched_full(d->sched, src) || full))
 		pause = true;
 	else if (d->paused[src] && ksched_has_room(d->sched, src) && !full)
@@ -128,14 +130,31 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 		d->stats.paused[src]++;
 		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
 			   ksched_pending_of(d->sched, src));
-	} else if (!d->journal_full && d->replayed) {
-		log_info("%s: resuming it", name);
+	} else if (resumed) {
+		log_info("%s: %s: resuming it", name, resumed);
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->kind == src && d->sources[i]->pause)
 			d->sources[i]->pause(d->sources[i], pause);
+}
+
+static void update_flow(struct kdaemon *d, enum kevent_source src)
+{
+	update_flow_why(d, src, NULL);
+}
+
+static void flow_journaled(struct kdaemon *d, const char *resumed)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (kdaemon_journaled((enum kevent_source)i))
+			update_flow_why(d, (enum kevent_source)i, resumed);
+}
+
+void kdaemon_flow_journaled(struct kdaemon *d)
+{
+	flow_journaled(d, NULL);
 }
 
 /* Pauses the journaled sources when the journal is full, and resumes
@@ -150,9 +169,7 @@ static void journal_flow(struct kdaemon *d)
 		d->stats.journal_full++;
 	else
 		log_notice("the journal has room again");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (kdaemon_journaled((enum kevent_source)i))
-			update_flow(d, (enum kevent_source)i);
+	kdaemon_flow_journaled(d);
 }
 
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
@@ -1084,12 +1101,11 @@ static bool replay_may(void *userdata, const struct kevent *ev)
  * once they are all in, the journaled sources read again. */
 void kdaemon_replay_more(struct kdaemon *d)
 {
-	if (!d->replaying)
+	if (!kjournal_replaying(d->journal))
 		return;
 	d->replayed += kjournal_replay_more(d->journal, replay_may, replay_submit, d);
 	if (kjournal_replaying(d->journal))
 		return;
-	d->replaying = false;
 	struct kjournal_status js;
 	kjournal_status(d->journal, &js);
 	if (js.corrupt)
@@ -1098,14 +1114,7 @@ void kdaemon_replay_more(struct kdaemon *d)
 			    d->replayed, js.corrupt);
 	else if (d->replayed)
 		log_notice("journal: %zu unfinished events handled again", d->replayed);
-	kdaemon_flow_journaled(d);
-}
-
-void kdaemon_flow_journaled(struct kdaemon *d)
-{
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (kdaemon_journaled((enum kevent_source)i))
-			update_flow(d, (enum kevent_source)i);
+	flow_journaled(d, "the last run's events are all in");
 }
 
 static void journal_round_end(void *userdata)
@@ -1159,7 +1168,6 @@ int kdaemon_journal_start(struct kdaemon *d)
 	/* fed within the sources' shares (kdaemon_replay_more()), the first
 	 * ones now; the sources wait until they are all in */
 	kjournal_replay_start(d->journal);
-	d->replaying = true;
 	kdaemon_replay_more(d);
 	journal_flow(d);
 	return 0;

@@ -121,10 +121,9 @@ struct kdaemon {
 	/* the highest number of the socket events read back from the journal */
 	uint64_t socket_seq_replayed;
 	bool journal_full; /* intake of the journaled sources is paused */
-	/* the last run's unfinished events are fed to the queue first, within
-	 * the sources' shares: intake of the journaled sources waits */
-	bool replaying;
-	size_t replayed; /* how many so far */
+	/* how many of the last run's unfinished events were fed to the queue
+	 * so far (kdaemon_replay_more()) */
+	size_t replayed;
 	/* handles the control socket's events taken and not yet handled
 	 * (kdaemon_accept()): at the end of a round and before a reload,
 	 * which frees the rules they matched (daemon-ctl.c's) */

@@ -81,13 +81,13 @@ struct kjournal {
 	struct hashmap *copies;
 	size_t n_old; /* segments found at open, not yet replayed */
 	/* the replay, a segment at a time: the numbers of the segments found
-	 * at open, the next one to read, and the events read from the last
-	 * one that are not handed on yet (backlog[at..n_backlog)) */
+	 * at open (NULL: no replay goes on), the next one to read, and the
+	 * events read from the last one that are not handed on yet
+	 * (backlog[at..n_backlog)) */
 	uint64_t *replay_nos;
 	size_t n_replay_nos, replay_next;
 	struct kevent **backlog;
 	size_t n_backlog, at_backlog;
-	bool replaying;
 	struct lazy lazy[LAZY_MAX];
 	size_t n_lazy;
 	/* the records appended since the last flush: the last segment's bytes
@@ -538,7 +538,7 @@ static void read_segment(struct kjournal *j, uint64_t no)
 
 void kjournal_replay_start(struct kjournal *j)
 {
-	if (!j || j->replaying || !j->n_old)
+	if (!j || j->replay_nos || !j->n_old)
 		return;
 	j->replay_nos = malloc(j->n_old * sizeof(*j->replay_nos));
 	if (!j->replay_nos)
@@ -549,22 +549,20 @@ void kjournal_replay_start(struct kjournal *j)
 		j->replay_nos[i] = j->segs[i].no;
 	if (hashmap_new(&j->copies) < 0)
 		j->copies = NULL; /* no memory: a copy a kill left may run twice */
-	j->replaying = true;
 }
 
 bool kjournal_replaying(const struct kjournal *j)
 {
-	return j && j->replaying;
+	return j && j->replay_nos;
 }
 
+/* Every segment found at open is read and its events handed on. */
 static void replay_end(struct kjournal *j)
 {
 	hashmap_free(TAKE_PTR(j->copies), NULL);
 	free(TAKE_PTR(j->replay_nos));
-	free(TAKE_PTR(j->backlog));
-	j->n_backlog = j->at_backlog = j->n_replay_nos = j->replay_next = 0;
+	j->n_replay_nos = j->replay_next = 0;
 	j->n_old = 0;
-	j->replaying = false;
 }
 
 size_t kjournal_replay_more(struct kjournal *j,

@@ -39,6 +39,17 @@ class JournalTest(kdtest.DaemonTest):
                      % (self.h("wait", s.fifo.path, s.gates.path("g"), "g"),
                         "[%s, %s]" % (kdtest.yq(rec), kdtest.yq(self.out))))
 
+    def parked_send(self, d, payload):
+        """A send of x on /one that keventd parks: its client is there and
+        has no answer yet.  Returns the keventctl process."""
+        p = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
+                              "/one", "x", payload], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
+        self.assertIsNone(p.poll())
+        return p
+
     def runs(self):
         if not os.path.exists(self.out):
             return []
@@ -587,13 +598,8 @@ class JournalTest(kdtest.DaemonTest):
         self.assertTrue(st["journal"]["full"], st["journal"])
         self.assertTrue(st["sources"]["socket"]["paused"])
         d.wait_log("socket: the journal is full: pausing it")
-        waiting = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
-                                    "/one", "x", "last"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        self.procs.append(waiting)
         # the request is parked: the socket source takes nothing while full
-        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
-        self.assertIsNone(waiting.poll())
+        waiting = self.parked_send(d, "last")
         self.assertEqual(d.status()["sources"]["socket"]["received"], 1 + len(sent))
         self.s.gates.release("g")
         self.assertEqual(self.s.fifo.line(), "end g")
@@ -663,13 +669,8 @@ class JournalTest(kdtest.DaemonTest):
                             "the share full")
         self.assertEqual(st["sources"]["socket"]["share"], 16)
         self.assertEqual(st["sources"]["socket"]["redelivered"], 16)
-        late = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
-                                 "/one", "x", "late"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        self.procs.append(late)
         # parked: the socket source takes nothing while the replay goes on
-        d2.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
-        self.assertIsNone(late.poll())
+        late = self.parked_send(d2, "late")
         st = d2.status()
         self.assertEqual(st["sources"]["socket"]["pending"], 16)
         self.assertTrue(st["sources"]["socket"]["paused"])
