@@ -174,6 +174,10 @@ struct kfs_saved_space {
 	unsigned id; /* the mount's */
 	enum kfs_level space;
 	bool inodes_low;
+	/* judged: the state is of thresholds t; a start with others looks
+	 * afresh (Initial), as one without (an older keventd's file) does */
+	bool judged;
+	struct kfs_thresholds t;
 };
 
 struct kfs_state {

@@ -240,14 +240,16 @@ static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
 	fs->w[fs->n_w++] = w;
 	if (!w->remote)
 		set_mark(w, true, FAN_FS_ERROR);
-	/* at start, the same mount as the last keventd's: its space state
-	 * goes on from what was reported then, and the first look says only
-	 * a crossing made meanwhile */
+	/* at start, the same mount as the last keventd's, judged by the same
+	 * thresholds: its space state goes on from what was reported then,
+	 * and the first look says only a crossing made meanwhile; with other
+	 * thresholds it is a first look (Initial) */
 	const struct kfs_mount *was =
 		fs->resume ? kfs_table_find_id(&fs->resume->table, m->id) : NULL;
 	const struct kfs_saved_space *sp =
 		was && kfs_mount_same(was, m) ? kfs_state_space(fs->resume, m->id) : NULL;
-	if (sp && w->space && kfs_thresholds_on(&w->t)) {
+	if (sp && sp->judged && kfs_thresholds_equal(&sp->t, &w->t) && w->space &&
+	    kfs_thresholds_on(&w->t)) {
 		w->sp = (struct kfs_space){
 			.known = true, .space = sp->space, .inodes_low = sp->inodes_low};
 		w->resumed = true;
@@ -286,7 +288,7 @@ static void save_state(struct fs_source *fs)
 		const struct watch *w = fs->w[i];
 		if (w->space && w->sp.known && kfs_thresholds_on(&w->t))
 			sp[n++] = (struct kfs_saved_space){w->mount_id, w->sp.space,
-							   w->sp.inodes_low};
+							   w->sp.inodes_low, true, w->t};
 	}
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (sp)

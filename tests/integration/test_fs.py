@@ -356,6 +356,19 @@ class FsSource(DaemonTest):
     def test_while_killed(self):
         self.while_down(kill=True)
 
+    def test_thresholds_changed_while_stopped(self):
+        """A state judged by other thresholds is not compared: a start with
+        a new line reports a file system already past it as Initial, as a
+        first start does (not as a crossing, nor as nothing)."""
+        d, conf, state, mnt, mnts = self.while_down(kill=False)
+        conf = conf.replace("%s: {space_low: 40%%}" % mnt["filled"],
+                            "%s: {space_low: 50%%}" % mnt["filled"])
+        d = self.start_fs(conf, state)
+        got = self.events_at_start(d, mnts, 1)
+        p = got[("space-low", mnt["filled"])]
+        self.assertEqual((p["Initial"], p["Synthetic"]), ("yes", "0"))
+        d.stop_ok(self)
+
     def test_fuse_that_never_answers(self):
         """A FUSE file system whose daemon never answers (this test holds
         /dev/fuse and reads nothing, so every statfs() on it waits), with a

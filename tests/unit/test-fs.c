@@ -175,7 +175,10 @@ static void test_state(void **state)
 	const char *text = ROOT LOOP PROC NFS "40 22 0:50 / /t\\134x rw - tmpfs tmpfs \n";
 	struct kfs_table t;
 	assert_int_equal(kfs_table_parse(text, strlen(text), &t, NULL), 0);
-	const struct kfs_saved_space sp[] = {{22, KFS_LOW, false}, {30, KFS_CRITICAL, true}};
+	const struct kfs_thresholds judged = {
+		{KFS_LIMIT_PERCENT, 9950}, {KFS_LIMIT_SIZE, 1ull << 40}, {KFS_LIMIT_OFF, 0}};
+	const struct kfs_saved_space sp[] = {{.id = 22, .space = KFS_LOW},
+					     {30, KFS_CRITICAL, true, true, judged}};
 	struct strbuf sb = STRBUF_INIT;
 	kfs_state_render("0b5e6a1c-1d2e-4f00-9a8b-0123456789ab", true, &t, sp, 2, &sb);
 	assert_false(sb.oom);
@@ -199,6 +202,10 @@ static void test_state(void **state)
 	assert_true(kfs_state_space(&st, 30)->inodes_low);
 	assert_int_equal(kfs_state_space(&st, 22)->space, KFS_LOW);
 	assert_null(kfs_state_space(&st, 31));
+	/* the thresholds a state was judged by come back; none, none */
+	assert_true(kfs_state_space(&st, 30)->judged);
+	assert_true(kfs_thresholds_equal(&kfs_state_space(&st, 30)->t, &judged));
+	assert_false(kfs_state_space(&st, 22)->judged);
 	kfs_state_release(&st);
 
 	/* mounts: block keeps the block-backed and network ones only */
@@ -228,6 +235,10 @@ static void test_state(void **state)
 		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw  rw ext4 /dev/sda\n",
 		"keventd-fs 1\nboot b\nmounts block\ns 1 lowish inodes-ok\n",
 		"keventd-fs 1\nboot b\nmounts block\ns x low inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off x1\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off b\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p1x off off\n",
 		"keventd-fs 1\nboot b\nmounts block\nsomething else\n",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
