@@ -212,6 +212,13 @@ bool kfs_mount_ro(const struct kfs_mount *m)
 	       has_option(m->super_options, "emergency_ro");
 }
 
+bool kfs_mount_error_ro(const struct kfs_mount *m)
+{
+	return (strcmp(m->fstype, "ext4") == 0 || strcmp(m->fstype, "ext3") == 0 ||
+		strcmp(m->fstype, "ext2") == 0) &&
+	       has_option(m->super_options, "errors=remount-ro") && !kfs_mount_ro(m);
+}
+
 bool kfs_mount_remote(const struct kfs_mount *m)
 {
 	/* file systems whose statfs() (which fanotify_mark() makes too, for
@@ -373,4 +380,21 @@ int kfs_mount_event(enum kfs_change c, const struct kfs_mount *m, const struct k
 	if (sb.oom)
 		return -ENOMEM;
 	return kfs_make_event(m, kfs_change_signal(c), sb.buf, now, out, why);
+}
+
+int kfs_error_ro_event(const struct kfs_mount *m, uint64_t now, struct kevent **out,
+		       const char **why)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, sup = STRBUF_INIT;
+	strbuf_printf(&sup, "%s%semergency_ro", m->super_options, *m->super_options ? "," : "");
+	kfs_mount_payload(m, &sb);
+	kfs_put_line(&sb, "Options", m->options);
+	kfs_put_line(&sb, "Super-Options", sup.buf ? sup.buf : "");
+	strbuf_printf(&sb, "Mount-Id: %u\n", m->id);
+	kfs_put_line(&sb, "Previous-Options", m->options);
+	kfs_put_line(&sb, "Previous-Super-Options", m->super_options);
+	strbuf_puts(&sb, "Inferred: yes\n");
+	if (sb.oom || sup.oom)
+		return -ENOMEM;
+	return kfs_make_event(m, kfs_change_signal(KFS_REMOUNT_RO), sb.buf, now, out, why);
 }

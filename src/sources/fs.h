@@ -64,6 +64,17 @@ bool kfs_mount_remote(const struct kfs_mount *m);
  * or ext4's "emergency_ro" after an error). */
 bool kfs_mount_ro(const struct kfs_mount *m);
 
+/* Whether an error left m read-only while the mount table still says
+ * rw: ext2/3/4 mounted errors=remount-ro stops writing at an error, and
+ * Linux 6.12 to 6.14 show it nowhere (older ones set "ro", newer ones
+ * "emergency_ro").  Asked only after an error of m. */
+bool kfs_mount_error_ro(const struct kfs_mount *m);
+/* The remount-ro that kfs_mount_error_ro() infers: Super-Options as a
+ * newer kernel shows it (with "emergency_ro"), Previous-Super-Options as
+ * the table says, and Inferred: yes. */
+int kfs_error_ro_event(const struct kfs_mount *m, uint64_t now, struct kevent **out,
+		       const char **why);
+
 /* Whether a and b are one mount: the same id, device, mount point and
  * type (mount ids are reused: an id seen again after a restart may be
  * another mount's). */

@@ -35,8 +35,10 @@
 #define MOUNTINFO "/proc/self/mountinfo"
 /* after an error, the mount table is read again this long after, for a
  * file system that the error turns read-only (the mount table does not
- * wake anyone then) */
+ * wake anyone then); at the third, an error-stopped ext4 the table still
+ * calls rw is reported all the same (kfs_mount_error_ro()) */
 static const uint64_t error_rereads_ms[] = {0, 100, 400, 1000};
+#define INFER_AT 2
 
 struct watch {
 	struct fs_source *fs;
@@ -56,6 +58,8 @@ struct watch {
 	double peak;	  /* the fastest fall measured, bytes a second */
 	bool seen;	  /* still in the table (a pass's mark) */
 	bool retune;	  /* its thresholds changed at a reload: look now */
+	bool error;	  /* an error came: is it read-only now? (INFER_AT) */
+	bool error_ro;	  /* reported read-only after an error, inferred */
 	bool resumed;	  /* its space state is the last keventd's: the first
 			   * look's crossings happened while none watched */
 };
@@ -365,13 +369,39 @@ static void on_info(struct kio *io, int fd, uint32_t events, void *userdata)
 	reread(userdata, true);
 }
 
+/* Each file system an error stopped writing while the mount table still
+ * says rw: its remount-ro, once. */
+static void infer_error_ro(struct fs_source *fs)
+{
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		bool stopped = w->error && !w->error_ro && kfs_mount_error_ro(&w->m);
+		w->error = false;
+		if (!stopped)
+			continue;
+		w->error_ro = true;
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		int rc = kfs_error_ro_event(&w->m, now_realtime_ns(), &ev, &why);
+		submit(fs, rc, ev, why);
+		log_notice("fs: %s stopped writing after its error (errors=remount-ro), though "
+			   "the mount table says rw: reported remount-ro",
+			   w->m.mountpoint);
+	}
+}
+
 static void on_reread(struct ktimer *t, void *userdata)
 {
 	struct fs_source *fs = userdata;
+	size_t at = ARRAY_SIZE(fs->reread);
 	for (size_t i = 0; i < ARRAY_SIZE(fs->reread); i++)
-		if (fs->reread[i] == t)
+		if (fs->reread[i] == t) {
 			fs->reread[i] = NULL;
+			at = i;
+		}
 	reread(fs, true);
+	if (at == INFER_AT)
+		infer_error_ro(fs);
 }
 
 static struct watch *watch_of_fsid(struct fs_source *fs, const int32_t fsid[2])
@@ -402,6 +432,7 @@ static void on_error(struct fs_source *fs, const struct kfs_fan_rec *r)
 	const char *why = NULL;
 	int rc = kfs_error_event(r, &w->m, now_realtime_ns(), &ev, &why);
 	submit(fs, rc, ev, why);
+	w->error = true;
 	/* errors=remount-ro: the super block turns read-only without a
 	 * mount table change; look now and a little later */
 	uint64_t now = now_monotonic_ns();

@@ -336,6 +336,45 @@ static void test_mount_event(void **state)
 	assert_string_equal(other, "/org/kernel/fs/mnt/a b\\\\012c");
 }
 
+/* An ext4 an error stopped writing, where the kernel shows nothing of it
+ * (Linux 6.12 to 6.14): inferred, only with errors=remount-ro. */
+static void test_error_ro(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *line; bool ro; } cases[] = {
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,errors=remount-ro\n", true},
+		{"30 22 7:0 / /m rw - ext3 /dev/loop0 rw,errors=remount-ro\n", true},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,errors=continue\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 ro,errors=remount-ro\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,emergency_ro,errors=remount-ro\n", false},
+		{"30 22 7:0 / /m rw - xfs /dev/loop0 rw,errors=remount-ro\n", false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kfs_table t;
+		assert_int_equal(kfs_table_parse(cases[i].line, strlen(cases[i].line), &t, NULL),
+				 0);
+		if (kfs_mount_error_ro(&t.v[0]) != cases[i].ro)
+			fail_msg("case %zu: %s", i, cases[i].line);
+		kfs_table_release(&t);
+	}
+	struct kfs_table t;
+	const char *line = cases[0].line;
+	assert_int_equal(kfs_table_parse(line, strlen(line), &t, NULL), 0);
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kfs_error_ro_event(&t.v[0], 1, &ev, &why), 0);
+	assert_string_equal(ev->signal, "remount-ro");
+	assert_string_equal(ev->object, "/org/kernel/fs/m");
+	assert_string_equal(kevent_prop(ev, "Super-Options"), "rw,errors=remount-ro,emergency_ro");
+	assert_string_equal(kevent_prop(ev, "Previous-Super-Options"), "rw,errors=remount-ro");
+	assert_string_equal(kevent_prop(ev, "Inferred"), "yes");
+	kevent_free(ev);
+	kfs_table_release(&t);
+}
+
 #define GB (1024ull * 1024 * 1024)
 
 static void test_space(void **state)
@@ -718,7 +757,7 @@ int main(void)
 		cmocka_unit_test(test_space),	     cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_fanotify),     cmocka_unit_test(test_config),
 		cmocka_unit_test(test_quota),	     cmocka_unit_test(test_holdq),
-		cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_config_equal), cmocka_unit_test(test_error_ro),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
