@@ -619,6 +619,19 @@ static void on_report(void *userdata, uint64_t serial, const struct krun_report 
 		(*w)->failed++;
 	if (!sb.oom)
 		(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+	/* the handler's own words: a data line for each of its last lines */
+	for (const char *t = rep->stderr_tail; t && *t;) {
+		const char *nl = strchr(t, '\n');
+		size_t len = nl ? (size_t)(nl - t) : strlen(t);
+		strbuf_reset(&sb);
+		strbuf_puts(&sb, "  stderr: ");
+		_cleanup_free_ char *line = strndup(t, len);
+		if (line)
+			strbuf_put_escaped(&sb, line);
+		if (!sb.oom)
+			(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+		t += len + (nl ? 1 : 0);
+	}
 	(*w)->p->ops->flush((*w)->p);
 }
 

@@ -105,7 +105,8 @@ struct explain_stream {
 	struct kexplain *x;
 	uint64_t generation;
 	bool reloaded, noted;
-	struct strbuf notes; /* the files broken when the event came */
+	/* the files broken when the event came, what became of its runs */
+	struct strbuf notes;
 };
 
 /* The files that were broken when the event came, and so not in force
@@ -190,6 +191,7 @@ int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 	xs->d = d;
 	xs->generation = d->generation;
 	xs->notes = (struct strbuf)STRBUF_INIT;
+	khistory_entry_put_runs(e, json, &xs->notes);
 	explain_notes(e, json, &xs->notes);
 	*out = &xs->s;
 	return 0;

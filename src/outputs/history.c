@@ -77,6 +77,9 @@ struct entry {
 	struct hgen *gen;    /* NULL: its rules are no longer kept */
 	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
 	char *text;
+	/* the last lines of each rule's stderr (runner.h), NULL when none
+	 * wrote any: n_rules of them, each NULL or its own */
+	char **tails;
 	size_t cap; /* bytes of the buffer */
 	bool own;   /* the buffer is malloc()ed, not a piece of a chunk */
 };
@@ -176,6 +179,22 @@ static struct hgen *gen_of(struct khistory *h, const struct kruleset *rs, uint64
 	return g;
 }
 
+/* Lets go of the stderr tails of e's rules (their bytes counted in
+ * h->bytes); before its n_rules changes. */
+static void entry_drop_tails(struct khistory *h, struct entry *e)
+{
+	if (!e->tails)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->tails[i]) {
+			h->bytes -= strlen(e->tails[i]) + 1;
+			free(e->tails[i]);
+		}
+	h->bytes -= e->n_rules * sizeof(*e->tails);
+	free(e->tails);
+	e->tails = NULL;
+}
+
 static void entry_set_gen(struct entry *e, struct hgen *g)
 {
 	if (e->gen)
@@ -251,9 +270,11 @@ void khistory_free(struct khistory *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->cap; i++)
+	for (size_t i = 0; i < h->cap; i++) {
+		entry_drop_tails(h, &h->ring[i]);
 		if (h->ring[i].own)
 			free(h->ring[i].rules);
+	}
 	for (size_t i = 0; i < h->n_gens; i++)
 		gen_free(h->gens[i]);
 	for (size_t i = 0; i < h->n_chunks; i++)
@@ -302,6 +323,8 @@ static bool evict_oldest(struct khistory *h, uint64_t serial)
 		e->serial = 0;
 		h->len--;
 		entry_set_gen(e, NULL);
+		entry_drop_tails(h, e);
+		e->n_rules = 0;
 		if (e->own) {
 			free(e->rules);
 			h->bytes -= e->cap;
@@ -368,7 +391,9 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 		need += strlen(rules[i]->name) + 1;
 	if (e->serial)
 		h->len--;
+	entry_drop_tails(h, e);
 	e->serial = 0;
+	e->n_rules = 0;
 	entry_set_gen(e, NULL);
 	/* what the ring no longer holds: the slot's entry of cap events ago */
 	if (serial >= h->cap && h->first < serial - h->cap + 1)
@@ -448,6 +473,23 @@ static void apply(struct hrule *r, const struct krun_report *rep)
 	}
 }
 
+/* Keeps a run's stderr tail with its rule, within the history's bound
+ * in bytes (without room, not kept). */
+static void set_tail(struct khistory *h, struct entry *e, size_t i, const char *tail)
+{
+	if (!tail || !tail[0] || (e->tails && e->tails[i]))
+		return;
+	size_t len = strlen(tail) + 1;
+	size_t table = e->tails ? 0 : e->n_rules * sizeof(*e->tails);
+	if (!fits(h, len + table))
+		return;
+	if (!e->tails && !(e->tails = calloc(e->n_rules, sizeof(*e->tails))))
+		return;
+	h->bytes += table;
+	if ((e->tails[i] = strdup(tail)))
+		h->bytes += len;
+}
+
 void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
 {
 	struct entry *e = find(h, serial);
@@ -456,6 +498,7 @@ void khistory_report(struct khistory *h, uint64_t serial, const struct krun_repo
 	for (size_t i = 0; i < e->n_rules; i++)
 		if (e->rules[i].rule == rep->rule) {
 			apply(&e->rules[i], rep);
+			set_tail(h, e, i, rep->stderr_tail);
 			return;
 		}
 }
@@ -648,6 +691,84 @@ void khistory_put_report(struct strbuf *out, const struct krun_report *rep)
 	put_outcome_text(out, &r, rep->unit);
 }
 
+void khistory_put_tail(struct strbuf *out, const char *tail, const char *indent)
+{
+	while (tail && *tail) {
+		const char *nl = strchr(tail, '\n');
+		size_t len = nl ? (size_t)(nl - tail) : strlen(tail);
+		_cleanup_free_ char *line = strndup(tail, len);
+		strbuf_puts(out, indent);
+		strbuf_puts(out, "stderr: ");
+		if (line)
+			strbuf_put_escaped(out, line);
+		strbuf_putc(out, '\n');
+		tail += len + (nl ? 1 : 0);
+	}
+}
+
+/* The last lines of the stderr of rule i of e, or NULL. */
+static const char *tail_of(const struct entry *e, size_t i)
+{
+	return e->tails ? e->tails[i] : NULL;
+}
+
+/* A rule's outcome as JSON keys, after its name. */
+static void put_outcome_json(struct strbuf *out, const struct entry *e, const struct hrule *r)
+{
+	const char *tail = tail_of(e, (size_t)(r - e->rules));
+	strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
+	if (r->state == H_RUNNING && !r->unit_run)
+		strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
+	if (r->state == H_EXITED)
+		strbuf_printf(out, ",\"status\":%d", (int)r->status);
+	if (r->state == H_KILLED)
+		strbuf_printf(out, ",\"signal\":%d", (int)r->status);
+	if (r->state == H_EXITED || r->state == H_KILLED)
+		strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s", r->duration_ms,
+			      r->timed_out ? "true" : "false");
+	if (r->state == H_START_FAILED) {
+		strbuf_puts(out, ",\"error\":");
+		strbuf_json(out, strerror(-r->status));
+	}
+	_cleanup_free_ char *unit = unit_of(e, r);
+	if (unit) {
+		strbuf_puts(out, ",\"unit\":");
+		strbuf_json(out, unit);
+	}
+	if (tail) {
+		strbuf_puts(out, ",\"stderr\":");
+		strbuf_json(out, tail);
+	}
+}
+
+void khistory_entry_put_runs(const struct khistory_entry *he, bool json, struct strbuf *out)
+{
+	const struct entry *e = (const struct entry *)he;
+	size_t shown = 0;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct hrule *r = &e->rules[i];
+		if (r->state == H_MATCHED)
+			continue;
+		if (json) {
+			strbuf_puts(out, shown ? ",{\"name\":" : "{\"runs\":[{\"name\":");
+			strbuf_json(out, e->text + r->name);
+			put_outcome_json(out, e, r);
+			strbuf_putc(out, '}');
+		} else {
+			strbuf_puts(out, shown ? "  " : "what became of its runs:\n  ");
+			strbuf_put_escaped(out, e->text + r->name);
+			strbuf_puts(out, ": ");
+			_cleanup_free_ char *unit = unit_of(e, r);
+			put_outcome_text(out, r, unit);
+			strbuf_putc(out, '\n');
+			khistory_put_tail(out, tail_of(e, i), "    ");
+		}
+		shown++;
+	}
+	if (json && shown)
+		strbuf_puts(out, "]}\n");
+}
+
 static void render_text(const struct entry *e, struct strbuf *out)
 {
 	khistory_put_time(out, e->timestamp);
@@ -664,6 +785,7 @@ static void render_text(const struct entry *e, struct strbuf *out)
 		_cleanup_free_ char *unit = unit_of(e, &e->rules[i]);
 		put_outcome_text(out, &e->rules[i], unit);
 		strbuf_putc(out, '\n');
+		khistory_put_tail(out, tail_of(e, i), "    ");
 	}
 	if (e->n_matched > e->n_rules)
 		strbuf_printf(out, "  (and %" PRIu32 " more rules)\n", e->n_matched - e->n_rules);
@@ -683,25 +805,7 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		const struct hrule *r = &e->rules[i];
 		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
 		strbuf_json(out, e->text + r->name);
-		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
-		if (r->state == H_RUNNING && !r->unit_run)
-			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
-		if (r->state == H_EXITED)
-			strbuf_printf(out, ",\"status\":%d", (int)r->status);
-		if (r->state == H_KILLED)
-			strbuf_printf(out, ",\"signal\":%d", (int)r->status);
-		if (r->state == H_EXITED || r->state == H_KILLED)
-			strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s",
-				      r->duration_ms, r->timed_out ? "true" : "false");
-		if (r->state == H_START_FAILED) {
-			strbuf_puts(out, ",\"error\":");
-			strbuf_json(out, strerror(-r->status));
-		}
-		_cleanup_free_ char *unit = unit_of(e, r);
-		if (unit) {
-			strbuf_puts(out, ",\"unit\":");
-			strbuf_json(out, unit);
-		}
+		put_outcome_json(out, e, r);
 		strbuf_putc(out, '}');
 	}
 	strbuf_printf(out, "],\"matched\":%" PRIu32, e->n_matched);

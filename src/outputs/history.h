@@ -112,6 +112,13 @@ bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
 
 /* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
 void khistory_put_report(struct strbuf *out, const struct krun_report *rep);
+/* A run's stderr tail (runner.h), a line "INDENTstderr: LINE" for each of
+ * its lines, escaped; nothing for NULL. */
+void khistory_put_tail(struct strbuf *out, const char *tail, const char *indent);
+/* What became of the runs of the entry's rules (those that run something),
+ * with their stderr tails: as text under a heading, or as one JSON line
+ * {"runs":[...]}; nothing when none ran. */
+void khistory_entry_put_runs(const struct khistory_entry *e, bool json, struct strbuf *out);
 /* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
 void khistory_put_time(struct strbuf *out, uint64_t ns);
 
