@@ -126,7 +126,8 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 			format = "json";
 		} else if (o == 's') {
 			if (kevent_source_from_name(optarg) < 0)
-				return ctl_usage_error("unknown source '%s'", optarg);
+				return ctl_usage_error("unknown source '%s' (%s)", optarg,
+						       kevent_source_names());
 			source = optarg;
 		} else {
 			return ctl_option_error("explain");

@@ -137,29 +137,41 @@ static void resolve_staged(void *userdata)
 }
 
 /* send (answered "ok SEQNUM"), post (answered only on failure) and, with
- * wait, send-wait (answered when its handlers are done: start_wait()). */
+ * wait, send-wait (answered when its handlers are done: start_wait()).
+ * With as, the request names the event's source first (post-as, and
+ * test-run, a send-wait whose handlers get KEVENT_TEST=1). */
 static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
-		    bool post, bool wait)
+		    bool post, bool wait, bool as)
 {
 	struct kdaemon *d = ctl->d;
 	const char *why = NULL;
 	struct kevent *ev = NULL;
 	if (post)
 		p->posts++;
-	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET)) && m->n >= 4 && m->n <= 5) {
+	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET)) && m->n >= 4u + as &&
+	    m->n <= 5u + as) {
 		reply_send_error(p, post,
 				 "the socket source is off (keventd --sources): event refused",
 				 NULL);
 		return;
 	}
-	int rc = kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
+	int rc = as ? kctl_event_from_msg_as(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why)
+		    : kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
 	if (rc == -EBADMSG) {
 		d->stats.ctl_bad++;
 		reply_send_error(p, post,
-				 post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
-				      : "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
+				 as	? "post-as and test-run take SOURCE TYPE OBJECT SIGNAL "
+					  "[PAYLOAD]"
+				 : post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
+					: "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
 				 NULL);
 		return;
+	}
+	if (rc == 0 && as && wait) {
+		ev->test = true;
+		log_info("test run (pid %d): %s %s %s %s", (int)p->pid,
+			 kevent_source_name(ev->source), kevent_type_name(ev->type), ev->object,
+			 ev->signal);
 	}
 	if (rc == -EINVAL) {
 		kdaemon_reject(d, KEVENT_SOURCE_SOCKET, why);
@@ -172,7 +184,8 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	(void)kseqfile_next(&ctl->seq); /* ev's number, ctl->seq.last + 1 */
 	uint64_t v = ev->seqnum;	/* the event is kdaemon_submit()'s from here */
-	struct staged_send *e = d->journal && !wait ? calloc(1, sizeof(*e)) : NULL;
+	struct staged_send *e =
+		d->journal && !wait && kdaemon_journaled(ev->source) ? calloc(1, sizeof(*e)) : NULL;
 	if (e) {
 		/* answered once the journal holds it: resolve_staged() */
 		rc = kdaemon_accept(d, TAKE_PTR(ev), &e->st);
@@ -188,6 +201,9 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 		ctl->n_staged++;
 		return;
 	}
+	/* not staged (send --wait, or a source the journal does not keep):
+	 * after those that are, in the order they came */
+	resolve_staged(ctl);
 	if (wait && !arm_wait(ctl, p, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
@@ -449,17 +465,23 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 			bool may_park)
 {
 	const char *cmd = m->f[0];
-	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	bool test = strcmp(cmd, "test-run") == 0, post_as = strcmp(cmd, "post-as") == 0;
+	bool post = post_as || strcmp(cmd, "post") == 0;
+	bool wait = test || strcmp(cmd, "send-wait") == 0;
 	/* what a client asks after a send or post is answered after it */
 	if (wait || !(post || strcmp(cmd, "send") == 0))
 		resolve_staged(ctl);
 	if (post || wait || strcmp(cmd, "send") == 0) {
+		/* an event of another source goes to that source's share */
+		int src = (test || post_as) && m->n > 1 ? kevent_source_from_name(m->f[1]) : -1;
 		/* the ones staged take their places in the share already */
-		if (may_park && kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET) <= ctl->n_staged) {
+		if (may_park &&
+		    kdaemon_room(ctl->d, src < 0 ? KEVENT_SOURCE_SOCKET
+						 : (enum kevent_source)src) <= ctl->n_staged) {
 			ctl->held_for_staged |= ctl->n_staged > 0;
 			return -EAGAIN;
 		}
-		do_send(ctl, p, m, post, wait);
+		do_send(ctl, p, m, post, wait, test || post_as);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
 		 * journaled (kdaemon_submit() appends before it matches) */

@@ -59,7 +59,7 @@ struct dropped_log {
  * other rules may have run. */
 static bool refetch(struct kdaemon *d, const struct kjob *job)
 {
-	if (job->deferred)
+	if (job->deferred || job->ev->injected)
 		return false;
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->kind == job->ev->source && d->sources[i]->unhandled)

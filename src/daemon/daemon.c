@@ -193,8 +193,8 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 		kjournal_retire(d->journal, ev->journal_ref, fate == KFATE_NO_RUN);
 		journal_flow(d);
 	}
-	if (!tell || !ev)
-		return;
+	if (!tell || !ev || ev->injected)
+		return; /* an injected event is not its source's to track */
 	for (size_t i = 0; i < d->n_sources; i++)
 		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
 			d->sources[i]->handled(d->sources[i], ev);

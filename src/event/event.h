@@ -79,6 +79,13 @@ struct kevent {
 	 * accepted before keventd stopped or died and not finished then
 	 * (KEVENT_REDELIVERED=1). */
 	bool redelivered;
+	/* sent through the control socket with a source other than its own
+	 * (keventctl test --run, replay): keventd's, never told to the source
+	 * it names, which did not number it. */
+	bool injected;
+	/* keventctl test --run: a trial of its rules' handlers
+	 * (KEVENT_TEST=1). */
+	bool test;
 	/* where the daemon's journal holds it (0: nowhere); a copy has none */
 	uint64_t journal_ref;
 	/* the identities of the rules its journal record names (journal-rec.h:
