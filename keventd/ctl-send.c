@@ -83,7 +83,7 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 	const char *batch = NULL, *timeout = NULL;
 	uint64_t timeout_ms = 0;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hvb:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hvb:", opts, NULL)) != -1) {
 		if (o == 'h') {
 			printf("Usage: keventctl send [-v] [--wait [--timeout DURATION]] TYPE "
 			       "OBJECT "

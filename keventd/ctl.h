@@ -66,6 +66,14 @@ int ctl_request(int fd, const char *const *fields, size_t n);
  * NULL); without it, end of stream is a normal end (monitor). */
 int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
 
+/* ns since the epoch as "2026-12-03 16:20:01.123 CET": local time, or
+ * UTC with utc (ctl-time.c). */
+void ctl_format_time(uint64_t ns, bool utc, char *buf, size_t size);
+/* Writes keventd's text to f, the times it gives in UTC at the start of
+ * a line (events) or after "time: " (explain) in local time, unless
+ * utc. */
+void ctl_put_times(FILE *f, const char *text, bool utc);
+
 /* Prints "keventctl: " and a message to stderr, returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints one line to f: the text with every control character escaped

@@ -231,8 +231,37 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	reply_seq(p, v);
 }
 
+/* Filter fields from field first on (filter.h): 0, or -EINVAL (said). */
+static int read_filter(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
+		       size_t first, struct kfilter *f)
+{
+	kfilter_init(f);
+	for (size_t i = first; i < m->n; i++) {
+		const char *why = NULL;
+		if (kfilter_add(f, m->f[i], &why) < 0) {
+			ctl->d->stats.ctl_bad++;
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+			strbuf_printf(&sb, "bad filter: %s", why);
+			p->ops->reply(p, "err", sb.oom ? "bad filter" : strbuf_str(&sb));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
+	/* monitor [text|json|record [FILTER...]]: failed is for events, whose
+	 * runs are over */
+	struct kfilter f;
+	if (read_filter(ctl, p, m, 2, &f) < 0)
+		return;
+	if (f.failed) {
+		p->ops->reply(p, "err",
+			      "bad filter: monitor shows events as they come, before their "
+			      "handlers run (failed is for events)");
+		return;
+	}
 	if (!p->monitor) {
 		p->monitor = true;
 		p->next = ctl->monitors;
@@ -242,6 +271,7 @@ static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		if (p->ops->subscribe)
 			p->ops->subscribe(p);
 	}
+	p->filter = f;
 	p->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
 	p->record = m->n > 1 && strcmp(m->f[1], "record") == 0;
 	p->ops->reply(p, "ok", NULL);
@@ -299,21 +329,26 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 			       : NULL);
 }
 
-/* events [N [text|json]]: the last N events of the history (0 or none: all). */
+/* events [N [text|json [FILTER...]]]: the last N events of the history
+ * (0 or none: all) that pass the filters. */
 static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
 	int64_t n = 0;
-	if (m->n > 3 || (m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
+	struct kfilter f;
+	if ((m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
 	    (m->n > 2 && strcmp(m->f[2], "text") != 0 && strcmp(m->f[2], "json") != 0)) {
 		ctl->d->stats.ctl_bad++;
-		p->ops->reply(p, "err", "events takes [N [text|json]]");
+		p->ops->reply(p, "err", "events takes [N [text|json [FILTER...]]]");
 		return;
 	}
+	if (read_filter(ctl, p, m, 3, &f) < 0)
+		return;
 	if (!ctl->d->history) {
 		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
 		return;
 	}
-	send_stream(p, kreply_events(ctl->d, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0));
+	send_stream(p,
+		    kreply_events(ctl->d, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0, &f));
 }
 
 /* "seq 12 (socket) is not in the history: it holds N events, from seq 3
@@ -695,6 +730,15 @@ void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job)
 }
 
 /* Sends one event line (and the rules it matched) to every monitor. */
+/* Whether one of the rules matched is the filter's (or it names none). */
+static bool monitor_rule_passes(const struct kfilter *f, const struct krule *const *rules, size_t n)
+{
+	for (size_t i = 0; f->rule[0] && i < n; i++)
+		if (strcmp(rules[i]->name, f->rule) == 0)
+			return true;
+	return !f->rule[0];
+}
+
 static void on_event(void *userdata, const struct kobs_event *e)
 {
 	struct kdaemon_ctl *ctl = userdata;
@@ -724,6 +768,9 @@ static void on_event(void *userdata, const struct kobs_event *e)
 			p->ops->reply(p, "data", note);
 			p->dropped = 0;
 		}
+		if (!kfilter_event(&p->filter, ev->source, ev->type) ||
+		    !monitor_rule_passes(&p->filter, rules, n))
+			continue;
 		struct strbuf *sb = p->record ? &record : p->json ? &json : &text;
 		if (!sb->len && p->record)
 			kmonitor_record(sb, ev);

@@ -47,14 +47,14 @@ static void stream_free(struct kctl_stream *s)
 	free(s);
 }
 
-struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json)
+struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json, const struct kfilter *f)
 {
 	struct events_stream *es = calloc(1, sizeof(*es));
 	if (!es)
 		return NULL;
 	es->s = (struct kctl_stream){.next = events_next, .end = events_end, .free = stream_free};
 	es->d = d;
-	khistory_cursor_init(d->history, n, json, &es->cur);
+	khistory_cursor_init_filtered(d->history, n, json, f, &es->cur);
 	return &es->s;
 }
 

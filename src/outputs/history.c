@@ -814,20 +814,49 @@ static void render_json(const struct entry *e, struct strbuf *out)
 	strbuf_puts(out, "}\n");
 }
 
+/* Whether e passes f: its source and type, a rule named, a run failed. */
+static bool entry_passes(const struct entry *e, const struct kfilter *f)
+{
+	if (!kfilter_event(f, (enum kevent_source)e->source, (enum kevent_type)e->type))
+		return false;
+	bool named = !f->rule[0], failed = !f->failed;
+	for (size_t i = 0; i < e->n_rules && !(named && failed); i++) {
+		const struct hrule *r = &e->rules[i];
+		const char *name = e->text + r->name;
+		named = named || kfilter_rules(f, &name, 1);
+		failed = failed || (r->state == H_EXITED && r->status != 0) ||
+			 r->state == H_KILLED || r->state == H_START_FAILED;
+	}
+	return named && failed;
+}
+
 void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
 			  struct khistory_cursor *cur)
 {
+	khistory_cursor_init_filtered(h, n, json, NULL, cur);
+}
+
+void khistory_cursor_init_filtered(const struct khistory *h, size_t n, bool json,
+				   const struct kfilter *f, struct khistory_cursor *cur)
+{
 	*cur = (struct khistory_cursor){.next = 1, .end = 0, .json = json};
+	if (f)
+		cur->filter = *f;
+	else
+		kfilter_init(&cur->filter);
 	if (!h || !h->len)
 		return;
 	if (!n || n > h->len)
 		n = h->len;
 	/* the ring holds serials from first to last, each at serial % cap,
-	 * with a hole where an entry could not be kept: the first of the last n */
+	 * with a hole where an entry could not be kept: the first of the last
+	 * n (that pass the filter) */
 	uint64_t first = h->last, oldest = oldest_serial(h);
-	for (size_t found = 0; first >= oldest; first--)
-		if (find(h, first) && ++found == n)
+	for (size_t found = 0; first >= oldest; first--) {
+		const struct entry *e = find(h, first);
+		if (e && entry_passes(e, &cur->filter) && ++found == n)
 			break;
+	}
 	cur->next = first < oldest ? oldest : first;
 	cur->end = h->last;
 }
@@ -844,7 +873,7 @@ bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
 	}
 	for (; cur->next <= cur->end; cur->next++) {
 		const struct entry *e = find(h, cur->next);
-		if (!e)
+		if (!e || !entry_passes(e, &cur->filter))
 			continue;
 		if (cur->json)
 			render_json(e, out);

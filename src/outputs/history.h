@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "filter.h"
 #include "rules.h"
 #include "ruleset.h"
 #include "runner.h"
@@ -102,9 +103,14 @@ struct khistory_cursor {
 	uint64_t next, end; /* serials: the next to show, the last */
 	uint64_t skipped;   /* entries that left the history before their turn */
 	bool json;
+	struct kfilter filter; /* the entries shown pass it, n of them */
 };
 void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
 			  struct khistory_cursor *cur);
+/* The same for the last n entries (0: all) that pass f, each tested again
+ * at its turn (a run may have failed meanwhile). */
+void khistory_cursor_init_filtered(const struct khistory *h, size_t n, bool json,
+				   const struct kfilter *f, struct khistory_cursor *cur);
 /* Renders the next entry into out; false, rendering nothing, when none is
  * left. */
 bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "event.h"
+#include "filter.h"
 #include "fuzz.h"
 #include "proto.h"
 
@@ -71,6 +72,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			FUZZ_CHECK(joined.oom || strcmp(strbuf_str(&joined), n ? m.f[2] : "") == 0);
 			strbuf_release(&joined);
+		}
+		return 0;
+	}
+	if (strcmp(m.f[0], "events") == 0 || strcmp(m.f[0], "monitor") == 0) {
+		/* the filters: each field taken or refused with why, and what
+		 * is taken is what the field says */
+		struct kfilter f;
+		kfilter_init(&f);
+		for (size_t i = strcmp(m.f[0], "events") == 0 ? 3 : 2; i < m.n; i++) {
+			const char *why = NULL;
+			struct kfilter before = f;
+			rc = kfilter_add(&f, m.f[i], &why);
+			FUZZ_CHECK(rc == 0 || (rc == -EINVAL && why));
+			FUZZ_CHECK(rc == 0 || memcmp(&before, &f, sizeof(f)) == 0 ||
+				   strncmp(m.f[i], "source=", 7) == 0 ||
+				   strncmp(m.f[i], "type=", 5) == 0);
+			FUZZ_CHECK(strlen(f.rule) <= KFILTER_RULE_MAX);
+			FUZZ_CHECK(rc != 0 || strncmp(m.f[i], "rule=", 5) != 0 ||
+				   strcmp(f.rule, m.f[i] + 5) == 0);
 		}
 		return 0;
 	}

@@ -22,6 +22,14 @@ static struct kfile *rules(void)
 			"/etc/keventd/rules.d/10-h.yaml");
 }
 
+static size_t strcount(const char *s, char c)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
 static char *render(const struct khistory *h, size_t n, bool json)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -187,6 +195,53 @@ static void test_stderr_tail(void **state)
 	assert_non_null(strstr(s, "  a: exited 1"));
 	assert_null(strstr(s, "stderr"));
 	free(s);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
+/* events' filters: the last n of the entries that pass, each tested at
+ * its turn. */
+static void test_filtered(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(8, &h), 0);
+	add(h, 1, "x", r, 1);	  /* a */
+	add(h, 2, "y", r + 1, 1); /* b */
+	add(h, 3, "z", r, 2);	  /* a, b */
+	add(h, 4, "w", NULL, 0);
+	khistory_report(h, 2,
+			&(struct krun_report){.rule = r[1], .outcome = KRUN_EXITED, .status = 1});
+	struct kfilter flt;
+	const char *why;
+	kfilter_init(&flt);
+	assert_int_equal(kfilter_add(&flt, "rule=b", &why), 0);
+	struct khistory_cursor cur;
+	struct strbuf sb = STRBUF_INIT;
+	khistory_cursor_init_filtered(h, 0, false, &flt, &cur);
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_null(strstr(strbuf_str(&sb), "seq=10 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=20 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=30 "));
+	strbuf_reset(&sb);
+	khistory_cursor_init_filtered(h, 1, false, &flt, &cur); /* the last one of b */
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_null(strstr(strbuf_str(&sb), "seq=20 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=30 "));
+	strbuf_reset(&sb);
+	kfilter_init(&flt);
+	assert_int_equal(kfilter_add(&flt, "failed", &why), 0);
+	khistory_cursor_init_filtered(h, 0, true, &flt, &cur);
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_non_null(strstr(strbuf_str(&sb), "\"seqnum\":20,"));
+	assert_null(strstr(strbuf_str(&sb), "\"seqnum\":30,"));
+	assert_int_equal(strcount(strbuf_str(&sb), '\n'), 1);
+	strbuf_release(&sb);
 	khistory_free(h);
 	kfile_unref(f);
 }
@@ -541,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_empty),	     cmocka_unit_test(test_large),
 		cmocka_unit_test(test_cursor),	     cmocka_unit_test(test_bytes_bound),
 		cmocka_unit_test(test_broken_files), cmocka_unit_test(test_stderr_tail),
+		cmocka_unit_test(test_filtered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
