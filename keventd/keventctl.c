@@ -34,7 +34,7 @@ static void usage(FILE *f)
 		"NAME]\n"
 		"                                         print events as keventd receives them\n"
 		"  reload                                 make keventd reload its rules now\n"
-		"  status [--json|--prometheus]           print keventd's counters\n"
+		"  status [--all] [--json|--prometheus]   keventd's verdict, then its counters\n"
 		"  events [--json] [-n N] [--source SRC] [--type TYPE] [--rule NAME] [--failed]\n"
 		"                                         the last events keventd handled, and\n"
 		"                                         what became of each rule they matched\n"

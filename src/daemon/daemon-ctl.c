@@ -6,8 +6,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "config.h"
 #include "daemon.h"
+#include "journal.h"
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
@@ -329,6 +332,53 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 			       : NULL);
 }
 
+/* One field of about's reply: "KEY\x1fVALUE[\x1fVALUE2]". */
+static void about_field(struct kctl_peer *p, const char *key, const char *value, const char *value2)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_printf(&sb, "%s\x1f%s", key, value);
+	if (value2)
+		strbuf_printf(&sb, "\x1f%s", value2);
+	if (!sb.oom)
+		p->ops->reply(p, "data", strbuf_str(&sb));
+}
+
+/* about: what status's verdict says of keventd (keventctl(8)), a field a
+ * message (docs/control-protocol.md): version, pid, since (ns since the
+ * epoch), config, each rule directory, the state directory, each source
+ * enabled, the rules and files in force, each broken file and its error,
+ * and why the journal cannot write. */
+static void do_about(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	const struct kdaemon *d = ctl->d;
+	char a[32], b[32];
+	about_field(p, "version", KEVENT_VERSION, NULL);
+	snprintf(a, sizeof(a), "%d", (int)getpid());
+	about_field(p, "pid", a, NULL);
+	snprintf(a, sizeof(a), "%" PRIu64,
+		 now_realtime_ns() - (now_monotonic_ns() - d->stats.started_ns));
+	about_field(p, "since", a, NULL);
+	if (d->cfg.config_path)
+		about_field(p, "config", d->cfg.config_path, NULL);
+	for (size_t i = 0; i < d->cfg.n_rule_dirs; i++)
+		about_field(p, "rule_dir", d->cfg.rule_dirs[i], NULL);
+	if (d->cfg.state_dir)
+		about_field(p, "state_dir", d->cfg.state_dir, NULL);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->cfg.sources & (1u << i))
+			about_field(p, "source", kevent_source_name((enum kevent_source)i), NULL);
+	snprintf(a, sizeof(a), "%zu", d->rules ? d->rules->n_rules : 0);
+	snprintf(b, sizeof(b), "%zu", d->rules ? d->rules->n_files : 0);
+	about_field(p, "rules", a, b);
+	for (size_t i = 0; d->rules && i < d->rules->n_broken; i++)
+		about_field(p, d->rules->broken[i].kept ? "broken_kept" : "broken",
+			    d->rules->broken[i].name, d->rules->broken[i].why);
+	int failing = kjournal_failing(d->journal);
+	if (failing)
+		about_field(p, "journal_failing", strerror(-failing), NULL);
+	p->ops->reply(p, "ok", NULL);
+}
+
 /* events [N [text|json [FILTER...]]]: the last N events of the history
  * (0 or none: all) that pass the filters. */
 static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
@@ -527,6 +577,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_monitor(ctl, p, m);
 	} else if (strcmp(cmd, "status") == 0) {
 		do_status(ctl, p, m);
+	} else if (strcmp(cmd, "about") == 0) {
+		do_about(ctl, p);
 	} else if (strcmp(cmd, "reload") == 0) {
 		do_reload(ctl, p);
 	} else if (strcmp(cmd, "events") == 0) {

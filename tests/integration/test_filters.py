@@ -119,5 +119,37 @@ class Monitor(DaemonTest):
         d.stop_ok(self)
 
 
+class Status(DaemonTest):
+    def test_the_verdict_first(self):
+        self.s.write_rule("10-f.yaml", RULES)
+        self.s.write_rule("20-typo.yaml", "rules:\n  - name: t\n    timout: 5s\n")
+        d = self.start("--sources", "socket,fs")
+        out = d.ctl("status", check=0).stdout
+        lines = out.splitlines()
+        self.assertRegex(lines[0], r"^\u25cf keventd \S+: running, degraded since "
+                         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+ \(\d+s ago\), pid %d$"
+                         % d.proc.pid)
+        self.assertIn("     rules: 3 in 1 file; broken files below", out)
+        self.assertIn("  rule dir: %s\n" % self.s.rules, out)
+        self.assertIn("     state: %s\n" % d.state_dir, out)
+        self.assertIn("    broken: 20-typo.yaml (not in force): ", out)
+        self.assertIn("did you mean timeout?", out)
+        self.assertIn("   sources: socket fs\n", out)
+        self.assertNotIn("\033[", out)  # no colour off a terminal
+        # then the counters, the sources that are off left out
+        rows = [l.split()[0] for l in lines if re.match(r"^[a-z]+ +\d", l)]
+        self.assertEqual(rows, ["socket", "fs"])
+        rows = [l.split()[0] for l in d.ctl("status", "--all", check=0).stdout.splitlines()
+                if re.match(r"^[a-z]+ +\d", l)]
+        self.assertIn("kernel", rows)
+        self.assertEqual(len(rows), 11)
+        # fixed: the verdict says running
+        os.unlink(os.path.join(self.s.rules, "20-typo.yaml"))
+        d.ctl("reload", check=0)
+        self.assertRegex(d.ctl("status", check=0).stdout.splitlines()[0],
+                         r"^\u25cf keventd \S+: running since ")
+        d.stop_ok(self)
+
+
 if __name__ == "__main__":
     kdtest.main()
