@@ -50,6 +50,8 @@ struct kdaemon_ctl {
 	struct staged_send *staged, **staged_tail;
 	size_t n_staged;      /* in the socket source's share already */
 	bool held_for_staged; /* a request waits for them to be handled */
+	/* the bad requests, and the refused or dropped connections (log.h) */
+	struct klog_throttle bad_log, refused_log;
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -95,6 +97,10 @@ static void resolve_staged(void *userdata)
 		return;
 	ctl->staged = NULL;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	ctl->n_staged = 0;
 	kdaemon_journal_flush(ctl->d);
 	while (e) {
@@ -410,10 +416,7 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		p->ops->reply(p, "err", why);
 		return;
 	}
-	struct ksource *udev = NULL;
-	for (size_t i = 0; i < d->n_sources && !udev; i++)
-		if (d->sources[i]->kind == KEVENT_SOURCE_UDEV)
-			udev = d->sources[i];
+	struct ksource *udev = d->source[KEVENT_SOURCE_UDEV];
 	if (!udev) {
 		p->ops->reply(p, "err", "the udev source is not running (keventd --sources)");
 		return;
@@ -480,8 +483,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_trigger(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
-		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,
-			       "control: unknown command from pid %d", (int)p->pid);
+		klog_throttled(&ctl->bad_log, LOG_WARNING, "control: unknown command from pid %d",
+			       (int)p->pid);
 		p->ops->reply(p, "err", "unknown command");
 	}
 	return 0;
@@ -499,8 +502,8 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
 	resolve_staged(ctl); /* answered in order */
 	ctl->d->stats.ctl_bad++;
-	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
-		       what[why], len, (int)p->pid);
+	klog_throttled(&ctl->bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d", what[why],
+		       len, (int)p->pid);
 	p->posts += post;
 	reply_send_error(p, post, what[why], NULL);
 }
@@ -791,24 +794,24 @@ static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal 
 	(*counter[why])++;
 	switch (why) {
 	case KCTL_REFUSED_PEER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: refused peer pid %d uid %d: not root, nor keventd's "
 			       "user, nor in the control group",
 			       (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_FULL:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
 			       (int)pid);
 		break;
 	case KCTL_REFUSED_RESERVED:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d, the last kept for root), refusing "
 			       "pid %d uid %d",
 			       KCTL_MAX_CLIENTS - 1, (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_USER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients of uid %d (%d), refusing pid %d",
 			       (int)uid, KCTL_MAX_PER_UID, (int)pid);
 		break;
@@ -819,7 +822,7 @@ static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
 {
 	struct kdaemon_ctl *ctl = userdata;
 	ctl->d->stats.ctl_idle_dropped++;
-	klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+	klog_throttled(&ctl->refused_log, LOG_WARNING,
 		       "control: closing the connection of pid %d uid %d, idle for %llus, to make "
 		       "room for a new one",
 		       (int)kctl_client_pid(c), (int)kctl_client_uid(c),
@@ -887,6 +890,10 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 		return -ENOMEM;
 	ctl->d = d;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	d->resolve_staged = resolve_staged;
 	d->resolve_userdata = ctl;
 	/* past the numbers of the events a keventd before this one gave */

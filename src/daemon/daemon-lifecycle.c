@@ -61,10 +61,8 @@ static bool refetch(struct kdaemon *d, const struct kjob *job)
 {
 	if (job->deferred)
 		return false;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == job->ev->source && d->sources[i]->unhandled)
-			return d->sources[i]->unhandled(d->sources[i], job->ev) == 0;
-	return false;
+	struct ksource *s = d->source[job->ev->source];
+	return s && s->unhandled && s->unhandled(s, job->ev) == 0;
 }
 
 static void on_dropped(const struct kjob *job, void *userdata)
@@ -118,11 +116,11 @@ static uint64_t format_kept(const struct kdaemon *d, struct strbuf *sb)
 {
 	uint64_t total = 0;
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		if (!d->kept[i])
+		if (!d->stats.kept[i])
 			continue;
 		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
-			      kevent_source_name((enum kevent_source)i), d->kept[i]);
-		total += d->kept[i];
+			      kevent_source_name((enum kevent_source)i), d->stats.kept[i]);
+		total += d->stats.kept[i];
 	}
 	return total;
 }
@@ -169,9 +167,9 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 	/* the sources' sockets to the service manager before they close:
 	 * what comes meanwhile waits in them for the next start */
 	kfdstore_hand_over(d->fdstore);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->stop)
-			d->sources[i]->stop(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->stop)
+			d->source[i]->stop(d->source[i]);
 	kdaemon_ctl_stop(d->ctl);
 
 	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
@@ -371,9 +369,9 @@ void kdaemon_free(struct kdaemon *d)
 	if (!d)
 		return;
 	kwatch_free(d->watch);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->free)
-			d->sources[i]->free(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->free)
+			d->source[i]->free(d->source[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */

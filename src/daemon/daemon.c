@@ -128,9 +128,9 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == src && d->sources[i]->pause)
-			d->sources[i]->pause(d->sources[i], pause);
+	struct ksource *s = d->source[src];
+	if (s && s->pause)
+		s->pause(s, pause);
 }
 
 /* Pauses the journaled sources when the journal is full, and resumes
@@ -186,7 +186,7 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 		d->stats.dropped[src]++;
 		break;
 	case KFATE_KEPT:
-		d->kept[src]++;
+		d->stats.kept[src]++;
 		break;
 	}
 	if (retire && ev && ev->journal_ref) {
@@ -195,9 +195,9 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 	}
 	if (!tell || !ev)
 		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
-			d->sources[i]->handled(d->sources[i], ev);
+	struct ksource *s = d->source[ev->source];
+	if (s && s->handled)
+		s->handled(s, ev);
 }
 
 void kdaemon_maybe_exit(struct kdaemon *d)
@@ -1012,10 +1012,6 @@ int kdaemon_init(struct kdaemon *d)
 		d->overrun_log[i] = (struct klog_throttle){
 			.name = name, .what = "receive buffer overruns", .counted = true};
 	}
-	d->ctl_bad_log =
-		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
-	d->ctl_refused_log = (struct klog_throttle){
-		.name = "control", .what = "refused or dropped connections", .counted = true};
 	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;
@@ -1045,9 +1041,9 @@ static void sources_journaled(struct kdaemon *d)
 {
 	if (kjournal_pending(d->journal))
 		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->journaled)
-			d->sources[i]->journaled(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->journaled)
+			d->source[i]->journaled(d->source[i]);
 }
 
 void kdaemon_journal_flush(struct kdaemon *d)

@@ -28,7 +28,6 @@
 #define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
 #define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
-#define KEVENT_MAX_SOURCES	  16
 #define KEVENT_MAX_OBSERVERS	  8
 
 struct kdaemon_config {
@@ -77,7 +76,6 @@ struct kdaemon_ctl;
 struct kjournal;
 struct kdbus;
 struct kdebounce;
-struct ktrun;
 struct khistory;
 struct kmqtt;
 struct kmqtt_config;
@@ -98,9 +96,8 @@ struct kdaemon {
 	struct kcgroup *cgroup; /* NULL: containment by process group only */
 	struct kratelimit *rl;
 	struct kstats stats;
-	struct ksource *sources[KEVENT_MAX_SOURCES];
-	size_t n_sources;
-	struct kfdstore *fdstore; /* the sources' descriptors across a restart */
+	struct ksource *source[KEVENT_SOURCE_MAX]; /* by kind; NULL: not running */
+	struct kfdstore *fdstore;		   /* the sources' descriptors across a restart */
 	struct kobserver observers[KEVENT_MAX_OBSERVERS];
 	size_t n_observers;
 	uint64_t serial;	     /* events taken so far: the number of the last one */
@@ -111,7 +108,6 @@ struct kdaemon {
 	struct kdbus *dbus;	     /* NULL unless --dbus and connected */
 	struct kmqtt *mqtt;	     /* NULL unless keventd.yaml has a broker */
 	struct ksource *mqtt_source; /* its subscriptions, when wanted */
-	struct ktrun *trun;	     /* transient rules' units (transient-run.h) */
 	struct kwatch *watch;
 	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
@@ -141,14 +137,9 @@ struct kdaemon {
 	/* per source, of the events dropped at the stop, those handed back to
 	 * their source, whose next start fetches them again (source.h) */
 	uint64_t refetch[KEVENT_SOURCE_MAX];
-	/* per source, of the events not finished at the stop, those the
-	 * journal keeps for the next start, which handles them again */
-	uint64_t kept[KEVENT_SOURCE_MAX];
 	/* per source, the log of rejected input and of overruns (log.h) */
 	struct klog_throttle reject_log[KEVENT_SOURCE_MAX];
 	struct klog_throttle overrun_log[KEVENT_SOURCE_MAX];
-	/* the control socket's bad requests and refused connections */
-	struct klog_throttle ctl_bad_log, ctl_refused_log;
 };
 
 /* Makes a daemon of cfg (copied; its strings must outlive it) and loads

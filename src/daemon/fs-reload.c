@@ -26,9 +26,8 @@ void kdaemon_reload_fs(struct kdaemon *d, struct koptions *o, struct strbuf *rep
 	}
 	*cfg = o->fs; /* taken */
 	kfs_config_init(&o->fs);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == KEVENT_SOURCE_FS)
-			ksource_fs_configure(d->sources[i], cfg);
+	if (d->source[KEVENT_SOURCE_FS])
+		ksource_fs_configure(d->source[KEVENT_SOURCE_FS], cfg);
 	if (d->fs) {
 		kfs_config_release(d->fs);
 		free(d->fs);

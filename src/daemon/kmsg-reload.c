@@ -12,10 +12,7 @@
 
 void kdaemon_reload_kmsg(struct kdaemon *d, struct koptions *o, struct strbuf *report)
 {
-	struct ksource *src = NULL;
-	for (size_t i = 0; i < d->n_sources && !src; i++)
-		if (d->sources[i]->kind == KEVENT_SOURCE_KMSG)
-			src = d->sources[i];
+	struct ksource *src = d->source[KEVENT_SOURCE_KMSG];
 	if (!src)
 		return;
 	unsigned was = ksource_kmsg_priority(src);

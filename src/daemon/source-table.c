@@ -115,7 +115,6 @@ static const enum kevent_source order[] = {
 };
 static_assert(sizeof(order) / sizeof(order[0]) == KEVENT_SOURCE_MAX,
 	      "every source of KEVENT_SOURCE_LIST has a place in the order");
-static_assert(KEVENT_SOURCE_MAX <= KEVENT_MAX_SOURCES, "room for every source");
 
 void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink)
 {
@@ -130,9 +129,7 @@ void kdaemon_start_sources(struct kdaemon *d, const struct ksink *sink)
 		if (rc < 0)
 			log_error("%s source unavailable: %s", kevent_source_name(kind),
 				  strerror(-rc));
-		else if (src && d->n_sources < ARRAY_SIZE(d->sources))
-			d->sources[d->n_sources++] = src;
-		else if (src)
-			src->free(src);
+		else
+			d->source[kind] = src;
 	}
 }

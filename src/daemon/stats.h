@@ -29,7 +29,7 @@ struct kstats {
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited +
 	 * events_debounced + queued or waiting for their debounce + dropped at
-	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
+	 * a stop + kept in the journal at a stop (kept, logged) =
 	 * received */
 	uint64_t handled; /* every run done (or nothing to run) */
 	/* the same three, per source: received[i] = handled_by[i] +
@@ -51,7 +51,10 @@ struct kstats {
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
-	uint64_t journal_full;		     /* times the journal was full and paused intake */
+	/* queued, not finished at the stop: the journal keeps them for the
+	 * next start, which handles them again (logged, not in status) */
+	uint64_t kept[KEVENT_SOURCE_MAX];
+	uint64_t journal_full; /* times the journal was full and paused intake */
 	/* send/post events refused: the journal could not write them */
 	uint64_t journal_refused;
 	/* control socket */

@@ -42,19 +42,11 @@ static void say(struct strbuf *report, const char *line)
 /* Stops and frees the running trace source, if there is one. */
 static void drop_source(struct kdaemon *d)
 {
-	for (size_t i = 0; i < d->n_sources; i++) {
-		struct ksource *s = d->sources[i];
-		if (s->kind != KEVENT_SOURCE_TRACE)
-			continue;
-		if (s->stop)
-			s->stop(s);
-		if (s->free)
-			s->free(s);
-		memmove(&d->sources[i], &d->sources[i + 1],
-			(d->n_sources - i - 1) * sizeof(d->sources[0]));
-		d->n_sources--;
-		return;
-	}
+	struct ksource *s = TAKE_PTR(d->source[KEVENT_SOURCE_TRACE]);
+	if (s && s->stop)
+		s->stop(s);
+	if (s && s->free)
+		s->free(s);
 }
 
 void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *report)
@@ -77,11 +69,7 @@ void kdaemon_reload_trace(struct kdaemon *d, struct koptions *o, struct strbuf *
 		log_error("trace source unavailable: %s", strerror(rc < 0 ? -rc : ENODEV));
 		return;
 	}
-	if (d->n_sources == KEVENT_MAX_SOURCES) {
-		src->free(src);
-		return;
-	}
-	d->sources[d->n_sources++] = src;
+	d->source[KEVENT_SOURCE_TRACE] = src;
 	if (d->paused[KEVENT_SOURCE_TRACE])
 		src->pause(src, true);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;

@@ -584,7 +584,7 @@ static void test_stop_refetch(void **state)
 					   .unhandled = refetch_unhandled,
 					   .free = refetch_free}};
 	setup_make(&t, "50-cpu.yaml", cpu_rules);
-	t.d->sources[t.d->n_sources++] = &r.src;
+	t.d->source[KEVENT_SOURCE_KERNEL] = &r.src;
 	for (int i = 1; i <= 4; i++)
 		submit(&t, "power " CPU " high");
 	submit_from(&t, KEVENT_SOURCE_SOCKET, "power " CPU " high");
