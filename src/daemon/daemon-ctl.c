@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
@@ -465,7 +465,7 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_send(ctl, p, m, post, wait);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
-		 * journaled (kdaemon_submit() appends before it matches) */
+		 * journaled (kdaemon_submit() appends before anything is done) */
 		char n[24];
 		snprintf(n, sizeof(n), "%" PRIu64, p->posts);
 		p->ops->reply(p, "ok", n);

@@ -15,7 +15,7 @@
 
 #include "config.h"
 #include "daemon-ctl.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "fdstore.h"
 #include "statedir.h"
 #include "mqtt-config.h"
@@ -30,6 +30,8 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
 		return -ENOMEM;
 	d->cfg = *cfg;
 	d->signal_fd = -1;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		d->section[i] = ksource_section(cfg->sections, (enum kevent_source)i);
 	int rc = kloop_new(&d->loop);
 	if (rc < 0)
 		return rc;
@@ -284,13 +286,14 @@ static void setup_containment(struct kdaemon *d)
 	krunner_set_cgroup(d->runner, d->cgroup);
 }
 
-/* The broker of keventd.yaml, and the source mqtt when it subscribes. */
-static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
+/* The broker of keventd.yaml; returns the source mqtt when it subscribes. */
+static struct ksource *start_mqtt(struct kdaemon *d, const struct ksink *sink)
 {
 	bool wanted = wants(d, KEVENT_SOURCE_MQTT);
-	d->mqtt_source = kdaemon_mqtt_start(d, wanted ? sink : NULL);
+	struct ksource *src = kdaemon_mqtt_start(d, wanted ? sink : NULL);
 	if (!wanted && d->mqtt && d->cfg.mqtt->n_subscribe)
 		log_warning("mqtt: the source mqtt is not in --sources: subscribe is ignored");
+	return src;
 }
 
 int kdaemon_start(struct kdaemon *d)
@@ -311,8 +314,9 @@ int kdaemon_start(struct kdaemon *d)
 	/* the publisher before the journal hands anything again, so that a
 	 * subscriber sees the redelivered events too (and can drop those it
 	 * has); it connects, and its source reads, once the loop runs */
+	struct ksource *made[KEVENT_SOURCE_MAX] = {0};
 	if (d->cfg.mqtt)
-		start_mqtt(d, &sink);
+		made[KEVENT_SOURCE_MQTT] = start_mqtt(d, &sink);
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)
@@ -329,7 +333,8 @@ int kdaemon_start(struct kdaemon *d)
 	}
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
-	kdaemon_start_sources(d, &sink);
+	made[KEVENT_SOURCE_SOCKET] = kdaemon_ctl_source(d->ctl);
+	kdaemon_start_sources(d, &sink, made);
 	kfdstore_settle(d->fdstore);
 	return 0;
 }

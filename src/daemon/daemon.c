@@ -3,7 +3,7 @@
  * the runner's reports, reload and status.  Its lifecycle, which starts the
  * sources and the control socket that call in here, is daemon-lifecycle.c. */
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,6 @@
 
 #include "debounce.h"
 #include "fault.h"
-#include "fs.h"
 #include "journal-rec.h"
 #include "journal.h"
 #include "mqtt-config.h"
@@ -1129,13 +1128,10 @@ void kdaemon_release(struct kdaemon *d)
 	ksched_free(TAKE_PTR(d->sched));
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
-	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
 	if (d->loop)
 		kloop_set_after(d->loop, NULL, NULL);
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
-	if (d->fs)			     /* after the sources, which read it */
-		kfs_config_release(d->fs);
-	free(TAKE_PTR(d->fs));
+	ksource_sections_release(&d->taken); /* after the sources, which read them */
 	kstats_release(&d->stats);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "dbus.h"
 #include "history.h"
 #include "log.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "explain.h"
 
 /* What a reply that reads today's rules ends with when a reload replaced

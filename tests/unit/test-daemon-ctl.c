@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "daemon-ctl.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "debounce.h"
 #include "journal.h"
 #include "testutil.h"
