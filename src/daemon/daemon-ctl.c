@@ -52,6 +52,7 @@ struct kdaemon_ctl {
 	bool held_for_staged; /* a request waits for them to be handled */
 	/* the bad requests, and the refused or dropped connections (log.h) */
 	struct klog_throttle bad_log, refused_log;
+	uint64_t monitor_dropped; /* events not shown to a monitor too slow */
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -266,8 +267,7 @@ static void do_status(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct
 {
 	int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
 	send_stream(p,
-		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
-				  kdaemon_ctl_clients(ctl)));
+		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format));
 }
 
 static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
@@ -326,7 +326,7 @@ static void reply_not_kept(struct kdaemon_ctl *ctl, struct kctl_peer *p, const c
 			" (%s) at ",
 			n, n == 1 ? "" : "s", khistory_capacity(ctl->d->history), seq,
 			kevent_source_name(src));
-		khistory_put_time(&sb, ts);
+		strbuf_put_time(&sb, ts);
 	}
 	p->ops->reply(p, "err", sb.oom ? "not in the history" : strbuf_str(&sb));
 }
@@ -662,6 +662,14 @@ void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job)
 		answer_done(ctl, job, job->n_rules - job->next);
 }
 
+/* The control socket's own fields of status. */
+static void on_status(void *userdata, struct kstatus_extra *x)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	x->clients = kctl_server_clients(ctl->srv);
+	x->monitor_dropped = ctl->monitor_dropped;
+}
+
 /* Sends one event line (and the rules it matched) to every monitor. */
 static void on_event(void *userdata, const struct kobs_event *e)
 {
@@ -682,7 +690,7 @@ static void on_event(void *userdata, const struct kobs_event *e)
 		if (p->ops->full(p)) {
 			/* a slow monitor loses lines, never the daemon its pace */
 			p->dropped++;
-			ctl->d->stats.monitor_dropped++;
+			ctl->monitor_dropped++;
 			continue;
 		}
 		if (p->dropped) {
@@ -908,6 +916,7 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (rc == 0)
 		rc = kdaemon_observe(d, &(struct kobserver){.name = "control",
 							    .event = on_event,
+							    .status = on_status,
 							    .report = on_report,
 							    .done = on_done,
 							    .userdata = ctl});
@@ -953,9 +962,4 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl)
 {
 	return &ctl->src;
-}
-
-size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl)
-{
-	return kctl_server_clients(ctl->srv);
 }

@@ -189,7 +189,8 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report);
 /* Frees them all (after the sources and the runner are done). */
 void kdaemon_outputs_free(struct kdaemon *d);
 
-/* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS. */
+/* Adds an observer: -ENOSPC past KEVENT_MAX_OBSERVERS, logged and counted
+ * (stats.observers_refused). */
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o);
 
 /*
@@ -242,13 +243,12 @@ size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src);
 /* Reloads the rules; the text report of changes and errors goes to report
  * when given.  Returns 0 or -ENOMEM (errors in files are not failures). */
 int kdaemon_reload(struct kdaemon *d, struct strbuf *report);
-/* Renders status as text, JSON or the Prometheus text format, whole;
- * clients is the number of control clients connected.  (The control
- * socket sends it as the client reads: reply.h.) */
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
-		    struct strbuf *out);
-/* What status shows besides the counters (the queue, the history...),
- * as it is now. */
-void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out);
+/* Renders status as text, JSON or the Prometheus text format, whole.
+ * (The control socket sends it as the client reads: reply.h.) */
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out);
+/* What status shows besides the counters (the queue, the journal, and
+ * each observer's own fields: the history, the broker, the control
+ * socket's clients...), as it is now. */
+void kdaemon_status_extra(struct kdaemon *d, struct kstatus_extra *out);
 
 #endif

@@ -793,14 +793,13 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out)
+void kdaemon_status_extra(struct kdaemon *d, struct kstatus_extra *out)
 {
 	*out = (struct kstatus_extra){
 		.pending = ksched_pending(d->sched),
 		.running = ksched_running(d->sched),
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
-		.clients = clients,
 		.cgroup = d->cgroup != NULL,
 		.process_group = d->cgroup == NULL,
 		.mqtt_off = true,
@@ -827,11 +826,10 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	}
 }
 
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
-		    struct strbuf *out)
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out)
 {
 	struct kstatus_extra x;
-	kdaemon_status_extra(d, clients, &x);
+	kdaemon_status_extra(d, &x);
 	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
 	else if (format == KSTATUS_PROMETHEUS)
@@ -842,8 +840,12 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o)
 {
-	if (d->n_observers == ARRAY_SIZE(d->observers))
+	if (d->n_observers == ARRAY_SIZE(d->observers)) {
+		d->stats.observers_refused++;
+		log_error("%s: no room for another observer (%d): it is told nothing", o->name,
+			  KEVENT_MAX_OBSERVERS);
 		return -ENOSPC;
+	}
 	d->observers[d->n_observers++] = *o;
 	return 0;
 }

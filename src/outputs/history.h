@@ -87,8 +87,9 @@ const struct kbroken *khistory_entry_broken(const struct khistory_entry *e, size
 size_t khistory_generations(const struct khistory *h); /* rule sets kept */
 
 size_t khistory_capacity(const struct khistory *h);
-size_t khistory_len(const struct khistory *h);	 /* entries held */
-size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
+size_t khistory_len(const struct khistory *h);	  /* entries held */
+size_t khistory_bytes(const struct khistory *h);  /* memory held, allocated */
+uint64_t khistory_lost(const struct khistory *h); /* events not kept: no memory */
 
 /* The last n entries (0: all), oldest first: as text, a line per event and
  * an indented line per rule, or as one JSON object a line. */
@@ -112,7 +113,5 @@ bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
 
 /* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
 void khistory_put_report(struct strbuf *out, const struct krun_report *rep);
-/* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
-void khistory_put_time(struct strbuf *out, uint64_t ns);
 
 #endif

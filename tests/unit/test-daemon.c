@@ -493,7 +493,7 @@ static void test_share_per_source(void **state)
 	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_UDEV), 3);
 	/* status shows each source's share and state */
 	struct strbuf sb = STRBUF_INIT;
-	kdaemon_status(t.d, KSTATUS_JSON, 0, &sb);
+	kdaemon_status(t.d, KSTATUS_JSON, &sb);
 	assert_non_null(strstr(
 		strbuf_str(&sb),
 		"\"kernel\":{\"received\":4,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
