@@ -18,8 +18,9 @@
 
 #include "source-udev.h"
 
-#define KEVENT_DEFAULT_CONTROL	  "/run/keventd/control"
+/* the state directory and, in it, the control socket (keventd(8)) */
 #define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
+#define KEVENT_DEFAULT_CONTROL	  KEVENT_DEFAULT_STATE_DIR "/control"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 
 struct kdaemon;
