@@ -59,7 +59,7 @@ struct dropped_log {
 /* Hands a dropped event back to its source: whether the source's next
  * start handles it.  Not a debounced run: its event was handled, and its
  * other rules may have run. */
-static bool refetch(struct kdaemon *d, const struct kjob *job)
+static bool hand_back(struct kdaemon *d, const struct kjob *job)
 {
 	if (job->deferred)
 		return false;
@@ -74,7 +74,7 @@ static void on_dropped(const struct kjob *job, void *userdata)
 	/* in the journal: kept there, and the next start handles it again (a
 	 * debounced run: waits again, and runs) */
 	bool kept = ev->journal_ref != 0;
-	bool again = kept || refetch(l->d, job);
+	bool again = kept || hand_back(l->d, job);
 	kdaemon_fate(l->d, ev->source, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
 	kdaemon_ctl_dropped(l->d->ctl, job);
 	l->d->refetch[ev->source] += again && !kept;
@@ -367,6 +367,11 @@ int kdaemon_run(struct kdaemon *d)
 		log_info("stopped");
 	log_debug("event loop: %" PRIu64 " wakeups", kloop_wakeups(d->loop));
 	return rc;
+}
+
+void kdaemon_freep(struct kdaemon **d)
+{
+	kdaemon_free(*d);
 }
 
 void kdaemon_free(struct kdaemon *d)

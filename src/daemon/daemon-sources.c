@@ -112,14 +112,7 @@ void kdaemon_reload_config(struct kdaemon *d, struct strbuf *report)
 	}
 	if (diags.n) {
 		d->stats.reload_errors++;
-		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-		for (size_t i = 0; i < diags.n; i++) {
-			strbuf_reset(&sb);
-			kdiag_format(&diags.v[i], &sb);
-			log_error("%s", strbuf_str(&sb));
-			if (report)
-				strbuf_printf(report, "%s\n", strbuf_str(&sb));
-		}
+		kdiags_report(&diags, report);
 		say(report, "keeping the current trace entries and fs settings");
 		kdiags_free(&diags);
 		return;

@@ -751,14 +751,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	refuse_transient(rs, &diags);
 	if (diags.n)
 		d->stats.reload_errors++;
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < diags.n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&diags.v[i], &sb);
-		log_error("%s", strbuf_str(&sb));
-		if (report)
-			strbuf_printf(report, "%s\n", strbuf_str(&sb));
-	}
+	kdiags_report(&diags, report);
 	for (size_t i = 0; i < changes.n; i++) {
 		const struct kchange *ch = &changes.v[i];
 		const char *what = kchange_kind_name(ch->kind);
@@ -771,7 +764,6 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 			strbuf_printf(report, ": %s\n", what);
 		}
 	}
-	strbuf_release(&sb);
 	if (report && !changes.n)
 		strbuf_puts(report, "no changes\n");
 	if (report)

@@ -91,9 +91,6 @@ int kdaemon_run(struct kdaemon *d);
 void kdaemon_exit(struct kdaemon *d, int sig);
 /* Frees everything.  NULL is fine. */
 void kdaemon_free(struct kdaemon *d);
-static inline void kdaemon_freep(struct kdaemon **d)
-{
-	kdaemon_free(*d);
-}
+void kdaemon_freep(struct kdaemon **d); /* for _cleanup_() */
 
 #endif
