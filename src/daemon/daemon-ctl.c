@@ -159,6 +159,8 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 				 NULL);
 		return;
 	}
+	/* past the numbers of the last run's events read back so far */
+	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
 	int rc = kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
 	if (rc == -EBADMSG) {
 		d->stats.ctl_bad++;

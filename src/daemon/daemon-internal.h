@@ -65,6 +65,9 @@ struct kdaemon {
 	/* the highest number of the socket events read back from the journal */
 	uint64_t socket_seq_replayed;
 	bool journal_full; /* intake of the journaled sources is paused */
+	/* how many of the last run's unfinished events were fed to the queue
+	 * so far (kdaemon_replay_more()) */
+	size_t replayed;
 	/* handles the control socket's events taken and not yet handled
 	 * (kdaemon_accept()): at the end of a round and before a reload,
 	 * which frees the rules they matched (daemon-ctl.c's) */
@@ -154,6 +157,12 @@ int kdaemon_state_open(struct kdaemon *d);
  * way the journal's write, and the sources' positions after it, end each
  * round of the loop. */
 int kdaemon_journal_start(struct kdaemon *d);
+/* The last run's unfinished events go into the queue as it has room, at
+ * the end of each round of the loop; the journaled sources wait for them
+ * (kdaemon_flow_journaled(): pauses or resumes them as the journal and
+ * the replay say, once they exist). */
+void kdaemon_replay_more(struct kdaemon *d);
+void kdaemon_flow_journaled(struct kdaemon *d);
 /* At a stop: the debounced runs still waiting go into the journal, for
  * the next start (when there is one).  Returns how many. */
 size_t kdaemon_keep_debounced(struct kdaemon *d);

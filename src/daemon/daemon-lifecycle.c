@@ -335,6 +335,8 @@ int kdaemon_start(struct kdaemon *d)
 		kdaemon_dbus_start(d);
 	made[KEVENT_SOURCE_SOCKET] = kdaemon_ctl_source(d->ctl);
 	kdaemon_start_sources(d, &sink, made);
+	/* while the last run's events are fed in, the sources wait */
+	kdaemon_flow_journaled(d);
 	kfdstore_settle(d->fdstore);
 	return 0;
 }

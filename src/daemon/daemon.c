@@ -101,14 +101,17 @@ size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src)
 }
 
 /* Pauses src when its share of the queue is full, resumes it when its
- * share has room again; the other sources read on either way. */
-static void update_flow(struct kdaemon *d, enum kevent_source src)
+ * share has room again; the other sources read on either way.  resumed:
+ * why a source resumes when it is not its share (the replay's end), or
+ * NULL. */
+static void update_flow_why(struct kdaemon *d, enum kevent_source src, const char *resumed)
 {
 	bool pause;
 	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
-	/* a full journal pauses every source it holds, never forgetting */
-	bool full = d->journal_full && kdaemon_journaled(src);
+	/* a full journal pauses every source it holds, never forgetting; so
+	 * does the replay of the last run's events, which go first */
+	bool full = (d->journal_full || kjournal_replaying(d->journal)) && kdaemon_journaled(src);
 	if (!d->paused[src] && (ksched_full(d->sched, src) || full))
 		pause = true;
 	else if (d->paused[src] && ksched_has_room(d->sched, src) && !full)
@@ -117,19 +120,40 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 		return;
 	d->paused[src] = pause;
 	const char *name = kevent_source_name(src);
-	if (pause && full) {
+	if (pause && full && !d->journal_full) {
+		log_info("%s: the last run's events are handled first: pausing it", name);
+	} else if (pause && full) {
 		d->stats.paused[src]++;
 		log_notice("%s: the journal is full: pausing it", name);
 	} else if (pause) {
 		d->stats.paused[src]++;
 		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
 			   ksched_pending_of(d->sched, src));
+	} else if (resumed) {
+		log_info("%s: %s: resuming it", name, resumed);
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
 	struct ksource *s = d->source[src];
 	if (s && s->pause)
 		s->pause(s, pause);
+}
+
+static void update_flow(struct kdaemon *d, enum kevent_source src)
+{
+	update_flow_why(d, src, NULL);
+}
+
+static void flow_journaled(struct kdaemon *d, const char *resumed)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (kdaemon_journaled((enum kevent_source)i))
+			update_flow_why(d, (enum kevent_source)i, resumed);
+}
+
+void kdaemon_flow_journaled(struct kdaemon *d)
+{
+	flow_journaled(d, NULL);
 }
 
 /* Pauses the journaled sources when the journal is full, and resumes
@@ -144,9 +168,7 @@ static void journal_flow(struct kdaemon *d)
 		d->stats.journal_full++;
 	else
 		log_notice("the journal has room again");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (kdaemon_journaled((enum kevent_source)i))
-			update_flow(d, (enum kevent_source)i);
+	kdaemon_flow_journaled(d);
 }
 
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
@@ -1051,17 +1073,46 @@ void kdaemon_journal_flush(struct kdaemon *d)
 	sources_journaled(d);
 }
 
+static int replay_submit(void *userdata, struct kevent *ev)
+{
+	return kdaemon_submit(userdata, ev);
+}
+
+/* Whether the queue has room for a replayed event: its source's share,
+ * as for a live one. */
+static bool replay_may(void *userdata, const struct kevent *ev)
+{
+	struct kdaemon *d = userdata;
+	return !d->stopping && ksched_room(d->sched, ev->source) > 0;
+}
+
+/* Feeds the queue the last run's unfinished events while it has room;
+ * once they are all in, the journaled sources read again. */
+void kdaemon_replay_more(struct kdaemon *d)
+{
+	if (!kjournal_replaying(d->journal))
+		return;
+	d->replayed += kjournal_replay_more(d->journal, replay_may, replay_submit, d);
+	if (kjournal_replaying(d->journal))
+		return;
+	struct kjournal_status js;
+	kjournal_status(d->journal, &js);
+	if (js.corrupt)
+		log_warning("journal: %zu unfinished events handled again; damaged records "
+			    "skipped: %" PRIu64,
+			    d->replayed, js.corrupt);
+	else if (d->replayed)
+		log_notice("journal: %zu unfinished events handled again", d->replayed);
+	flow_journaled(d, "the last run's events are all in");
+}
+
 static void journal_round_end(void *userdata)
 {
 	struct kdaemon *d = userdata;
 	if (d->resolve_staged)
 		d->resolve_staged(d->resolve_userdata);
 	kdaemon_journal_flush(d);
-}
-
-static int replay_submit(void *userdata, struct kevent *ev)
-{
-	return kdaemon_submit(userdata, ev);
+	kdaemon_replay_more(d);
 }
 
 int kdaemon_state_open(struct kdaemon *d)
@@ -1103,15 +1154,10 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
-	size_t n = kjournal_replay(d->journal, replay_submit, d);
-	struct kjournal_status js;
-	kjournal_status(d->journal, &js);
-	if (js.corrupt)
-		log_warning("journal: %zu unfinished events handled again; damaged records "
-			    "skipped: %" PRIu64,
-			    n, js.corrupt);
-	else if (n)
-		log_notice("journal: %zu unfinished events handled again", n);
+	/* fed within the sources' shares (kdaemon_replay_more()), the first
+	 * ones now; the sources wait until they are all in */
+	kjournal_replay_start(d->journal);
+	kdaemon_replay_more(d);
 	journal_flow(d);
 	return 0;
 }
