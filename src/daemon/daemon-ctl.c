@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "journal.h"
 #include "history.h"
 #include "log.h"
@@ -53,6 +53,9 @@ struct kdaemon_ctl {
 	struct staged_send *staged, **staged_tail;
 	size_t n_staged;      /* in the socket source's share already */
 	bool held_for_staged; /* a request waits for them to be handled */
+	/* the bad requests, and the refused or dropped connections (log.h) */
+	struct klog_throttle bad_log, refused_log;
+	uint64_t monitor_dropped; /* events not shown to a monitor too slow */
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -98,6 +101,10 @@ static void resolve_staged(void *userdata)
 		return;
 	ctl->staged = NULL;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	ctl->n_staged = 0;
 	kdaemon_journal_flush(ctl->d);
 	while (e) {
@@ -158,6 +165,8 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 				 NULL);
 		return;
 	}
+	/* past the numbers of the last run's events read back so far */
+	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
 	int rc = as ? kctl_event_from_msg_as(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why)
 		    : kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
 	if (rc == -EBADMSG) {
@@ -309,8 +318,7 @@ static void do_status(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct
 {
 	int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
 	send_stream(p,
-		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
-				  kdaemon_ctl_clients(ctl)));
+		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format));
 }
 
 static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
@@ -421,7 +429,7 @@ static void reply_not_kept(struct kdaemon_ctl *ctl, struct kctl_peer *p, const c
 			" (%s) at ",
 			n, n == 1 ? "" : "s", khistory_capacity(ctl->d->history), seq,
 			kevent_source_name(src));
-		khistory_put_time(&sb, ts);
+		strbuf_put_time(&sb, ts);
 	}
 	p->ops->reply(p, "err", sb.oom ? "not in the history" : strbuf_str(&sb));
 }
@@ -511,10 +519,7 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		p->ops->reply(p, "err", why);
 		return;
 	}
-	struct ksource *udev = NULL;
-	for (size_t i = 0; i < d->n_sources && !udev; i++)
-		if (d->sources[i]->kind == KEVENT_SOURCE_UDEV)
-			udev = d->sources[i];
+	struct ksource *udev = d->source[KEVENT_SOURCE_UDEV];
 	if (!udev) {
 		p->ops->reply(p, "err", "the udev source is not running (keventd --sources)");
 		return;
@@ -569,7 +574,7 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_send(ctl, p, m, post, wait, test || post_as);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
-		 * journaled (kdaemon_submit() appends before it matches) */
+		 * journaled (kdaemon_submit() appends before anything is done) */
 		char n[24];
 		snprintf(n, sizeof(n), "%" PRIu64, p->posts);
 		p->ops->reply(p, "ok", n);
@@ -589,8 +594,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_trigger(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
-		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,
-			       "control: unknown command from pid %d", (int)p->pid);
+		klog_throttled(&ctl->bad_log, LOG_WARNING, "control: unknown command from pid %d",
+			       (int)p->pid);
 		p->ops->reply(p, "err", "unknown command");
 	}
 	return 0;
@@ -608,8 +613,8 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
 	resolve_staged(ctl); /* answered in order */
 	ctl->d->stats.ctl_bad++;
-	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
-		       what[why], len, (int)p->pid);
+	klog_throttled(&ctl->bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d", what[why],
+		       len, (int)p->pid);
 	p->posts += post;
 	reply_send_error(p, post, what[why], NULL);
 }
@@ -781,7 +786,14 @@ void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job)
 		answer_done(ctl, job, job->n_rules - job->next);
 }
 
-/* Sends one event line (and the rules it matched) to every monitor. */
+/* The control socket's own fields of status. */
+static void on_status(void *userdata, struct kstatus_extra *x)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	x->clients = kctl_server_clients(ctl->srv);
+	x->monitor_dropped = ctl->monitor_dropped;
+}
+
 /* Whether one of the rules matched is the filter's (or it names none). */
 static bool monitor_rule_passes(const struct kfilter *f, const struct krule *const *rules, size_t n)
 {
@@ -791,6 +803,7 @@ static bool monitor_rule_passes(const struct kfilter *f, const struct krule *con
 	return !f->rule[0];
 }
 
+/* Sends one event line (and the rules it matched) to every monitor. */
 static void on_event(void *userdata, const struct kobs_event *e)
 {
 	struct kdaemon_ctl *ctl = userdata;
@@ -810,7 +823,7 @@ static void on_event(void *userdata, const struct kobs_event *e)
 		if (p->ops->full(p)) {
 			/* a slow monitor loses lines, never the daemon its pace */
 			p->dropped++;
-			ctl->d->stats.monitor_dropped++;
+			ctl->monitor_dropped++;
 			continue;
 		}
 		if (p->dropped) {
@@ -925,24 +938,24 @@ static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal 
 	(*counter[why])++;
 	switch (why) {
 	case KCTL_REFUSED_PEER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: refused peer pid %d uid %d: not root, nor keventd's "
 			       "user, nor in the control group",
 			       (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_FULL:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
 			       (int)pid);
 		break;
 	case KCTL_REFUSED_RESERVED:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d, the last kept for root), refusing "
 			       "pid %d uid %d",
 			       KCTL_MAX_CLIENTS - 1, (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_USER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients of uid %d (%d), refusing pid %d",
 			       (int)uid, KCTL_MAX_PER_UID, (int)pid);
 		break;
@@ -953,7 +966,7 @@ static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
 {
 	struct kdaemon_ctl *ctl = userdata;
 	ctl->d->stats.ctl_idle_dropped++;
-	klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+	klog_throttled(&ctl->refused_log, LOG_WARNING,
 		       "control: closing the connection of pid %d uid %d, idle for %llus, to make "
 		       "room for a new one",
 		       (int)kctl_client_pid(c), (int)kctl_client_uid(c),
@@ -1021,6 +1034,10 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 		return -ENOMEM;
 	ctl->d = d;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	d->resolve_staged = resolve_staged;
 	d->resolve_userdata = ctl;
 	/* past the numbers of the events a keventd before this one gave */
@@ -1035,6 +1052,7 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (rc == 0)
 		rc = kdaemon_observe(d, &(struct kobserver){.name = "control",
 							    .event = on_event,
+							    .status = on_status,
 							    .report = on_report,
 							    .done = on_done,
 							    .userdata = ctl});
@@ -1080,9 +1098,4 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl)
 {
 	return &ctl->src;
-}
-
-size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl)
-{
-	return kctl_server_clients(ctl->srv);
 }

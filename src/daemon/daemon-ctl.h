@@ -64,7 +64,6 @@ void kdaemon_ctl_stop(struct kdaemon_ctl *ctl);
 void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job);
 /* The "socket" event source of the daemon's list (owned by ctl). */
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl);
-size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl);
 
 /* One request from p: -EAGAIN (only with may_park) when it must wait
  * for room in the daemon's queue, else 0. */

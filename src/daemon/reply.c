@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "explain.h"
 
 /* What a reply that reads today's rules ends with when a reload replaced
@@ -86,7 +86,7 @@ static void status_end(struct kctl_stream *s, const char **kind, const char **te
 	}
 }
 
-struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients)
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format)
 {
 	struct status_stream *ss = calloc(1, sizeof(*ss));
 	if (!ss)
@@ -95,7 +95,7 @@ struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format,
 	ss->d = d;
 	ss->generation = d->generation;
 	kstats_cursor_init(&ss->cur, format);
-	kdaemon_status_extra(d, clients, &ss->x);
+	kdaemon_status_extra(d, &ss->x);
 	return &ss->s;
 }
 

@@ -26,9 +26,8 @@ struct kdaemon;
  * all).  NULL on ENOMEM.
  */
 struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json, const struct kfilter *f);
-/* status, as text, JSON or the Prometheus text format; clients is the
- * number of control clients connected.  NULL on ENOMEM. */
-struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients);
+/* status, as text, JSON or the Prometheus text format.  NULL on ENOMEM. */
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format);
 /* explain of history entry e (a stream of it taken).  0 or -errno. */
 int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 		   struct kctl_stream **out);

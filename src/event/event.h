@@ -16,8 +16,8 @@
 /*
  * Every source, once: its enum name and its name, which is also its word
  * in --sources, its column in status and KEVENT_SOURCE.  A new source is
- * one line here and one row in the daemon's sources table
- * (daemon/source-table.c); docs/HACKING.md has the whole recipe.
+ * its files in sources/, one line here and its row (sources/source-type.h);
+ * docs/HACKING.md has the whole recipe.
  */
 #define KEVENT_SOURCE_LIST(X)                                                    \
 	X(KERNEL, "kernel")                                                      \

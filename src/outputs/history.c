@@ -111,6 +111,7 @@ struct khistory {
 	uint64_t last;				 /* the newest serial */
 	struct hgen *gens[KHISTORY_GENERATIONS]; /* oldest first */
 	size_t n_gens;
+	uint64_t lost; /* events not kept for lack of memory */
 };
 
 static void gen_free(struct hgen *g)
@@ -401,8 +402,10 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 	if (need > e->cap) {
 		size_t cap;
 		void *buf = entry_buffer(h, e, serial, need, &cap);
-		if (!buf)
+		if (!buf) {
+			h->lost++;
 			return -ENOMEM;
+		}
 		e->rules = buf;
 		e->cap = cap;
 	}
@@ -601,15 +604,9 @@ size_t khistory_bytes(const struct khistory *h)
 	return h ? sizeof(*h) + h->cap * sizeof(*h->ring) + h->bytes : 0;
 }
 
-/* "2026-12-03T15:20:01.123Z" */
-void khistory_put_time(struct strbuf *out, uint64_t ns)
+uint64_t khistory_lost(const struct khistory *h)
 {
-	time_t t = (time_t)(ns / 1000000000ull);
-	struct tm tm;
-	char buf[32];
-	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-		strcpy(buf, "?");
-	strbuf_printf(out, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
+	return h ? h->lost : 0;
 }
 
 /* unit: the run's unit, for a transient rule's; else NULL. */
@@ -771,7 +768,7 @@ void khistory_entry_put_runs(const struct khistory_entry *he, bool json, struct 
 
 static void render_text(const struct entry *e, struct strbuf *out)
 {
-	khistory_put_time(out, e->timestamp);
+	strbuf_put_time(out, e->timestamp);
 	strbuf_printf(out, " %s seq=%" PRIu64 " %s ", kevent_source_name(e->source), e->seqnum,
 		      kevent_type_name(e->type));
 	strbuf_put_escaped(out, e->text);

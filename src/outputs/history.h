@@ -88,8 +88,9 @@ const struct kbroken *khistory_entry_broken(const struct khistory_entry *e, size
 size_t khistory_generations(const struct khistory *h); /* rule sets kept */
 
 size_t khistory_capacity(const struct khistory *h);
-size_t khistory_len(const struct khistory *h);	 /* entries held */
-size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
+size_t khistory_len(const struct khistory *h);	  /* entries held */
+size_t khistory_bytes(const struct khistory *h);  /* memory held, allocated */
+uint64_t khistory_lost(const struct khistory *h); /* events not kept: no memory */
 
 /* The last n entries (0: all), oldest first: as text, a line per event and
  * an indented line per rule, or as one JSON object a line. */
@@ -125,7 +126,5 @@ void khistory_put_tail(struct strbuf *out, const char *tail, const char *indent)
  * with their stderr tails: as text under a heading, or as one JSON line
  * {"runs":[...]}; nothing when none ran. */
 void khistory_entry_put_runs(const struct khistory_entry *e, bool json, struct strbuf *out);
-/* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
-void khistory_put_time(struct strbuf *out, uint64_t ns);
 
 #endif

@@ -145,8 +145,10 @@ static int parse(const char *text, size_t len, struct kfs_state *s, const char *
 				return -EINVAL;
 			}
 		} else if (line == 1) {
+			/* a boot id is a UUID: hex digits and dashes */
 			if (n != 2 || !is_word(f[0], fl[0], "boot") ||
-			    fl[1] >= sizeof(s->boot_id)) {
+			    fl[1] >= sizeof(s->boot_id) ||
+			    strspn(f[1], "0123456789abcdef-") < fl[1]) {
 				*why = "no boot line";
 				return -EINVAL;
 			}

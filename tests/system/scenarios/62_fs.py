@@ -3,9 +3,7 @@
 /org/kernel/fs/ (already past a threshold at start-up: Initial; a remount),
 and a user over the quota of an ext4 with the quota feature becomes the
 kernel's VFS_DQUOT warnings as fs events: soft, hard and below, for blocks
-and inodes, with the user's id, name and the caller's uid; an ext4 error
-(trigger_fs_error) with errors=remount-ro is the fs source's `error`
-(EUCLEAN), then its `remount-ro` within a second or so."""
+and inodes, with the user's id, name and the caller's uid."""
 from systest import Fail
 
 KERNELS = ("6.1", "6.12")
@@ -21,12 +19,7 @@ rules:
   - name: systest-fs-quota
     match: {source: fs, object: /org/kernel/fs/mnt/quota}
     run: [/usr/local/lib/systest/record.sh]
-  - name: systest-fs-err
-    match: {source: fs, object: /org/kernel/fs/mnt/fserr}
-    run: [/usr/local/lib/systest/record.sh]
 """
-ERR_IMG = "/var/tmp/systest-fserr.img"
-ERR_MNT = "/mnt/fserr"
 
 
 def by_seq(events):
@@ -124,30 +117,14 @@ def quota(vm):
     vm.sh("umount %s && rm -f %s" % (MNT, IMG))
 
 
-def fs_error(vm):
-    vm.sh("rm -rf /run/systest/events && truncate -s 32M %s && mkfs.ext4 -q -F %s && "
-          "mkdir -p %s && mount -o loop,errors=remount-ro %s %s"
-          % (ERR_IMG, ERR_IMG, ERR_MNT, ERR_IMG, ERR_MNT))
-    wait_signal(vm, "systest-fs-err", "mount", "the error file system's mount event")
-    dev = vm.sh("basename $(findmnt -no SOURCE %s)" % ERR_MNT).strip()
-    vm.sh("echo 1 > /sys/fs/ext4/%s/trigger_fs_error" % dev)
-    e = wait_signal(vm, "systest-fs-err", "error", "the error event")
-    expect(e, type="fs", object="/org/kernel/fs/mnt/fserr", mountpoint=ERR_MNT, error="EUCLEAN")
-    r = wait_signal(vm, "systest-fs-err", "remount-ro", "the remount-ro after the error")
-    if int(r["KEVENT_SEQNUM"]) <= int(e["KEVENT_SEQNUM"]):
-        raise Fail("expected the remount-ro after the error, got %r then %r" % (e, r))
-    vm.sh("umount %s && rm -f %s" % (ERR_MNT, ERR_IMG))
-
-
 def run(vm):
     vm.sh("cat > /etc/keventd/rules.d/62-systest-fs.yaml <<'EOF'\n%sEOF\nkeventctl reload" % RULES)
     try:
         root(vm)
         quota(vm)
-        fs_error(vm)
     finally:
         # the quota's user goes too: the purge scenario finds /etc/passwd
         # and /etc/group as they were before the packages came
-        vm.run("umount %s; umount %s; rm -f %s %s /etc/keventd/rules.d/62-systest-fs.yaml "
+        vm.run("umount %s; rm -f %s /etc/keventd/rules.d/62-systest-fs.yaml "
                "/etc/keventd/keventd.yaml; keventctl reload; userdel qtest"
-               % (MNT, ERR_MNT, IMG, ERR_IMG))
+               % (MNT, IMG))
