@@ -13,7 +13,6 @@
 #include "ctl.h"
 #include "options.h"
 #include "plan.h"
-#include "source-trace.h"
 #include "ruleset.h"
 #include "transient-run.h"
 
@@ -269,10 +268,10 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 		rc = 0;
 	}
 	koptions_finish(ko);
-	/* whether this kernel has the tracepoints and takes their filters:
-	 * what keventd checks at its start */
-	if (rc == 0 && *checked && ko->trace.n)
-		rc = ktrace_config_check(&ko->trace, d);
+	/* whether this kernel takes the sources' sections (has the
+	 * tracepoints, takes their filters): what keventd checks at its start */
+	if (rc == 0 && *checked)
+		rc = ksource_sections_check(&ko->sections, ~0u, d);
 	const char *warn = *checked ? kmqtt_config_warning(&ko->mqtt) : NULL;
 	if (warn)
 		kdiags_add(&t->warnings, path, ko->mqtt.url_line, ko->mqtt.url_col, "mqtt: %s",

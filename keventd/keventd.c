@@ -21,7 +21,6 @@
 #include "history.h"
 #include "log.h"
 #include "options.h"
-#include "source-trace.h"
 
 #define EXIT_USAGE 2
 #define MAX_DIRS   KOPTIONS_MAX_DIRS
@@ -204,15 +203,14 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 	koptions_finish(o);
 	/* read again at a reload, for what changes without a restart */
 	o->cfg.config_path = config ? config : KEVENT_DEFAULT_CONFIG;
-	/* the tracepoints and their filters, as the kernel sees them: a
-	 * mistake is the file's, at its line, before anything starts */
-	if (o->cfg.sources & (1u << KEVENT_SOURCE_TRACE)) {
-		rc = ktrace_config_check(&o->trace, &diags);
-		if (rc < 0)
-			return usage_error("%s", strerror(-rc));
-		if (diags.n)
-			return report_diags(&diags);
-	}
+	/* the sources' sections as the kernel sees them (the tracepoints
+	 * and their filters): a mistake is the file's, at its line, before
+	 * anything starts */
+	rc = ksource_sections_check(&o->sections, o->cfg.sources, &diags);
+	if (rc < 0)
+		return usage_error("%s", strerror(-rc));
+	if (diags.n)
+		return report_diags(&diags);
 	return 0;
 }
 

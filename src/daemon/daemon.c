@@ -3,7 +3,7 @@
  * the runner's reports, reload and status.  Its lifecycle, which starts the
  * sources and the control socket that call in here, is daemon-lifecycle.c. */
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,6 @@
 
 #include "debounce.h"
 #include "fault.h"
-#include "fs.h"
 #include "journal-rec.h"
 #include "journal.h"
 #include "mqtt-config.h"
@@ -135,9 +134,9 @@ static void update_flow_why(struct kdaemon *d, enum kevent_source src, const cha
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == src && d->sources[i]->pause)
-			d->sources[i]->pause(d->sources[i], pause);
+	struct ksource *s = d->source[src];
+	if (s && s->pause)
+		s->pause(s, pause);
 }
 
 static void update_flow(struct kdaemon *d, enum kevent_source src)
@@ -208,18 +207,18 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 		d->stats.dropped[src]++;
 		break;
 	case KFATE_KEPT:
-		d->kept[src]++;
+		d->stats.kept[src]++;
 		break;
 	}
 	if (retire && ev && ev->journal_ref) {
 		kjournal_retire(d->journal, ev->journal_ref, fate == KFATE_NO_RUN);
 		journal_flow(d);
 	}
-	if (!tell || !ev)
-		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
-			d->sources[i]->handled(d->sources[i], ev);
+	if (!tell || !ev || ev->injected)
+		return; /* an injected event is not its source's to track */
+	struct ksource *s = d->source[ev->source];
+	if (s && s->handled)
+		s->handled(s, ev);
 }
 
 void kdaemon_maybe_exit(struct kdaemon *d)
@@ -774,14 +773,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	refuse_transient(rs, &diags);
 	if (diags.n)
 		d->stats.reload_errors++;
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < diags.n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&diags.v[i], &sb);
-		log_error("%s", strbuf_str(&sb));
-		if (report)
-			strbuf_printf(report, "%s\n", strbuf_str(&sb));
-	}
+	kdiags_report(&diags, report);
 	for (size_t i = 0; i < changes.n; i++) {
 		const struct kchange *ch = &changes.v[i];
 		const char *what = kchange_kind_name(ch->kind);
@@ -794,7 +786,6 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 			strbuf_printf(report, ": %s\n", what);
 		}
 	}
-	strbuf_release(&sb);
 	if (report && !changes.n)
 		strbuf_puts(report, "no changes\n");
 	if (report)
@@ -816,14 +807,13 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out)
+void kdaemon_status_extra(struct kdaemon *d, struct kstatus_extra *out)
 {
 	*out = (struct kstatus_extra){
 		.pending = ksched_pending(d->sched),
 		.running = ksched_running(d->sched),
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
-		.clients = clients,
 		.cgroup = d->cgroup != NULL,
 		.process_group = d->cgroup == NULL,
 		.mqtt_off = true,
@@ -850,11 +840,10 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	}
 }
 
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
-		    struct strbuf *out)
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out)
 {
 	struct kstatus_extra x;
-	kdaemon_status_extra(d, clients, &x);
+	kdaemon_status_extra(d, &x);
 	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
 	else if (format == KSTATUS_PROMETHEUS)
@@ -865,8 +854,12 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o)
 {
-	if (d->n_observers == ARRAY_SIZE(d->observers))
+	if (d->n_observers == ARRAY_SIZE(d->observers)) {
+		d->stats.observers_refused++;
+		log_error("%s: no room for another observer (%d): it is told nothing", o->name,
+			  KEVENT_MAX_OBSERVERS);
 		return -ENOSPC;
+	}
 	d->observers[d->n_observers++] = *o;
 	return 0;
 }
@@ -1034,10 +1027,6 @@ int kdaemon_init(struct kdaemon *d)
 		d->overrun_log[i] = (struct klog_throttle){
 			.name = name, .what = "receive buffer overruns", .counted = true};
 	}
-	d->ctl_bad_log =
-		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
-	d->ctl_refused_log = (struct klog_throttle){
-		.name = "control", .what = "refused or dropped connections", .counted = true};
 	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;
@@ -1067,9 +1056,9 @@ static void sources_journaled(struct kdaemon *d)
 {
 	if (kjournal_pending(d->journal))
 		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->journaled)
-			d->sources[i]->journaled(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->journaled)
+			d->source[i]->journaled(d->source[i]);
 }
 
 void kdaemon_journal_flush(struct kdaemon *d)
@@ -1179,13 +1168,10 @@ void kdaemon_release(struct kdaemon *d)
 	ksched_free(TAKE_PTR(d->sched));
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
-	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
 	if (d->loop)
 		kloop_set_after(d->loop, NULL, NULL);
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
-	if (d->fs)			     /* after the sources, which read it */
-		kfs_config_release(d->fs);
-	free(TAKE_PTR(d->fs));
+	ksource_sections_release(&d->taken); /* after the sources, which read them */
 	kstats_release(&d->stats);
 }

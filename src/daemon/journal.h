@@ -2,14 +2,17 @@
 /*
  * The journal of accepted events (keventd(8), THE JOURNAL): segments
  * "journal-N" in the state directory, each a run of records
- * (journal-rec.h).  An event is appended before it is matched and retired
- * (its record's state byte set to done) once its fate is final; a segment
- * whose events are all retired is deleted, or emptied when it is the one
- * written to.  Appends wait in memory until kjournal_flush() writes them
- * with one write; a caller that answers for an event flushes first, and
- * when its record is still pending after that (kjournal_pending_ref(),
- * kjournal_failing()) refuses the event and retires the record.  Nothing is synced: the journal
- * outlives keventd's death, not the machine's.
+ * (journal-rec.h).  An event is appended once it is matched, its record
+ * naming the rules that run something, before anything is done about it;
+ * the runs that end set their done bits (kjournal_progress()), and the
+ * event is retired (its record's state byte set to done) once its fate is
+ * final.  A segment whose events are all retired is deleted, or emptied
+ * when it is the one written to.  Appends wait in memory until
+ * kjournal_flush() writes them with one pwrite(); a caller that answers
+ * for an event flushes first, and when its record is still pending after
+ * that (kjournal_pending_ref(), kjournal_failing()) refuses the event and
+ * retires the record.  Nothing is synced: the journal outlives keventd's
+ * death, not the machine's.
  *
  * The bound is the live records' bytes: segments are a quarter of the
  * size each, and when the segments and the next one would pass the size,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "dbus.h"
 #include "history.h"
 #include "log.h"
@@ -20,30 +20,27 @@
 
 static void history_event(void *userdata, const struct kobs_event *e)
 {
-	struct kdaemon *d = userdata;
-	if (khistory_add(d->history, e->serial, e->ev, e->rules, e->n_rules, e->stopping,
-			 e->ruleset, e->generation) < 0)
-		d->stats.history_lost++;
+	/* one it cannot keep, for lack of memory, it counts (khistory_lost()) */
+	(void)khistory_add(userdata, e->serial, e->ev, e->rules, e->n_rules, e->stopping,
+			   e->ruleset, e->generation);
 }
 
 static void history_report(void *userdata, uint64_t serial, const struct krun_report *rep)
 {
-	struct kdaemon *d = userdata;
-	khistory_report(d->history, serial, rep);
+	khistory_report(userdata, serial, rep);
 }
 
 static void history_done(void *userdata, const struct kjob *job)
 {
-	struct kdaemon *d = userdata;
-	khistory_done(d->history, job->serial);
+	khistory_done(userdata, job->serial);
 }
 
 static void history_status(void *userdata, struct kstatus_extra *x)
 {
-	struct kdaemon *d = userdata;
-	x->history_len = khistory_len(d->history);
-	x->history_capacity = khistory_capacity(d->history);
-	x->history_bytes = khistory_bytes(d->history);
+	x->history_len = khistory_len(userdata);
+	x->history_capacity = khistory_capacity(userdata);
+	x->history_bytes = khistory_bytes(userdata);
+	x->history_lost = khistory_lost(userdata);
 }
 
 int kdaemon_history_start(struct kdaemon *d)
@@ -61,7 +58,7 @@ int kdaemon_history_start(struct kdaemon *d)
 						      .report = history_report,
 						      .done = history_done,
 						      .status = history_status,
-						      .userdata = d});
+						      .userdata = d->history});
 }
 
 /* --- D-Bus: a signal per event --- */

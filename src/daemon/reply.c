@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "explain.h"
 
 /* What a reply that reads today's rules ends with when a reload replaced
@@ -47,14 +47,14 @@ static void stream_free(struct kctl_stream *s)
 	free(s);
 }
 
-struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json)
+struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json, const struct kfilter *f)
 {
 	struct events_stream *es = calloc(1, sizeof(*es));
 	if (!es)
 		return NULL;
 	es->s = (struct kctl_stream){.next = events_next, .end = events_end, .free = stream_free};
 	es->d = d;
-	khistory_cursor_init(d->history, n, json, &es->cur);
+	khistory_cursor_init_filtered(d->history, n, json, f, &es->cur);
 	return &es->s;
 }
 
@@ -86,7 +86,7 @@ static void status_end(struct kctl_stream *s, const char **kind, const char **te
 	}
 }
 
-struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients)
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format)
 {
 	struct status_stream *ss = calloc(1, sizeof(*ss));
 	if (!ss)
@@ -95,7 +95,7 @@ struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format,
 	ss->d = d;
 	ss->generation = d->generation;
 	kstats_cursor_init(&ss->cur, format);
-	kdaemon_status_extra(d, clients, &ss->x);
+	kdaemon_status_extra(d, &ss->x);
 	return &ss->s;
 }
 
@@ -105,7 +105,8 @@ struct explain_stream {
 	struct kexplain *x;
 	uint64_t generation;
 	bool reloaded, noted;
-	struct strbuf notes; /* the files broken when the event came */
+	/* the files broken when the event came, what became of its runs */
+	struct strbuf notes;
 };
 
 /* The files that were broken when the event came, and so not in force
@@ -190,6 +191,7 @@ int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 	xs->d = d;
 	xs->generation = d->generation;
 	xs->notes = (struct strbuf)STRBUF_INIT;
+	khistory_entry_put_runs(e, json, &xs->notes);
 	explain_notes(e, json, &xs->notes);
 	*out = &xs->s;
 	return 0;

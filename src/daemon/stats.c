@@ -224,7 +224,7 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_CONTROL, ", over limit #", "over_limit", "control_over_limit_total", "counter",
 	 STAT(ctl_over_limit), "Control connections refused over the client limit."},
 	{KSTATS_CONTROL, ", monitor drops #", "monitor_dropped", "monitor_dropped_total", "counter",
-	 STAT(monitor_dropped), "Events not shown to a monitor too slow to read them."},
+	 EXTRA(monitor_dropped), "Events not shown to a monitor too slow to read them."},
 	{KSTATS_CONTROL, ", over user limit #", "over_user_limit", "control_over_user_limit_total",
 	 "counter", STAT(ctl_over_user),
 	 "Control connections refused over the limit of connections per user."},
@@ -246,7 +246,7 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_HISTORY, ", # bytes", "bytes", "history_bytes", "gauge", EXTRA(history_bytes),
 	 "Memory the history holds, in bytes."},
 	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
-	 STAT(history_lost), "Events the history could not keep for lack of memory."},
+	 EXTRA(history_lost), "Events the history could not keep for lack of memory."},
 
 	/* failing: words in the text while it cannot write, a string in JSON */
 	{KSTATS_JOURNAL, "failing (#), ", "failing", NULL, "gauge", TEXT(journal_failing), NULL},

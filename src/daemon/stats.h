@@ -29,7 +29,7 @@ struct kstats {
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited +
 	 * events_debounced + queued or waiting for their debounce + dropped at
-	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
+	 * a stop + kept in the journal at a stop (kept, logged) =
 	 * received */
 	uint64_t handled; /* every run done (or nothing to run) */
 	/* the same three, per source: received[i] = handled_by[i] +
@@ -51,17 +51,20 @@ struct kstats {
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
-	uint64_t journal_full;		     /* times the journal was full and paused intake */
+	/* queued, not finished at the stop: the journal keeps them for the
+	 * next start, which handles them again (logged, not in status) */
+	uint64_t kept[KEVENT_SOURCE_MAX];
+	uint64_t journal_full; /* times the journal was full and paused intake */
 	/* send/post events refused: the journal could not write them */
 	uint64_t journal_refused;
 	/* control socket */
-	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
+	uint64_t ctl_refused, ctl_bad, ctl_over_limit;
 	uint64_t ctl_over_user;	      /* refused: its user has the most connections */
 	uint64_t ctl_root_slot;	      /* refused: only the slot kept for root was left */
 	uint64_t ctl_idle_dropped;    /* idle connections closed to make room */
 	uint64_t ctl_trigger_refused; /* triggers refused: one waiting, or no room */
-	/* the event history */
-	uint64_t history_lost; /* events it could not keep for lack of memory */
+	/* observers refused: past KEVENT_MAX_OBSERVERS (logged, not in status) */
+	uint64_t observers_refused;
 	/* rules */
 	uint64_t reloads, reload_errors;
 	uint64_t started_ns;
@@ -84,8 +87,12 @@ struct kstatus_extra {
 	size_t source_pending[KEVENT_SOURCE_MAX];
 	size_t source_share[KEVENT_SOURCE_MAX];
 	bool source_paused[KEVENT_SOURCE_MAX];
-	/* the event history: entries held, kept at most (--history), bytes */
-	size_t history_len, history_capacity, history_bytes;
+	/* the control socket's monitors: events not shown to one too slow
+	 * to read them */
+	size_t monitor_dropped;
+	/* the event history: entries held, kept at most (--history), bytes,
+	 * events it could not keep for lack of memory */
+	size_t history_len, history_capacity, history_bytes, history_lost;
 	/* the journal (journal.h): its bytes, events not finished, damaged
 	 * records skipped, writes of records, full now */
 	size_t journal_bytes, journal_live, journal_corrupt, journal_writes;

@@ -300,6 +300,8 @@ struct kfs_config {
 	size_t n_over;
 };
 
+/* the section of a file without one: every mount, the default thresholds */
+extern const struct kfs_config kfs_config_defaults;
 void kfs_config_init(struct kfs_config *c);
 void kfs_config_release(struct kfs_config *c);
 /* Replaces *c with the section n of path; on a mistake, a diagnostic for

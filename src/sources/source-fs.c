@@ -31,6 +31,7 @@
 #include "source-fs.h"
 #include "statedir.h"
 #include "util.h"
+#include "source-type.h"
 
 #define MOUNTINFO "/proc/self/mountinfo"
 /* after an error, the mount table is read again this long after, for a
@@ -848,3 +849,45 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 	*out = &fs->base;
 	return 0;
 }
+
+/* --- its row (source-type.h): keventd.yaml's fs:, applied at a reload
+ * without making the source again --- */
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_fs_new(a->sink, a->section, out);
+}
+
+static int parse(void *section, const struct ynode *v, const char *path, struct kdiags *diags)
+{
+	return kfs_config_parse(section, v, path, diags);
+}
+
+static bool equal(const void *a, const void *b)
+{
+	return kfs_config_equal(a, b);
+}
+
+static void release(void *section)
+{
+	kfs_config_release(section);
+}
+
+/* the mounts it watches and their thresholds */
+static void configure(struct ksource *s, const void *section, struct strbuf *said)
+{
+	if (s)
+		ksource_fs_configure(s, section);
+	strbuf_puts(said, "fs settings changed: applied");
+}
+
+const struct ksource_type ksource_type_fs = {
+	.kind = KEVENT_SOURCE_FS,
+	.make = make,
+	.section_size = sizeof(struct kfs_config),
+	.defaults = &kfs_config_defaults,
+	.parse = parse,
+	.equal = equal,
+	.release = release,
+	.configure = configure,
+};

@@ -17,6 +17,7 @@
 #include "statedir.h"
 #include "thermal.h"
 #include "util.h"
+#include "source-type.h"
 
 #define SCAN_MAX   64
 #define ZONES_FILE "thermal.zones" /* in the state directory */
@@ -86,3 +87,14 @@ int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct
 	const struct ksource_thermal_arg arg = {sysfs_root, sink->state};
 	return ksource_genl_new(&ksource_thermal_desc, sink, &arg, out);
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_thermal_new(a->sink, a->thermal_sysfs ? a->thermal_sysfs : KTHERMAL_SYSFS,
+				   out);
+}
+
+const struct ksource_type ksource_type_thermal = {
+	.kind = KEVENT_SOURCE_THERMAL,
+	.make = make,
+};

@@ -46,6 +46,8 @@ static void assert_same(const struct kevent *a, const struct kevent *b)
 	assert_int_equal(a->recovered, b->recovered);
 	assert_int_equal(a->synthetic, b->synthetic);
 	assert_int_equal(a->redelivered, b->redelivered);
+	assert_int_equal(a->injected, b->injected);
+	assert_int_equal(a->test, b->test);
 	assert_int_equal(!a->host, !b->host);
 	if (a->host)
 		assert_string_equal(a->host, b->host);
@@ -88,6 +90,9 @@ static void test_roundtrip(void **state)
 		ev->synthetic = cases[i].synthetic;
 		ev->redelivered = cases[i].redelivered;
 		ev->instance = cases[i].instance;
+		/* keventctl test --run's: each flag alone, and both */
+		ev->injected = i % 3 == 1 || i % 3 == 2;
+		ev->test = i % 3 == 2;
 		if (cases[i].host)
 			assert_int_equal(kevent_set_host(ev, cases[i].host, &why), 0);
 		struct strbuf sb = STRBUF_INIT;

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "kmsg.h"
 #include "options.h"
 #include "testutil.h"
 
@@ -301,8 +302,10 @@ static void test_bad(void **state)
 		assert_int_equal(o.log_level, def.log_level);
 		assert_false(o.mqtt.enabled);
 		assert_null(o.mqtt.host);
-		assert_int_equal(o.kmsg.priority, def.kmsg.priority);
-		assert_int_equal(o.kmsg.backlog, def.kmsg.backlog);
+		const struct kkmsg_config *k = ksource_section(&o.sections, KEVENT_SOURCE_KMSG),
+					  *dk = ksource_section(&def.sections, KEVENT_SOURCE_KMSG);
+		assert_int_equal(k->priority, dk->priority);
+		assert_int_equal(k->backlog, dk->backlog);
 		koptions_release(&o);
 		koptions_release(&def);
 	}
