@@ -9,9 +9,9 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "statedir.h"
 #include "util.h"
 
-#define DEFAULT_CONTROL "/run/keventd/control"
 
 static const struct {
 	const char *name;
@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"  --version        show the version\n"
 		"\n"
 		"See keventctl(8) and keventd.rules(5).\n",
-		DEFAULT_CONTROL);
+		KEVENT_DEFAULT_CONTROL);
 }
 
 int ctl_usage_error(const char *fmt, ...)
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
-	struct ctl c = {.control = DEFAULT_CONTROL};
+	struct ctl c = {.control = KEVENT_DEFAULT_CONTROL};
 	int o;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (o) {

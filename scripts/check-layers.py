@@ -22,7 +22,7 @@ LAYERS = {
     "exec": {"rules", "event", "base"},
     "sources": {"event", "base"},
     "outputs": {"exec", "sources", "rules", "event", "base"},
-    "control": {"outputs", "exec", "sources", "rules", "event", "base"},
+    "control": {"exec", "sources", "rules", "event", "base"},
     "daemon": {"control", "outputs", "exec", "sources", "rules", "event", "base"},
 }
 

@@ -17,6 +17,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* the state directory and, in it, the control socket (keventd(8));
+ * keventd and keventctl both spell them from here */
+#define KEVENT_DEFAULT_STATE_DIR "/run/keventd"
+#define KEVENT_DEFAULT_CONTROL	 KEVENT_DEFAULT_STATE_DIR "/control"
+
 #define KSTATEDIR_MODE 0700
 #define KSTATEDIR_LOCK "state.lock"
 

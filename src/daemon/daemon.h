@@ -17,10 +17,8 @@
 #include <sys/types.h>
 
 #include "source-udev.h"
+#include "statedir.h" /* KEVENT_DEFAULT_STATE_DIR, KEVENT_DEFAULT_CONTROL */
 
-/* the state directory and, in it, the control socket (keventd(8)) */
-#define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
-#define KEVENT_DEFAULT_CONTROL	  KEVENT_DEFAULT_STATE_DIR "/control"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 
 struct kdaemon;
