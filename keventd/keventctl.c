@@ -12,7 +12,6 @@
 #include "statedir.h"
 #include "util.h"
 
-
 static const struct {
 	const char *name;
 	int (*fn)(struct ctl *c, int argc, char **argv);
