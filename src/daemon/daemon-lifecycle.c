@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "conditions.h"
 #include "daemon-ctl.h"
 #include "daemon.h"
 #include "fdstore.h"
@@ -315,6 +316,10 @@ int kdaemon_start(struct kdaemon *d)
 	 * has); it connects, and its source reads, once the loop runs */
 	if (d->cfg.mqtt)
 		start_mqtt(d, &sink);
+	/* the condition table, before the journal hands its events again */
+	rc = kdaemon_cond_start(d);
+	if (rc < 0)
+		return rc;
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)
@@ -333,6 +338,7 @@ int kdaemon_start(struct kdaemon *d)
 		kdaemon_dbus_start(d);
 	kdaemon_start_sources(d, &sink);
 	kfdstore_settle(d->fdstore);
+	kdaemon_cond_settle(d);
 	return 0;
 }
 
@@ -375,6 +381,7 @@ void kdaemon_free(struct kdaemon *d)
 		if (d->sources[i]->free)
 			d->sources[i]->free(d->sources[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
+	kdaemon_cond_free(d);	  /* its last write, before the journal goes */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
 	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */

@@ -672,7 +672,10 @@ int kdaemon_commit(struct kdaemon *d, struct kstaged *st)
 	struct kstaged s = *st;
 	free(st);
 	s.c.ev = s.ev;
-	return commit_event(d, s.ev, &s.c);
+	int rc = commit_event(d, s.ev, &s.c);
+	if (d->cond_hooks)
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 void kdaemon_refuse(struct kdaemon *d, struct kstaged *st)
@@ -696,7 +699,10 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 			return rc;
 		}
 	}
-	return commit_event(d, ev, &c);
+	int rc = commit_event(d, ev, &c);
+	if (d->cond_hooks) /* the condition events it made (conditions.h) */
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 static bool has_file(const struct kruleset *rs, const char *name)
@@ -782,6 +788,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	kruleset_free(d->rules);
 	d->rules = rs;
 	d->generation++;
+	if (d->cond_hooks)
+		d->cond_hooks->reloaded(d);
 	kstats_prune(&d->stats, rs);
 	kdiags_free(&diags);
 	kchanges_free(&changes);
@@ -1068,6 +1076,8 @@ static void journal_round_end(void *userdata)
 	if (d->resolve_staged)
 		d->resolve_staged(d->resolve_userdata);
 	kdaemon_journal_flush(d);
+	if (d->cond_hooks) /* the condition table, after the journal */
+		d->cond_hooks->round_end(d);
 }
 
 static int replay_submit(void *userdata, struct kevent *ev)

@@ -43,7 +43,10 @@ struct kdaemon_config {
 	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
-	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
+	/* --lib-dir: the condition table (cond.h); NULL: none (--lib-dir
+	 * none, and tests of the core) */
+	const char *lib_dir;
+	bool no_journal; /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;
@@ -88,6 +91,13 @@ struct kkmsg_config;
 struct kwatch;
 
 struct debounce_run;
+struct kdaemon;
+
+struct kdaemon_cond_hooks {
+	void (*committed)(struct kdaemon *d);
+	void (*reloaded)(struct kdaemon *d);
+	void (*round_end)(struct kdaemon *d);
+};
 
 struct kdaemon {
 	struct kdaemon_config cfg;
@@ -115,7 +125,12 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
-	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
+	/* the condition table (conditions.h; NULL: none), which the core
+	 * tells, through cond_hooks, when an event's commit is over, when
+	 * the rules were reloaded and when a round ends */
+	struct kdaemon_cond *cond;
+	const struct kdaemon_cond_hooks *cond_hooks;
+	size_t debounce_kept; /* at the stop (kdaemon_keep_debounced()) */
 	/* the tag of the debounced run being pushed, for the one it replaces */
 	struct debounce_run *debounce_pushing;
 	/* the highest number of the socket events read back from the journal */

@@ -98,20 +98,30 @@ static int make_trace(struct kdaemon *d, const struct ksink *sink, struct ksourc
 	return ksource_trace_new(sink, d->cfg.trace, out);
 }
 
+/* keventd's own: the condition table's changes (daemon/conditions.c),
+ * submitted as they are made, with nothing to read */
+static int make_condition(struct kdaemon *d, const struct ksink *sink, struct ksource **out)
+{
+	(void)d;
+	(void)sink;
+	*out = NULL;
+	return 0;
+}
+
 static const make_fn makers[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_SOCKET] = make_socket,	[KEVENT_SOURCE_UDEV] = make_udev,
 	[KEVENT_SOURCE_THERMAL] = make_thermal, [KEVENT_SOURCE_ACPI] = make_acpi,
 	[KEVENT_SOURCE_INPUT] = make_input,	[KEVENT_SOURCE_KERNEL] = make_kernel,
 	[KEVENT_SOURCE_MQTT] = make_mqtt,	[KEVENT_SOURCE_FS] = make_fs,
 	[KEVENT_SOURCE_TRACE] = make_trace,	[KEVENT_SOURCE_MD] = make_md,
-	[KEVENT_SOURCE_KMSG] = make_kmsg,
+	[KEVENT_SOURCE_KMSG] = make_kmsg,	[KEVENT_SOURCE_CONDITION] = make_condition,
 };
 /* the order sources are made in: the broker's subscriptions and the
  * control socket first, the kernel's ring last */
 static const enum kevent_source order[] = {
 	KEVENT_SOURCE_MQTT, KEVENT_SOURCE_SOCKET, KEVENT_SOURCE_UDEV,  KEVENT_SOURCE_THERMAL,
 	KEVENT_SOURCE_ACPI, KEVENT_SOURCE_INPUT,  KEVENT_SOURCE_TRACE, KEVENT_SOURCE_KERNEL,
-	KEVENT_SOURCE_FS,   KEVENT_SOURCE_MD,	  KEVENT_SOURCE_KMSG,
+	KEVENT_SOURCE_FS,   KEVENT_SOURCE_MD,	  KEVENT_SOURCE_KMSG,  KEVENT_SOURCE_CONDITION,
 };
 static_assert(sizeof(order) / sizeof(order[0]) == KEVENT_SOURCE_MAX,
 	      "every source of KEVENT_SOURCE_LIST has a place in the order");
