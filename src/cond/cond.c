@@ -387,7 +387,7 @@ void kcond_settle(struct kcond *c, unsigned fresh, uint64_t settle_ms)
 {
 	if (!c || !c->dir || c->settling)
 		return;
-	kcond_table_settle_begin(&c->table);
+	kcond_table_settle_begin(&c->table, fresh);
 	c->settle_fresh = fresh;
 	c->settling = true;
 	if (kloop_add_timer(c->loop, now_monotonic_ns() + settle_ms * 1000000ull, on_settled, c,

@@ -386,11 +386,13 @@ uint64_t kcond_table_tick(struct kcond_table *t, kcond_lookup_fn lookup, void *u
 	return next;
 }
 
-void kcond_table_settle_begin(struct kcond_table *t)
+void kcond_table_settle_begin(struct kcond_table *t, unsigned fresh)
 {
-	for (size_t i = 0; i < t->n; i++)
-		if (kcond_row_holds(t->v[i]))
-			t->v[i]->confirmed = false;
+	for (size_t i = 0; i < t->n; i++) {
+		struct kcond_row *r = t->v[i];
+		if (kcond_row_holds(r) && r->source < 32 && (fresh & (1u << r->source)))
+			r->confirmed = false;
+	}
 }
 
 size_t kcond_table_settle_end(struct kcond_table *t, unsigned fresh, uint64_t now)

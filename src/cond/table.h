@@ -127,11 +127,12 @@ typedef const struct kcond_def *(*kcond_lookup_fn)(void *userdata, const char *n
 uint64_t kcond_table_tick(struct kcond_table *t, kcond_lookup_fn lookup, void *ud, uint64_t now);
 
 /* The start-up check (keventd.rules(5), At start): every row that holds
- * is unconfirmed until a set event of its key comes; once the sources of
- * the set fresh (bit per enum kevent_source) have reported, those of
- * their rows still unconfirmed clear, Reason "not so at start".  begin
- * marks them, end clears.  Returns how many cleared. */
-void kcond_table_settle_begin(struct kcond_table *t);
+ * of the sources of fresh (bit per enum kevent_source), which report
+ * their states afresh at this start, is unconfirmed until a set event of
+ * its key comes (which confirms it, not counted); once they have
+ * reported, those still unconfirmed clear, Reason "not so at start".
+ * begin marks them, end clears.  Returns how many cleared. */
+void kcond_table_settle_begin(struct kcond_table *t, unsigned fresh);
 size_t kcond_table_settle_end(struct kcond_table *t, unsigned fresh, uint64_t now);
 
 /* A condition event of an earlier keventd's, read back from the journal

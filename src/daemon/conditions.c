@@ -341,7 +341,12 @@ int kdaemon_cond_check(struct kdaemon *d, const char *names, struct strbuf *out)
 		return 3;
 	}
 	const struct kcond_table *t = kcond_table(d->cond->c);
-	return kcond_render_check(out, t->v, t->n, names);
+	_cleanup_free_ struct kcond_row **rows = kcond_table_sorted(t);
+	if (!rows) {
+		strbuf_puts(out, "CONDITIONS UNKNOWN - keventd is out of memory\n");
+		return 3;
+	}
+	return kcond_render_check(out, rows, t->n, names);
 }
 
 static void on_status(void *userdata, struct kstatus_extra *x)

@@ -352,8 +352,8 @@ class Daemon:
         # the journal and the positions: the test's own, one per keventd
         # unless the test names one (a restart that finds the last journal)
         self.state_dir = scratch.path("state" + suffix)
-        # the condition table: the test's own, kept across its restarts
-        self.lib_dir = scratch.path("lib")
+        # the condition table, likewise (a test names one to keep it)
+        self.lib_dir = scratch.path("libdir" + suffix)
         self.notify_path = scratch.path("notify" + suffix)
         self.notes = []
         self.nsock = None
