@@ -531,7 +531,8 @@ struct kcond_row **kcond_table_sorted(const struct kcond_table *t)
 	struct kcond_row **v = malloc((t->n + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	memcpy(v, t->v, t->n * sizeof(*v));
+	if (t->n)
+		memcpy(v, t->v, t->n * sizeof(*v));
 	qsort(v, t->n, sizeof(*v), cmp_rows);
 	return v;
 }

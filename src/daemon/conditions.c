@@ -73,7 +73,8 @@ static const struct kdaemon_cond_hooks hooks = {
 
 int kdaemon_cond_start(struct kdaemon *d)
 {
-	if (!d->cfg.lib_dir || d->cond)
+	/* off: --lib-dir none, or the source condition left out of --sources */
+	if (!d->cfg.lib_dir || d->cond || !(d->cfg.sources & (1u << KEVENT_SOURCE_CONDITION)))
 		return 0;
 	struct kdaemon_cond *dc = calloc(1, sizeof(*dc));
 	if (!dc)
@@ -337,7 +338,7 @@ int kdaemon_cond_check(struct kdaemon *d, const char *names, struct strbuf *out)
 {
 	if (!d->cond) {
 		strbuf_puts(out, "CONDITIONS UNKNOWN - keventd keeps no condition table "
-				 "(--lib-dir none)\n");
+				 "(--lib-dir none, or not in --sources)\n");
 		return 3;
 	}
 	const struct kcond_table *t = kcond_table(d->cond->c);

@@ -460,7 +460,9 @@ static void do_conditions(struct kdaemon_ctl *ctl, struct kctl_peer *p, const st
 		return;
 	}
 	if (!ctl->d->cond && !check) {
-		p->ops->reply(p, "err", "keventd keeps no condition table (--lib-dir none)");
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
 		return;
 	}
 	if (check) {
@@ -488,7 +490,9 @@ static void do_ack(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kc
 	int n = kdaemon_cond_ack(ctl->d, m->f[1], key, p->uid, m->n > 3 ? m->f[3] : NULL);
 	char text[64];
 	if (n == -EOPNOTSUPP) {
-		p->ops->reply(p, "err", "keventd keeps no condition table (--lib-dir none)");
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
 	} else if (n == -ENOENT) {
 		p->ops->reply(p, "err", "no such condition: not declared, and no row of it");
 	} else if (n == -EINVAL) {

@@ -302,7 +302,8 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_MQTT, NULL, NULL, "mqtt_publishing", "gauge", FLAG(mqtt_publishing),
 	 "1 while events are published; 0 when publishing is off (keventctl status says why)."},
 
-	{KSTATS_CONDITIONS, "off (--lib-dir none); ", NULL, NULL, "gauge", FLAG(cond_off), NULL},
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ", NULL, NULL, "gauge",
+	 FLAG(cond_off), NULL},
 	{KSTATS_CONDITIONS, "# holding", "holding", "conditions_holding", "gauge",
 	 EXTRA(cond_holding), "Condition rows that hold now (keventctl conditions)."},
 	{KSTATS_CONDITIONS, ": # critical", "critical", "conditions_critical", "gauge",

@@ -70,7 +70,8 @@ class ConditionsTest(kdtest.DaemonTest):
 
     def start(self, *args, **kw):
         # one table for the test's keventds, one after another
-        return super().start("--lib-dir", self.s.path("libdir"), *args, **kw)
+        return super().start("--lib-dir", self.s.path("libdir"), "--sources", "socket,condition",
+                             *args, **kw)
 
     def rows(self, d, *extra):
         r = d.ctl("conditions", "--json", *extra, check=0)

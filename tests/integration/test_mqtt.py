@@ -79,7 +79,7 @@ class Mqtt(DaemonTest):
                           "conditions:\n  - name: hot\n"
                           "    set: {source: socket, signal: hot}\n"
                           "    clear: {source: socket, signal: cool}\n")
-        d = self.start("--config", self.config(b))
+        d = self.start("--config", self.config(b), "--sources", "socket,condition")
         d.wait_log("mqtt: connected to 127.0.0.1:%d" % b.port)
         topic = "fleet/h1/condition/hot/org/kernel/cpu%231"
         d.send("power", "/org/kernel/cpu#1", "hot")

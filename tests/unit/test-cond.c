@@ -228,10 +228,12 @@ static char *describe(const struct kcond_table *t, const char *name, const char 
 	const struct kcond_row *r = kcond_table_find(t, name, key);
 	if (!r)
 		return strdup("-");
-	return tu_printf("%s count=%llu%s remind=%lld%s", kcond_row_holds(r) ? "holds" : "cleared",
-			 (unsigned long long)r->count, r->acked_at ? " acked" : "",
-			 r->next_remind ? (long long)((r->next_remind - T0) / S) : -1LL,
-			 r->reason ? tu_printf(" reason=%s", r->reason) : "");
+	char *reason = r->reason ? tu_printf(" reason=%s", r->reason) : strdup("");
+	char *d = tu_printf("%s count=%llu%s remind=%lld%s", kcond_row_holds(r) ? "holds" : "cleared",
+			    (unsigned long long)r->count, r->acked_at ? " acked" : "",
+			    r->next_remind ? (long long)((r->next_remind - T0) / S) : -1LL, reason);
+	free(reason);
+	return d;
 }
 
 struct script {

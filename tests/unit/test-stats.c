@@ -96,7 +96,7 @@ static const struct counter_case counters[] = {
 	{"mqtt corrupt", X(mqtt_corrupt), 256, "corrupt 256", "\"corrupt\":256", "keventd_mqtt_spool_corrupt_total 256\n"},
 	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255,", "keventd_mqtt_connection_attempts_total 255\n"},
 	{"mqtt publishing", SET_NONE, 0, 1, "; publishing off (spool /x: \\x1b broken)\n", "\"publishing\":\"off (spool /x: \\u001b broken)\"}", "keventd_mqtt_publishing 1\n"},
-	{"conditions off", SET_NONE, 0, 1, "conditions: off (--lib-dir none)", NULL, NULL},
+	{"conditions off", SET_NONE, 0, 1, "conditions: off (--lib-dir none, or not in --sources)", NULL, NULL},
 	{"conditions holding", X(cond_holding), 501, "501 holding", "\"holding\":501", "keventd_conditions_holding 501\n"},
 	{"conditions critical", X(cond_critical), 502, "502 critical", "\"critical\":502", "keventd_conditions_critical 502\n"},
 	{"conditions warning", X(cond_warning), 503, "503 warning", "\"warning\":503", "keventd_conditions_warning 503\n"},
@@ -517,7 +517,7 @@ static const struct gap {
 	{KSTATS_MQTT, "; publishing off (#)", "json prom"},
 	{KSTATS_MQTT, "publishing", "text prom"},
 	{KSTATS_MQTT, "mqtt_publishing", "text json"},
-	{KSTATS_CONDITIONS, "off (--lib-dir none); ", "json prom"}, /* the text's words only */
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ", "json prom"}, /* the text's words only */
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -665,7 +665,7 @@ static void test_golden(void **state)
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
 		"journal: failing (No space left on device), 311 bytes (312 unfinished), corrupt 313, 314 writes, refused 259, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
-		"conditions: off (--lib-dir none); 501 holding: 502 critical, 503 warning, 504 info; 505 acknowledged, refused 506, write errors 507\n"
+		"conditions: off (--lib-dir none, or not in --sources); 501 holding: 502 critical, 503 warning, 504 info; 505 acknowledged, refused 506, write errors 507\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
