@@ -583,8 +583,8 @@ static void publish_one(struct kmqtt *m, const struct strbuf *topic, const struc
 			m->c.dropped++;
 			return;
 		}
-		int rc = kmosq.publish(m->mosq, NULL, topic->buf, (int)msg->len, strbuf_str(msg),
-				       0, kmqtt_topic_retained(m->prefix, topic->buf));
+		int rc = kmosq.publish(m->mosq, NULL, topic->buf, (int)msg->len, strbuf_str(msg), 0,
+				       kmqtt_topic_retained(m->prefix, topic->buf));
 		if (rc != MOSQ_ERR_SUCCESS) {
 			m->c.dropped++;
 			return;

@@ -229,9 +229,10 @@ static char *describe(const struct kcond_table *t, const char *name, const char 
 	if (!r)
 		return strdup("-");
 	char *reason = r->reason ? tu_printf(" reason=%s", r->reason) : strdup("");
-	char *d = tu_printf("%s count=%llu%s remind=%lld%s", kcond_row_holds(r) ? "holds" : "cleared",
-			    (unsigned long long)r->count, r->acked_at ? " acked" : "",
-			    r->next_remind ? (long long)((r->next_remind - T0) / S) : -1LL, reason);
+	char *d =
+		tu_printf("%s count=%llu%s remind=%lld%s", kcond_row_holds(r) ? "holds" : "cleared",
+			  (unsigned long long)r->count, r->acked_at ? " acked" : "",
+			  r->next_remind ? (long long)((r->next_remind - T0) / S) : -1LL, reason);
 	free(reason);
 	return d;
 }

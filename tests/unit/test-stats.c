@@ -517,7 +517,8 @@ static const struct gap {
 	{KSTATS_MQTT, "; publishing off (#)", "json prom"},
 	{KSTATS_MQTT, "publishing", "text prom"},
 	{KSTATS_MQTT, "mqtt_publishing", "text json"},
-	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ", "json prom"}, /* the text's words only */
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ",
+	 "json prom"}, /* the text's words only */
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
