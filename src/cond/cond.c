@@ -201,6 +201,27 @@ static const struct kcond_def *lookup(void *userdata, const char *name)
 }
 
 static void arm(struct kcond *c);
+static void on_timer(struct ktimer *t, void *userdata);
+
+/* The timer at the table's wake (table.h), if that is sooner. */
+static void wake(struct kcond *c)
+{
+	uint64_t at = c->table.wake;
+	c->table.wake = 0;
+	if (!at || !c->dir || (c->timer && c->timer_at <= at))
+		return;
+	uint64_t now = now_realtime_ns();
+	uint64_t in = at > now ? at - now : 0;
+	if (in < 1000000)
+		in = 1000000;
+	ktimer_cancel(TAKE_PTR(c->timer));
+	c->timer_at = 0;
+	if (kloop_add_timer(c->loop, now_monotonic_ns() + in, on_timer, c, &c->timer) == 0)
+		c->timer_at = at;
+	else
+		log_error("conditions: cannot set a timer: reminders and expiries wait for the "
+			  "next change");
+}
 
 static void on_timer(struct ktimer *t, void *userdata)
 {
@@ -219,6 +240,7 @@ static void arm(struct kcond *c)
 		return;
 	uint64_t now = now_realtime_ns();
 	uint64_t next = kcond_table_tick(&c->table, lookup, c, now);
+	c->table.wake = 0; /* the tick saw every row */
 	if (next == c->timer_at && c->timer)
 		return;
 	ktimer_cancel(TAKE_PTR(c->timer));
@@ -346,12 +368,11 @@ void kcond_weigh(struct kcond *c, const struct kevent *ev)
 	if (!c->rules || !c->rules->conds)
 		return;
 	struct weigh w = {.c = c, .ev = ev, .now = now_realtime_ns()};
-	size_t before = c->n_out;
 	kruleset_match(c->rules->conds, ev, weigh_one, &w);
-	/* a row set or cleared: its expiry and reminders timed (a count only
-	 * puts them later, and an early timer finds nothing to do) */
-	if (c->n_out != before)
-		arm(c);
+	/* a row set or cleared: the timer brought forward to its reminder,
+	 * expiry or removal, without a tick of the whole table (a count
+	 * only puts them later, and an early timer finds nothing to do) */
+	wake(c);
 }
 
 int kcond_ack(struct kcond *c, const char *name, const char *key, const char *who, const char *note)

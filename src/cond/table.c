@@ -167,6 +167,13 @@ static bool note_event(struct kcond_row *r, const struct kevent *ev, uint64_t no
 	return true;
 }
 
+/* The caller is to tick at at, if no sooner (table.h: wake). */
+static void wake_at(struct kcond_table *t, uint64_t at)
+{
+	if (at && (!t->wake || at < t->wake))
+		t->wake = at;
+}
+
 uint64_t kcond_remind_next(enum kcond_remind kind, uint64_t every_ms, uint64_t since,
 			   uint64_t after)
 {
@@ -201,6 +208,7 @@ static void clear_row(struct kcond_table *t, struct kcond_row *r, const char *re
 		r->reason = NULL; /* the clear matters more than its reason */
 	r->cleared = now ? now : 1;
 	r->next_remind = 0;
+	wake_at(t, r->cleared + KCOND_CLEARED_KEEP_NS);
 	t->holding--;
 	t->dirty = true;
 	if (t->emit)
@@ -290,6 +298,9 @@ int kcond_table_event(struct kcond_table *t, const struct kcond_def *def, const 
 		t->holding++;
 	}
 	t->dirty = true;
+	wake_at(t, r->next_remind);
+	if (def->expire_ms)
+		wake_at(t, now + def->expire_ms * 1000000ull);
 	if (t->emit)
 		t->emit(t->userdata, KCOND_SET, r, ev->signal);
 	return 1;

@@ -75,7 +75,11 @@ struct kcond_table {
 	size_t max;	   /* of them, at most */
 	uint64_t refused;  /* sets refused for the bound */
 	uint64_t removals; /* rows freed so far (a cursor over v knows) */
-	bool dirty;	   /* changed since kcond_table_saved() */
+	bool dirty;	   /* changed since it was last written */
+	/* the soonest time a change since the caller last read it needs a
+	 * tick at (a new row's reminder or expiry, a cleared row's removal);
+	 * 0: none.  The caller resets it. */
+	uint64_t wake;
 	kcond_emit_fn emit;
 	void *userdata;
 };

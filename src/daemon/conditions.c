@@ -26,16 +26,62 @@ struct kdaemon_cond {
 	struct kstaged **staged;
 	size_t n_staged, cap_staged;
 	unsigned fresh; /* the sources that report afresh at this start */
+	/* the journal records of the condition events whose change the
+	 * table's file does not have yet, held live until it does
+	 * (COND.txt): a kill before the write hands them again */
+	uint64_t *held;
+	size_t n_held, cap_held;
+	uint64_t last_write_ns; /* monotonic */
+	struct ktimer *save_timer;
 };
+
+/* A big table is written at most once a second (a flood of sets would
+ * write it whole at every round); a small one at once. */
+#define SAVE_INTERVAL_NS (1000000000ull)
+#define SAVE_SMALL_ROWS	 1024
+
+/* ev's record stays live until the table holds its change. */
+static void hold(struct kdaemon *d, const struct kevent *ev)
+{
+	struct kdaemon_cond *dc = d->cond;
+	if (!d->journal || !ev->journal_ref)
+		return;
+	if (dc->n_held == dc->cap_held) {
+		size_t cap = dc->cap_held ? dc->cap_held * 2 : 16;
+		uint64_t *v = realloc(dc->held, cap * sizeof(*v));
+		if (!v)
+			return; /* unheld: a kill before the write may lose its change */
+		dc->held = v;
+		dc->cap_held = cap;
+	}
+	if (kjournal_hold(d->journal, ev->journal_ref) == 0)
+		dc->held[dc->n_held++] = ev->journal_ref;
+}
+
+static void let_go(struct kdaemon *d)
+{
+	struct kdaemon_cond *dc = d->cond;
+	for (size_t i = 0; i < dc->n_held; i++)
+		kjournal_retire(d->journal, dc->held[i], false);
+	if (dc->n_held)
+		kdaemon_journal_room(d);
+	dc->n_held = 0;
+}
 
 /* Hands the events the time made (reminders, expiries, the start-up
  * check) on, each as every event. */
 static void drain(struct kdaemon *d)
 {
 	struct kevent *ev;
-	while ((ev = kcond_take(d->cond->c)))
-		if (kdaemon_submit(d, ev) < 0)
+	while ((ev = kcond_take(d->cond->c))) {
+		struct kstaged *st = NULL;
+		if (kdaemon_accept(d, ev, &st) < 0) {
 			log_error("conditions: a condition event could not be handed on");
+			continue;
+		}
+		hold(d, ev);
+		(void)kdaemon_commit(d, st);
+	}
 }
 
 static void on_ready(void *userdata)
@@ -63,6 +109,7 @@ static void on_event(void *userdata, const struct kobs_event *e);
 static void on_committed(struct kdaemon *d);
 static void on_reloaded(struct kdaemon *d);
 static void on_round_end(struct kdaemon *d);
+static void save(struct kdaemon *d);
 static void on_status(void *userdata, struct kstatus_extra *x);
 
 static const struct kdaemon_cond_hooks hooks = {
@@ -111,7 +158,14 @@ void kdaemon_cond_free(struct kdaemon *d)
 	d->cond_hooks = NULL;
 	if (!dc)
 		return;
-	kcond_save(dc->c);
+	ktimer_cancel(dc->save_timer);
+	/* the last write, so that a clean stop leaves no record held (a
+	 * held one would be handed again at the next start) */
+	d->cond = dc;
+	kdaemon_journal_flush(d);
+	save(d);
+	d->cond = NULL;
+	free(dc->held);
 	for (size_t i = 0; i < dc->n_staged; i++)
 		kdaemon_refuse(d, dc->staged[i]);
 	free(dc->staged);
@@ -140,8 +194,10 @@ static void on_event(void *userdata, const struct kobs_event *e)
 			dc->staged = v;
 			dc->cap_staged = cap;
 		}
-		if (kdaemon_accept(d, cev, &dc->staged[dc->n_staged]) == 0)
+		if (kdaemon_accept(d, cev, &dc->staged[dc->n_staged]) == 0) {
+			hold(d, cev);
 			dc->n_staged++;
+		}
 	}
 	/* the condition events are in the journal before anything runs for
 	 * ev, or for them (COND.txt) */
@@ -178,11 +234,45 @@ void kdaemon_cond_settle(struct kdaemon *d)
 	kcond_settle(d->cond->c, d->cond->fresh, KCOND_SETTLE_MS);
 }
 
+/* Writes the table, after the journal, and lets its events' records go. */
+static void save(struct kdaemon *d)
+{
+	struct kdaemon_cond *dc = d->cond;
+	/* never a change whose events the journal has not written -- but
+	 * for a journal full of the records held for the table: then the
+	 * write lets them go, or nothing would ever move again */
+	if (kjournal_pending(d->journal) && !kjournal_full(d->journal))
+		return;
+	kcond_save(dc->c);
+	if (kcond_table(dc->c)->dirty)
+		return; /* not written: held until it is */
+	dc->last_write_ns = now_monotonic_ns();
+	let_go(d);
+}
+
+static void on_save_timer(struct ktimer *t, void *userdata)
+{
+	struct kdaemon *d = userdata;
+	(void)t;
+	d->cond->save_timer = NULL;
+	kdaemon_journal_flush(d);
+	save(d);
+}
+
 static void on_round_end(struct kdaemon *d)
 {
-	/* never a change whose events the journal has not written */
-	if (d->cond && !kjournal_pending(d->journal))
-		kcond_save(d->cond->c);
+	struct kdaemon_cond *dc = d->cond;
+	if (!dc || !kcond_table(dc->c)->dirty)
+		return;
+	uint64_t now = now_monotonic_ns();
+	if (kcond_table(dc->c)->n < SAVE_SMALL_ROWS || kjournal_full(d->journal) ||
+	    now - dc->last_write_ns >= SAVE_INTERVAL_NS) {
+		save(d);
+		return;
+	}
+	if (!dc->save_timer && kloop_add_timer(d->loop, dc->last_write_ns + SAVE_INTERVAL_NS,
+					       on_save_timer, d, &dc->save_timer) < 0)
+		save(d);
 }
 
 int kdaemon_cond_ack(struct kdaemon *d, const char *name, const char *key, uid_t uid,

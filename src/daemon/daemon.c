@@ -150,6 +150,11 @@ static void journal_flow(struct kdaemon *d)
 			update_flow(d, (enum kevent_source)i);
 }
 
+void kdaemon_journal_room(struct kdaemon *d)
+{
+	journal_flow(d);
+}
+
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
 		  enum kfate fate)
 {

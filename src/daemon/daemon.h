@@ -267,6 +267,10 @@ size_t kdaemon_keep_debounced(struct kdaemon *d);
  * positions (source.h: journaled()). */
 void kdaemon_journal_flush(struct kdaemon *d);
 
+/* Records were retired outside an event's fate (the condition table's,
+ * conditions.c): the journaled sources resume if it has room again. */
+void kdaemon_journal_room(struct kdaemon *d);
+
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:
  * the source was told before).  Every place that counts one calls it. */
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,

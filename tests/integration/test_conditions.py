@@ -134,6 +134,8 @@ class ConditionsTest(kdtest.DaemonTest):
         before = self.rows(d)
         d.stop_ok(self)
         d2 = self.start()
+        # a clean stop leaves no condition event to hand again
+        self.assertEqual(d2.status()["sources"]["condition"]["redelivered"], 0)
         d2.send("power", "/cpu", "hot")  # holds: counted
         d2.send("power", "/gpu", "hot")
         told = self.wait_told(2)
