@@ -54,9 +54,10 @@ int kcond_open(struct kcond *c, const char *lib_dir);
 /* Whether the table is kept (kcond_open() succeeded). */
 bool kcond_on(const struct kcond *c);
 
-/* The rules in force (their conditions); called at every reload.  Rows
- * of conditions no longer declared clear, reminders and expiries follow
- * the new declarations. */
+/* The rules in force (their conditions); called at every reload.
+ * Reminders and expiries follow the new declarations; rows of conditions
+ * no longer declared hold, untouched (a broken file must not clear
+ * them). */
 void kcond_set_rules(struct kcond *c, const struct kruleset *rs);
 
 /* ev, taken by the daemon: its changes to the table are made and their

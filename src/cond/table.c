@@ -353,8 +353,9 @@ uint64_t kcond_table_tick(struct kcond_table *t, kcond_lookup_fn lookup, void *u
 		i++;
 		const struct kcond_def *def = lookup(ud, r->name);
 		if (!def) {
-			clear_row(t, r, "undeclared", now);
-			SOONER(now + KCOND_CLEARED_KEEP_NS);
+			/* its file broken or gone: the row holds as it is, with
+			 * no reminder nor expiry, until its declaration is back
+			 * or it is acknowledged -- a typo never clears a table */
 			continue;
 		}
 		if (r->severity != def->severity) {

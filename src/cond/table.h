@@ -63,7 +63,7 @@ static inline bool kcond_row_holds(const struct kcond_row *r)
 
 /* A change, as it is made: the row as it is after it (a cleared row is
  * kept), the reason (the signal that caused it, "expired", "not so at
- * start", "acked", "undeclared"). */
+ * start", "acked", "reminder"). */
 typedef void (*kcond_emit_fn)(void *userdata, enum kcond_signal sig, const struct kcond_row *row,
 			      const char *reason);
 
@@ -124,7 +124,7 @@ typedef const struct kcond_def *(*kcond_lookup_fn)(void *userdata, const char *n
  * The time's changes, at now: rows whose expire is over clear (Reason
  * expired); reminders due are told once (remind), however many were due
  * (a keventd that was down), and the next is the first after now; rows of
- * conditions no longer declared clear (Reason undeclared); cleared rows
+ * conditions no longer declared hold as they are, untouched; cleared rows
  * older than KCOND_CLEARED_KEEP_NS go.  Returns the time of the next
  * change (0: none), for the caller's timer.
  */

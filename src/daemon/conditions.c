@@ -162,7 +162,7 @@ void kdaemon_cond_free(struct kdaemon *d)
 	/* the last write, so that a clean stop leaves no record held (a
 	 * held one would be handed again at the next start) */
 	d->cond = dc;
-	kdaemon_journal_flush(d);
+	(void)kjournal_flush(d->journal); /* the sources are gone: the journal alone */
 	save(d);
 	d->cond = NULL;
 	free(dc->held);
