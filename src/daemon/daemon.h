@@ -19,8 +19,10 @@
 #include "source-udev.h"
 
 /* the state directory and, in it, the control socket (keventd(8)) */
-#define KEVENT_DEFAULT_STATE_DIR  "/run/keventd"
-#define KEVENT_DEFAULT_CONTROL	  KEVENT_DEFAULT_STATE_DIR "/control"
+#define KEVENT_DEFAULT_STATE_DIR "/run/keventd"
+#define KEVENT_DEFAULT_CONTROL	 KEVENT_DEFAULT_STATE_DIR "/control"
+/* what outlives a reboot (keventd(8), --lib-dir) */
+#define KEVENT_DEFAULT_LIB_DIR	  "/var/lib/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 
 struct kdaemon;
@@ -42,7 +44,11 @@ struct kdaemon_config {
 	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
-	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
+	/* --lib-dir: what keventd keeps across reboots (the condition
+	 * table, cond.h); NULL: nothing (--lib-dir none, and tests of the
+	 * core) */
+	const char *lib_dir;
+	bool no_journal; /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;
