@@ -37,12 +37,6 @@ const struct ksource_type ksource_type_condition = {
 	.make = take_made,
 };
 
-bool ksource_reports_always(const struct kstatedir *state)
-{
-	(void)state;
-	return true;
-}
-
 const struct ksource_type *const ksource_types[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_KERNEL] = &ksource_type_kernel,
 	[KEVENT_SOURCE_UDEV] = &ksource_type_udev,
