@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "table.h"
 #include "duration.h"
 #include "plan.h"
 #include "ruleset.h"
@@ -193,6 +194,19 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
 	}
 	strbuf_release(&sb);
 	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
+	/* the conditions it would set or clear (keventd.rules(5), CONDITIONS):
+	 * only those that match, since a condition's matchers are many */
+	for (size_t i = 0; i < rs->n_cond_defs; i++) {
+		const struct kcond_def *c = rs->cond_defs[i];
+		bool set = krule_match(&c->set, ev, NULL);
+		if (!set && !(c->has_clear && krule_match(&c->clear, ev, NULL)))
+			continue;
+		const char *key = kcond_key_of(c, ev);
+		ctl_print(stdout, "condition %s (%s:%u:%u): %s it for %s%s%s", c->name,
+			  c->file->path, c->line, c->col, set ? "sets" : "clears",
+			  key ? key : "(no key: the event lacks it)", set ? ", " : "",
+			  set ? kcond_severity_name(c->severity) : "");
+	}
 }
 
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,

@@ -17,7 +17,7 @@
 #include "transient-run.h"
 
 struct tally {
-	size_t files, rules;
+	size_t files, rules, conds;
 	struct kdiags warnings; /* printed with the errors, in order */
 	const char *root;	/* programs are looked up under it (--root) */
 };
@@ -179,6 +179,7 @@ static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *
 	t->files++;
 	if (f) {
 		t->rules += f->n_rules;
+		t->conds += f->n_conds;
 		warn_transient(f, t);
 		warn_programs(f, t);
 	}
@@ -395,9 +396,12 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "%zu configuration file%s, ", checked_configs,
 			checked_configs == 1 ? "" : "s");
 	if (!quiet)
-		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s", t.files,
-			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,
-			d.n == 1 ? "" : "s");
+		fprintf(stderr, "%zu rule file%s, %zu rule%s, ", t.files, t.files == 1 ? "" : "s",
+			t.rules, t.rules == 1 ? "" : "s");
+	if (!quiet && t.conds)
+		fprintf(stderr, "%zu condition%s, ", t.conds, t.conds == 1 ? "" : "s");
+	if (!quiet)
+		fprintf(stderr, "%zu error%s", d.n, d.n == 1 ? "" : "s");
 	if (!quiet && t.warnings.n)
 		fprintf(stderr, ", %zu warning%s", t.warnings.n, t.warnings.n == 1 ? "" : "s");
 	if (!quiet)

@@ -56,6 +56,8 @@ int ctl_status(struct ctl *c, int argc, char **argv);
 int ctl_events(struct ctl *c, int argc, char **argv);
 int ctl_explain(struct ctl *c, int argc, char **argv);
 int ctl_trigger(struct ctl *c, int argc, char **argv);
+int ctl_conditions(struct ctl *c, int argc, char **argv);
+int ctl_ack(struct ctl *c, int argc, char **argv);
 
 /* The control socket (ctl-client.c).  ctl_connect returns an fd or -errno
  * (and says why on stderr). */

@@ -16,10 +16,20 @@ static const struct {
 	const char *name;
 	int (*fn)(struct ctl *c, int argc, char **argv);
 } commands[] = {
-	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
-	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
-	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
-	{"replay", ctl_replay}, {"trigger", ctl_trigger}, {"cat", ctl_cat},
+	{"send", ctl_send},
+	{"monitor", ctl_monitor},
+	{"test", ctl_test},
+	{"verify", ctl_verify},
+	{"reload", ctl_reload},
+	{"status", ctl_status},
+	{"events", ctl_events},
+	{"explain", ctl_explain},
+	{"record", ctl_record},
+	{"replay", ctl_replay},
+	{"trigger", ctl_trigger},
+	{"cat", ctl_cat},
+	{"conditions", ctl_conditions},
+	{"ack", ctl_ack},
 };
 
 static void usage(FILE *f)
@@ -45,6 +55,9 @@ static void usage(FILE *f)
 		"  trigger [--subsystem S]... [--action add|change]\n"
 		"                                         report the devices present as udev\n"
 		"                                         events, for keventd's rules alone\n"
+		"  conditions [--json] [--all]            the conditions that hold now\n"
+		"  conditions --check [NAME]...           a monitoring plugin's line and status\n"
+		"  ack NAME [OBJECT] [--note TEXT]        acknowledge a condition: no reminders\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"

@@ -73,6 +73,8 @@ static void usage(FILE *f)
 		"  --history-bytes SIZE   and the bytes of their text at most (K, M, G; default\n"
 		"                         2K per event kept)\n"
 		"  --state-dir DIR        the journal and the positions (default %s)\n"
+		"  --lib-dir DIR          what outlives a reboot: the condition table (default\n"
+		"                         %s; none: nothing kept, no conditions)\n"
 		"  --journal-size SIZE    the journal's bytes before intake pauses (K, M, G;\n"
 		"                         default 4M)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
@@ -87,7 +89,7 @@ static void usage(FILE *f)
 		KEVENT_DEFAULT_CONFIG, KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN,
 		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, strbuf_str(&sources),
 		KEVENT_DEFAULT_QUEUE_SIZE, KHISTORY_DEFAULT, KEVENT_DEFAULT_STATE_DIR,
-		kdbus_available() ? "" : "; not in this build");
+		KEVENT_DEFAULT_LIB_DIR, kdbus_available() ? "" : "; not in this build");
 }
 
 static int usage_error(const char *fmt, ...) _printf_(1, 2);
@@ -136,6 +138,7 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 		{"history", required_argument, NULL, O_OPTION},
 		{"history-bytes", required_argument, NULL, O_OPTION},
 		{"state-dir", required_argument, NULL, O_OPTION},
+		{"lib-dir", required_argument, NULL, O_OPTION},
 		{"journal-size", required_argument, NULL, O_OPTION},
 		{"log-level", required_argument, NULL, O_OPTION},
 		{"log-format", required_argument, NULL, O_OPTION},

@@ -67,6 +67,12 @@ int kstatedir_read(int dirfd, const char *name, size_t max, char **out, size_t *
  * death, not the machine's.  0 or -errno. */
 int kstatedir_replace(int dirfd, const char *name, const char *data, size_t len, mode_t mode);
 
+/* The same, synced: the file before its rename, the directory after, so
+ * that it outlives the machine's stop too (the condition table in
+ * --lib-dir).  0 or -errno. */
+int kstatedir_replace_synced(int dirfd, const char *name, const char *data, size_t len,
+			     mode_t mode);
+
 /* rc (an errno, negative or not) of the functions above said for the
  * log: a refusal in words, else strerror(). */
 const char *kstatedir_strerror(int rc);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon-cond.h"
 #include "daemon-internal.h"
 #include "journal.h"
 #include "history.h"
@@ -551,6 +552,69 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 	/* else trigger_done() answers */
 }
 
+/* conditions [text|json|check] [holding|all] [NAMES]: the table, or the
+ * monitoring plugin's line (its status the ok's text). */
+static void do_conditions(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	const char *format = m->n > 1 ? m->f[1] : "text";
+	const char *which = m->n > 2 ? m->f[2] : "holding";
+	bool check = strcmp(format, "check") == 0;
+	if (m->n > 4 || (!check && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) ||
+	    (strcmp(which, "holding") != 0 && strcmp(which, "all") != 0) || (m->n > 3 && !check)) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "conditions takes [text|json|check] [holding|all] [NAMES]");
+		return;
+	}
+	if (!ctl->d->cond && !check) {
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
+		return;
+	}
+	if (check) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		char status[4];
+		snprintf(status, sizeof(status), "%d",
+			 kdaemon_cond_check(ctl->d, m->n > 3 ? m->f[3] : NULL, &sb));
+		p->ops->reply_data(p, strbuf_str(&sb));
+		p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : status);
+		return;
+	}
+	send_stream(p, kdaemon_cond_list(ctl->d, strcmp(format, "json") == 0,
+					 strcmp(which, "all") == 0));
+}
+
+/* ack NAME [KEY [NOTE]]: the rows acknowledged, the ok's text. */
+static void do_ack(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	if (m->n < 2 || m->n > 4) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "ack takes NAME [OBJECT [NOTE]]");
+		return;
+	}
+	const char *key = m->n > 2 && *m->f[2] ? m->f[2] : NULL;
+	int n = kdaemon_cond_ack(ctl->d, m->f[1], key, p->uid, m->n > 3 ? m->f[3] : NULL);
+	char text[64];
+	if (n == -EOPNOTSUPP) {
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
+	} else if (n == -ENOENT) {
+		p->ops->reply(p, "err", "no such condition: not declared, and no row of it");
+	} else if (n == -EINVAL) {
+		p->ops->reply(p, "err", "a note is one line of printable text, at most 1000 bytes");
+	} else if (n < 0) {
+		p->ops->reply(p, "err", strerror(-n));
+	} else if (n == 0) {
+		p->ops->reply(p, "err",
+			      key ? "that condition does not hold for that object"
+				  : "that condition holds for no object");
+	} else {
+		snprintf(text, sizeof(text), "%d", n);
+		p->ops->reply(p, "ok", text);
+	}
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
@@ -592,6 +656,10 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_explain(ctl, p, m);
 	} else if (strcmp(cmd, "trigger") == 0) {
 		do_trigger(ctl, p, m);
+	} else if (strcmp(cmd, "conditions") == 0) {
+		do_conditions(ctl, p, m);
+	} else if (strcmp(cmd, "ack") == 0) {
+		do_ack(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
 		klog_throttled(&ctl->bad_log, LOG_WARNING, "control: unknown command from pid %d",
@@ -899,7 +967,10 @@ static int srv_opened(void *userdata, struct kctl_client *c)
 	struct kctl_peer *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = (struct kctl_peer){.ops = &peer_ops, .userdata = c, .pid = kctl_client_pid(c)};
+	*p = (struct kctl_peer){.ops = &peer_ops,
+				.userdata = c,
+				.pid = kctl_client_pid(c),
+				.uid = kctl_client_uid(c)};
 	kctl_client_set_userdata(c, p);
 	return 0;
 }

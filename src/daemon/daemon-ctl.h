@@ -43,6 +43,7 @@ struct kctl_peer {
 	const struct kctl_peer_ops *ops;
 	void *userdata; /* the ops' (the transport's client) */
 	pid_t pid;
+	uid_t uid;	  /* who acknowledges (ack) */
 	uint64_t posts;	  /* post requests read, to name the one an error is about */
 	uint64_t dropped; /* monitor lines dropped since the last notice */
 	bool monitor, json;

@@ -35,6 +35,18 @@ struct kmqtt_config;
 struct kwatch;
 
 struct debounce_run;
+struct kdaemon;
+struct kdaemon_cond;
+
+/* How the core tells the condition table's glue (cond/daemon-cond.c,
+ * which calls the core and so is called back, never called) that an
+ * event's commit is over, that the rules were reloaded and that a round
+ * of the loop ends. */
+struct kdaemon_cond_hooks {
+	void (*committed)(struct kdaemon *d);
+	void (*reloaded)(struct kdaemon *d);
+	void (*round_end)(struct kdaemon *d);
+};
 
 struct kdaemon {
 	struct kdaemon_config cfg;
@@ -59,7 +71,14 @@ struct kdaemon {
 	struct kwatch *watch;
 	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
-	size_t debounce_kept;	  /* at the stop (kdaemon_keep_debounced()) */
+	/* cfg.lib_dir, checked and locked, once a part that keeps data
+	 * there opened it (kdaemon_lib_open()); NULL: not (yet) */
+	struct kstatedir *lib;
+	/* the condition table (cond/daemon-cond.h; NULL: none), which the
+	 * core tells through cond_hooks */
+	struct kdaemon_cond *cond;
+	const struct kdaemon_cond_hooks *cond_hooks;
+	size_t debounce_kept; /* at the stop (kdaemon_keep_debounced()) */
 	/* the tag of the debounced run being pushed, for the one it replaces */
 	struct debounce_run *debounce_pushing;
 	/* the highest number of the socket events read back from the journal */
@@ -149,6 +168,13 @@ static inline bool kdaemon_journaled(enum kevent_source src)
  * is not keventd's alone, or that another keventd holds, stops keventd
  * (keventd(8), --state-dir). */
 int kdaemon_state_open(struct kdaemon *d);
+/* Opens cfg.lib_dir as kdaemon_state_open() does the state directory
+ * (made 0700 when missing, checked, its state.lock taken), for the parts
+ * that keep what outlives a reboot there (the condition table); the
+ * first call opens it, the others find it open.  0 with d->lib, -ENOENT
+ * without cfg.lib_dir (--lib-dir none), or -errno, logged: a lib
+ * directory refused stops keventd (keventd(8), --lib-dir). */
+int kdaemon_lib_open(struct kdaemon *d);
 /* Opens the journal in the state directory (kdaemon_state_open() first,
  * when it has not run) and hands its unfinished events to
  * kdaemon_submit(), before any source reads (daemon-lifecycle.c).  0, or
@@ -171,6 +197,9 @@ size_t kdaemon_keep_debounced(struct kdaemon *d);
  * round of the loop.  Once nothing is pending, the sources save their
  * positions (source.h: journaled()). */
 void kdaemon_journal_flush(struct kdaemon *d);
+/* Records were retired outside an event's fate (the condition table's,
+ * cond/daemon-cond.c): the journaled sources resume if it has room again. */
+void kdaemon_journal_room(struct kdaemon *d);
 
 /* Counts ev's fate, and tells its source when the fate says so (ev NULL:
  * the source was told before).  Every place that counts one calls it. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon-cond.h"
 #include "daemon-ctl.h"
 #include "daemon-internal.h"
 #include "fdstore.h"
@@ -317,6 +318,10 @@ int kdaemon_start(struct kdaemon *d)
 	struct ksource *made[KEVENT_SOURCE_MAX] = {0};
 	if (d->cfg.mqtt)
 		made[KEVENT_SOURCE_MQTT] = start_mqtt(d, &sink);
+	/* the condition table, before the journal hands its events again */
+	rc = kdaemon_cond_start(d);
+	if (rc < 0)
+		return rc;
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)
@@ -338,6 +343,7 @@ int kdaemon_start(struct kdaemon *d)
 	/* while the last run's events are fed in, the sources wait */
 	kdaemon_flow_journaled(d);
 	kfdstore_settle(d->fdstore);
+	kdaemon_cond_settle(d);
 	return 0;
 }
 
@@ -385,9 +391,11 @@ void kdaemon_free(struct kdaemon *d)
 		if (d->source[i] && d->source[i]->free)
 			d->source[i]->free(d->source[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
+	kdaemon_cond_free(d);	  /* its last write, before the journal goes */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
 	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */
+	kstatedir_free(TAKE_PTR(d->lib));   /* after the condition table */
 	kcgroup_free(d->cgroup);	    /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)

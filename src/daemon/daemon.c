@@ -171,6 +171,11 @@ static void journal_flow(struct kdaemon *d)
 	kdaemon_flow_journaled(d);
 }
 
+void kdaemon_journal_room(struct kdaemon *d)
+{
+	journal_flow(d);
+}
+
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
 		  enum kfate fate)
 {
@@ -693,7 +698,10 @@ int kdaemon_commit(struct kdaemon *d, struct kstaged *st)
 	struct kstaged s = *st;
 	free(st);
 	s.c.ev = s.ev;
-	return commit_event(d, s.ev, &s.c);
+	int rc = commit_event(d, s.ev, &s.c);
+	if (d->cond_hooks)
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 void kdaemon_refuse(struct kdaemon *d, struct kstaged *st)
@@ -717,7 +725,10 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 			return rc;
 		}
 	}
-	return commit_event(d, ev, &c);
+	int rc = commit_event(d, ev, &c);
+	if (d->cond_hooks) /* the condition events it made (cond/daemon-cond.h) */
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 static bool has_file(const struct kruleset *rs, const char *name)
@@ -795,6 +806,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	kruleset_free(d->rules);
 	d->rules = rs;
 	d->generation++;
+	if (d->cond_hooks)
+		d->cond_hooks->reloaded(d);
 	kstats_prune(&d->stats, rs);
 	kdiags_free(&diags);
 	kchanges_free(&changes);
@@ -1113,6 +1126,8 @@ static void journal_round_end(void *userdata)
 		d->resolve_staged(d->resolve_userdata);
 	kdaemon_journal_flush(d);
 	kdaemon_replay_more(d);
+	if (d->cond_hooks) /* the condition table, after the journal */
+		d->cond_hooks->round_end(d);
 }
 
 int kdaemon_state_open(struct kdaemon *d)
@@ -1125,6 +1140,26 @@ int kdaemon_state_open(struct kdaemon *d)
 		/* a refusal says it all; a call that failed says why too */
 		bool refused = why && strncmp(why, "cannot", 6) != 0;
 		log_error("state directory %s: %s%s%s; refusing to start", d->cfg.state_dir,
+			  why ? why : "",
+			  refused ? ""
+			  : why	  ? ": "
+				  : "",
+			  refused ? "" : strerror(-rc));
+	}
+	return rc;
+}
+
+int kdaemon_lib_open(struct kdaemon *d)
+{
+	if (!d->cfg.lib_dir)
+		return -ENOENT;
+	if (d->lib)
+		return 0;
+	const char *why = NULL;
+	int rc = kstatedir_open(d->cfg.lib_dir, &d->lib, &why);
+	if (rc < 0) {
+		bool refused = why && strncmp(why, "cannot", 6) != 0;
+		log_error("lib directory %s: %s%s%s; refusing to start", d->cfg.lib_dir,
 			  why ? why : "",
 			  refused ? ""
 			  : why	  ? ": "

@@ -19,6 +19,8 @@
 #include "source-udev.h"
 #include "statedir.h" /* KEVENT_DEFAULT_STATE_DIR, KEVENT_DEFAULT_CONTROL */
 
+/* what outlives a reboot (keventd(8), --lib-dir) */
+#define KEVENT_DEFAULT_LIB_DIR	  "/var/lib/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
 
 struct kdaemon;
@@ -40,7 +42,11 @@ struct kdaemon_config {
 	 * tables; NULL: none (tests of the core) */
 	const char *state_dir;
 	size_t journal_size; /* --journal-size; 0: the default */
-	bool no_journal;     /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
+	/* --lib-dir: what keventd keeps across reboots (the condition
+	 * table, cond.h); NULL: nothing (--lib-dir none, and tests of the
+	 * core) */
+	const char *lib_dir;
+	bool no_journal; /* KEVENTD_JOURNAL=off, for benchmarks: keventd(8) */
 	/* the delegated cgroup to run handlers under, for tests; NULL: keventd's
 	 * own, if it is delegated (kdaemon_start()) */
 	const char *cgroup_root;

@@ -28,6 +28,7 @@ enum opt {
 	O_HISTORY,
 	O_HISTORY_BYTES,
 	O_STATE_DIR,
+	O_LIB_DIR,
 	O_JOURNAL_SIZE,
 	O_LEVEL,
 	O_FORMAT,
@@ -50,6 +51,7 @@ static const struct {
 	[O_HISTORY] = {"history", true},
 	[O_HISTORY_BYTES] = {"history-bytes", true},
 	[O_STATE_DIR] = {"state-dir", true},
+	[O_LIB_DIR] = {"lib-dir", true},
 	[O_JOURNAL_SIZE] = {"journal-size", true},
 	[O_LEVEL] = {"log-level", true},
 	[O_FORMAT] = {"log-format", true},
@@ -72,6 +74,7 @@ void koptions_init(struct koptions *o)
 				.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
 				.history = KHISTORY_DEFAULT,
 				.state_dir = KEVENT_DEFAULT_STATE_DIR,
+				.lib_dir = KEVENT_DEFAULT_LIB_DIR,
 				.journal_size = KJOURNAL_DEFAULT_SIZE,
 				.trust = geteuid() == 0,
 			},
@@ -198,7 +201,8 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 	if (!options[id].value && from_file && parse_bool(value, &flag) < 0)
 		return fail(why, "%s wants true or false, not '%s'", name, value);
 	const char *kept = NULL;
-	if (options[id].value && (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR)) {
+	if (options[id].value &&
+	    (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR || id == O_LIB_DIR)) {
 		kept = keep(o, value);
 		if (!kept)
 			return -ENOMEM;
@@ -284,6 +288,16 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 			return fail(why, "%sstate-dir wants an absolute path, not '%s'", dash,
 				    value);
 		o->cfg.state_dir = kept;
+		break;
+	case O_LIB_DIR:
+		if (strcmp(value, "none") == 0) {
+			o->cfg.lib_dir = NULL;
+			break;
+		}
+		if (value[0] != '/')
+			return fail(why, "%slib-dir wants an absolute path or none, not '%s'", dash,
+				    value);
+		o->cfg.lib_dir = kept;
 		break;
 	case O_JOURNAL_SIZE:
 		if (parse_bytes(value, KJOURNAL_SIZE_MIN, KJOURNAL_SIZE_MAX, &n) < 0)

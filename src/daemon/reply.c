@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "daemon-cond.h"
 #include "daemon-internal.h"
 #include "explain.h"
 
@@ -65,6 +66,8 @@ struct status_stream {
 	struct kstatus_extra x; /* as it was when asked */
 	uint64_t generation;
 	bool reloaded;
+	/* Prometheus: then a sample per condition row that holds */
+	struct kctl_stream *conds;
 };
 
 static bool status_next(struct kctl_stream *s, struct strbuf *out)
@@ -74,7 +77,17 @@ static bool status_next(struct kctl_stream *s, struct strbuf *out)
 		ss->reloaded = true;
 		return false;
 	}
-	return kstats_render_next(&ss->cur, &ss->d->stats, ss->d->rules, &ss->x, out);
+	if (kstats_render_next(&ss->cur, &ss->d->stats, ss->d->rules, &ss->x, out))
+		return true;
+	return ss->conds && ss->conds->next(ss->conds, out);
+}
+
+static void status_free(struct kctl_stream *s)
+{
+	struct status_stream *ss = container_of(s, struct status_stream, s);
+	if (ss->conds)
+		ss->conds->free(ss->conds);
+	free(ss);
 }
 
 static void status_end(struct kctl_stream *s, const char **kind, const char **text)
@@ -91,9 +104,13 @@ struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format)
 	struct status_stream *ss = calloc(1, sizeof(*ss));
 	if (!ss)
 		return NULL;
-	ss->s = (struct kctl_stream){.next = status_next, .end = status_end, .free = stream_free};
+	ss->s = (struct kctl_stream){.next = status_next, .end = status_end, .free = status_free};
 	ss->d = d;
 	ss->generation = d->generation;
+	if (format == KSTATUS_PROMETHEUS && d->cond && !(ss->conds = kdaemon_cond_prometheus(d))) {
+		free(ss);
+		return NULL;
+	}
 	kstats_cursor_init(&ss->cur, format);
 	kdaemon_status_extra(d, &ss->x);
 	return &ss->s;

@@ -302,6 +302,23 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_MQTT, NULL, NULL, "mqtt_publishing", "gauge", FLAG(mqtt_publishing),
 	 "1 while events are published; 0 when publishing is off (keventctl status says why)."},
 
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ", NULL, NULL, "gauge",
+	 FLAG(cond_off), NULL},
+	{KSTATS_CONDITIONS, "# holding", "holding", "conditions_holding", "gauge",
+	 EXTRA(cond_holding), "Condition rows that hold now (keventctl conditions)."},
+	{KSTATS_CONDITIONS, ": # critical", "critical", "conditions_critical", "gauge",
+	 EXTRA(cond_critical), "Condition rows of severity critical that hold now."},
+	{KSTATS_CONDITIONS, ", # warning", "warning", "conditions_warning", "gauge",
+	 EXTRA(cond_warning), "Condition rows of severity warning that hold now."},
+	{KSTATS_CONDITIONS, ", # info", "info", "conditions_info", "gauge", EXTRA(cond_info),
+	 "Condition rows of severity info that hold now."},
+	{KSTATS_CONDITIONS, "; # acknowledged", "acknowledged", "conditions_acknowledged", "gauge",
+	 EXTRA(cond_acked), "Condition rows that hold and were acknowledged (keventctl ack)."},
+	{KSTATS_CONDITIONS, ", refused #", "refused", "conditions_refused_total", "counter",
+	 EXTRA(cond_refused), "Condition sets refused: the table held its bound of rows."},
+	{KSTATS_CONDITIONS, ", write errors #", "write_errors", "conditions_write_errors_total",
+	 "counter", EXTRA(cond_write_errors), "Failed writes of the condition table."},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -341,14 +358,16 @@ static const struct {
 	[KSTATS_HISTORY] = {"history: ", "history"},
 	[KSTATS_MQTT] = {"mqtt: ", "mqtt"},
 	[KSTATS_JOURNAL] = {"journal: ", "journal"},
+	[KSTATS_CONDITIONS] = {"conditions: ", "conditions"},
 	[KSTATS_RULESET] = {"rules: ", "ruleset"},
 	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME,	KSTATS_RULESET, KSTATS_QUEUE,	KSTATS_SOURCES, KSTATS_EVENTS, KSTATS_RUNS,
-	KSTATS_CONTROL, KSTATS_HISTORY, KSTATS_JOURNAL, KSTATS_MQTT,	KSTATS_RULES,
+	KSTATS_UPTIME,	KSTATS_RULESET, KSTATS_QUEUE,	   KSTATS_SOURCES,
+	KSTATS_EVENTS,	KSTATS_RUNS,	KSTATS_CONTROL,	   KSTATS_HISTORY,
+	KSTATS_JOURNAL, KSTATS_MQTT,	KSTATS_CONDITIONS, KSTATS_RULES,
 };
 
 /* What a rendering reads. */

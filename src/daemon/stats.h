@@ -112,6 +112,11 @@ struct kstatus_extra {
 	/* what the two point to while publishing is off: the struct may be
 	 * kept while a reply is sent, and the broker's own text changes */
 	char mqtt_off_buf[160], mqtt_publishing_buf[176];
+	/* the condition table (cond.h): rows that hold, by severity,
+	 * acknowledged; sets refused for its bound; failed writes; off */
+	size_t cond_holding, cond_critical, cond_warning, cond_info, cond_acked;
+	size_t cond_refused, cond_write_errors;
+	bool cond_off;
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -126,6 +131,7 @@ enum kstats_section {
 	KSTATS_HISTORY,
 	KSTATS_JOURNAL,
 	KSTATS_MQTT,
+	KSTATS_CONDITIONS,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

@@ -30,7 +30,8 @@
 	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */      \
 	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */ \
 	X(MD, "md")                                                              \
-	X(KMSG, "kmsg") /* the kernel's log, /dev/kmsg */
+	X(KMSG, "kmsg")		  /* the kernel's log, /dev/kmsg */              \
+	X(CONDITION, "condition") /* keventd's own: a condition's change */
 
 enum kevent_source {
 #define KEVENT_SOURCE_ENUM(id, name) KEVENT_SOURCE_##id,

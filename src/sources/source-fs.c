@@ -881,9 +881,18 @@ static void configure(struct ksource *s, const void *section, struct strbuf *sai
 	strbuf_puts(said, "fs settings changed: applied");
 }
 
+/* The file systems' space and read-only states are reported afresh
+ * when fs.state is gone (a first start, a reboot that emptied the state
+ * directory). */
+static bool reports_at_start(const struct kstatedir *state)
+{
+	return !state || faccessat(state->fd, KFS_STATE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
 const struct ksource_type ksource_type_fs = {
 	.kind = KEVENT_SOURCE_FS,
 	.make = make,
+	.reports_at_start = reports_at_start,
 	.section_size = sizeof(struct kfs_config),
 	.defaults = &kfs_config_defaults,
 	.parse = parse,

@@ -453,4 +453,5 @@ static int make(const struct ksource_args *a, struct ksource **out)
 const struct ksource_type ksource_type_input = {
 	.kind = KEVENT_SOURCE_INPUT,
 	.make = make,
+	.reports_at_start = ksource_reports_always,
 };

@@ -499,4 +499,5 @@ static int make(const struct ksource_args *a, struct ksource **out)
 const struct ksource_type ksource_type_md = {
 	.kind = KEVENT_SOURCE_MD,
 	.make = make,
+	.reports_at_start = ksource_reports_always,
 };

@@ -7,9 +7,11 @@
  * already hot gets its "high" event even though no trip is crossed again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/netlink.h>
 
 #include "log.h"
@@ -94,7 +96,15 @@ static int make(const struct ksource_args *a, struct ksource **out)
 				   out);
 }
 
+/* Every zone's state is reported afresh when its file is gone (a
+ * first start, a reboot that emptied the state directory). */
+static bool reports_at_start(const struct kstatedir *state)
+{
+	return !state || faccessat(state->fd, ZONES_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
 const struct ksource_type ksource_type_thermal = {
 	.kind = KEVENT_SOURCE_THERMAL,
 	.make = make,
+	.reports_at_start = reports_at_start,
 };

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The table of the sources' rows (source-type.h), and the rows of the two
- * sources that other parts of keventd make: the control socket's and the
- * broker's subscriptions.
+ * The table of the sources' rows (source-type.h), and the rows of the
+ * sources that other parts of keventd make: the control socket's, the
+ * broker's subscriptions and the condition table's changes.
  */
 #include "source-type.h"
 
@@ -30,6 +30,13 @@ const struct ksource_type ksource_type_mqtt = {
 	.make = take_made,
 };
 
+/* keventd's own: the condition table's changes, which its glue
+ * (cond/daemon-cond.c) submits as it makes them; nothing to read */
+const struct ksource_type ksource_type_condition = {
+	.kind = KEVENT_SOURCE_CONDITION,
+	.make = take_made,
+};
+
 const struct ksource_type *const ksource_types[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_KERNEL] = &ksource_type_kernel,
 	[KEVENT_SOURCE_UDEV] = &ksource_type_udev,
@@ -42,6 +49,7 @@ const struct ksource_type *const ksource_types[KEVENT_SOURCE_MAX] = {
 	[KEVENT_SOURCE_TRACE] = &ksource_type_trace,
 	[KEVENT_SOURCE_MD] = &ksource_type_md,
 	[KEVENT_SOURCE_KMSG] = &ksource_type_kmsg,
+	[KEVENT_SOURCE_CONDITION] = &ksource_type_condition,
 };
 
 const struct ksource_type *ksource_type_of_section(const char *name)

@@ -22,6 +22,7 @@
 #include "source.h"
 
 struct kdiags;
+struct kstatedir;
 struct strbuf;
 struct ynode;
 
@@ -71,6 +72,13 @@ struct ksource_type {
 	void (*configure)(struct ksource *s, const void *section, struct strbuf *said);
 	/* What a reload that made the source again with section says. */
 	void (*remade)(const void *section, struct strbuf *said);
+	/* May be NULL: the source cannot say again at a start what is
+	 * abnormal (kmsg, trace, the socket...).  Otherwise whether it will
+	 * report every abnormal state it finds at this start, state its
+	 * state directory (NULL: none), asked before it is made: the
+	 * condition table's start-up check clears the rows it set that it
+	 * does not report again (keventd.rules(5), CONDITIONS). */
+	bool (*reports_at_start)(const struct kstatedir *state);
 };
 
 /* Every row, by kind: none is NULL. */
@@ -79,7 +87,16 @@ extern const struct ksource_type *const ksource_types[KEVENT_SOURCE_MAX];
 /* The rows, each beside its source's code. */
 extern const struct ksource_type ksource_type_kernel, ksource_type_udev, ksource_type_thermal,
 	ksource_type_socket, ksource_type_acpi, ksource_type_input, ksource_type_fs,
-	ksource_type_mqtt, ksource_type_trace, ksource_type_md, ksource_type_kmsg;
+	ksource_type_mqtt, ksource_type_trace, ksource_type_md, ksource_type_kmsg,
+	ksource_type_condition;
+
+/* reports_at_start of a source that reports its state at every start
+ * (inline: a row's file and the table's would otherwise use each other). */
+static inline bool ksource_reports_always(const struct kstatedir *state)
+{
+	(void)state;
+	return true;
+}
 
 /* The row of the source whose section is called name, or NULL. */
 const struct ksource_type *ksource_type_of_section(const char *name);

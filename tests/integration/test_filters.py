@@ -142,7 +142,7 @@ class Status(DaemonTest):
         rows = [l.split()[0] for l in d.ctl("status", "--all", check=0).stdout.splitlines()
                 if re.match(r"^[a-z]+ +\d", l)]
         self.assertIn("kernel", rows)
-        self.assertEqual(len(rows), 11)
+        self.assertEqual(len(rows), 12)  # every source of KEVENT_SOURCE_LIST
         # fixed: the verdict says running
         os.unlink(os.path.join(self.s.rules, "20-typo.yaml"))
         d.ctl("reload", check=0)

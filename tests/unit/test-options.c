@@ -235,7 +235,7 @@ static void test_bad(void **state)
 		{"log-level: loud\n", "k.yaml:1:12: error: unknown log level 'loud'\n"},
 		{"log-format: xml\n", "k.yaml:1:13: error: unknown log format 'xml' (text, json)\n"},
 		{"udev-monitor: x\n", "k.yaml:1:15: error: udev-monitor wants auto, udev or kernel, not 'x'\n"},
-		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg)\n"},
+		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg, condition)\n"},
 		{"control-group: no-such-group-here\n", "k.yaml:1:16: error: unknown group 'no-such-group-here'\n"},
 		{"dry-run: maybe\n", "k.yaml:1:10: error: dry-run wants true or false, not 'maybe'\n"},
 		{"dry-run:\n", "k.yaml:1:9: error: dry-run wants true or false, not nothing\n"},

@@ -4,6 +4,7 @@
  * options that read it, refuses a value that is no section and then sets
  * nothing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "options.h"
 #include "source-type.h"
+#include "statedir.h"
 #include "testutil.h"
 
 static void test_rows_whole(void **state)
@@ -76,11 +79,64 @@ static void test_bad_section(void **state)
 	}
 }
 
+/* Which rows report their state afresh at a start, for the condition
+ * table's start-up check: md and input always; fs and thermal when their
+ * state file is gone (or there is no state directory); the others never. */
+static void test_reports_at_start(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kstatedir sd = {.path = dir, .fd = tu_dirfd(dir), .lockfd = -1};
+	assert_true(sd.fd >= 0);
+	/* clang-format off */
+	static const struct {
+		enum kevent_source kind;
+		const char *file; /* its state file, made for the second case */
+		bool without, with;
+	} cases[] = {
+		{KEVENT_SOURCE_MD, NULL, true, true},
+		{KEVENT_SOURCE_INPUT, NULL, true, true},
+		{KEVENT_SOURCE_FS, "fs.state", true, false},
+		{KEVENT_SOURCE_THERMAL, "thermal.zones", true, false},
+		{KEVENT_SOURCE_KMSG, NULL, false, false},
+		{KEVENT_SOURCE_TRACE, NULL, false, false},
+		{KEVENT_SOURCE_SOCKET, NULL, false, false},
+		{KEVENT_SOURCE_MQTT, NULL, false, false},
+		{KEVENT_SOURCE_CONDITION, NULL, false, false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct ksource_type *t = ksource_types[cases[i].kind];
+		const char *name = kevent_source_name(cases[i].kind);
+		bool (*f)(const struct kstatedir *) = t->reports_at_start;
+		if (!cases[i].without) {
+			if (f)
+				fail_msg("%s reports at start", name);
+			continue;
+		}
+		if (!f)
+			fail_msg("%s does not report at start", name);
+		assert_true(f(NULL));
+		assert_true(f(&sd));
+		if (cases[i].file) {
+			int fd = openat(sd.fd, cases[i].file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+			assert_true(fd >= 0);
+			close(fd);
+		}
+		if (f(&sd) != cases[i].with)
+			fail_msg("%s with its state file: %d", name, !cases[i].with);
+		assert_true(f(NULL));
+	}
+	close(sd.fd);
+	tu_rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows_whole),
 		cmocka_unit_test(test_bad_section),
+		cmocka_unit_test(test_reports_at_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
