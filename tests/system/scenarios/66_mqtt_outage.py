@@ -48,7 +48,7 @@ def run(vm):
         # redelivery of those the kill cut off may come twice
         # until every one came in: the loop ends it (mosquitto_sub's -W
         # only bounds it)
-        vm.sh("out=/run/systest/outage.out; : >$out\n"
+        vm.sh("mkdir -p /run/systest; out=/run/systest/outage.out; : >$out\n"
               "while IFS= read -r l; do\n"
               "\tprintf '%%s\\n' \"$l\" >>$out\n"
               "\t[ $(grep -o '\"N: [0-9]*' $out | sort -u | wc -l) -ge %d ] && break\n"
