@@ -1130,17 +1130,16 @@ static void journal_round_end(void *userdata)
 		d->cond_hooks->round_end(d);
 }
 
-int kdaemon_state_open(struct kdaemon *d)
+/* Opens path, keventd's own directory of what (kstatedir_open()); a
+ * refusal is logged: keventd does not start without it. */
+static int open_own_dir(const char *what, const char *path, struct kstatedir **out)
 {
-	if (!d->cfg.state_dir || d->state)
-		return 0;
 	const char *why = NULL;
-	int rc = kstatedir_open(d->cfg.state_dir, &d->state, &why);
+	int rc = kstatedir_open(path, out, &why);
 	if (rc < 0) {
 		/* a refusal says it all; a call that failed says why too */
 		bool refused = why && strncmp(why, "cannot", 6) != 0;
-		log_error("state directory %s: %s%s%s; refusing to start", d->cfg.state_dir,
-			  why ? why : "",
+		log_error("%s directory %s: %s%s%s; refusing to start", what, path, why ? why : "",
 			  refused ? ""
 			  : why	  ? ": "
 				  : "",
@@ -1149,24 +1148,20 @@ int kdaemon_state_open(struct kdaemon *d)
 	return rc;
 }
 
+int kdaemon_state_open(struct kdaemon *d)
+{
+	if (!d->cfg.state_dir || d->state)
+		return 0;
+	return open_own_dir("state", d->cfg.state_dir, &d->state);
+}
+
 int kdaemon_lib_open(struct kdaemon *d)
 {
 	if (!d->cfg.lib_dir)
 		return -ENOENT;
 	if (d->lib)
 		return 0;
-	const char *why = NULL;
-	int rc = kstatedir_open(d->cfg.lib_dir, &d->lib, &why);
-	if (rc < 0) {
-		bool refused = why && strncmp(why, "cannot", 6) != 0;
-		log_error("lib directory %s: %s%s%s; refusing to start", d->cfg.lib_dir,
-			  why ? why : "",
-			  refused ? ""
-			  : why	  ? ": "
-				  : "",
-			  refused ? "" : strerror(-rc));
-	}
-	return rc;
+	return open_own_dir("lib", d->cfg.lib_dir, &d->lib);
 }
 
 int kdaemon_journal_start(struct kdaemon *d)
