@@ -3,6 +3,7 @@
 #include "file.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +101,20 @@ static int text(const char *s, size_t n, bool empty_null, char **out)
 		return -EINVAL;
 	}
 	return rc;
+}
+
+/* Whether the line p (n bytes) is the one fmt writes: sscanf() takes
+ * more (blanks, signs, leading zeros, upper-case hex) than the encoder
+ * writes, and a table read must write back the same bytes. */
+__attribute__((format(printf, 3, 4))) static bool as_written(const char *p, size_t n,
+							     const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return len >= 0 && (size_t)len == n && memcmp(buf, p, n) == 0;
 }
 
 struct field {
@@ -236,10 +251,12 @@ int kcond_file_decode(const char *buf, size_t len, struct kcond_table *t, struct
 				*why = "a bad mark line";
 				goto bad;
 			}
-			if (strcmp(what, "socket") == 0) {
+			if (strcmp(what, "socket") == 0 &&
+			    as_written(p, n, "mark socket %s %" PRIu64, id, b)) {
 				snprintf(m->boot, sizeof(m->boot), "%s", id);
 				m->socket_seq = b;
-			} else if (strcmp(what, "kernel") == 0 && num(id, strlen(id), &a) == 0) {
+			} else if (strcmp(what, "kernel") == 0 && num(id, strlen(id), &a) == 0 &&
+				   as_written(p, n, "mark kernel %" PRIu64 " %" PRIu64, a, b)) {
 				m->kernel_instance = a;
 				m->kernel_seq = b;
 			} else {
@@ -262,8 +279,10 @@ int kcond_file_decode(const char *buf, size_t len, struct kcond_table *t, struct
 				goto bad;
 			}
 			rc = kcond_table_put(t, r);
-			if (rc == -EEXIST)
+			if (rc == -EEXIST) {
 				*why = "a row given twice";
+				rc = -EINVAL; /* damaged, as any other bad line */
+			}
 			if (rc < 0)
 				goto bad;
 			rc = -EINVAL;
@@ -272,7 +291,8 @@ int kcond_file_decode(const char *buf, size_t len, struct kcond_table *t, struct
 			size_t count = 0;
 			uint64_t sum = 0;
 			if (sscanf(l, "end %zu %16" SCNx64 "%n", &count, &sum, &used) != 2 ||
-			    (size_t)used != n || count != rows) {
+			    (size_t)used != n || count != rows ||
+			    !as_written(p, n, "end %zu %016" PRIx64, count, sum)) {
 				*why = "the end line does not count the rows";
 				goto bad;
 			}
