@@ -34,7 +34,8 @@ void kdaemon_cond_free(struct kdaemon *d);
  * are handed on.  A reload of the rules and a round's end (the table's
  * file written after the journal) come through the hooks too. */
 
-/* The sources are started: the start-up check begins (keventd.rules(5)). */
+/* The sources are about to start: the start-up check begins, so that
+ * what they report as they start confirms rows (keventd.rules(5)). */
 void kdaemon_cond_settle(struct kdaemon *d);
 
 /* keventctl ack, by uid: the rows acknowledged, or -errno (cond.h). */

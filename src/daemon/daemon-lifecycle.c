@@ -339,11 +339,14 @@ int kdaemon_start(struct kdaemon *d)
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
 	made[KEVENT_SOURCE_SOCKET] = kdaemon_ctl_source(d->ctl);
+	/* the start-up check begins before the sources start: what md and
+	 * input report as they start (Initial: yes) confirms a row, it is no
+	 * new set */
+	kdaemon_cond_settle(d);
 	kdaemon_start_sources(d, &sink, made);
 	/* while the last run's events are fed in, the sources wait */
 	kdaemon_flow_journaled(d);
 	kfdstore_settle(d->fdstore);
-	kdaemon_cond_settle(d);
 	return 0;
 }
 
