@@ -365,18 +365,25 @@ int kfs_make_event(const struct kfs_mount *m, const char *signal, const char *pa
 			  out, why);
 }
 
+/* The lines of a mount table change: m as it is now, prev before (NULL:
+ * none). */
+static void put_change(struct strbuf *sb, const struct kfs_mount *m, const struct kfs_mount *prev)
+{
+	kfs_mount_payload(m, sb);
+	kfs_put_line(sb, "Options", m->options);
+	kfs_put_line(sb, "Super-Options", m->super_options);
+	strbuf_printf(sb, "Mount-Id: %u\n", m->id);
+	if (prev) {
+		kfs_put_line(sb, "Previous-Options", prev->options);
+		kfs_put_line(sb, "Previous-Super-Options", prev->super_options);
+	}
+}
+
 int kfs_mount_event(enum kfs_change c, const struct kfs_mount *m, const struct kfs_mount *prev,
 		    uint64_t now, struct kevent **out, const char **why)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	kfs_mount_payload(m, &sb);
-	kfs_put_line(&sb, "Options", m->options);
-	kfs_put_line(&sb, "Super-Options", m->super_options);
-	strbuf_printf(&sb, "Mount-Id: %u\n", m->id);
-	if (prev) {
-		kfs_put_line(&sb, "Previous-Options", prev->options);
-		kfs_put_line(&sb, "Previous-Super-Options", prev->super_options);
-	}
+	put_change(&sb, m, prev);
 	if (sb.oom)
 		return -ENOMEM;
 	return kfs_make_event(m, kfs_change_signal(c), sb.buf, now, out, why);
@@ -387,14 +394,14 @@ int kfs_error_ro_event(const struct kfs_mount *m, uint64_t now, struct kevent **
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, sup = STRBUF_INIT;
 	strbuf_printf(&sup, "%s%semergency_ro", m->super_options, *m->super_options ? "," : "");
-	kfs_mount_payload(m, &sb);
-	kfs_put_line(&sb, "Options", m->options);
-	kfs_put_line(&sb, "Super-Options", sup.buf ? sup.buf : "");
-	strbuf_printf(&sb, "Mount-Id: %u\n", m->id);
-	kfs_put_line(&sb, "Previous-Options", m->options);
-	kfs_put_line(&sb, "Previous-Super-Options", m->super_options);
+	if (sup.oom)
+		return -ENOMEM;
+	/* the mount as a newer kernel shows it, after the table's */
+	struct kfs_mount shown = *m;
+	shown.super_options = sup.buf;
+	put_change(&sb, &shown, m);
 	strbuf_puts(&sb, "Inferred: yes\n");
-	if (sb.oom || sup.oom)
+	if (sb.oom)
 		return -ENOMEM;
 	return kfs_make_event(m, kfs_change_signal(KFS_REMOUNT_RO), sb.buf, now, out, why);
 }
