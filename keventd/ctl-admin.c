@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* keventctl reload, status, events and explain. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,22 +41,169 @@ int ctl_reload(struct ctl *c, int argc, char **argv)
 	return simple(c, f, 1);
 }
 
+/* What about tells, for status's verdict. */
+struct about {
+	struct strbuf head; /* the verdict's lines after the first */
+	char version[32], since[32], pid[16], rules[32], files[32];
+	unsigned sources; /* bit per source enabled */
+	size_t broken;
+	bool failing, utc, colour;
+};
+
+static void about_line(const char *text, void *ud)
+{
+	struct about *a = ud;
+	const char *f[3] = {text, NULL, NULL};
+	_cleanup_free_ char *copy = strdup(text);
+	if (!copy)
+		return;
+	char *sep = strchr(copy, '\x1f'), *sep2 = sep ? strchr(sep + 1, '\x1f') : NULL;
+	if (!sep)
+		return;
+	*sep = '\0';
+	f[0] = copy;
+	f[1] = sep + 1;
+	if (sep2) {
+		*sep2 = '\0';
+		f[2] = sep2 + 1;
+	}
+	const char *bold = a->colour ? "\033[1;31m" : "", *off = a->colour ? "\033[0m" : "";
+	if (strcmp(f[0], "version") == 0) {
+		snprintf(a->version, sizeof(a->version), "%s", f[1]);
+	} else if (strcmp(f[0], "pid") == 0) {
+		snprintf(a->pid, sizeof(a->pid), "%s", f[1]);
+	} else if (strcmp(f[0], "since") == 0) {
+		snprintf(a->since, sizeof(a->since), "%s", f[1]);
+	} else if (strcmp(f[0], "config") == 0) {
+		strbuf_puts(&a->head, "    config: ");
+		strbuf_put_escaped(&a->head, f[1]);
+		strbuf_putc(&a->head, '\n');
+	} else if (strcmp(f[0], "rule_dir") == 0) {
+		strbuf_puts(&a->head, "  rule dir: ");
+		strbuf_put_escaped(&a->head, f[1]);
+		strbuf_putc(&a->head, '\n');
+	} else if (strcmp(f[0], "state_dir") == 0) {
+		strbuf_puts(&a->head, "     state: ");
+		strbuf_put_escaped(&a->head, f[1]);
+		strbuf_putc(&a->head, '\n');
+	} else if (strcmp(f[0], "source") == 0) {
+		int src = kevent_source_from_name(f[1]);
+		if (src >= 0)
+			a->sources |= 1u << src;
+	} else if (strcmp(f[0], "rules") == 0 && f[2]) {
+		snprintf(a->rules, sizeof(a->rules), "%s", f[1]);
+		snprintf(a->files, sizeof(a->files), "%s", f[2]);
+	} else if ((strcmp(f[0], "broken") == 0 || strcmp(f[0], "broken_kept") == 0) && f[2]) {
+		a->broken++;
+		strbuf_printf(&a->head, "    %sbroken%s: ", bold, off);
+		strbuf_put_escaped(&a->head, f[1]);
+		strbuf_puts(&a->head, strcmp(f[0], "broken") == 0
+					      ? " (not in force): "
+					      : " (its last good version in force): ");
+		strbuf_put_escaped(&a->head, f[2]);
+		strbuf_putc(&a->head, '\n');
+	} else if (strcmp(f[0], "journal_failing") == 0) {
+		a->failing = true;
+		strbuf_printf(&a->head, "   %sjournal%s: failing (", bold, off);
+		strbuf_put_escaped(&a->head, f[1]);
+		strbuf_puts(&a->head, "): accepted events are not kept for a restart\n");
+	}
+}
+
+/* "2h 3min", "5min 2s", "12s" */
+static void put_age(struct strbuf *o, uint64_t s)
+{
+	if (s >= 86400)
+		strbuf_printf(o, "%" PRIu64 "d %" PRIu64 "h", s / 86400, s % 86400 / 3600);
+	else if (s >= 3600)
+		strbuf_printf(o, "%" PRIu64 "h %" PRIu64 "min", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		strbuf_printf(o, "%" PRIu64 "min %" PRIu64 "s", s / 60, s % 60);
+	else
+		strbuf_printf(o, "%" PRIu64 "s", s);
+}
+
+/* The verdict, as systemctl status starts: its first line, then the rest. */
+static void print_verdict(const struct about *a)
+{
+	bool degraded = a->broken || a->failing;
+	const char *dot = !a->colour ? "" : degraded ? "\033[1;33m" : "\033[1;32m";
+	const char *off = a->colour ? "\033[0m" : "";
+	int64_t since = 0;
+	(void)parse_int64(a->since, &since);
+	char when[64];
+	ctl_format_time((uint64_t)since, a->utc, when, sizeof(when));
+	_cleanup_strbuf_ struct strbuf o = STRBUF_INIT;
+	uint64_t now = now_realtime_ns();
+	put_age(&o, now > (uint64_t)since ? (now - (uint64_t)since) / 1000000000ull : 0);
+	printf("%s\u25cf%s keventd %s: %s%s%s since %s (%s ago), pid %s\n", dot, off, a->version,
+	       dot, degraded ? "running, degraded" : "running", off, when, strbuf_str(&o), a->pid);
+	printf("     rules: %s in %s file%s%s\n", a->rules, a->files,
+	       strcmp(a->files, "1") == 0 ? "" : "s",
+	       a->broken ? "; broken files below (keventctl verify says more)" : "");
+	fputs(strbuf_str(&a->head), stdout);
+	printf("   sources:");
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (a->sources & (1u << i))
+			printf(" %s", kevent_source_name((enum kevent_source)i));
+	printf("\n\n");
+}
+
+/* The counters' text, without the rows of the sources that are off. */
+struct counters {
+	unsigned sources;
+	bool all;
+};
+
+static void counters_text(const char *text, void *ud)
+{
+	const struct counters *c = ud;
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text + 1) : strlen(text);
+		size_t word = strcspn(text, " \n");
+		bool skip = false;
+		for (int i = 0; !c->all && i < KEVENT_SOURCE_MAX; i++) {
+			const char *name = kevent_source_name((enum kevent_source)i);
+			if (word == strlen(name) && strncmp(text, name, word) == 0 &&
+			    !(c->sources & (1u << i)))
+				skip = true;
+		}
+		if (!skip)
+			fwrite(text, 1, len, stdout);
+		text += len;
+	}
+}
+
 int ctl_status(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"prometheus", no_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"json", no_argument, NULL, 'j'}, {"prometheus", no_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},  {"utc", no_argument, NULL, 'u'},
+		{"help", no_argument, NULL, 'h'}, {0},
 	};
 	const char *format = "text";
+	bool all = false, utc = false;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hj", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hja", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl status [--json|--prometheus]\n"
-			       "Prints keventd's counters: as text, as JSON, or in the Prometheus\n"
-			       "text exposition format.\n");
+			printf("Usage: keventctl status [--all] [--utc] [--json|--prometheus]\n"
+			       "Prints, as systemctl status does, keventd's verdict (version, "
+			       "pid,\n"
+			       "since, config, rule and state directories, the sources on, the\n"
+			       "broken files), then its counters (the sources that are off only\n"
+			       "with --all); as JSON, or in the Prometheus text exposition "
+			       "format,\n"
+			       "the counters alone.\n");
 			return 0;
+		}
+		if (o == 'a') {
+			all = true;
+			continue;
+		}
+		if (o == 'u') {
+			utc = true;
+			continue;
 		}
 		if (o != 'j' && o != 'p')
 			return ctl_option_error("status");
@@ -66,42 +214,121 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	if (optind < argc)
 		return ctl_usage_error("status takes no arguments");
 	const char *f[] = {"status", format};
-	return simple(c, f, 2);
+	if (strcmp(format, "text") != 0)
+		return simple(c, f, 2);
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	struct about a = {.head = STRBUF_INIT, .utc = utc};
+	a.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	const char *fa[] = {"about"};
+	int status = ctl_request(fd, fa, 1) < 0 ? 1 : ctl_replies(fd, about_line, &a, NULL);
+	struct counters cs = {.sources = a.sources, .all = all};
+	if (status == 0) {
+		print_verdict(&a);
+		status = ctl_request(fd, f, 2) < 0 ? 1 : ctl_replies(fd, counters_text, &cs, NULL);
+	}
+	strbuf_release(&a.head);
+	close(fd);
+	return status;
+}
+
+/* Adds a filter's field, --source/--type checked here for a clear error. */
+static int add_filter(const char **f, size_t *n, size_t max, char *buf, size_t size,
+		      const char *kind, const char *value)
+{
+	if (strcmp(kind, "source") == 0 && kevent_source_from_name(value) < 0)
+		return ctl_usage_error("unknown source '%s' (%s)", value, kevent_source_names());
+	if (strcmp(kind, "type") == 0 && kevent_type_from_name(value) < 0)
+		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
+				       value);
+	if (*n == max)
+		return ctl_usage_error("--%s is given once", kind);
+	snprintf(buf, size, "%s=%s", kind, value);
+	f[(*n)++] = buf;
+	return 0;
+}
+
+static void print_local(const char *text, void *ud)
+{
+	ctl_put_times(stdout, text, *(bool *)ud);
 }
 
 int ctl_events(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"json", no_argument, NULL, 'j'},	{"source", required_argument, NULL, 's'},
+		{"type", required_argument, NULL, 'T'}, {"rule", required_argument, NULL, 'r'},
+		{"failed", no_argument, NULL, 'F'},	{"utc", no_argument, NULL, 'u'},
+		{"help", no_argument, NULL, 'h'},	{0},
 	};
 	const char *format = "text", *n = "0";
-	int o;
+	const char *f[8] = {"events"};
+	size_t nf = 3;
+	char src[80], type[80], rule[160];
+	bool utc = false;
+	int o, rc;
 	while ((o = getopt_long(argc, argv, "hjn:", opts, NULL)) != -1) {
-		if (o == 'h') {
-			printf("Usage: keventctl events [--json] [-n N]\n"
+		switch (o) {
+		case 'h':
+			printf("Usage: keventctl events [--json] [--utc] [-n N] [--source SRC] "
+			       "[--type TYPE]\n"
+			       "                        [--rule NAME] [--failed]\n"
 			       "Prints the last N events keventd handled (default: all it keeps,\n"
-			       "keventd --history), oldest first, and what became of each rule\n"
-			       "they matched.\n");
+			       "keventd --history) of those the filters let through, oldest "
+			       "first,\n"
+			       "and what became of each rule they matched; times in local time\n"
+			       "unless --utc.  --failed: the events of which a run failed.\n");
 			return 0;
-		}
-		if (o == 'j') {
+		case 'j':
 			format = "json";
-		} else if (o == 'n') {
+			break;
+		case 'u':
+			utc = true;
+			break;
+		case 'n': {
 			int64_t v;
 			if (parse_int64(optarg, &v) < 0 || v < 1)
 				return ctl_usage_error("-n wants a number of events, not '%s'",
 						       optarg);
 			n = optarg;
-		} else {
+			break;
+		}
+		case 's':
+			if ((rc = add_filter(f, &nf, 7, src, sizeof(src), "source", optarg)))
+				return rc;
+			break;
+		case 'T':
+			if ((rc = add_filter(f, &nf, 7, type, sizeof(type), "type", optarg)))
+				return rc;
+			break;
+		case 'r':
+			if (strlen(optarg) > 128)
+				return ctl_usage_error("a rule name is 1-128 bytes");
+			if ((rc = add_filter(f, &nf, 7, rule, sizeof(rule), "rule", optarg)))
+				return rc;
+			break;
+		case 'F':
+			if (nf == 7)
+				return ctl_usage_error("--failed is given once");
+			f[nf++] = "failed";
+			break;
+		default:
 			return ctl_option_error("events");
 		}
 	}
 	if (optind < argc)
 		return ctl_usage_error("events takes no arguments");
-	const char *f[] = {"events", n, format};
-	return simple(c, f, 3);
+	f[1] = n;
+	f[2] = format;
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	char *ok = NULL;
+	int status = ctl_request(fd, f, nf) < 0 ? 1 : ctl_replies(fd, print_local, &utc, &ok);
+	free(ok);
+	close(fd);
+	return status;
 }
 
 int ctl_explain(struct ctl *c, int argc, char **argv)
@@ -109,14 +336,16 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"source", required_argument, NULL, 's'},
+		{"utc", no_argument, NULL, 'u'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *format = "text", *source = "";
+	bool utc = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "hjs:", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl explain SEQ|last [--source SRC] [--json]\n"
+			printf("Usage: keventctl explain SEQ|last [--source SRC] [--json] [--utc]\n"
 			       "Shows, for an event of keventd's history, every rule in order:\n"
 			       "matched or not and why not, against the rules in force when it\n"
 			       "was handled, and whether today's rules decide differently.\n");
@@ -124,9 +353,12 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 		}
 		if (o == 'j') {
 			format = "json";
+		} else if (o == 'u') {
+			utc = true;
 		} else if (o == 's') {
 			if (kevent_source_from_name(optarg) < 0)
-				return ctl_usage_error("unknown source '%s'", optarg);
+				return ctl_usage_error("unknown source '%s' (%s)", optarg,
+						       kevent_source_names());
 			source = optarg;
 		} else {
 			return ctl_option_error("explain");
@@ -139,7 +371,14 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("explain wants a sequence number or 'last', not '%s'",
 				       argv[optind]);
 	const char *f[] = {"explain", argv[optind], source, format};
-	return simple(c, f, 4);
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	char *ok = NULL;
+	int status = ctl_request(fd, f, 4) < 0 ? 1 : ctl_replies(fd, print_local, &utc, &ok);
+	free(ok);
+	close(fd);
+	return status;
 }
 
 int ctl_trigger(struct ctl *c, int argc, char **argv)

@@ -75,7 +75,7 @@ static void line_error(struct batch *b, const char *what)
 
 /* Splits a line into f[1..] (f[0] is the command), undoing the escapes.
  * Returns the number of fields with the command, or 0 with *why. */
-static size_t split_fields(char *line, const char *f[5], const char **why)
+static size_t split_fields(char *line, const char *f[6], const char **why)
 {
 	size_t n = 1;
 	for (char *p = line, *tab; p; p = tab) {
@@ -128,7 +128,7 @@ static int next_event(struct batch *b)
 			line_error(b, "NUL byte in line");
 			continue;
 		}
-		const char *f[5] = {"post"}, *why = NULL;
+		const char *f[6] = {"post"}, *why = NULL;
 		size_t n = b->src ? b->src->parse(b->src->userdata, buf, (size_t)len, f, &why)
 				  : split_fields(buf, f, &why);
 		if (!n) {

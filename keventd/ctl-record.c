@@ -164,7 +164,7 @@ struct replay {
 	struct kevent *ev; /* the last line's, which f[] points into */
 };
 
-static size_t parse_record(void *userdata, char *line, size_t len, const char *f[5],
+static size_t parse_record(void *userdata, char *line, size_t len, const char *f[6],
 			   const char **why)
 {
 	struct replay *r = userdata;
@@ -176,11 +176,17 @@ static size_t parse_record(void *userdata, char *line, size_t len, const char *f
 			*why = strerror(-rc);
 		return 0;
 	}
-	f[1] = kevent_type_name(r->ev->type);
-	f[2] = r->ev->object;
-	f[3] = r->ev->signal;
-	f[4] = r->ev->payload;
-	return 5;
+	/* each event as its source's (a socket event as any send) */
+	size_t k = 1;
+	if (r->ev->source != KEVENT_SOURCE_SOCKET) {
+		f[0] = "post-as";
+		f[k++] = kevent_source_name(r->ev->source);
+	}
+	f[k++] = kevent_type_name(r->ev->type);
+	f[k++] = r->ev->object;
+	f[k++] = r->ev->signal;
+	f[k++] = r->ev->payload;
+	return k;
 }
 
 static int replay_dry(const char *path, const char **dirs, size_t n_dirs, bool strict)

@@ -17,7 +17,7 @@
 
 /* send --wait: each rule's outcome as keventd tells it, until the last.
  * timeout_ms 0: no bound. */
-static int wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
+int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
 {
 	char buf[KCTL_MSG_MAX + 1];
 	uint64_t deadline = now_monotonic_ns() + timeout_ms * 1000000ull;
@@ -83,7 +83,7 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 	const char *batch = NULL, *timeout = NULL;
 	uint64_t timeout_ms = 0;
 	int o;
-	while ((o = getopt_long(argc, argv, "+hvb:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hvb:", opts, NULL)) != -1) {
 		if (o == 'h') {
 			printf("Usage: keventctl send [-v] [--wait [--timeout DURATION]] TYPE "
 			       "OBJECT "
@@ -148,7 +148,7 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 		if (status == 0) {
 			char t[32];
 			duration_format(timeout_ms, t, sizeof(t));
-			status = wait_replies(fd, timeout_ms, timeout ? t : "");
+			status = ctl_wait_replies(fd, timeout_ms, timeout ? t : "");
 		}
 		close(fd);
 		return status;

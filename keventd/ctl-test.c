@@ -5,8 +5,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl.h"
+#include "table.h"
 #include "duration.h"
 #include "plan.h"
 #include "ruleset.h"
@@ -192,10 +194,52 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
 	}
 	strbuf_release(&sb);
 	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
+	/* the conditions it would set or clear (keventd.rules(5), CONDITIONS):
+	 * only those that match, since a condition's matchers are many */
+	for (size_t i = 0; i < rs->n_cond_defs; i++) {
+		const struct kcond_def *c = rs->cond_defs[i];
+		bool set = krule_match(&c->set, ev, NULL);
+		if (!set && !(c->has_clear && krule_match(&c->clear, ev, NULL)))
+			continue;
+		const char *key = kcond_key_of(c, ev);
+		ctl_print(stdout, "condition %s (%s:%u:%u): %s it for %s%s%s", c->name,
+			  c->file->path, c->line, c->col, set ? "sets" : "clears",
+			  key ? key : "(no key: the event lacks it)", set ? ", " : "",
+			  set ? kcond_severity_name(c->severity) : "");
+	}
 }
 
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
 		    int64_t seqnum, int64_t timestamp);
+
+/* test --run: the event through keventd, its handlers run once with
+ * KEVENT_TEST=1, each rule's outcome printed as send --wait does. */
+static int run_live(struct ctl *c, int argc, char **argv, int source, uint64_t timeout_ms,
+		    const char *timeout_text)
+{
+	if (kevent_type_from_name(argv[optind]) < 0)
+		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
+				       argv[optind]);
+	_cleanup_free_ char *stdin_payload = NULL;
+	const char *payload = argc - optind == 4 ? argv[optind + 3] : "";
+	if (strcmp(payload, "-") == 0) {
+		int rc = read_payload_stdin(&stdin_payload);
+		if (rc < 0)
+			return ctl_usage_error("cannot read the payload: %s", strerror(-rc));
+		payload = stdin_payload;
+	}
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return 1;
+	const char *f[] = {"test-run",	     kevent_source_name((enum kevent_source)source),
+			   argv[optind],     argv[optind + 1],
+			   argv[optind + 2], payload};
+	int status = ctl_request(fd, f, 6) < 0 ? 1 : 0;
+	if (status == 0)
+		status = ctl_wait_replies(fd, timeout_ms, timeout_text);
+	close(fd);
+	return status;
+}
 
 int ctl_test(struct ctl *c, int argc, char **argv)
 {
@@ -204,6 +248,8 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		{"source", required_argument, NULL, 's'},
 		{"seqnum", required_argument, NULL, 'n'},
 		{"timestamp", required_argument, NULL, 't'},
+		{"run", no_argument, NULL, 'r'},
+		{"timeout", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -211,22 +257,42 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	size_t n_dirs = 0;
 	int source = KEVENT_SOURCE_SOCKET;
 	int64_t seqnum = 1, timestamp = (int64_t)now_realtime_ns();
+	bool live = false, fixed = false;
+	uint64_t timeout_ms = 0;
+	const char *timeout = NULL;
 	int o;
-	(void)c;
-	while ((o = getopt_long(argc, argv, "+hd:s:n:t:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hd:s:n:t:", opts, NULL)) != -1) {
 		switch (o) {
+		case 'r':
+			live = true;
+			break;
+		case 'T': {
+			const char *why = NULL;
+			int64_t secs;
+			timeout = optarg;
+			if (parse_int64(optarg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
+				timeout_ms = (uint64_t)secs * 1000;
+			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
+				return ctl_usage_error("--timeout wants seconds or a duration such "
+						       "as 500ms, not '%s'",
+						       optarg);
+			break;
+		}
 		case 'd':
 			if (n_dirs == MAX_DIRS)
 				return ctl_usage_error("too many --rules-dir");
 			dirs[n_dirs++] = optarg;
+			fixed = true;
 			break;
 		case 's':
 			source = kevent_source_from_name(optarg);
 			if (source < 0)
-				return ctl_usage_error("unknown source '%s'", optarg);
+				return ctl_usage_error("unknown source '%s' (%s)", optarg,
+						       kevent_source_names());
 			break;
 		case 'n':
 		case 't':
+			fixed = true;
 			if (parse_int64(optarg, o == 'n' ? &seqnum : &timestamp) < 0 ||
 			    (o == 'n' ? seqnum : timestamp) < 0)
 				return ctl_usage_error("bad number '%s'", optarg);
@@ -234,7 +300,14 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		case 'h':
 			printf("Usage: keventctl test [--rules-dir DIR]... [--source SRC] "
 			       "[--seqnum N] "
-			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n");
+			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
+			       "       keventctl test --run [--source SRC] [--timeout DURATION] "
+			       "TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
+			       "The first is a dry run, offline: which rules match and what they "
+			       "would run.\n"
+			       "--run has keventd run the handlers the event would run, once, with "
+			       "KEVENT_TEST=1,\n"
+			       "and prints each rule's outcome: exit 0 if all exited 0, else 1.\n");
 			return 0;
 		default:
 			return ctl_option_error("test");
@@ -242,6 +315,17 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	}
 	if (argc - optind < 3 || argc - optind > 4)
 		return ctl_usage_error("test needs TYPE OBJECT SIGNAL [PAYLOAD]");
+	if (live && fixed)
+		return ctl_usage_error("test --run takes the rules keventd has, and gives the "
+				       "event keventd's number and time: no --rules-dir, "
+				       "--seqnum or --timestamp");
+	if (timeout && !live)
+		return ctl_usage_error("--timeout goes with --run");
+	if (live) {
+		char t[32];
+		duration_format(timeout_ms, t, sizeof(t));
+		return run_live(c, argc, argv, source, timeout_ms, timeout ? t : "");
+	}
 	if (!n_dirs)
 		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
 			dirs[n_dirs++] = kevent_default_rule_dirs[i];

@@ -13,12 +13,11 @@
 #include "ctl.h"
 #include "options.h"
 #include "plan.h"
-#include "source-trace.h"
 #include "ruleset.h"
 #include "transient-run.h"
 
 struct tally {
-	size_t files, rules;
+	size_t files, rules, conds;
 	struct kdiags warnings; /* printed with the errors, in order */
 	const char *root;	/* programs are looked up under it (--root) */
 	/* keventd.yaml's notify: when a configuration file was checked, for
@@ -198,6 +197,7 @@ static int check_entry(const struct kentry *en, struct tally *t, struct kdiags *
 	t->files++;
 	if (f) {
 		t->rules += f->n_rules;
+		t->conds += f->n_conds;
 		warn_transient(f, t);
 		warn_programs(f, t);
 		warn_notify(f, t);
@@ -288,10 +288,10 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 		rc = 0;
 	}
 	koptions_finish(ko);
-	/* whether this kernel has the tracepoints and takes their filters:
-	 * what keventd checks at its start */
-	if (rc == 0 && *checked && ko->trace.n)
-		rc = ktrace_config_check(&ko->trace, d);
+	/* whether this kernel takes the sources' sections (has the
+	 * tracepoints, takes their filters): what keventd checks at its start */
+	if (rc == 0 && *checked)
+		rc = ksource_sections_check(&ko->sections, ~0u, d);
 	/* the secret files, as keventd reads them: others may not */
 	if (rc == 0 && *checked)
 		knotify_config_check_files(&ko->notify, path, d);
@@ -422,9 +422,12 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "%zu configuration file%s, ", checked_configs,
 			checked_configs == 1 ? "" : "s");
 	if (!quiet)
-		fprintf(stderr, "%zu rule file%s, %zu rule%s, %zu error%s", t.files,
-			t.files == 1 ? "" : "s", t.rules, t.rules == 1 ? "" : "s", d.n,
-			d.n == 1 ? "" : "s");
+		fprintf(stderr, "%zu rule file%s, %zu rule%s, ", t.files, t.files == 1 ? "" : "s",
+			t.rules, t.rules == 1 ? "" : "s");
+	if (!quiet && t.conds)
+		fprintf(stderr, "%zu condition%s, ", t.conds, t.conds == 1 ? "" : "s");
+	if (!quiet)
+		fprintf(stderr, "%zu error%s", d.n, d.n == 1 ? "" : "s");
 	if (!quiet && t.warnings.n)
 		fprintf(stderr, ", %zu warning%s", t.warnings.n, t.warnings.n == 1 ? "" : "s");
 	if (!quiet)

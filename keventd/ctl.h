@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,11 +31,18 @@ int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out);
 void ctl_test_print(const struct kruleset *rs, const struct kevent *ev);
 int ctl_send(struct ctl *c, int argc, char **argv);
 int ctl_send_batch(struct ctl *c, const char *path, bool verbose);
+/* send --wait and test --run, after the request: prints each rule's
+ * outcome as keventd tells it, until the last; 0 if every handler exited
+ * 0, 1 if any did not (or timeout_ms passed: 0 is no bound),
+ * CTL_EXIT_REDELIVERED when keventd stopped first. */
+int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text);
 /* What send --batch does (ctl-batch.c), for lines of another kind: parse
  * fills f[1..4] (TYPE, OBJECT, SIGNAL, PAYLOAD; valid until the next call)
- * and returns 5, or 0 with *why; strict stops at the first bad line. */
+ * and returns 5, or sets f[0] to "post-as" and fills f[1..5] (SOURCE
+ * first) and returns 6; or 0 with *why; strict stops at the first bad
+ * line. */
 struct ctl_post_source {
-	size_t (*parse)(void *userdata, char *line, size_t len, const char *f[5], const char **why);
+	size_t (*parse)(void *userdata, char *line, size_t len, const char *f[6], const char **why);
 	void *userdata;
 	size_t line_max;
 	bool strict;
@@ -49,6 +57,8 @@ int ctl_status(struct ctl *c, int argc, char **argv);
 int ctl_events(struct ctl *c, int argc, char **argv);
 int ctl_explain(struct ctl *c, int argc, char **argv);
 int ctl_trigger(struct ctl *c, int argc, char **argv);
+int ctl_conditions(struct ctl *c, int argc, char **argv);
+int ctl_ack(struct ctl *c, int argc, char **argv);
 
 /* The control socket (ctl-client.c).  ctl_connect returns an fd or -errno
  * (and says why on stderr). */
@@ -58,6 +68,14 @@ int ctl_request(int fd, const char *const *fields, size_t n);
  * goes to on_data.  ok_text, when given, gets the ok's text (malloc'd or
  * NULL); without it, end of stream is a normal end (monitor). */
 int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
+
+/* ns since the epoch as "2026-12-03 16:20:01.123 CET": local time, or
+ * UTC with utc (ctl-time.c). */
+void ctl_format_time(uint64_t ns, bool utc, char *buf, size_t size);
+/* Writes keventd's text to f, the times it gives in UTC at the start of
+ * a line (events) or after "time: " (explain) in local time, unless
+ * utc. */
+void ctl_put_times(FILE *f, const char *text, bool utc);
 
 /* Prints "keventctl: " and a message to stderr, returns EXIT_USAGE. */
 int ctl_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,18 +9,27 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "statedir.h"
 #include "util.h"
-
-#define DEFAULT_CONTROL "/run/keventd/control"
 
 static const struct {
 	const char *name;
 	int (*fn)(struct ctl *c, int argc, char **argv);
 } commands[] = {
-	{"send", ctl_send},	{"monitor", ctl_monitor}, {"test", ctl_test},
-	{"verify", ctl_verify}, {"reload", ctl_reload},	  {"status", ctl_status},
-	{"events", ctl_events}, {"explain", ctl_explain}, {"record", ctl_record},
-	{"replay", ctl_replay}, {"trigger", ctl_trigger}, {"cat", ctl_cat},
+	{"send", ctl_send},
+	{"monitor", ctl_monitor},
+	{"test", ctl_test},
+	{"verify", ctl_verify},
+	{"reload", ctl_reload},
+	{"status", ctl_status},
+	{"events", ctl_events},
+	{"explain", ctl_explain},
+	{"record", ctl_record},
+	{"replay", ctl_replay},
+	{"trigger", ctl_trigger},
+	{"cat", ctl_cat},
+	{"conditions", ctl_conditions},
+	{"ack", ctl_ack},
 	{"notify", ctl_notify},
 };
 
@@ -31,10 +40,13 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n"
 		"  send TYPE OBJECT SIGNAL [PAYLOAD|-]    inject an event into keventd\n"
-		"  monitor [--json]                       print events as keventd receives them\n"
+		"  monitor [--json] [-c N] [-t SECONDS] [--source SRC] [--type TYPE] [--rule "
+		"NAME]\n"
+		"                                         print events as keventd receives them\n"
 		"  reload                                 make keventd reload its rules now\n"
-		"  status [--json|--prometheus]           print keventd's counters\n"
-		"  events [--json] [-n N]                 the last events keventd handled, and\n"
+		"  status [--all] [--json|--prometheus]   keventd's verdict, then its counters\n"
+		"  events [--json] [-n N] [--source SRC] [--type TYPE] [--rule NAME] [--failed]\n"
+		"                                         the last events keventd handled, and\n"
 		"                                         what became of each rule they matched\n"
 		"  explain SEQ|last [--source SRC] [--json]\n"
 		"                                         why a past event matched what it did\n"
@@ -44,10 +56,16 @@ static void usage(FILE *f)
 		"  trigger [--subsystem S]... [--action add|change]\n"
 		"                                         report the devices present as udev\n"
 		"                                         events, for keventd's rules alone\n"
+		"  conditions [--json] [--all]            the conditions that hold now\n"
+		"  conditions --check [NAME]...           a monitoring plugin's line and status\n"
+		"  ack NAME [OBJECT] [--note TEXT]        acknowledge a condition: no reminders\n"
 		"  verify [PATH]...                       check rule files or directories\n"
 		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
 		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"
+		"  test --run [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
+		"                                         run its handlers once, through keventd,\n"
+		"                                         with KEVENT_TEST=1\n"
 		"  notify test NAME [--config FILE]       send a test message to a notification\n"
 		"                                         target and print the server's answer\n"
 		"\n"
@@ -57,7 +75,7 @@ static void usage(FILE *f)
 		"  --version        show the version\n"
 		"\n"
 		"See keventctl(8) and keventd.rules(5).\n",
-		DEFAULT_CONTROL);
+		KEVENT_DEFAULT_CONTROL);
 }
 
 int ctl_usage_error(const char *fmt, ...)
@@ -104,7 +122,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
-	struct ctl c = {.control = DEFAULT_CONTROL};
+	struct ctl c = {.control = KEVENT_DEFAULT_CONTROL};
 	int o;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (o) {

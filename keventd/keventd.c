@@ -21,7 +21,6 @@
 #include "history.h"
 #include "log.h"
 #include "options.h"
-#include "source-trace.h"
 
 #define EXIT_USAGE 2
 #define MAX_DIRS   KOPTIONS_MAX_DIRS
@@ -74,8 +73,9 @@ static void usage(FILE *f)
 		"  --history-bytes SIZE   and the bytes of their text at most (K, M, G; default\n"
 		"                         2K per event kept)\n"
 		"  --state-dir DIR        the journal and the positions (default %s)\n"
-		"  --lib-dir DIR          what outlives a reboot: the notifications' queue\n"
-		"                         (default %s)\n"
+		"  --lib-dir DIR          what outlives a reboot: the condition table and the\n"
+		"                         notifications' queue (default %s; none: nothing\n"
+		"                         kept, no conditions)\n"
 		"  --journal-size SIZE    the journal's bytes before intake pauses (K, M, G;\n"
 		"                         default 4M)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
@@ -207,15 +207,14 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 	koptions_finish(o);
 	/* read again at a reload, for what changes without a restart */
 	o->cfg.config_path = config ? config : KEVENT_DEFAULT_CONFIG;
-	/* the tracepoints and their filters, as the kernel sees them: a
-	 * mistake is the file's, at its line, before anything starts */
-	if (o->cfg.sources & (1u << KEVENT_SOURCE_TRACE)) {
-		rc = ktrace_config_check(&o->trace, &diags);
-		if (rc < 0)
-			return usage_error("%s", strerror(-rc));
-		if (diags.n)
-			return report_diags(&diags);
-	}
+	/* the sources' sections as the kernel sees them (the tracepoints
+	 * and their filters): a mistake is the file's, at its line, before
+	 * anything starts */
+	rc = ksource_sections_check(&o->sections, o->cfg.sources, &diags);
+	if (rc < 0)
+		return usage_error("%s", strerror(-rc));
+	if (diags.n)
+		return report_diags(&diags);
 	return 0;
 }
 

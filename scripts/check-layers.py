@@ -20,10 +20,11 @@ LAYERS = {
     "event": {"base"},
     "rules": {"event", "base"},
     "exec": {"rules", "event", "base"},
+    "cond": {"rules", "event", "base"},
     "sources": {"event", "base"},
     "outputs": {"exec", "sources", "rules", "event", "base"},
-    "control": {"outputs", "exec", "sources", "rules", "event", "base"},
-    "daemon": {"control", "outputs", "exec", "sources", "rules", "event", "base"},
+    "control": {"exec", "sources", "rules", "event", "base"},
+    "daemon": {"control", "outputs", "cond", "exec", "sources", "rules", "event", "base"},
 }
 
 

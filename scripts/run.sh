@@ -15,4 +15,4 @@ mkdir -p .run
 echo "keventd: try, in another terminal:" >&2
 echo "  ./build/keventd/keventctl --control .run/control send power /org/kernel/devices/system/cpu/temperature high 'Cpu: 0'" >&2
 exec ./build/keventd/keventd --rules-dir rules.d --control .run/control \
-	--state-dir "$PWD/.run/state" "$@"
+	--state-dir "$PWD/.run/state" --lib-dir "$PWD/.run/lib" "$@"

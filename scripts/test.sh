@@ -33,7 +33,7 @@ cmake --build build-fuzz -j"$jobs" --target fuzz-rules fuzz-control fuzz-kernel-
 	fuzz-thermal-msg fuzz-acpi-msg fuzz-input-map fuzz-uevent fuzz-payload fuzz-record \
 	fuzz-config fuzz-mqtt-msg fuzz-mqtt-spool fuzz-mqtt-dedupe fuzz-journal fuzz-fs-mounts fuzz-fs-fanotify fuzz-fs-quota fuzz-fs-state \
 	fuzz-trace-msg \
-	fuzz-md-stat fuzz-kmsg fuzz-kmsg-forge fuzz-notify-rec
+	fuzz-md-stat fuzz-kmsg fuzz-kmsg-forge fuzz-cond-table fuzz-notify-rec
 
 # The QEMU tests' kernels: headers installed and images fetched once, here,
 # rather than by tests racing each other for apt.

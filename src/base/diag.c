@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "yamltree.h"
 
 void kdiags_add(struct kdiags *d, const char *file, unsigned line, unsigned col, const char *fmt,
@@ -80,4 +81,16 @@ void kdiag_at(struct kdiag_file *f, const struct ynode *n, const char *fmt, ...)
 	kdiags_vadd(f->diags, f->path, n->line, n->col, fmt, ap);
 	va_end(ap);
 	f->errors++;
+}
+
+void kdiags_report(const struct kdiags *d, struct strbuf *report)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < d->n; i++) {
+		strbuf_reset(&sb);
+		kdiag_format(&d->v[i], &sb);
+		log_error("%s", strbuf_str(&sb));
+		if (report)
+			strbuf_printf(report, "%s\n", strbuf_str(&sb));
+	}
 }

@@ -31,6 +31,9 @@ void kdiags_move(struct kdiags *to, struct kdiags *from);
  * file name and the message, which may quote the file's text, are escaped
  * (strbuf_put_escaped()): a rule file cannot forge a line of its own. */
 void kdiag_format(const struct kdiag *d, struct strbuf *out);
+/* Logs each entry as an error and, with report, adds it there, a line
+ * each (a reload's mistakes: said in the log and to who asked). */
+void kdiags_report(const struct kdiags *d, struct strbuf *report);
 
 struct ynode;
 

@@ -215,9 +215,11 @@ void klog(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void throttled(struct klog_throttle *t, uint64_t now, int level, const char *fmt, va_list ap)
-	_printf_(4, 0);
-static void throttled(struct klog_throttle *t, uint64_t now, int level, const char *fmt, va_list ap)
+static void throttled(struct klog_throttle *t, uint64_t now, int level,
+		      const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
+	_printf_(6, 0);
+static void throttled(struct klog_throttle *t, uint64_t now, int level,
+		      const struct klog_field *fields, size_t n, const char *fmt, va_list ap)
 {
 	if (level > max_level)
 		return;
@@ -233,7 +235,7 @@ static void throttled(struct klog_throttle *t, uint64_t now, int level, const ch
 		t->unlogged++;
 		return;
 	}
-	emit(level, NULL, 0, fmt, ap);
+	emit(level, fields, n, fmt, ap);
 	if (++t->logged == KLOG_THROTTLE_BURST)
 		klog(level, "%s: %d %s in %llus: the next ones are %snot logged, for now", t->name,
 		     KLOG_THROTTLE_BURST, t->what, KLOG_THROTTLE_WINDOW_NS / 1000000000ull,
@@ -244,7 +246,7 @@ void klog_throttled(struct klog_throttle *t, int level, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	throttled(t, now_monotonic_ns(), level, fmt, ap);
+	throttled(t, now_monotonic_ns(), level, NULL, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -252,7 +254,16 @@ void klog_throttled_at(struct klog_throttle *t, uint64_t now_ns, int level, cons
 {
 	va_list ap;
 	va_start(ap, fmt);
-	throttled(t, now_ns, level, fmt, ap);
+	throttled(t, now_ns, level, NULL, 0, fmt, ap);
+	va_end(ap);
+}
+
+void klog_throttled_fields(struct klog_throttle *t, int level, const struct klog_field *fields,
+			   size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	throttled(t, now_monotonic_ns(), level, fields, n, fmt, ap);
 	va_end(ap);
 }
 

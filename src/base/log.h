@@ -79,6 +79,9 @@ struct klog_throttle {
 /* Logs one line of t's class, if its budget allows (a level that is not
  * logged at all is not counted either). */
 void klog_throttled(struct klog_throttle *t, int level, const char *fmt, ...) _printf_(3, 4);
+/* The same with the fields of a structured record (klog_fields()). */
+void klog_throttled_fields(struct klog_throttle *t, int level, const struct klog_field *fields,
+			   size_t n, const char *fmt, ...) _printf_(5, 6);
 /* The same at a given time on the monotonic clock (tests). */
 void klog_throttled_at(struct klog_throttle *t, uint64_t now_ns, int level, const char *fmt, ...)
 	_printf_(4, 5);

@@ -173,7 +173,8 @@ int kstatedir_read(int dirfd, const char *name, size_t max, char **out, size_t *
 	return read_fd(fd, max, out, out_len);
 }
 
-int kstatedir_replace(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+static int replace(int dirfd, const char *name, const char *data, size_t len, mode_t mode,
+		   bool sync)
 {
 	size_t n = strlen(name);
 	char tmp[n + sizeof(".new")];
@@ -195,13 +196,28 @@ int kstatedir_replace(int dirfd, const char *name, const char *data, size_t len,
 			err = EIO;
 		off += w > 0 ? (size_t)w : 0;
 	}
+	if (sync && !err && fsync(fd) < 0)
+		err = errno;
 	if (close(fd) < 0 && !err)
 		err = errno;
 	if (!err && renameat(dirfd, tmp, dirfd, name) < 0)
 		err = errno;
 	if (err)
 		(void)unlinkat(dirfd, tmp, 0);
+	/* the rename itself, for a machine that stops now */
+	if (sync && !err && fsync(dirfd) < 0)
+		err = errno;
 	return -err;
+}
+
+int kstatedir_replace(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+	return replace(dirfd, name, data, len, mode, false);
+}
+
+int kstatedir_replace_synced(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+	return replace(dirfd, name, data, len, mode, true);
 }
 
 const char *kstatedir_strerror(int rc)

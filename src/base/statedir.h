@@ -17,6 +17,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* the state directory and, in it, the control socket (keventd(8));
+ * keventd and keventctl both spell them from here */
+#define KEVENT_DEFAULT_STATE_DIR "/run/keventd"
+#define KEVENT_DEFAULT_CONTROL	 KEVENT_DEFAULT_STATE_DIR "/control"
+
 #define KSTATEDIR_MODE 0700
 #define KSTATEDIR_LOCK "state.lock"
 
@@ -66,6 +71,12 @@ int kstatedir_read(int dirfd, const char *name, size_t max, char **out, size_t *
  * failure it is removed.  Not synced: the state files outlive keventd's
  * death, not the machine's.  0 or -errno. */
 int kstatedir_replace(int dirfd, const char *name, const char *data, size_t len, mode_t mode);
+
+/* The same, synced: the file before its rename, the directory after, so
+ * that it outlives the machine's stop too (the condition table in
+ * --lib-dir).  0 or -errno. */
+int kstatedir_replace_synced(int dirfd, const char *name, const char *data, size_t len,
+			     mode_t mode);
 
 /* rc (an errno, negative or not) of the functions above said for the
  * log: a refusal in words, else strerror(). */

@@ -225,6 +225,16 @@ void strbuf_put_escaped(struct strbuf *sb, const char *s)
 	strbuf_add_escaped(sb, s, strlen(s));
 }
 
+void strbuf_put_time(struct strbuf *sb, uint64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char buf[32];
+	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		strcpy(buf, "?");
+	strbuf_printf(sb, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
+}
+
 void strbuf_add_name(struct strbuf *sb, const char *s, size_t n, bool ascii)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;

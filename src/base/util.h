@@ -87,6 +87,9 @@ void strbuf_json(struct strbuf *sb, const char *s);
  */
 void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n);
 void strbuf_put_escaped(struct strbuf *sb, const char *s);
+/* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC, to the
+ * millisecond. */
+void strbuf_put_time(struct strbuf *sb, uint64_t ns);
 /*
  * A name from outside that becomes an event's object or payload text (a
  * mount point, a kmsg message, a trace string): appended as

@@ -133,7 +133,7 @@ static void head(struct kexplain *x, const struct kruleset *now, struct strbuf *
 	strbuf_quote(&x->line, ev->payload);
 	strbuf_put_escaped(out, strbuf_str(&x->line));
 	strbuf_puts(out, "\ntime: ");
-	khistory_put_time(out, ev->timestamp);
+	strbuf_put_time(out, ev->timestamp);
 	strbuf_putc(out, '\n');
 	if (x->then) {
 		struct walk w;

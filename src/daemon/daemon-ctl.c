@@ -6,8 +6,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "daemon.h"
+#include "config.h"
+#include "daemon-cond.h"
+#include "daemon-internal.h"
+#include "journal.h"
 #include "history.h"
 #include "log.h"
 #include "monitor.h"
@@ -50,6 +54,9 @@ struct kdaemon_ctl {
 	struct staged_send *staged, **staged_tail;
 	size_t n_staged;      /* in the socket source's share already */
 	bool held_for_staged; /* a request waits for them to be handled */
+	/* the bad requests, and the refused or dropped connections (log.h) */
+	struct klog_throttle bad_log, refused_log;
+	uint64_t monitor_dropped; /* events not shown to a monitor too slow */
 };
 
 static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
@@ -95,6 +102,10 @@ static void resolve_staged(void *userdata)
 		return;
 	ctl->staged = NULL;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	ctl->n_staged = 0;
 	kdaemon_journal_flush(ctl->d);
 	while (e) {
@@ -137,29 +148,43 @@ static void resolve_staged(void *userdata)
 }
 
 /* send (answered "ok SEQNUM"), post (answered only on failure) and, with
- * wait, send-wait (answered when its handlers are done: start_wait()). */
+ * wait, send-wait (answered when its handlers are done: start_wait()).
+ * With as, the request names the event's source first (post-as, and
+ * test-run, a send-wait whose handlers get KEVENT_TEST=1). */
 static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
-		    bool post, bool wait)
+		    bool post, bool wait, bool as)
 {
 	struct kdaemon *d = ctl->d;
 	const char *why = NULL;
 	struct kevent *ev = NULL;
 	if (post)
 		p->posts++;
-	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET)) && m->n >= 4 && m->n <= 5) {
+	if (!(d->cfg.sources & (1u << KEVENT_SOURCE_SOCKET)) && m->n >= 4u + as &&
+	    m->n <= 5u + as) {
 		reply_send_error(p, post,
 				 "the socket source is off (keventd --sources): event refused",
 				 NULL);
 		return;
 	}
-	int rc = kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
+	/* past the numbers of the last run's events read back so far */
+	kseqfile_seen(&ctl->seq, d->socket_seq_replayed);
+	int rc = as ? kctl_event_from_msg_as(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why)
+		    : kctl_event_from_msg(m, ctl->seq.last + 1, now_realtime_ns(), &ev, &why);
 	if (rc == -EBADMSG) {
 		d->stats.ctl_bad++;
 		reply_send_error(p, post,
-				 post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
-				      : "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
+				 as	? "post-as and test-run take SOURCE TYPE OBJECT SIGNAL "
+					  "[PAYLOAD]"
+				 : post ? "post takes TYPE OBJECT SIGNAL [PAYLOAD]"
+					: "send takes TYPE OBJECT SIGNAL [PAYLOAD]",
 				 NULL);
 		return;
+	}
+	if (rc == 0 && as && wait) {
+		ev->test = true;
+		log_info("test run (pid %d): %s %s %s %s", (int)p->pid,
+			 kevent_source_name(ev->source), kevent_type_name(ev->type), ev->object,
+			 ev->signal);
 	}
 	if (rc == -EINVAL) {
 		kdaemon_reject(d, KEVENT_SOURCE_SOCKET, why);
@@ -172,7 +197,8 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	}
 	(void)kseqfile_next(&ctl->seq); /* ev's number, ctl->seq.last + 1 */
 	uint64_t v = ev->seqnum;	/* the event is kdaemon_submit()'s from here */
-	struct staged_send *e = d->journal && !wait ? calloc(1, sizeof(*e)) : NULL;
+	struct staged_send *e =
+		d->journal && !wait && kdaemon_journaled(ev->source) ? calloc(1, sizeof(*e)) : NULL;
 	if (e) {
 		/* answered once the journal holds it: resolve_staged() */
 		rc = kdaemon_accept(d, TAKE_PTR(ev), &e->st);
@@ -188,6 +214,9 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 		ctl->n_staged++;
 		return;
 	}
+	/* not staged (send --wait, or a source the journal does not keep):
+	 * after those that are, in the order they came */
+	resolve_staged(ctl);
 	if (wait && !arm_wait(ctl, p, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
@@ -215,8 +244,37 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	reply_seq(p, v);
 }
 
+/* Filter fields from field first on (filter.h): 0, or -EINVAL (said). */
+static int read_filter(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
+		       size_t first, struct kfilter *f)
+{
+	kfilter_init(f);
+	for (size_t i = first; i < m->n; i++) {
+		const char *why = NULL;
+		if (kfilter_add(f, m->f[i], &why) < 0) {
+			ctl->d->stats.ctl_bad++;
+			_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+			strbuf_printf(&sb, "bad filter: %s", why);
+			p->ops->reply(p, "err", sb.oom ? "bad filter" : strbuf_str(&sb));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
+	/* monitor [text|json|record [FILTER...]]: failed is for events, whose
+	 * runs are over */
+	struct kfilter f;
+	if (read_filter(ctl, p, m, 2, &f) < 0)
+		return;
+	if (f.failed) {
+		p->ops->reply(p, "err",
+			      "bad filter: monitor shows events as they come, before their "
+			      "handlers run (failed is for events)");
+		return;
+	}
 	if (!p->monitor) {
 		p->monitor = true;
 		p->next = ctl->monitors;
@@ -226,6 +284,7 @@ static void do_monitor(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		if (p->ops->subscribe)
 			p->ops->subscribe(p);
 	}
+	p->filter = f;
 	p->json = m->n > 1 && strcmp(m->f[1], "json") == 0;
 	p->record = m->n > 1 && strcmp(m->f[1], "record") == 0;
 	p->ops->reply(p, "ok", NULL);
@@ -260,8 +319,7 @@ static void do_status(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct
 {
 	int format = m->n > 1 ? kstatus_format_from_name(m->f[1]) : KSTATUS_TEXT;
 	send_stream(p,
-		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format,
-				  kdaemon_ctl_clients(ctl)));
+		    kreply_status(ctl->d, format < 0 ? KSTATUS_TEXT : (enum kstatus_format)format));
 }
 
 static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
@@ -283,21 +341,73 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 			       : NULL);
 }
 
-/* events [N [text|json]]: the last N events of the history (0 or none: all). */
+/* One field of about's reply: "KEY\x1fVALUE[\x1fVALUE2]". */
+static void about_field(struct kctl_peer *p, const char *key, const char *value, const char *value2)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	strbuf_printf(&sb, "%s\x1f%s", key, value);
+	if (value2)
+		strbuf_printf(&sb, "\x1f%s", value2);
+	if (!sb.oom)
+		p->ops->reply(p, "data", strbuf_str(&sb));
+}
+
+/* about: what status's verdict says of keventd (keventctl(8)), a field a
+ * message (docs/control-protocol.md): version, pid, since (ns since the
+ * epoch), config, each rule directory, the state directory, each source
+ * enabled, the rules and files in force, each broken file and its error,
+ * and why the journal cannot write. */
+static void do_about(struct kdaemon_ctl *ctl, struct kctl_peer *p)
+{
+	const struct kdaemon *d = ctl->d;
+	char a[32], b[32];
+	about_field(p, "version", KEVENT_VERSION, NULL);
+	snprintf(a, sizeof(a), "%d", (int)getpid());
+	about_field(p, "pid", a, NULL);
+	snprintf(a, sizeof(a), "%" PRIu64,
+		 now_realtime_ns() - (now_monotonic_ns() - d->stats.started_ns));
+	about_field(p, "since", a, NULL);
+	if (d->cfg.config_path)
+		about_field(p, "config", d->cfg.config_path, NULL);
+	for (size_t i = 0; i < d->cfg.n_rule_dirs; i++)
+		about_field(p, "rule_dir", d->cfg.rule_dirs[i], NULL);
+	if (d->cfg.state_dir)
+		about_field(p, "state_dir", d->cfg.state_dir, NULL);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->cfg.sources & (1u << i))
+			about_field(p, "source", kevent_source_name((enum kevent_source)i), NULL);
+	snprintf(a, sizeof(a), "%zu", d->rules ? d->rules->n_rules : 0);
+	snprintf(b, sizeof(b), "%zu", d->rules ? d->rules->n_files : 0);
+	about_field(p, "rules", a, b);
+	for (size_t i = 0; d->rules && i < d->rules->n_broken; i++)
+		about_field(p, d->rules->broken[i].kept ? "broken_kept" : "broken",
+			    d->rules->broken[i].name, d->rules->broken[i].why);
+	int failing = kjournal_failing(d->journal);
+	if (failing)
+		about_field(p, "journal_failing", strerror(-failing), NULL);
+	p->ops->reply(p, "ok", NULL);
+}
+
+/* events [N [text|json [FILTER...]]]: the last N events of the history
+ * (0 or none: all) that pass the filters. */
 static void do_events(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
 {
 	int64_t n = 0;
-	if (m->n > 3 || (m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
+	struct kfilter f;
+	if ((m->n > 1 && (parse_int64(m->f[1], &n) < 0 || n < 0)) ||
 	    (m->n > 2 && strcmp(m->f[2], "text") != 0 && strcmp(m->f[2], "json") != 0)) {
 		ctl->d->stats.ctl_bad++;
-		p->ops->reply(p, "err", "events takes [N [text|json]]");
+		p->ops->reply(p, "err", "events takes [N [text|json [FILTER...]]]");
 		return;
 	}
+	if (read_filter(ctl, p, m, 3, &f) < 0)
+		return;
 	if (!ctl->d->history) {
 		p->ops->reply(p, "err", "keventd keeps no history (--history 0)");
 		return;
 	}
-	send_stream(p, kreply_events(ctl->d, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0));
+	send_stream(p,
+		    kreply_events(ctl->d, (size_t)n, m->n > 2 && strcmp(m->f[2], "json") == 0, &f));
 }
 
 /* "seq 12 (socket) is not in the history: it holds N events, from seq 3
@@ -320,7 +430,7 @@ static void reply_not_kept(struct kdaemon_ctl *ctl, struct kctl_peer *p, const c
 			" (%s) at ",
 			n, n == 1 ? "" : "s", khistory_capacity(ctl->d->history), seq,
 			kevent_source_name(src));
-		khistory_put_time(&sb, ts);
+		strbuf_put_time(&sb, ts);
 	}
 	p->ops->reply(p, "err", sb.oom ? "not in the history" : strbuf_str(&sb));
 }
@@ -410,10 +520,7 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 		p->ops->reply(p, "err", why);
 		return;
 	}
-	struct ksource *udev = NULL;
-	for (size_t i = 0; i < d->n_sources && !udev; i++)
-		if (d->sources[i]->kind == KEVENT_SOURCE_UDEV)
-			udev = d->sources[i];
+	struct ksource *udev = d->source[KEVENT_SOURCE_UDEV];
 	if (!udev) {
 		p->ops->reply(p, "err", "the udev source is not running (keventd --sources)");
 		return;
@@ -445,24 +552,93 @@ static void do_trigger(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struc
 	/* else trigger_done() answers */
 }
 
+/* conditions [text|json|check] [holding|all] [NAMES]: the table, or the
+ * monitoring plugin's line (its status the ok's text). */
+static void do_conditions(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	const char *format = m->n > 1 ? m->f[1] : "text";
+	const char *which = m->n > 2 ? m->f[2] : "holding";
+	bool check = strcmp(format, "check") == 0;
+	if (m->n > 4 || (!check && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) ||
+	    (strcmp(which, "holding") != 0 && strcmp(which, "all") != 0) || (m->n > 3 && !check)) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "conditions takes [text|json|check] [holding|all] [NAMES]");
+		return;
+	}
+	if (!ctl->d->cond && !check) {
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
+		return;
+	}
+	if (check) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		char status[4];
+		snprintf(status, sizeof(status), "%d",
+			 kdaemon_cond_check(ctl->d, m->n > 3 ? m->f[3] : NULL, &sb));
+		p->ops->reply_data(p, strbuf_str(&sb));
+		p->ops->reply(p, sb.oom ? "err" : "ok", sb.oom ? "out of memory" : status);
+		return;
+	}
+	send_stream(p, kdaemon_cond_list(ctl->d, strcmp(format, "json") == 0,
+					 strcmp(which, "all") == 0));
+}
+
+/* ack NAME [KEY [NOTE]]: the rows acknowledged, the ok's text. */
+static void do_ack(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m)
+{
+	if (m->n < 2 || m->n > 4) {
+		ctl->d->stats.ctl_bad++;
+		p->ops->reply(p, "err", "ack takes NAME [OBJECT [NOTE]]");
+		return;
+	}
+	const char *key = m->n > 2 && *m->f[2] ? m->f[2] : NULL;
+	int n = kdaemon_cond_ack(ctl->d, m->f[1], key, p->uid, m->n > 3 ? m->f[3] : NULL);
+	char text[64];
+	if (n == -EOPNOTSUPP) {
+		p->ops->reply(p, "err",
+			      "keventd keeps no condition table (--lib-dir none, or condition not "
+			      "in --sources)");
+	} else if (n == -ENOENT) {
+		p->ops->reply(p, "err", "no such condition: not declared, and no row of it");
+	} else if (n == -EINVAL) {
+		p->ops->reply(p, "err", "a note is one line of printable text, at most 1000 bytes");
+	} else if (n < 0) {
+		p->ops->reply(p, "err", strerror(-n));
+	} else if (n == 0) {
+		p->ops->reply(p, "err",
+			      key ? "that condition does not hold for that object"
+				  : "that condition holds for no object");
+	} else {
+		snprintf(text, sizeof(text), "%d", n);
+		p->ops->reply(p, "ok", text);
+	}
+}
+
 int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct kctl_msg *m,
 			bool may_park)
 {
 	const char *cmd = m->f[0];
-	bool post = strcmp(cmd, "post") == 0, wait = strcmp(cmd, "send-wait") == 0;
+	bool test = strcmp(cmd, "test-run") == 0, post_as = strcmp(cmd, "post-as") == 0;
+	bool post = post_as || strcmp(cmd, "post") == 0;
+	bool wait = test || strcmp(cmd, "send-wait") == 0;
 	/* what a client asks after a send or post is answered after it */
 	if (wait || !(post || strcmp(cmd, "send") == 0))
 		resolve_staged(ctl);
 	if (post || wait || strcmp(cmd, "send") == 0) {
+		/* an event of another source goes to that source's share */
+		int src = (test || post_as) && m->n > 1 ? kevent_source_from_name(m->f[1]) : -1;
 		/* the ones staged take their places in the share already */
-		if (may_park && kdaemon_room(ctl->d, KEVENT_SOURCE_SOCKET) <= ctl->n_staged) {
+		if (may_park &&
+		    kdaemon_room(ctl->d, src < 0 ? KEVENT_SOURCE_SOCKET
+						 : (enum kevent_source)src) <= ctl->n_staged) {
 			ctl->held_for_staged |= ctl->n_staged > 0;
 			return -EAGAIN;
 		}
-		do_send(ctl, p, m, post, wait);
+		do_send(ctl, p, m, post, wait, test || post_as);
 	} else if (strcmp(cmd, "sync") == 0) {
 		/* requests are handled in order: every earlier post is in, and
-		 * journaled (kdaemon_submit() appends before it matches) */
+		 * journaled (kdaemon_submit() appends before anything is done) */
 		char n[24];
 		snprintf(n, sizeof(n), "%" PRIu64, p->posts);
 		p->ops->reply(p, "ok", n);
@@ -470,6 +646,8 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_monitor(ctl, p, m);
 	} else if (strcmp(cmd, "status") == 0) {
 		do_status(ctl, p, m);
+	} else if (strcmp(cmd, "about") == 0) {
+		do_about(ctl, p);
 	} else if (strcmp(cmd, "reload") == 0) {
 		do_reload(ctl, p);
 	} else if (strcmp(cmd, "events") == 0) {
@@ -478,10 +656,14 @@ int kdaemon_ctl_request(struct kdaemon_ctl *ctl, struct kctl_peer *p, const stru
 		do_explain(ctl, p, m);
 	} else if (strcmp(cmd, "trigger") == 0) {
 		do_trigger(ctl, p, m);
+	} else if (strcmp(cmd, "conditions") == 0) {
+		do_conditions(ctl, p, m);
+	} else if (strcmp(cmd, "ack") == 0) {
+		do_ack(ctl, p, m);
 	} else {
 		ctl->d->stats.ctl_bad++;
-		klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING,
-			       "control: unknown command from pid %d", (int)p->pid);
+		klog_throttled(&ctl->bad_log, LOG_WARNING, "control: unknown command from pid %d",
+			       (int)p->pid);
 		p->ops->reply(p, "err", "unknown command");
 	}
 	return 0;
@@ -499,8 +681,8 @@ void kdaemon_ctl_bad(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kctl_bad
 	bool post = len >= 5 && memcmp(buf, "post", 5) == 0;
 	resolve_staged(ctl); /* answered in order */
 	ctl->d->stats.ctl_bad++;
-	klog_throttled(&ctl->d->ctl_bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d",
-		       what[why], len, (int)p->pid);
+	klog_throttled(&ctl->bad_log, LOG_WARNING, "control: %s (%zu bytes) from pid %d", what[why],
+		       len, (int)p->pid);
 	p->posts += post;
 	reply_send_error(p, post, what[why], NULL);
 }
@@ -619,6 +801,19 @@ static void on_report(void *userdata, uint64_t serial, const struct krun_report 
 		(*w)->failed++;
 	if (!sb.oom)
 		(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+	/* the handler's own words: a data line for each of its last lines */
+	for (const char *t = rep->stderr_tail; t && *t;) {
+		const char *nl = strchr(t, '\n');
+		size_t len = nl ? (size_t)(nl - t) : strlen(t);
+		strbuf_reset(&sb);
+		strbuf_puts(&sb, "  stderr: ");
+		_cleanup_free_ char *line = strndup(t, len);
+		if (line)
+			strbuf_put_escaped(&sb, line);
+		if (!sb.oom)
+			(*w)->p->ops->reply((*w)->p, "data", strbuf_str(&sb));
+		t += len + (nl ? 1 : 0);
+	}
 	(*w)->p->ops->flush((*w)->p);
 }
 
@@ -659,6 +854,23 @@ void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job)
 		answer_done(ctl, job, job->n_rules - job->next);
 }
 
+/* The control socket's own fields of status. */
+static void on_status(void *userdata, struct kstatus_extra *x)
+{
+	struct kdaemon_ctl *ctl = userdata;
+	x->clients = kctl_server_clients(ctl->srv);
+	x->monitor_dropped = ctl->monitor_dropped;
+}
+
+/* Whether one of the rules matched is the filter's (or it names none). */
+static bool monitor_rule_passes(const struct kfilter *f, const struct krule *const *rules, size_t n)
+{
+	for (size_t i = 0; f->rule[0] && i < n; i++)
+		if (strcmp(rules[i]->name, f->rule) == 0)
+			return true;
+	return !f->rule[0];
+}
+
 /* Sends one event line (and the rules it matched) to every monitor. */
 static void on_event(void *userdata, const struct kobs_event *e)
 {
@@ -679,7 +891,7 @@ static void on_event(void *userdata, const struct kobs_event *e)
 		if (p->ops->full(p)) {
 			/* a slow monitor loses lines, never the daemon its pace */
 			p->dropped++;
-			ctl->d->stats.monitor_dropped++;
+			ctl->monitor_dropped++;
 			continue;
 		}
 		if (p->dropped) {
@@ -689,6 +901,9 @@ static void on_event(void *userdata, const struct kobs_event *e)
 			p->ops->reply(p, "data", note);
 			p->dropped = 0;
 		}
+		if (!kfilter_event(&p->filter, ev->source, ev->type) ||
+		    !monitor_rule_passes(&p->filter, rules, n))
+			continue;
 		struct strbuf *sb = p->record ? &record : p->json ? &json : &text;
 		if (!sb->len && p->record)
 			kmonitor_record(sb, ev);
@@ -752,7 +967,10 @@ static int srv_opened(void *userdata, struct kctl_client *c)
 	struct kctl_peer *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	*p = (struct kctl_peer){.ops = &peer_ops, .userdata = c, .pid = kctl_client_pid(c)};
+	*p = (struct kctl_peer){.ops = &peer_ops,
+				.userdata = c,
+				.pid = kctl_client_pid(c),
+				.uid = kctl_client_uid(c)};
 	kctl_client_set_userdata(c, p);
 	return 0;
 }
@@ -791,24 +1009,24 @@ static void srv_refused(void *userdata, pid_t pid, uid_t uid, enum kctl_refusal 
 	(*counter[why])++;
 	switch (why) {
 	case KCTL_REFUSED_PEER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: refused peer pid %d uid %d: not root, nor keventd's "
 			       "user, nor in the control group",
 			       (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_FULL:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d), refusing pid %d", KCTL_MAX_CLIENTS,
 			       (int)pid);
 		break;
 	case KCTL_REFUSED_RESERVED:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients (%d, the last kept for root), refusing "
 			       "pid %d uid %d",
 			       KCTL_MAX_CLIENTS - 1, (int)pid, (int)uid);
 		break;
 	case KCTL_REFUSED_USER:
-		klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+		klog_throttled(&ctl->refused_log, LOG_WARNING,
 			       "control: too many clients of uid %d (%d), refusing pid %d",
 			       (int)uid, KCTL_MAX_PER_UID, (int)pid);
 		break;
@@ -819,7 +1037,7 @@ static void srv_dropped(void *userdata, struct kctl_client *c, uint64_t idle_ns)
 {
 	struct kdaemon_ctl *ctl = userdata;
 	ctl->d->stats.ctl_idle_dropped++;
-	klog_throttled(&ctl->d->ctl_refused_log, LOG_WARNING,
+	klog_throttled(&ctl->refused_log, LOG_WARNING,
 		       "control: closing the connection of pid %d uid %d, idle for %llus, to make "
 		       "room for a new one",
 		       (int)kctl_client_pid(c), (int)kctl_client_uid(c),
@@ -887,6 +1105,10 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 		return -ENOMEM;
 	ctl->d = d;
 	ctl->staged_tail = &ctl->staged;
+	ctl->bad_log =
+		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
+	ctl->refused_log = (struct klog_throttle){
+		.name = "control", .what = "refused or dropped connections", .counted = true};
 	d->resolve_staged = resolve_staged;
 	d->resolve_userdata = ctl;
 	/* past the numbers of the events a keventd before this one gave */
@@ -901,6 +1123,7 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 	if (rc == 0)
 		rc = kdaemon_observe(d, &(struct kobserver){.name = "control",
 							    .event = on_event,
+							    .status = on_status,
 							    .report = on_report,
 							    .done = on_done,
 							    .userdata = ctl});
@@ -946,9 +1169,4 @@ void kdaemon_ctl_free(struct kdaemon_ctl *ctl)
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl)
 {
 	return &ctl->src;
-}
-
-size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl)
-{
-	return kctl_server_clients(ctl->srv);
 }

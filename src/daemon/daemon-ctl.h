@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "ctl-server.h"
+#include "filter.h"
 #include "proto.h"
 #include "source.h"
 
@@ -42,10 +43,12 @@ struct kctl_peer {
 	const struct kctl_peer_ops *ops;
 	void *userdata; /* the ops' (the transport's client) */
 	pid_t pid;
+	uid_t uid;	  /* who acknowledges (ack) */
 	uint64_t posts;	  /* post requests read, to name the one an error is about */
 	uint64_t dropped; /* monitor lines dropped since the last notice */
 	bool monitor, json;
-	bool record; /* monitor record: whole events (kmonitor_record()), no rules */
+	bool record;	       /* monitor record: whole events (kmonitor_record()), no rules */
+	struct kfilter filter; /* a monitor's: the events it is sent */
 	/* its trigger, while the devices wait for room in the queue */
 	struct kudev_trigger *trigger;
 	char trigger_action[16];
@@ -62,7 +65,6 @@ void kdaemon_ctl_stop(struct kdaemon_ctl *ctl);
 void kdaemon_ctl_dropped(struct kdaemon_ctl *ctl, const struct kjob *job);
 /* The "socket" event source of the daemon's list (owned by ctl). */
 struct ksource *kdaemon_ctl_source(struct kdaemon_ctl *ctl);
-size_t kdaemon_ctl_clients(const struct kdaemon_ctl *ctl);
 
 /* One request from p: -EAGAIN (only with may_park) when it must wait
  * for room in the daemon's queue, else 0. */

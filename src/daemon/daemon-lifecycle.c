@@ -14,8 +14,9 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon-cond.h"
 #include "daemon-ctl.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "fdstore.h"
 #include "statedir.h"
 #include "mqtt-config.h"
@@ -30,6 +31,8 @@ int kdaemon_new(const struct kdaemon_config *cfg, struct kdaemon **out)
 		return -ENOMEM;
 	d->cfg = *cfg;
 	d->signal_fd = -1;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		d->section[i] = ksource_section(cfg->sections, (enum kevent_source)i);
 	int rc = kloop_new(&d->loop);
 	if (rc < 0)
 		return rc;
@@ -57,14 +60,12 @@ struct dropped_log {
 /* Hands a dropped event back to its source: whether the source's next
  * start handles it.  Not a debounced run: its event was handled, and its
  * other rules may have run. */
-static bool refetch(struct kdaemon *d, const struct kjob *job)
+static bool hand_back(struct kdaemon *d, const struct kjob *job)
 {
-	if (job->deferred)
+	if (job->deferred || job->ev->injected)
 		return false;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == job->ev->source && d->sources[i]->unhandled)
-			return d->sources[i]->unhandled(d->sources[i], job->ev) == 0;
-	return false;
+	struct ksource *s = d->source[job->ev->source];
+	return s && s->unhandled && s->unhandled(s, job->ev) == 0;
 }
 
 static void on_dropped(const struct kjob *job, void *userdata)
@@ -74,7 +75,7 @@ static void on_dropped(const struct kjob *job, void *userdata)
 	/* in the journal: kept there, and the next start handles it again (a
 	 * debounced run: waits again, and runs) */
 	bool kept = ev->journal_ref != 0;
-	bool again = kept || refetch(l->d, job);
+	bool again = kept || hand_back(l->d, job);
 	kdaemon_fate(l->d, ev->source, NULL, kept ? KFATE_KEPT : KFATE_DROPPED);
 	kdaemon_ctl_dropped(l->d->ctl, job);
 	l->d->refetch[ev->source] += again && !kept;
@@ -118,11 +119,11 @@ static uint64_t format_kept(const struct kdaemon *d, struct strbuf *sb)
 {
 	uint64_t total = 0;
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		if (!d->kept[i])
+		if (!d->stats.kept[i])
 			continue;
 		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
-			      kevent_source_name((enum kevent_source)i), d->kept[i]);
-		total += d->kept[i];
+			      kevent_source_name((enum kevent_source)i), d->stats.kept[i]);
+		total += d->stats.kept[i];
 	}
 	return total;
 }
@@ -169,9 +170,9 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 	/* the sources' sockets to the service manager before they close:
 	 * what comes meanwhile waits in them for the next start */
 	kfdstore_hand_over(d->fdstore);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->stop)
-			d->sources[i]->stop(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->stop)
+			d->source[i]->stop(d->source[i]);
 	kdaemon_ctl_stop(d->ctl);
 
 	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
@@ -286,13 +287,14 @@ static void setup_containment(struct kdaemon *d)
 	krunner_set_cgroup(d->runner, d->cgroup);
 }
 
-/* The broker of keventd.yaml, and the source mqtt when it subscribes. */
-static void start_mqtt(struct kdaemon *d, const struct ksink *sink)
+/* The broker of keventd.yaml; returns the source mqtt when it subscribes. */
+static struct ksource *start_mqtt(struct kdaemon *d, const struct ksink *sink)
 {
 	bool wanted = wants(d, KEVENT_SOURCE_MQTT);
-	d->mqtt_source = kdaemon_mqtt_start(d, wanted ? sink : NULL);
+	struct ksource *src = kdaemon_mqtt_start(d, wanted ? sink : NULL);
 	if (!wanted && d->mqtt && d->cfg.mqtt->n_subscribe)
 		log_warning("mqtt: the source mqtt is not in --sources: subscribe is ignored");
+	return src;
 }
 
 int kdaemon_start(struct kdaemon *d)
@@ -313,12 +315,17 @@ int kdaemon_start(struct kdaemon *d)
 	/* the publisher before the journal hands anything again, so that a
 	 * subscriber sees the redelivered events too (and can drop those it
 	 * has); it connects, and its source reads, once the loop runs */
+	struct ksource *made[KEVENT_SOURCE_MAX] = {0};
 	if (d->cfg.mqtt)
-		start_mqtt(d, &sink);
+		made[KEVENT_SOURCE_MQTT] = start_mqtt(d, &sink);
+	/* the condition table, before the journal hands its events again */
+	rc = kdaemon_cond_start(d);
+	if (rc < 0)
+		return rc;
 	/* the notifications too: an event handled again finds its delivery
 	 * queued, or is sent flagged a retry */
-	if (d->cfg.notify)
-		kdaemon_notify_start(d);
+	if (d->cfg.notify && (rc = kdaemon_notify_start(d)) < 0)
+		return rc;
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)
@@ -335,7 +342,14 @@ int kdaemon_start(struct kdaemon *d)
 	}
 	if (d->cfg.dbus)
 		kdaemon_dbus_start(d);
-	kdaemon_start_sources(d, &sink);
+	made[KEVENT_SOURCE_SOCKET] = kdaemon_ctl_source(d->ctl);
+	/* the start-up check begins before the sources start: what md and
+	 * input report as they start (Initial: yes) confirms a row, it is no
+	 * new set */
+	kdaemon_cond_settle(d);
+	kdaemon_start_sources(d, &sink, made);
+	/* while the last run's events are fed in, the sources wait */
+	kdaemon_flow_journaled(d);
 	kfdstore_settle(d->fdstore);
 	return 0;
 }
@@ -370,18 +384,25 @@ int kdaemon_run(struct kdaemon *d)
 	return rc;
 }
 
+void kdaemon_freep(struct kdaemon **d)
+{
+	kdaemon_free(*d);
+}
+
 void kdaemon_free(struct kdaemon *d)
 {
 	if (!d)
 		return;
 	kwatch_free(d->watch);
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->free)
-			d->sources[i]->free(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->free)
+			d->source[i]->free(d->source[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
+	kdaemon_cond_free(d);	  /* its last write, before the journal goes */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
 	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */
+	kstatedir_free(TAKE_PTR(d->lib));   /* after the condition table */
 	kcgroup_free(d->cgroup);	    /* after the runner, which removes the runs' cgroups */
 	kio_free(d->signal_io);
 	if (d->signal_fd >= 0)

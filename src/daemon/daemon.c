@@ -3,7 +3,7 @@
  * the runner's reports, reload and status.  Its lifecycle, which starts the
  * sources and the control socket that call in here, is daemon-lifecycle.c. */
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,6 @@
 
 #include "debounce.h"
 #include "fault.h"
-#include "fs.h"
 #include "journal-rec.h"
 #include "journal.h"
 #include "mqtt-config.h"
@@ -102,14 +101,17 @@ size_t kdaemon_room(const struct kdaemon *d, enum kevent_source src)
 }
 
 /* Pauses src when its share of the queue is full, resumes it when its
- * share has room again; the other sources read on either way. */
-static void update_flow(struct kdaemon *d, enum kevent_source src)
+ * share has room again; the other sources read on either way.  resumed:
+ * why a source resumes when it is not its share (the replay's end), or
+ * NULL. */
+static void update_flow_why(struct kdaemon *d, enum kevent_source src, const char *resumed)
 {
 	bool pause;
 	if (d->stopping || (unsigned)src >= KEVENT_SOURCE_MAX)
 		return;
-	/* a full journal pauses every source it holds, never forgetting */
-	bool full = d->journal_full && kdaemon_journaled(src);
+	/* a full journal pauses every source it holds, never forgetting; so
+	 * does the replay of the last run's events, which go first */
+	bool full = (d->journal_full || kjournal_replaying(d->journal)) && kdaemon_journaled(src);
 	if (!d->paused[src] && (ksched_full(d->sched, src) || full))
 		pause = true;
 	else if (d->paused[src] && ksched_has_room(d->sched, src) && !full)
@@ -118,19 +120,40 @@ static void update_flow(struct kdaemon *d, enum kevent_source src)
 		return;
 	d->paused[src] = pause;
 	const char *name = kevent_source_name(src);
-	if (pause && full) {
+	if (pause && full && !d->journal_full) {
+		log_info("%s: the last run's events are handled first: pausing it", name);
+	} else if (pause && full) {
 		d->stats.paused[src]++;
 		log_notice("%s: the journal is full: pausing it", name);
 	} else if (pause) {
 		d->stats.paused[src]++;
 		log_notice("%s: its share of the queue is full (%zu events): pausing it", name,
 			   ksched_pending_of(d->sched, src));
+	} else if (resumed) {
+		log_info("%s: %s: resuming it", name, resumed);
 	} else {
 		log_notice("%s: its share of the queue has room again: resuming it", name);
 	}
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == src && d->sources[i]->pause)
-			d->sources[i]->pause(d->sources[i], pause);
+	struct ksource *s = d->source[src];
+	if (s && s->pause)
+		s->pause(s, pause);
+}
+
+static void update_flow(struct kdaemon *d, enum kevent_source src)
+{
+	update_flow_why(d, src, NULL);
+}
+
+static void flow_journaled(struct kdaemon *d, const char *resumed)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (kdaemon_journaled((enum kevent_source)i))
+			update_flow_why(d, (enum kevent_source)i, resumed);
+}
+
+void kdaemon_flow_journaled(struct kdaemon *d)
+{
+	flow_journaled(d, NULL);
 }
 
 /* Pauses the journaled sources when the journal is full, and resumes
@@ -145,9 +168,12 @@ static void journal_flow(struct kdaemon *d)
 		d->stats.journal_full++;
 	else
 		log_notice("the journal has room again");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (kdaemon_journaled((enum kevent_source)i))
-			update_flow(d, (enum kevent_source)i);
+	kdaemon_flow_journaled(d);
+}
+
+void kdaemon_journal_room(struct kdaemon *d)
+{
+	journal_flow(d);
 }
 
 void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent *ev,
@@ -186,18 +212,18 @@ void kdaemon_fate(struct kdaemon *d, enum kevent_source src, const struct kevent
 		d->stats.dropped[src]++;
 		break;
 	case KFATE_KEPT:
-		d->kept[src]++;
+		d->stats.kept[src]++;
 		break;
 	}
 	if (retire && ev && ev->journal_ref) {
 		kjournal_retire(d->journal, ev->journal_ref, fate == KFATE_NO_RUN);
 		journal_flow(d);
 	}
-	if (!tell || !ev)
-		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->kind == ev->source && d->sources[i]->handled)
-			d->sources[i]->handled(d->sources[i], ev);
+	if (!tell || !ev || ev->injected)
+		return; /* an injected event is not its source's to track */
+	struct ksource *s = d->source[ev->source];
+	if (s && s->handled)
+		s->handled(s, ev);
 }
 
 void kdaemon_maybe_exit(struct kdaemon *d)
@@ -672,7 +698,10 @@ int kdaemon_commit(struct kdaemon *d, struct kstaged *st)
 	struct kstaged s = *st;
 	free(st);
 	s.c.ev = s.ev;
-	return commit_event(d, s.ev, &s.c);
+	int rc = commit_event(d, s.ev, &s.c);
+	if (d->cond_hooks)
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 void kdaemon_refuse(struct kdaemon *d, struct kstaged *st)
@@ -696,7 +725,10 @@ int kdaemon_submit(struct kdaemon *d, struct kevent *ev)
 			return rc;
 		}
 	}
-	return commit_event(d, ev, &c);
+	int rc = commit_event(d, ev, &c);
+	if (d->cond_hooks) /* the condition events it made (cond/daemon-cond.h) */
+		d->cond_hooks->committed(d);
+	return rc;
 }
 
 static bool has_file(const struct kruleset *rs, const char *name)
@@ -752,14 +784,7 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	refuse_transient(rs, &diags);
 	if (diags.n)
 		d->stats.reload_errors++;
-	struct strbuf sb = STRBUF_INIT;
-	for (size_t i = 0; i < diags.n; i++) {
-		strbuf_reset(&sb);
-		kdiag_format(&diags.v[i], &sb);
-		log_error("%s", strbuf_str(&sb));
-		if (report)
-			strbuf_printf(report, "%s\n", strbuf_str(&sb));
-	}
+	kdiags_report(&diags, report);
 	for (size_t i = 0; i < changes.n; i++) {
 		const struct kchange *ch = &changes.v[i];
 		const char *what = kchange_kind_name(ch->kind);
@@ -772,7 +797,6 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 			strbuf_printf(report, ": %s\n", what);
 		}
 	}
-	strbuf_release(&sb);
 	if (report && !changes.n)
 		strbuf_puts(report, "no changes\n");
 	if (report)
@@ -782,6 +806,8 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	kruleset_free(d->rules);
 	d->rules = rs;
 	d->generation++;
+	if (d->cond_hooks)
+		d->cond_hooks->reloaded(d);
 	kstats_prune(&d->stats, rs);
 	kdiags_free(&diags);
 	kchanges_free(&changes);
@@ -794,14 +820,13 @@ int kdaemon_reload(struct kdaemon *d, struct strbuf *report)
 	return 0;
 }
 
-void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extra *out)
+void kdaemon_status_extra(struct kdaemon *d, struct kstatus_extra *out)
 {
 	*out = (struct kstatus_extra){
 		.pending = ksched_pending(d->sched),
 		.running = ksched_running(d->sched),
 		.max_children = d->cfg.max_children,
 		.queue_size = d->cfg.queue_size,
-		.clients = clients,
 		.cgroup = d->cgroup != NULL,
 		.process_group = d->cgroup == NULL,
 		.mqtt_off = true,
@@ -828,11 +853,10 @@ void kdaemon_status_extra(struct kdaemon *d, size_t clients, struct kstatus_extr
 	}
 }
 
-void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t clients,
-		    struct strbuf *out)
+void kdaemon_status(struct kdaemon *d, enum kstatus_format format, struct strbuf *out)
 {
 	struct kstatus_extra x;
-	kdaemon_status_extra(d, clients, &x);
+	kdaemon_status_extra(d, &x);
 	if (format == KSTATUS_JSON)
 		kstats_render_json(&d->stats, d->rules, &x, out);
 	else if (format == KSTATUS_PROMETHEUS)
@@ -843,8 +867,12 @@ void kdaemon_status(struct kdaemon *d, enum kstatus_format format, size_t client
 
 int kdaemon_observe(struct kdaemon *d, const struct kobserver *o)
 {
-	if (d->n_observers == ARRAY_SIZE(d->observers))
+	if (d->n_observers == ARRAY_SIZE(d->observers)) {
+		d->stats.observers_refused++;
+		log_error("%s: no room for another observer (%d): it is told nothing", o->name,
+			  KEVENT_MAX_OBSERVERS);
 		return -ENOSPC;
+	}
 	d->observers[d->n_observers++] = *o;
 	return 0;
 }
@@ -1012,10 +1040,6 @@ int kdaemon_init(struct kdaemon *d)
 		d->overrun_log[i] = (struct klog_throttle){
 			.name = name, .what = "receive buffer overruns", .counted = true};
 	}
-	d->ctl_bad_log =
-		(struct klog_throttle){.name = "control", .what = "bad requests", .counted = true};
-	d->ctl_refused_log = (struct klog_throttle){
-		.name = "control", .what = "refused or dropped connections", .counted = true};
 	int rc = kstats_init(&d->stats);
 	if (rc < 0)
 		return rc;
@@ -1045,9 +1069,9 @@ static void sources_journaled(struct kdaemon *d)
 {
 	if (kjournal_pending(d->journal))
 		return;
-	for (size_t i = 0; i < d->n_sources; i++)
-		if (d->sources[i]->journaled)
-			d->sources[i]->journaled(d->sources[i]);
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (d->source[i] && d->source[i]->journaled)
+			d->source[i]->journaled(d->source[i]);
 }
 
 void kdaemon_journal_flush(struct kdaemon *d)
@@ -1062,36 +1086,82 @@ void kdaemon_journal_flush(struct kdaemon *d)
 	sources_journaled(d);
 }
 
+static int replay_submit(void *userdata, struct kevent *ev)
+{
+	return kdaemon_submit(userdata, ev);
+}
+
+/* Whether the queue has room for a replayed event: its source's share,
+ * as for a live one. */
+static bool replay_may(void *userdata, const struct kevent *ev)
+{
+	struct kdaemon *d = userdata;
+	return !d->stopping && ksched_room(d->sched, ev->source) > 0;
+}
+
+/* Feeds the queue the last run's unfinished events while it has room;
+ * once they are all in, the journaled sources read again. */
+void kdaemon_replay_more(struct kdaemon *d)
+{
+	if (!kjournal_replaying(d->journal))
+		return;
+	d->replayed += kjournal_replay_more(d->journal, replay_may, replay_submit, d);
+	if (kjournal_replaying(d->journal))
+		return;
+	struct kjournal_status js;
+	kjournal_status(d->journal, &js);
+	if (js.corrupt)
+		log_warning("journal: %zu unfinished events handled again; damaged records "
+			    "skipped: %" PRIu64,
+			    d->replayed, js.corrupt);
+	else if (d->replayed)
+		log_notice("journal: %zu unfinished events handled again", d->replayed);
+	flow_journaled(d, "the last run's events are all in");
+}
+
 static void journal_round_end(void *userdata)
 {
 	struct kdaemon *d = userdata;
 	if (d->resolve_staged)
 		d->resolve_staged(d->resolve_userdata);
 	kdaemon_journal_flush(d);
+	kdaemon_replay_more(d);
+	if (d->cond_hooks) /* the condition table, after the journal */
+		d->cond_hooks->round_end(d);
 }
 
-static int replay_submit(void *userdata, struct kevent *ev)
+/* Opens path, keventd's own directory of what (kstatedir_open()); a
+ * refusal is logged: keventd does not start without it. */
+static int open_own_dir(const char *what, const char *path, struct kstatedir **out)
 {
-	return kdaemon_submit(userdata, ev);
-}
-
-int kdaemon_state_open(struct kdaemon *d)
-{
-	if (!d->cfg.state_dir || d->state)
-		return 0;
 	const char *why = NULL;
-	int rc = kstatedir_open(d->cfg.state_dir, &d->state, &why);
+	int rc = kstatedir_open(path, out, &why);
 	if (rc < 0) {
 		/* a refusal says it all; a call that failed says why too */
 		bool refused = why && strncmp(why, "cannot", 6) != 0;
-		log_error("state directory %s: %s%s%s; refusing to start", d->cfg.state_dir,
-			  why ? why : "",
+		log_error("%s directory %s: %s%s%s; refusing to start", what, path, why ? why : "",
 			  refused ? ""
 			  : why	  ? ": "
 				  : "",
 			  refused ? "" : strerror(-rc));
 	}
 	return rc;
+}
+
+int kdaemon_state_open(struct kdaemon *d)
+{
+	if (!d->cfg.state_dir || d->state)
+		return 0;
+	return open_own_dir("state", d->cfg.state_dir, &d->state);
+}
+
+int kdaemon_lib_open(struct kdaemon *d)
+{
+	if (!d->cfg.lib_dir)
+		return -ENOENT;
+	if (d->lib)
+		return 0;
+	return open_own_dir("lib", d->cfg.lib_dir, &d->lib);
 }
 
 int kdaemon_journal_start(struct kdaemon *d)
@@ -1114,15 +1184,10 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
-	size_t n = kjournal_replay(d->journal, replay_submit, d);
-	struct kjournal_status js;
-	kjournal_status(d->journal, &js);
-	if (js.corrupt)
-		log_warning("journal: %zu unfinished events handled again; damaged records "
-			    "skipped: %" PRIu64,
-			    n, js.corrupt);
-	else if (n)
-		log_notice("journal: %zu unfinished events handled again", n);
+	/* fed within the sources' shares (kdaemon_replay_more()), the first
+	 * ones now; the sources wait until they are all in */
+	kjournal_replay_start(d->journal);
+	kdaemon_replay_more(d);
 	journal_flow(d);
 	return 0;
 }
@@ -1133,13 +1198,10 @@ void kdaemon_release(struct kdaemon *d)
 	ksched_free(TAKE_PTR(d->sched));
 	krunner_free(TAKE_PTR(d->runner));
 	kruleset_free(TAKE_PTR(d->rules));
-	ktrace_config_release(&d->trace);
 	kratelimit_free(TAKE_PTR(d->rl));
 	if (d->loop)
 		kloop_set_after(d->loop, NULL, NULL);
 	kjournal_free(TAKE_PTR(d->journal)); /* after the runner's last reports */
-	if (d->fs)			     /* after the sources, which read it */
-		kfs_config_release(d->fs);
-	free(TAKE_PTR(d->fs));
+	ksource_sections_release(&d->taken); /* after the sources, which read them */
 	kstats_release(&d->stats);
 }

@@ -80,6 +80,14 @@ struct kjournal {
 	/* while replaying: the compaction copies read, by identity (dedup_key()) */
 	struct hashmap *copies;
 	size_t n_old; /* segments found at open, not yet replayed */
+	/* the replay, a segment at a time: the numbers of the segments found
+	 * at open (NULL: no replay goes on), the next one to read, and the
+	 * events read from the last one that are not handed on yet
+	 * (backlog[at..n_backlog)) */
+	uint64_t *replay_nos;
+	size_t n_replay_nos, replay_next;
+	struct kevent **backlog;
+	size_t n_backlog, at_backlog;
 	struct lazy lazy[LAZY_MAX];
 	size_t n_lazy;
 	/* the records appended since the last flush: the last segment's bytes
@@ -449,19 +457,19 @@ static bool copied_before(struct kjournal *j, const struct kevent *ev, const str
 	return false;
 }
 
-/* The events of one segment found at open: decoded, then handed on. */
-static size_t replay_segment(struct kjournal *j, uint64_t no,
-			     int (*submit)(void *userdata, struct kevent *ev), void *userdata)
+/* The events of one segment found at open, decoded into the backlog, to be
+ * handed on as the caller has room for them. */
+static void read_segment(struct kjournal *j, uint64_t no)
 {
 	struct segment *s = find(j, no);
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
 	if (!s)
-		return 0;
+		return;
 	int rc = lseek(s->fd, 0, SEEK_SET) < 0 ? -errno : read_fd(s->fd, SIZE_MAX / 2, &data, &len);
 	if (rc < 0) {
 		log_warning("journal: cannot read segment %" PRIu64 ": %s", no, strerror(-rc));
-		return 0;
+		return;
 	}
 	struct kevent **evs = NULL;
 	size_t n = 0, cap = 0;
@@ -520,31 +528,74 @@ static size_t replay_segment(struct kjournal *j, uint64_t no,
 	if (!s->live) {
 		segment_idle(j, s);
 		free(evs);
-		return 0;
+		return;
 	}
 	/* s may go while they are handed on: the last one retired deletes it */
-	for (size_t i = 0; i < n; i++)
-		(void)submit(userdata, evs[i]);
-	free(evs);
+	j->backlog = evs;
+	j->n_backlog = n;
+	j->at_backlog = 0;
+}
+
+void kjournal_replay_start(struct kjournal *j)
+{
+	if (!j || j->replay_nos || !j->n_old)
+		return;
+	j->replay_nos = malloc(j->n_old * sizeof(*j->replay_nos));
+	if (!j->replay_nos)
+		return; /* no memory: the segments stay for the next start */
+	j->n_replay_nos = j->n_old;
+	j->replay_next = 0;
+	for (size_t i = 0; i < j->n_old; i++)
+		j->replay_nos[i] = j->segs[i].no;
+	if (hashmap_new(&j->copies) < 0)
+		j->copies = NULL; /* no memory: a copy a kill left may run twice */
+}
+
+bool kjournal_replaying(const struct kjournal *j)
+{
+	return j && j->replay_nos;
+}
+
+/* Every segment found at open is read and its events handed on. */
+static void replay_end(struct kjournal *j)
+{
+	hashmap_free(TAKE_PTR(j->copies), NULL);
+	free(TAKE_PTR(j->replay_nos));
+	j->n_replay_nos = j->replay_next = 0;
+	j->n_old = 0;
+}
+
+size_t kjournal_replay_more(struct kjournal *j,
+			    bool (*may)(void *userdata, const struct kevent *ev),
+			    int (*submit)(void *userdata, struct kevent *ev), void *userdata)
+{
+	size_t n = 0;
+	while (kjournal_replaying(j)) {
+		if (j->at_backlog < j->n_backlog) {
+			struct kevent *ev = j->backlog[j->at_backlog];
+			if (may && !may(userdata, ev))
+				return n; /* the rest when there is room */
+			j->backlog[j->at_backlog++] = NULL;
+			(void)submit(userdata, ev);
+			n++;
+			continue;
+		}
+		free(TAKE_PTR(j->backlog));
+		j->n_backlog = j->at_backlog = 0;
+		if (j->replay_next == j->n_replay_nos) {
+			replay_end(j);
+			break;
+		}
+		read_segment(j, j->replay_nos[j->replay_next++]);
+	}
 	return n;
 }
 
 size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
 		       void *userdata)
 {
-	size_t n_old = j->n_old, total = 0;
-	_cleanup_free_ uint64_t *nos = malloc((n_old ? n_old : 1) * sizeof(*nos));
-	if (!nos)
-		return 0;
-	for (size_t i = 0; i < n_old; i++)
-		nos[i] = j->segs[i].no;
-	if (hashmap_new(&j->copies) < 0)
-		j->copies = NULL; /* no memory: a copy a kill left may run twice */
-	for (size_t i = 0; i < n_old; i++)
-		total += replay_segment(j, nos[i], submit, userdata);
-	hashmap_free(TAKE_PTR(j->copies), NULL);
-	j->n_old = 0;
-	return total;
+	kjournal_replay_start(j);
+	return kjournal_replay_more(j, NULL, submit, userdata);
 }
 
 /* What waited for the pending records to be written: they are, or are
@@ -1037,6 +1088,13 @@ void kjournal_free(struct kjournal *j)
 		return;
 	(void)kjournal_flush(j);
 	flush_lazy(j);
+	/* read but never handed on: their records stay live, for the next
+	 * start, with the segments not read yet */
+	for (size_t i = j->at_backlog; i < j->n_backlog; i++)
+		kevent_free(j->backlog[i]);
+	free(j->backlog);
+	free(j->replay_nos);
+	hashmap_free(j->copies, NULL);
 	for (size_t i = 0; i < j->n_segs; i++) {
 		struct segment *s = &j->segs[i];
 		/* found at open and never replayed: kept as found */

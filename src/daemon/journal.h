@@ -2,14 +2,17 @@
 /*
  * The journal of accepted events (keventd(8), THE JOURNAL): segments
  * "journal-N" in the state directory, each a run of records
- * (journal-rec.h).  An event is appended before it is matched and retired
- * (its record's state byte set to done) once its fate is final; a segment
- * whose events are all retired is deleted, or emptied when it is the one
- * written to.  Appends wait in memory until kjournal_flush() writes them
- * with one write; a caller that answers for an event flushes first, and
- * when its record is still pending after that (kjournal_pending_ref(),
- * kjournal_failing()) refuses the event and retires the record.  Nothing is synced: the journal
- * outlives keventd's death, not the machine's.
+ * (journal-rec.h).  An event is appended once it is matched, its record
+ * naming the rules that run something, before anything is done about it;
+ * the runs that end set their done bits (kjournal_progress()), and the
+ * event is retired (its record's state byte set to done) once its fate is
+ * final.  A segment whose events are all retired is deleted, or emptied
+ * when it is the one written to.  Appends wait in memory until
+ * kjournal_flush() writes them with one pwrite(); a caller that answers
+ * for an event flushes first, and when its record is still pending after
+ * that (kjournal_pending_ref(), kjournal_failing()) refuses the event and
+ * retires the record.  Nothing is synced: the journal outlives keventd's
+ * death, not the machine's.
  *
  * The bound is the live records' bytes: segments are a quarter of the
  * size each, and when the segments and the next one would pass the size,
@@ -49,10 +52,25 @@ struct kjournal;
  * never replayed.  0 or -errno. */
 int kjournal_open(int dirfd, size_t size, struct kjournal **out);
 
-/* Hands each unfinished event of the segments found at open to submit,
- * in their order, once (a compaction's copy and its original are one),
- * flagged redelivered and holding its record; a damaged record is
- * skipped, counted and kept aside.  Returns the number handed. */
+/* The replay of the segments found at open: each unfinished event handed
+ * on, in their order, once (a compaction's copy and its original are
+ * one), flagged redelivered and holding its record; a damaged record is
+ * skipped, counted and kept aside.  It reads one segment at a time and
+ * hands its events on as the caller has room for them, so a restart
+ * never takes in the whole journal at once; the segments stay uncompacted
+ * until it ends.
+ *
+ * kjournal_replay_start() begins it (nothing to replay: it has ended);
+ * kjournal_replay_more() hands on events in order while may(ev) says
+ * there is room for ev (may NULL: all of them), and returns how many it
+ * handed; kjournal_replaying() says whether events are left.  What is
+ * left at kjournal_free() stays in the journal for the next start. */
+void kjournal_replay_start(struct kjournal *j);
+size_t kjournal_replay_more(struct kjournal *j,
+			    bool (*may)(void *userdata, const struct kevent *ev),
+			    int (*submit)(void *userdata, struct kevent *ev), void *userdata);
+bool kjournal_replaying(const struct kjournal *j);
+/* All at once: kjournal_replay_start() and kjournal_replay_more(NULL). */
 size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
 		       void *userdata);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "dbus.h"
 #include "history.h"
 #include "log.h"
@@ -21,30 +21,27 @@
 
 static void history_event(void *userdata, const struct kobs_event *e)
 {
-	struct kdaemon *d = userdata;
-	if (khistory_add(d->history, e->serial, e->ev, e->rules, e->n_rules, e->stopping,
-			 e->ruleset, e->generation) < 0)
-		d->stats.history_lost++;
+	/* one it cannot keep, for lack of memory, it counts (khistory_lost()) */
+	(void)khistory_add(userdata, e->serial, e->ev, e->rules, e->n_rules, e->stopping,
+			   e->ruleset, e->generation);
 }
 
 static void history_report(void *userdata, uint64_t serial, const struct krun_report *rep)
 {
-	struct kdaemon *d = userdata;
-	khistory_report(d->history, serial, rep);
+	khistory_report(userdata, serial, rep);
 }
 
 static void history_done(void *userdata, const struct kjob *job)
 {
-	struct kdaemon *d = userdata;
-	khistory_done(d->history, job->serial);
+	khistory_done(userdata, job->serial);
 }
 
 static void history_status(void *userdata, struct kstatus_extra *x)
 {
-	struct kdaemon *d = userdata;
-	x->history_len = khistory_len(d->history);
-	x->history_capacity = khistory_capacity(d->history);
-	x->history_bytes = khistory_bytes(d->history);
+	x->history_len = khistory_len(userdata);
+	x->history_capacity = khistory_capacity(userdata);
+	x->history_bytes = khistory_bytes(userdata);
+	x->history_lost = khistory_lost(userdata);
 }
 
 int kdaemon_history_start(struct kdaemon *d)
@@ -62,7 +59,7 @@ int kdaemon_history_start(struct kdaemon *d)
 						      .report = history_report,
 						      .done = history_done,
 						      .status = history_status,
-						      .userdata = d});
+						      .userdata = d->history});
 }
 
 /* --- D-Bus: a signal per event --- */
@@ -176,21 +173,28 @@ static void notify_status(void *userdata, struct kstatus_extra *x)
 	}
 }
 
-void kdaemon_notify_start(struct kdaemon *d)
+int kdaemon_notify_start(struct kdaemon *d)
 {
 	const char *why = NULL;
-	int rc = knotifier_new(d->loop, d->cfg.notify,
-			       d->cfg.lib_dir ? d->cfg.lib_dir : KEVENT_DEFAULT_LIB_DIR,
-			       &d->notifier, &why);
+	/* the queue in --lib-dir, opened and checked once for all that keep
+	 * something there (a directory that is not keventd's alone stops the
+	 * start, logged); without one (--lib-dir none) deliveries are kept in
+	 * memory alone */
+	int rc = kdaemon_lib_open(d);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	const char *lib = rc == 0 ? d->cfg.lib_dir : NULL;
+	rc = knotifier_new(d->loop, d->cfg.notify, lib, &d->notifier, &why);
 	if (rc < 0) {
 		log_error("notify: %s%s%s: no notification is sent", why ? why : "",
 			  why ? ": " : "", strerror(-rc));
-		return;
+		return 0;
 	}
 	(void)kdaemon_observe(d, &(struct kobserver){.name = "notify",
 						     .event = notify_event,
 						     .status = notify_status,
 						     .userdata = d->notifier});
+	return 0;
 }
 
 void kdaemon_outputs_free(struct kdaemon *d)

@@ -82,8 +82,6 @@ void koptions_init(struct koptions *o)
 		.log_format = KLOG_TEXT,
 	};
 	kmqtt_config_init(&o->mqtt);
-	kfs_config_init(&o->fs);
-	kkmsg_config_init(&o->kmsg);
 	knotify_config_init(&o->notify);
 }
 
@@ -95,9 +93,7 @@ void koptions_release(struct koptions *o)
 	o->owned = NULL;
 	o->n_owned = 0;
 	kmqtt_config_release(&o->mqtt);
-	ktrace_config_release(&o->trace);
-	kfs_config_release(&o->fs);
-	kkmsg_config_init(&o->kmsg);
+	ksource_sections_release(&o->sections);
 	knotify_config_release(&o->notify);
 }
 
@@ -296,8 +292,13 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 		o->cfg.state_dir = kept;
 		break;
 	case O_LIB_DIR:
+		if (strcmp(value, "none") == 0) {
+			o->cfg.lib_dir = NULL;
+			break;
+		}
 		if (value[0] != '/')
-			return fail(why, "%slib-dir wants an absolute path, not '%s'", dash, value);
+			return fail(why, "%slib-dir wants an absolute path or none, not '%s'", dash,
+				    value);
 		o->cfg.lib_dir = kept;
 		break;
 	case O_JOURNAL_SIZE:
@@ -388,77 +389,60 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
 	return 0;
 }
 
-/* keventd.yaml's sections: a key whose value is a mapping of its own,
- * parsed by the part of keventd it configures (keventd.yaml(5)).  A new
- * source or output with settings adds its row here. */
-static int parse_mqtt(struct koptions *o, const struct ynode *v, const char *path,
-		      struct kdiags *diags)
+/* keventd.yaml's sections: a key whose value is a mapping (or a list) of
+ * its own, parsed by the part of keventd it configures (keventd.yaml(5)):
+ * the broker's, the notification targets', then each source's that has
+ * one (source-type.h). */
+static const char mqtt_section[] = "mqtt";
+static const char notify_section[] = "notify";
+
+static bool is_section(const char *name)
 {
-	return kmqtt_config_parse(&o->mqtt, v, path, diags);
+	return strcmp(name, mqtt_section) == 0 || strcmp(name, notify_section) == 0 ||
+	       ksource_type_of_section(name);
 }
 
-static int parse_trace(struct koptions *o, const struct ynode *v, const char *path,
-		       struct kdiags *diags)
+static int parse_section(struct koptions *o, const char *name, const struct ynode *v,
+			 const char *path, struct kdiags *diags)
 {
-	return ktrace_config_parse(&o->trace, v, path, diags);
+	if (strcmp(name, mqtt_section) == 0)
+		return kmqtt_config_parse(&o->mqtt, v, path, diags);
+	if (strcmp(name, notify_section) == 0)
+		return knotify_config_parse(&o->notify, v, path, diags);
+	return ksource_sections_parse(&o->sections, ksource_type_of_section(name), v, path, diags);
 }
 
-static int parse_fs(struct koptions *o, const struct ynode *v, const char *path,
-		    struct kdiags *diags)
+/* The sections' names, in that order, into words (at least
+ * 2 + KEVENT_SOURCE_MAX); returns how many. */
+static size_t sections_of(const char **words)
 {
-	return kfs_config_parse(&o->fs, v, path, diags);
-}
-
-static int parse_kmsg(struct koptions *o, const struct ynode *v, const char *path,
-		      struct kdiags *diags)
-{
-	return kkmsg_config_parse(&o->kmsg, v, path, diags);
-}
-
-static int parse_notify(struct koptions *o, const struct ynode *v, const char *path,
-			struct kdiags *diags)
-{
-	return knotify_config_parse(&o->notify, v, path, diags);
-}
-
-struct section {
-	const char *name;
-	int (*parse)(struct koptions *o, const struct ynode *v, const char *path,
-		     struct kdiags *diags);
-};
-
-static const struct section sections[] = {
-	{"mqtt", parse_mqtt}, {"fs", parse_fs},		{"trace", parse_trace},
-	{"kmsg", parse_kmsg}, {"notify", parse_notify},
-};
-
-static const struct section *find_section(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-		if (strcmp(sections[i].name, name) == 0)
-			return &sections[i];
-	return NULL;
+	size_t n = 0;
+	words[n++] = mqtt_section;
+	words[n++] = notify_section;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
+		if (ksource_types[i]->section_size)
+			words[n++] = kevent_source_name((enum kevent_source)i);
+	return n;
 }
 
 /* "mqtt, fs, trace": the sections, for a message */
 static void section_names(char *buf, size_t size)
 {
-	size_t len = 0;
+	const char *words[2 + KEVENT_SOURCE_MAX];
+	size_t n = sections_of(words), len = 0;
 	buf[0] = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(sections) && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
-					sections[i].name);
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "", words[i]);
 }
 
 /* The option or section nearest to a misspelt name; NULL: none is near. */
 static const char *suggest_option(const char *name)
 {
-	const char *words[ARRAY_SIZE(options) + ARRAY_SIZE(sections)];
+	const char *words[ARRAY_SIZE(options) + 2 + KEVENT_SOURCE_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
 		words[n++] = options[i].name;
-	for (size_t i = 0; i < ARRAY_SIZE(sections); i++)
-		words[n++] = sections[i].name;
+	n += sections_of(words + n);
 	return suggest_word(name, words, n);
 }
 
@@ -477,7 +461,7 @@ bool koptions_is_config(const char *buf, size_t len)
 			continue;
 		if (strcmp(k->value, "rules") == 0)
 			rules = true;
-		else if (find_section(k->value) || koptions_takes_value(k->value) >= 0)
+		else if (is_section(k->value) || koptions_takes_value(k->value) >= 0)
 			option = true;
 	}
 	ynode_free(root);
@@ -532,9 +516,8 @@ int koptions_parse_file(struct koptions *o, const char *buf, size_t len, const c
 			kdiags_add(diags, path, k->line, k->col, "'%s' given twice", k->value);
 			continue;
 		}
-		const struct section *sec = find_section(k->value);
-		if (sec) {
-			rc = sec->parse(o, v, path, diags);
+		if (is_section(k->value)) {
+			rc = parse_section(o, k->value, v, path, diags);
 			if (rc == -EINVAL)
 				rc = 0;
 		} else {
@@ -576,11 +559,12 @@ void koptions_finish(struct koptions *o)
 	o->cfg.rule_dirs = o->dirs;
 	o->cfg.n_rule_dirs = o->n_dirs;
 	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
-	o->cfg.trace = &o->trace;
-	o->cfg.trace_allowed = o->cfg.sources & (1u << KEVENT_SOURCE_TRACE);
-	if (!o->trace.n)
-		o->cfg.sources &= ~(1u << KEVENT_SOURCE_TRACE);
-	o->cfg.fs = &o->fs;
-	o->cfg.kmsg = &o->kmsg;
 	o->cfg.notify = o->notify.n ? &o->notify : NULL;
+	o->cfg.sections = &o->sections;
+	o->cfg.allowed = o->cfg.sources;
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		const struct ksource_type *t = ksource_types[i];
+		if (t->idle && t->idle(ksource_section(&o->sections, (enum kevent_source)i)))
+			o->cfg.sources &= ~(1u << i);
+	}
 }

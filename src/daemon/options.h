@@ -2,9 +2,10 @@
 /*
  * keventd's options, from its command line and from its configuration
  * file (keventd(8), FILES): the same names, the same checks, one place.
- * A file sets any long option by name ("max-children: 16") and has a
- * section "mqtt:" of its own (mqtt-config.h); the command line, applied
- * after the file, wins.  Pure: errors are returned, never logged.
+ * A file sets any long option by name ("max-children: 16") and has
+ * sections: "mqtt:" (mqtt-config.h) and those of the sources, named after
+ * each (source-type.h); the command line, applied after the file, wins.  Pure: errors are returned,
+ * never logged.
  */
 #ifndef KEVENT_OPTIONS_H
 #define KEVENT_OPTIONS_H
@@ -14,11 +15,10 @@
 
 #include "daemon.h"
 #include "diag.h"
-#include "fs.h"
-#include "kmsg.h"
+#include "log.h"
 #include "mqtt-config.h"
 #include "notify-config.h"
-#include "trace-config.h"
+#include "source-type.h"
 
 #define KEVENT_DEFAULT_CONFIG	  "/etc/keventd/keventd.yaml"
 #define KOPTIONS_MAX_DIRS	  64
@@ -34,11 +34,9 @@ struct koptions {
 	int log_level;
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
-	struct kfs_config fs;	      /* the section fs: */
-	struct ktrace_config trace;   /* the section trace: */
-	struct kkmsg_config kmsg;     /* the section kmsg: */
-	struct knotify_config notify; /* the section notify: */
-	char **owned;		      /* the strings above that o holds copies of */
+	struct knotify_config notify;	  /* the section notify: */
+	struct ksource_sections sections; /* the sources' (source-type.h) */
+	char **owned;			  /* the strings above that o holds copies of */
 	size_t n_owned;
 };
 
@@ -82,8 +80,9 @@ bool koptions_is_config(const char *buf, size_t len);
 int koptions_load_file(struct koptions *o, const char *path, bool trust, struct kdiags *diags);
 
 /* Fills in cfg.rule_dirs (the default three when none were given),
- * cfg.mqtt and cfg.trace; without a trace: entry, the trace source is
- * left out of cfg.sources.  Call once every option is set. */
+ * cfg.mqtt and cfg.sections; a source whose section leaves it nothing to
+ * read (trace: without an entry) is left out of cfg.sources, not of
+ * cfg.allowed.  Call once every option is set. */
 void koptions_finish(struct koptions *o);
 
 #endif

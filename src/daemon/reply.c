@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "daemon.h"
+#include "daemon-cond.h"
+#include "daemon-internal.h"
 #include "explain.h"
 
 /* What a reply that reads today's rules ends with when a reload replaced
@@ -47,14 +48,14 @@ static void stream_free(struct kctl_stream *s)
 	free(s);
 }
 
-struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json)
+struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json, const struct kfilter *f)
 {
 	struct events_stream *es = calloc(1, sizeof(*es));
 	if (!es)
 		return NULL;
 	es->s = (struct kctl_stream){.next = events_next, .end = events_end, .free = stream_free};
 	es->d = d;
-	khistory_cursor_init(d->history, n, json, &es->cur);
+	khistory_cursor_init_filtered(d->history, n, json, f, &es->cur);
 	return &es->s;
 }
 
@@ -65,6 +66,8 @@ struct status_stream {
 	struct kstatus_extra x; /* as it was when asked */
 	uint64_t generation;
 	bool reloaded;
+	/* Prometheus: then a sample per condition row that holds */
+	struct kctl_stream *conds;
 };
 
 static bool status_next(struct kctl_stream *s, struct strbuf *out)
@@ -74,7 +77,17 @@ static bool status_next(struct kctl_stream *s, struct strbuf *out)
 		ss->reloaded = true;
 		return false;
 	}
-	return kstats_render_next(&ss->cur, &ss->d->stats, ss->d->rules, &ss->x, out);
+	if (kstats_render_next(&ss->cur, &ss->d->stats, ss->d->rules, &ss->x, out))
+		return true;
+	return ss->conds && ss->conds->next(ss->conds, out);
+}
+
+static void status_free(struct kctl_stream *s)
+{
+	struct status_stream *ss = container_of(s, struct status_stream, s);
+	if (ss->conds)
+		ss->conds->free(ss->conds);
+	free(ss);
 }
 
 static void status_end(struct kctl_stream *s, const char **kind, const char **text)
@@ -86,16 +99,20 @@ static void status_end(struct kctl_stream *s, const char **kind, const char **te
 	}
 }
 
-struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients)
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format)
 {
 	struct status_stream *ss = calloc(1, sizeof(*ss));
 	if (!ss)
 		return NULL;
-	ss->s = (struct kctl_stream){.next = status_next, .end = status_end, .free = stream_free};
+	ss->s = (struct kctl_stream){.next = status_next, .end = status_end, .free = status_free};
 	ss->d = d;
 	ss->generation = d->generation;
+	if (format == KSTATUS_PROMETHEUS && d->cond && !(ss->conds = kdaemon_cond_prometheus(d))) {
+		free(ss);
+		return NULL;
+	}
 	kstats_cursor_init(&ss->cur, format);
-	kdaemon_status_extra(d, clients, &ss->x);
+	kdaemon_status_extra(d, &ss->x);
 	return &ss->s;
 }
 
@@ -105,7 +122,8 @@ struct explain_stream {
 	struct kexplain *x;
 	uint64_t generation;
 	bool reloaded, noted;
-	struct strbuf notes; /* the files broken when the event came */
+	/* the files broken when the event came, what became of its runs */
+	struct strbuf notes;
 };
 
 /* The files that were broken when the event came, and so not in force
@@ -190,6 +208,7 @@ int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 	xs->d = d;
 	xs->generation = d->generation;
 	xs->notes = (struct strbuf)STRBUF_INIT;
+	khistory_entry_put_runs(e, json, &xs->notes);
 	explain_notes(e, json, &xs->notes);
 	*out = &xs->s;
 	return 0;

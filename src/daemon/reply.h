@@ -22,12 +22,12 @@ struct kdaemon;
  * The last n events of d's history (0: all), oldest first, as they are
  * when their turn comes.  Those that leave the history before their turn
  * are skipped: the reply goes on with the oldest still kept, and its last
- * message is an error that says how many.  NULL on ENOMEM.
+ * message is an error that says how many.  Only those that pass f (NULL:
+ * all).  NULL on ENOMEM.
  */
-struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json);
-/* status, as text, JSON or the Prometheus text format; clients is the
- * number of control clients connected.  NULL on ENOMEM. */
-struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format, size_t clients);
+struct kctl_stream *kreply_events(struct kdaemon *d, size_t n, bool json, const struct kfilter *f);
+/* status, as text, JSON or the Prometheus text format.  NULL on ENOMEM. */
+struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format);
 /* explain of history entry e (a stream of it taken).  0 or -errno. */
 int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 		   struct kctl_stream **out);

@@ -227,7 +227,7 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_CONTROL, ", over limit #", "over_limit", "control_over_limit_total", "counter",
 	 STAT(ctl_over_limit), "Control connections refused over the client limit."},
 	{KSTATS_CONTROL, ", monitor drops #", "monitor_dropped", "monitor_dropped_total", "counter",
-	 STAT(monitor_dropped), "Events not shown to a monitor too slow to read them."},
+	 EXTRA(monitor_dropped), "Events not shown to a monitor too slow to read them."},
 	{KSTATS_CONTROL, ", over user limit #", "over_user_limit", "control_over_user_limit_total",
 	 "counter", STAT(ctl_over_user),
 	 "Control connections refused over the limit of connections per user."},
@@ -249,7 +249,7 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_HISTORY, ", # bytes", "bytes", "history_bytes", "gauge", EXTRA(history_bytes),
 	 "Memory the history holds, in bytes."},
 	{KSTATS_HISTORY, ", not kept #", "not_kept", "history_not_kept_total", "counter",
-	 STAT(history_lost), "Events the history could not keep for lack of memory."},
+	 EXTRA(history_lost), "Events the history could not keep for lack of memory."},
 
 	/* failing: words in the text while it cannot write, a string in JSON */
 	{KSTATS_JOURNAL, "failing (#), ", "failing", NULL, "gauge", TEXT(journal_failing), NULL},
@@ -305,6 +305,22 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_MQTT, NULL, NULL, "mqtt_publishing", "gauge", FLAG(mqtt_publishing),
 	 "1 while events are published; 0 when publishing is off (keventctl status says why)."},
 
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ", NULL, NULL, "gauge",
+	 FLAG(cond_off), NULL},
+	{KSTATS_CONDITIONS, "# holding", "holding", "conditions_holding", "gauge",
+	 EXTRA(cond_holding), "Condition rows that hold now (keventctl conditions)."},
+	{KSTATS_CONDITIONS, ": # critical", "critical", "conditions_critical", "gauge",
+	 EXTRA(cond_critical), "Condition rows of severity critical that hold now."},
+	{KSTATS_CONDITIONS, ", # warning", "warning", "conditions_warning", "gauge",
+	 EXTRA(cond_warning), "Condition rows of severity warning that hold now."},
+	{KSTATS_CONDITIONS, ", # info", "info", "conditions_info", "gauge", EXTRA(cond_info),
+	 "Condition rows of severity info that hold now."},
+	{KSTATS_CONDITIONS, "; # acknowledged", "acknowledged", "conditions_acknowledged", "gauge",
+	 EXTRA(cond_acked), "Condition rows that hold and were acknowledged (keventctl ack)."},
+	{KSTATS_CONDITIONS, ", refused #", "refused", "conditions_refused_total", "counter",
+	 EXTRA(cond_refused), "Condition sets refused: the table held its bound of rows."},
+	{KSTATS_CONDITIONS, ", write errors #", "write_errors", "conditions_write_errors_total",
+	 "counter", EXTRA(cond_write_errors), "Failed writes of the condition table."},
 	/* the text says "off" alone without targets (text_head()) */
 	{KSTATS_NOTIFY, "# targets", "targets", NULL, "gauge", EXTRA(notify_n), NULL},
 	{KSTATS_NOTIFY, NULL, "enabled", "notify_enabled", "gauge", FLAG(notify_enabled),
@@ -373,6 +389,7 @@ static const struct {
 	[KSTATS_HISTORY] = {"history: ", "history"},
 	[KSTATS_MQTT] = {"mqtt: ", "mqtt"},
 	[KSTATS_JOURNAL] = {"journal: ", "journal"},
+	[KSTATS_CONDITIONS] = {"conditions: ", "conditions"},
 	[KSTATS_NOTIFY] = {"notify: ", "notify"},
 	[KSTATS_NOTIFY_TARGETS] = {NULL, "notify_targets"},
 	[KSTATS_RULESET] = {"rules: ", "ruleset"},
@@ -381,9 +398,9 @@ static const struct {
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME, KSTATS_RULESET,	      KSTATS_QUEUE,   KSTATS_SOURCES, KSTATS_EVENTS,
-	KSTATS_RUNS,   KSTATS_CONTROL,	      KSTATS_HISTORY, KSTATS_JOURNAL, KSTATS_MQTT,
-	KSTATS_NOTIFY, KSTATS_NOTIFY_TARGETS, KSTATS_RULES,
+	KSTATS_UPTIME,	   KSTATS_RULESET, KSTATS_QUEUE,	  KSTATS_SOURCES, KSTATS_EVENTS,
+	KSTATS_RUNS,	   KSTATS_CONTROL, KSTATS_HISTORY,	  KSTATS_JOURNAL, KSTATS_MQTT,
+	KSTATS_CONDITIONS, KSTATS_NOTIFY,  KSTATS_NOTIFY_TARGETS, KSTATS_RULES,
 };
 
 /* What a rendering reads. */

@@ -29,7 +29,7 @@ struct kstats {
 	uint64_t truncated[KEVENT_SOURCE_MAX]; /* events cut to fit the limits */
 	/* what became of accepted events: handled + ratelimited +
 	 * events_debounced + queued or waiting for their debounce + dropped at
-	 * a stop + kept in the journal at a stop (kdaemon.kept, logged) =
+	 * a stop + kept in the journal at a stop (kept, logged) =
 	 * received */
 	uint64_t handled; /* every run done (or nothing to run) */
 	/* the same three, per source: received[i] = handled_by[i] +
@@ -51,17 +51,20 @@ struct kstats {
 	/* intake */
 	uint64_t paused[KEVENT_SOURCE_MAX];  /* times the source was paused on its full share */
 	uint64_t dropped[KEVENT_SOURCE_MAX]; /* queued, never started: keventd stopped */
-	uint64_t journal_full;		     /* times the journal was full and paused intake */
+	/* queued, not finished at the stop: the journal keeps them for the
+	 * next start, which handles them again (logged, not in status) */
+	uint64_t kept[KEVENT_SOURCE_MAX];
+	uint64_t journal_full; /* times the journal was full and paused intake */
 	/* send/post events refused: the journal could not write them */
 	uint64_t journal_refused;
 	/* control socket */
-	uint64_t ctl_refused, ctl_bad, ctl_over_limit, monitor_dropped;
+	uint64_t ctl_refused, ctl_bad, ctl_over_limit;
 	uint64_t ctl_over_user;	      /* refused: its user has the most connections */
 	uint64_t ctl_root_slot;	      /* refused: only the slot kept for root was left */
 	uint64_t ctl_idle_dropped;    /* idle connections closed to make room */
 	uint64_t ctl_trigger_refused; /* triggers refused: one waiting, or no room */
-	/* the event history */
-	uint64_t history_lost; /* events it could not keep for lack of memory */
+	/* observers refused: past KEVENT_MAX_OBSERVERS (logged, not in status) */
+	uint64_t observers_refused;
 	/* rules */
 	uint64_t reloads, reload_errors;
 	uint64_t started_ns;
@@ -96,8 +99,12 @@ struct kstatus_extra {
 	size_t source_pending[KEVENT_SOURCE_MAX];
 	size_t source_share[KEVENT_SOURCE_MAX];
 	bool source_paused[KEVENT_SOURCE_MAX];
-	/* the event history: entries held, kept at most (--history), bytes */
-	size_t history_len, history_capacity, history_bytes;
+	/* the control socket's monitors: events not shown to one too slow
+	 * to read them */
+	size_t monitor_dropped;
+	/* the event history: entries held, kept at most (--history), bytes,
+	 * events it could not keep for lack of memory */
+	size_t history_len, history_capacity, history_bytes, history_lost;
 	/* the journal (journal.h): its bytes, events not finished, damaged
 	 * records skipped, writes of records, full now */
 	size_t journal_bytes, journal_live, journal_corrupt, journal_writes;
@@ -117,6 +124,11 @@ struct kstatus_extra {
 	/* what the two point to while publishing is off: the struct may be
 	 * kept while a reply is sent, and the broker's own text changes */
 	char mqtt_off_buf[160], mqtt_publishing_buf[176];
+	/* the condition table (cond.h): rows that hold, by severity,
+	 * acknowledged; sets refused for its bound; failed writes; off */
+	size_t cond_holding, cond_critical, cond_warning, cond_info, cond_acked;
+	size_t cond_refused, cond_write_errors;
+	bool cond_off;
 	/* the notification targets (keventd.yaml(5), notify:): none, or so
 	 * many, each one's counters; the queue's damaged files and the
 	 * targets rules named that keventd.yaml has not */
@@ -137,6 +149,7 @@ enum kstats_section {
 	KSTATS_HISTORY,
 	KSTATS_JOURNAL,
 	KSTATS_MQTT,
+	KSTATS_CONDITIONS,
 	KSTATS_NOTIFY,	       /* the notifications, together */
 	KSTATS_NOTIFY_TARGETS, /* per target; text: a line per target */
 	KSTATS_RULESET,

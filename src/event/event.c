@@ -300,6 +300,8 @@ int kevent_dup(const struct kevent *ev, struct kevent **out)
 	c->instance = ev->instance;
 	c->synthetic = ev->synthetic;
 	c->redelivered = ev->redelivered;
+	c->injected = ev->injected;
+	c->test = ev->test;
 	if (ev->host && !(c->host = strdup(ev->host))) {
 		kevent_free(c);
 		return -ENOMEM;

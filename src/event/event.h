@@ -16,8 +16,8 @@
 /*
  * Every source, once: its enum name and its name, which is also its word
  * in --sources, its column in status and KEVENT_SOURCE.  A new source is
- * one line here and one row in the daemon's sources table
- * (daemon/source-table.c); docs/HACKING.md has the whole recipe.
+ * its files in sources/, one line here and its row (sources/source-type.h);
+ * docs/HACKING.md has the whole recipe.
  */
 #define KEVENT_SOURCE_LIST(X)                                                    \
 	X(KERNEL, "kernel")                                                      \
@@ -30,7 +30,8 @@
 	X(MQTT, "mqtt")	  /* another machine's keventd, through a broker */      \
 	X(TRACE, "trace") /* the kernel's tracepoints (keventd.yaml's trace:) */ \
 	X(MD, "md")                                                              \
-	X(KMSG, "kmsg") /* the kernel's log, /dev/kmsg */
+	X(KMSG, "kmsg")		  /* the kernel's log, /dev/kmsg */              \
+	X(CONDITION, "condition") /* keventd's own: a condition's change */
 
 enum kevent_source {
 #define KEVENT_SOURCE_ENUM(id, name) KEVENT_SOURCE_##id,
@@ -79,6 +80,13 @@ struct kevent {
 	 * accepted before keventd stopped or died and not finished then
 	 * (KEVENT_REDELIVERED=1). */
 	bool redelivered;
+	/* sent through the control socket with a source other than its own
+	 * (keventctl test --run, replay): keventd's, never told to the source
+	 * it names, which did not number it. */
+	bool injected;
+	/* keventctl test --run: a trial of its rules' handlers
+	 * (KEVENT_TEST=1). */
+	bool test;
 	/* where the daemon's journal holds it (0: nowhere); a copy has none */
 	uint64_t journal_ref;
 	/* the identities of the rules its journal record names (journal-rec.h:

@@ -11,6 +11,8 @@
 #define FLAG_SYNTHETIC	 2u
 #define FLAG_HOST	 4u
 #define FLAG_REDELIVERED 8u
+#define FLAG_INJECTED	 16u
+#define FLAG_TEST	 32u
 #define BODY_FIXED	 (4 + 8 + 8 + 8 + 4)
 
 static uint32_t fnv(uint32_t h, const void *p, size_t n)
@@ -61,7 +63,8 @@ void kjrec_encode(struct strbuf *sb, const struct kevent *ev)
 		ev->journal_ids ? BODY_VERSION : BODY_V1, (uint8_t)ev->type, (uint8_t)ev->source,
 		(uint8_t)((ev->recovered ? FLAG_RECOVERED : 0) |
 			  (ev->synthetic ? FLAG_SYNTHETIC : 0) | (ev->host ? FLAG_HOST : 0) |
-			  (ev->redelivered ? FLAG_REDELIVERED : 0))};
+			  (ev->redelivered ? FLAG_REDELIVERED : 0) |
+			  (ev->injected ? FLAG_INJECTED : 0) | (ev->test ? FLAG_TEST : 0))};
 	uint32_t n_env = (uint32_t)ev->n_uevent_env;
 	strbuf_add(sb, (const char *)head, sizeof(head));
 	strbuf_add(sb, (const char *)&ev->seqnum, 8);
@@ -264,6 +267,8 @@ int kjrec_decode(const void *body, size_t len, struct kevent **out, const char *
 	ev->recovered = head[3] & FLAG_RECOVERED;
 	ev->synthetic = head[3] & FLAG_SYNTHETIC;
 	ev->redelivered = head[3] & FLAG_REDELIVERED;
+	ev->injected = head[3] & FLAG_INJECTED;
+	ev->test = head[3] & FLAG_TEST;
 	ev->instance = instance;
 	ev->journal_ids = TAKE_PTR(ids);
 	ev->n_journal_ids = n_ids;

@@ -43,6 +43,28 @@ int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t time
 			  seqnum, timestamp, NULL, 0, out, why);
 }
 
+int kctl_event_from_msg_as(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
+			   struct kevent **out, const char **why)
+{
+	if (m->n < 5 || m->n > 6)
+		return -EBADMSG;
+	int source = kevent_source_from_name(m->f[1]);
+	if (source < 0) {
+		*why = "unknown source";
+		return -EINVAL;
+	}
+	struct kctl_msg rest = {.n = m->n - 1};
+	rest.f[0] = m->f[0];
+	for (size_t i = 2; i < m->n; i++)
+		rest.f[i - 1] = m->f[i];
+	int rc = kctl_event_from_msg(&rest, seqnum, timestamp, out, why);
+	if (rc == 0) {
+		(*out)->source = (enum kevent_source)source;
+		(*out)->injected = true;
+	}
+	return rc;
+}
+
 static bool subsystem_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

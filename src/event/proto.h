@@ -37,6 +37,13 @@ int kctl_decode(const char *buf, size_t len, struct kctl_msg *m);
 int kctl_event_from_msg(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
 			struct kevent **out, const char **why);
 /*
+ * The same for COMMAND SOURCE TYPE OBJECT SIGNAL [PAYLOAD] (test-run,
+ * post-as): an event of SOURCE (a name of KEVENT_SOURCE_LIST), marked
+ * injected.  -EINVAL with *why for an unknown source too.
+ */
+int kctl_event_from_msg_as(const struct kctl_msg *m, uint64_t seqnum, uint64_t timestamp,
+			   struct kevent **out, const char **why);
+/*
  * A trigger request, trigger ACTION [SUBSYSTEMS]: ACTION add or change,
  * SUBSYSTEMS a comma-separated list of subsystem names ([A-Za-z0-9_.:-],
  * at most KCTL_TRIGGER_MAX of them; none or "": every subsystem).  Returns

@@ -30,8 +30,9 @@ static const char *const fixed_vars[] = {
 /* What keventd alone says, for any source, whether or not this event
  * carries it: a payload line such as "Host: x" never becomes one. */
 static const char *const reserved_vars[] = {
-	"KEVENT_RECOVERED", "KEVENT_HOST",    "KEVENT_SYNTHETIC",    "KEVENT_REDELIVERED",
-	"KEVENT_INSTANCE",  "KEVENT_SESSION", "KEVENT_SESSION_USER", "KEVENT_UNIT",
+	"KEVENT_RECOVERED",    "KEVENT_HOST",	  "KEVENT_SYNTHETIC",
+	"KEVENT_REDELIVERED",  "KEVENT_INSTANCE", "KEVENT_SESSION",
+	"KEVENT_SESSION_USER", "KEVENT_UNIT",	  "KEVENT_TEST",
 };
 
 bool kplan_var_reserved(const char *name)
@@ -88,6 +89,8 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
 		rc = env_add(env, &n, "KEVENT_HOST", ev->host);
 	if (rc == 0 && ev->synthetic)
 		rc = env_add(env, &n, "KEVENT_SYNTHETIC", "1");
+	if (rc == 0 && ev->test)
+		rc = env_add(env, &n, "KEVENT_TEST", "1");
 
 	size_t first_prop = n;
 	for (size_t i = 0; rc == 0 && i < ev->n_props; i++) {

@@ -78,12 +78,20 @@ struct child {
 	uint64_t started_ns;
 	size_t logged;
 	uint64_t dropped;
+	/* the last lines of its stderr, a ring: the next goes at tail_next */
+	char tail[KRUNNER_TAIL_LINES][KRUNNER_TAIL_BYTES + 1];
+	unsigned tail_next, tail_n;
 	bool timed_out, killed;
 	int cg_fd; /* the run's cgroup, or -1 */
 	char cg_name[KCGROUP_NAME_MAX];
 };
 
 static void run_next(struct krunner *r, struct kjob *job);
+
+/* The fields of a line about rule's run for job (krun_log()). */
+#define run_fields(rule, job)                                        \
+	((const struct klog_field[]){KLOG_STR("rule", (rule)->name), \
+				     KLOG_UINT("seq", (job)->ev->seqnum)})
 
 static void report(struct krunner *r, const struct krun_report *rep)
 {
@@ -126,13 +134,51 @@ static void emit_line(struct child *c, struct stream *s)
 	if (!s->len)
 		return;
 	s->line[s->len] = '\0';
+	if (s == &c->err) {
+		/* kept whether logged or not: the end is what tells why */
+		size_t keep = s->len < KRUNNER_TAIL_BYTES ? s->len : KRUNNER_TAIL_BYTES;
+		memcpy(c->tail[c->tail_next], s->line, keep);
+		c->tail[c->tail_next][keep] = '\0';
+		c->tail_next = (c->tail_next + 1) % KRUNNER_TAIL_LINES;
+		if (c->tail_n < KRUNNER_TAIL_LINES)
+			c->tail_n++;
+	}
 	if (c->logged < LOG_LIMIT_BYTES) {
-		log_info("rule %s[%d] %s: %s", c->rule->name, (int)c->proc.pid, s->name, s->line);
+		krun_log(LOG_INFO, c->rule->name, c->job->ev->seqnum, "rule %s[%d] %s: %s",
+			 c->rule->name, (int)c->proc.pid, s->name, s->line);
 		c->logged += s->len;
 	} else {
 		c->dropped += s->len;
 	}
 	s->len = 0;
+}
+
+/* The last lines of c's stderr, oldest first, each ended by a newline,
+ * within KRUNNER_TAIL_BYTES (the newest line alone cut to fit): as many of
+ * the newest as fit. */
+static void put_tail(const struct child *c, char *out, size_t size)
+{
+	size_t total = 0;
+	unsigned take = 0;
+	for (; take < c->tail_n; take++) {
+		const char *l = c->tail[(c->tail_next + KRUNNER_TAIL_LINES - 1 - take) %
+					KRUNNER_TAIL_LINES];
+		size_t len = strlen(l) + 1;
+		if (take && total + len > KRUNNER_TAIL_BYTES)
+			break;
+		total += len;
+	}
+	size_t off = 0;
+	out[0] = '\0';
+	for (unsigned i = take; i-- > 0;) {
+		const char *l =
+			c->tail[(c->tail_next + KRUNNER_TAIL_LINES - 1 - i) % KRUNNER_TAIL_LINES];
+		int n = snprintf(out + off, size - off, "%.*s\n",
+				 (int)(size - off > 1 ? size - off - 2 : 0), l);
+		if (n < 0 || (size_t)n >= size - off)
+			break;
+		off += (size_t)n;
+	}
 }
 
 static void stream_close(struct stream *s)
@@ -199,23 +245,26 @@ static void on_timeout(struct ktimer *t, void *userdata)
 	(void)t;
 	c->timer = NULL;
 	if (c->timed_out) {
-		log_warning("rule %s[%d]: still running 5s after SIGTERM, sending SIGKILL",
-			    c->rule->name, (int)c->proc.pid);
+		krun_log(LOG_WARNING, c->rule->name, c->job->ev->seqnum,
+			 "rule %s[%d]: still running 5s after SIGTERM, sending SIGKILL",
+			 c->rule->name, (int)c->proc.pid);
 		kill_all(c);
 		return;
 	}
 	char buf[32];
 	duration_format(krule_extra(c->rule)->timeout_ms, buf, sizeof(buf));
-	log_warning("rule %s[%d]: timed out after %s, sending SIGTERM", c->rule->name,
-		    (int)c->proc.pid, buf);
+	krun_log(LOG_WARNING, c->rule->name, c->job->ev->seqnum,
+		 "rule %s[%d]: timed out after %s, sending SIGTERM", c->rule->name,
+		 (int)c->proc.pid, buf);
 	c->timed_out = true;
 	kill(-c->proc.pid, SIGTERM);
 	if (kloop_add_timer(c->r->loop, now_monotonic_ns() + KRUNNER_KILL_GRACE_NS, on_timeout, c,
 			    &c->timer) < 0) {
 		/* no grace period to wait out: a handler that ignores SIGTERM
 		 * must not outlive its timeout for want of a timer */
-		log_warning("rule %s[%d]: cannot time the grace period, sending SIGKILL now",
-			    c->rule->name, (int)c->proc.pid);
+		krun_log(LOG_WARNING, c->rule->name, c->job->ev->seqnum,
+			 "rule %s[%d]: cannot time the grace period, sending SIGKILL now",
+			 c->rule->name, (int)c->proc.pid);
 		kill_all(c);
 	}
 }
@@ -224,8 +273,9 @@ static void log_result(struct child *c, const struct krun_report *rep)
 {
 	krunner_log_result(c->rule, c->job->ev->seqnum, c->proc.pid, NULL, rep);
 	if (c->dropped)
-		log_warning("rule %s[%d]: %" PRIu64 " bytes of output not logged", c->rule->name,
-			    (int)c->proc.pid, c->dropped);
+		krun_log(LOG_WARNING, c->rule->name, c->job->ev->seqnum,
+			 "rule %s[%d]: %" PRIu64 " bytes of output not logged", c->rule->name,
+			 (int)c->proc.pid, c->dropped);
 }
 
 static void leftover_free(struct leftover *l)
@@ -327,10 +377,11 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	if (c->cg_fd >= 0) {
 		rep.oom_kills = kcgroup_run_oom_kills(c->cg_fd);
 		if (rep.oom_kills) /* the rule's memory_max, or a limit above it */
-			log_warning("rule %s[%d]: %" PRIu64 " process(es) killed by the OOM killer "
-				    "(seq %" PRIu64 ")",
-				    c->rule->name, (int)c->proc.pid, rep.oom_kills,
-				    c->job->ev->seqnum);
+			krun_log(LOG_WARNING, c->rule->name, c->job->ev->seqnum,
+				 "rule %s[%d]: %" PRIu64 " process(es) killed by the OOM killer "
+				 "(seq %" PRIu64 ")",
+				 c->rule->name, (int)c->proc.pid, rep.oom_kills,
+				 c->job->ev->seqnum);
 	}
 	/* output still in the pipes (what the handler wrote before exiting) */
 	stream_read(c, &c->out, LOG_LIMIT_BYTES);
@@ -338,6 +389,11 @@ static void on_exit_ready(struct kio *io, int fd, uint32_t events, void *userdat
 	emit_line(c, &c->out);
 	emit_line(c, &c->err);
 	rep.output_dropped = c->dropped;
+	char tail[KRUNNER_TAIL_BYTES + 2];
+	if (c->tail_n) {
+		put_tail(c, tail, sizeof(tail));
+		rep.stderr_tail = tail;
+	}
 	log_result(c, &rep);
 
 	struct krunner *r = c->r;
@@ -355,14 +411,14 @@ static int run_cgroup(struct krunner *r, struct kjob *job, const struct krule *r
 	unsigned need = kcgroup_limits_need(krule_extra(rule)->cg_limits);
 	unsigned have = r->cg ? kcgroup_controllers(r->cg) : 0;
 	if (need & ~have)
-		klog_throttled(&unenforced_log, LOG_WARNING,
-			       "rule %s: %s not enforced: %s (seq %" PRIu64 ")", rule->name,
-			       (need & ~have & KCGROUP_MEMORY) ? "memory_max"
-			       : (need & ~have & KCGROUP_PIDS) ? "tasks_max"
-							       : "cpu_weight",
-			       r->cg ? "its controller is not delegated to keventd"
-				     : "keventd has no cgroup to run handlers in",
-			       job->ev->seqnum);
+		klog_throttled_fields(&unenforced_log, LOG_WARNING, run_fields(rule, job), 2,
+				      "rule %s: %s not enforced: %s (seq %" PRIu64 ")", rule->name,
+				      (need & ~have & KCGROUP_MEMORY) ? "memory_max"
+				      : (need & ~have & KCGROUP_PIDS) ? "tasks_max"
+								      : "cpu_weight",
+				      r->cg ? "its controller is not delegated to keventd"
+					    : "keventd has no cgroup to run handlers in",
+				      job->ev->seqnum);
 	if (!r->cg)
 		return 0;
 	kcgroup_run_name(rule->name, job->ev->seqnum, ++r->cg_runs, c->cg_name);
@@ -397,8 +453,9 @@ static int start_unit(struct krunner *r, struct kjob *job, const struct krule *r
 			return 0;
 		r->units_starting--;
 	}
-	klog_throttled(&spawn_log, LOG_WARNING, "rule %s: cannot run %s: %s: %s", rule->name,
-		       plan->argv[0], what, strerror(-rc));
+	klog_throttled_fields(&spawn_log, LOG_WARNING, run_fields(rule, job), 2,
+			      "rule %s: cannot run %s: %s: %s (seq %" PRIu64 ")", rule->name,
+			      plan->argv[0], what, strerror(-rc), job->ev->seqnum);
 	if (u)
 		free(u->unit);
 	free(u);
@@ -427,8 +484,9 @@ void krunner_unit_started(struct krunner_unit *u, int error)
 		rep.error = error;
 	} else {
 		rep.outcome = KRUN_STARTED;
-		log_debug("rule %s[%s]: started for %s %s (seq %" PRIu64 ")", u->rule->name,
-			  u->unit, job->ev->object, job->ev->signal, job->ev->seqnum);
+		krun_log(LOG_DEBUG, u->rule->name, job->ev->seqnum,
+			 "rule %s[%s]: started for %s %s (seq %" PRIu64 ")", u->rule->name, u->unit,
+			 job->ev->object, job->ev->signal, job->ev->seqnum);
 	}
 	report(r, &rep);
 	free(u->unit);
@@ -455,7 +513,8 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 			strbuf_putc(&sb, ' ');
 			strbuf_quote(&sb, plan.argv[i]);
 		}
-		log_notice("dry run: rule %s would run%s", rule->name, strbuf_str(&sb));
+		krun_log(LOG_NOTICE, rule->name, job->ev->seqnum, "dry run: rule %s would run%s",
+			 rule->name, strbuf_str(&sb));
 		strbuf_release(&sb);
 		kplan_release(&plan);
 		return 1;
@@ -481,8 +540,10 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 		rc = r->ops->spawn(r->userdata, &plan, rule, &c->proc, &what);
 	}
 	if (rc < 0) {
-		klog_throttled(&spawn_log, LOG_WARNING, "rule %s: cannot run %s: %s: %s",
-			       rule->name, plan.argv[0], what, strerror(-rc));
+		klog_throttled_fields(&spawn_log, LOG_WARNING, run_fields(rule, job), 2,
+				      "rule %s: cannot run %s: %s: %s (seq %" PRIu64 ")",
+				      rule->name, plan.argv[0], what, strerror(-rc),
+				      job->ev->seqnum);
 		kplan_release(&plan);
 		if (c->cg_fd >= 0) {
 			close(c->cg_fd);
@@ -495,16 +556,18 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 	r->children++;
 	c->out.fd = TAKE_FD(c->proc.out_fd);
 	c->err.fd = TAKE_FD(c->proc.err_fd);
-	log_debug("rule %s[%d]: started for %s %s (seq %" PRIu64 ")", rule->name, (int)c->proc.pid,
-		  job->ev->object, job->ev->signal, job->ev->seqnum);
+	krun_log(LOG_DEBUG, rule->name, job->ev->seqnum,
+		 "rule %s[%d]: started for %s %s (seq %" PRIu64 ")", rule->name, (int)c->proc.pid,
+		 job->ev->object, job->ev->signal, job->ev->seqnum);
 	if (kloop_add_io(r->loop, c->out.fd, EPOLLIN, on_output, c, &c->out.io) < 0 ||
 	    kloop_add_io(r->loop, c->err.fd, EPOLLIN, on_output, c, &c->err.io) < 0 ||
 	    kloop_add_timer(r->loop, c->started_ns + krule_extra(rule)->timeout_ms * 1000000ull,
 			    on_timeout, c, &c->timer) < 0 ||
 	    kloop_add_io(r->loop, c->proc.pidfd, EPOLLIN, on_exit_ready, c, &c->pid_io) < 0) {
 		/* cannot watch it: do not leave it unwatched */
-		log_error("rule %s[%d]: cannot watch the handler, killing it", rule->name,
-			  (int)c->proc.pid);
+		krun_log(LOG_ERR, rule->name, job->ev->seqnum,
+			 "rule %s[%d]: cannot watch the handler, killing it", rule->name,
+			 (int)c->proc.pid);
 		kill_all(c);
 		siginfo_t si;
 		(void)waitid(P_PIDFD, (id_t)c->proc.pidfd, &si, WEXITED);
@@ -533,8 +596,8 @@ static void run_next(struct krunner *r, struct kjob *job)
 		if (!kratelimit_runs(v)) {
 			job->suppressed++;
 			if (v == KRATELIMIT_SUPPRESS_SHARED)
-				klog_throttled(
-					&suppressed_log, LOG_NOTICE,
+				klog_throttled_fields(
+					&suppressed_log, LOG_NOTICE, run_fields(rule, job), 2,
 					"rule %s: rate limit %" PRIu32 " per %" PRIu64
 					"ms reached for the objects it shares a window with, "
 					"the rate-limit table being full (%d windows): run for %s "
@@ -543,13 +606,13 @@ static void run_next(struct krunner *r, struct kjob *job)
 					krule_extra(rule)->rl_period_ms, KRATELIMIT_MAX_WINDOWS,
 					job->ev->object, job->ev->seqnum);
 			else
-				klog_throttled(&suppressed_log, LOG_NOTICE,
-					       "rule %s: rate limit %" PRIu32 " per %" PRIu64
-					       "ms reached for %s, run suppressed (seq %" PRIu64
-					       ")",
-					       rule->name, krule_extra(rule)->rl_count,
-					       krule_extra(rule)->rl_period_ms, job->ev->object,
-					       job->ev->seqnum);
+				klog_throttled_fields(
+					&suppressed_log, LOG_NOTICE, run_fields(rule, job), 2,
+					"rule %s: rate limit %" PRIu32 " per %" PRIu64
+					"ms reached for %s, run suppressed (seq %" PRIu64 ")",
+					rule->name, krule_extra(rule)->rl_count,
+					krule_extra(rule)->rl_period_ms, job->ev->object,
+					job->ev->seqnum);
 			rep.outcome = KRUN_RATELIMITED;
 			rep.table_full = v == KRATELIMIT_SUPPRESS_SHARED;
 			report(r, &rep);

@@ -16,6 +16,7 @@
 
 #include "cgroup.h"
 #include "exec.h"
+#include "log.h"
 #include "loop.h"
 #include "plan.h"
 #include "ratelimit.h"
@@ -23,6 +24,21 @@
 #include "scheduler.h"
 
 #define KRUNNER_KILL_GRACE_NS (5ull * 1000000000ull) /* SIGTERM, then SIGKILL */
+/* What a run's report keeps of its stderr, for those who ask what became
+ * of it (send --wait, events, explain): its last lines, at most so many
+ * and so many bytes (a longer line is cut at its end) */
+#define KRUNNER_TAIL_LINES 4
+#define KRUNNER_TAIL_BYTES 512
+
+/* A line of the log about rule's run for event number seq: klog_fields()
+ * with the fields rule and seq, which the journal calls KEVENT_RULE and
+ * KEVENT_SEQNUM (keventd(8)), so that one query finds every line of a
+ * rule's runs: their output, their failures to start, their ends. */
+#define krun_log(level, rule_name, seq, ...)                                   \
+	klog_fields((level),                                                   \
+		    (const struct klog_field[]){KLOG_STR("rule", (rule_name)), \
+						KLOG_UINT("seq", (seq))},      \
+		    2, __VA_ARGS__)
 
 enum krun_outcome {
 	KRUN_STARTED,	   /* a handler process started */
@@ -47,6 +63,10 @@ struct krun_report {
 	uint64_t duration_ms;	 /* KRUN_EXITED, KRUN_KILLED */
 	uint64_t output_dropped; /* bytes of output over the logging limit */
 	uint64_t oom_kills;	 /* processes of the run the memory limit killed */
+	/* KRUN_EXITED, KRUN_KILLED: the last lines of its stderr, each ended
+	 * by a newline (KRUNNER_TAIL_*), valid during the report; NULL when
+	 * it wrote nothing there */
+	const char *stderr_tail;
 	/* a transient rule's unit (KRUN_STARTED and its end), else NULL; its
 	 * end comes from the owner, after the job (job NULL) */
 	const char *unit;

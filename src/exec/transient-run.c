@@ -183,17 +183,19 @@ static void unit_ended(struct unit *u, sd_bus_message *m)
 			r = sd_bus_message_exit_container(m);
 	}
 	if (r < 0) {
-		log_warning("rule %s[%s]: cannot read the unit's result (%s) (seq %" PRIu64 ")",
-			    u->rule->name, u->name, strerror(-r), u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: cannot read the unit's result (%s) (seq %" PRIu64 ")",
+			 u->rule->name, u->name, strerror(-r), u->seq);
 		unit_release(u);
 		return;
 	}
 	if (u->rule->session && !start_us && !code && strcmp(result, "success") == 0) {
 		/* its ExecCondition found the session no longer active: the
 		 * handler never ran (ktransient_session_check) */
-		log_notice("rule %s[%s]: the session was no longer active when the unit started: "
-			   "run skipped (seq %" PRIu64 ")",
-			   u->rule->name, u->name, u->seq);
+		krun_log(LOG_NOTICE, u->rule->name, u->seq,
+			 "rule %s[%s]: the session was no longer active when the unit started: "
+			 "run skipped (seq %" PRIu64 ")",
+			 u->rule->name, u->name, u->seq);
 		struct krun_report skipped = {.rule = u->rule,
 					      .unit = u->name,
 					      .unit_run = u->run,
@@ -216,8 +218,9 @@ static void unit_ended(struct unit *u, sd_bus_message *m)
 	};
 	krunner_log_result(u->rule, u->seq, 0, u->name, &rep);
 	if (strcmp(result, "success") != 0)
-		log_warning("rule %s[%s]: the unit's result is %s (seq %" PRIu64 ")", u->rule->name,
-			    u->name, result[0] ? result : "unknown", u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: the unit's result is %s (seq %" PRIu64 ")", u->rule->name,
+			 u->name, result[0] ? result : "unknown", u->seq);
 	u->t->ops->ended(u->t->userdata, u->serial, &rep);
 	unit_release(u);
 }
@@ -232,8 +235,9 @@ static int on_service(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 	u->querying = false;
 	const sd_bus_error *e = sd_bus_message_get_error(m);
 	if (e) {
-		log_warning("rule %s[%s]: cannot read the unit's result: %s: %s (seq %" PRIu64 ")",
-			    u->rule->name, u->name, e->name, e->message ? e->message : "", u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: cannot read the unit's result: %s: %s (seq %" PRIu64 ")",
+			 u->rule->name, u->name, e->name, e->message ? e->message : "", u->seq);
 		unit_release(u);
 		return 0;
 	}
@@ -251,8 +255,9 @@ static int on_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	const sd_bus_error *e = sd_bus_message_get_error(m);
 	int r = e ? -EIO : sd_bus_message_read(m, "v", "s", &state);
 	if (r < 0) {
-		log_warning("rule %s[%s]: cannot read the unit's state: %s (seq %" PRIu64 ")",
-			    u->rule->name, u->name, e ? e->name : strerror(-r), u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: cannot read the unit's state: %s (seq %" PRIu64 ")",
+			 u->rule->name, u->name, e ? e->name : strerror(-r), u->seq);
 		unit_release(u);
 		return 0;
 	}
@@ -261,8 +266,9 @@ static int on_state(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 			u->t->bus, &u->query, SD_DEST, u->path, "org.freedesktop.DBus.Properties",
 			"GetAll", on_service, u, "s", "org.freedesktop.systemd1.Service");
 		if (r < 0) {
-			log_warning("rule %s[%s]: cannot ask for the unit's result (%s)",
-				    u->rule->name, u->name, strerror(-r));
+			krun_log(LOG_WARNING, u->rule->name, u->seq,
+				 "rule %s[%s]: cannot ask for the unit's result (%s)",
+				 u->rule->name, u->name, strerror(-r));
 			unit_release(u);
 			return 0;
 		}
@@ -287,8 +293,9 @@ static void query(struct unit *u)
 					 "org.freedesktop.DBus.Properties", "Get", on_state, u,
 					 "ss", "org.freedesktop.systemd1.Unit", "ActiveState");
 	if (r < 0) {
-		log_warning("rule %s[%s]: cannot ask for the unit's state (%s)", u->rule->name,
-			    u->name, strerror(-r));
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: cannot ask for the unit's state (%s)", u->rule->name,
+			 u->name, strerror(-r));
 		unit_release(u);
 		return;
 	}
@@ -318,9 +325,10 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 		return 0;
 	u->created = true; /* (its reply may still be on its way) */
 	if (strcmp(result, "done") != 0) {
-		log_warning("rule %s[%s]: systemd could not start the unit: its start job "
-			    "ended \"%s\" (seq %" PRIu64 "); journalctl -u %s says why",
-			    u->rule->name, u->name, result, u->seq, u->name);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s[%s]: systemd could not start the unit: its start job "
+			 "ended \"%s\" (seq %" PRIu64 "); journalctl -u %s says why",
+			 u->rule->name, u->name, result, u->seq, u->name);
 		start_failed(u, -EIO);
 		return 0;
 	}
@@ -367,9 +375,10 @@ static void on_start_timeout(struct ktimer *timer, void *userdata)
 	struct unit *u = userdata;
 	(void)timer;
 	u->timer = NULL;
-	log_warning("rule %s[%s]: systemd did not start the unit within %llus; giving it up "
-		    "(seq %" PRIu64 ")",
-		    u->rule->name, u->name, START_TIMEOUT_NS / 1000000000ull, u->seq);
+	krun_log(LOG_WARNING, u->rule->name, u->seq,
+		 "rule %s[%s]: systemd did not start the unit within %llus; giving it up "
+		 "(seq %" PRIu64 ")",
+		 u->rule->name, u->name, START_TIMEOUT_NS / 1000000000ull, u->seq);
 	start_failed(u, -ETIMEDOUT);
 }
 
@@ -522,9 +531,12 @@ static struct klog_throttle skip_log = {
 /* session: active with no active session: the run is skipped.  Frees u. */
 static void skip(struct unit *u, const char *why)
 {
-	klog_throttled(&skip_log, LOG_NOTICE,
-		       "rule %s: no active session on seat0 (%s): run skipped (seq %" PRIu64 ")",
-		       u->rule->name, why, u->seq);
+	klog_throttled_fields(
+		&skip_log, LOG_NOTICE,
+		(const struct klog_field[]){KLOG_STR("rule", u->rule->name),
+					    KLOG_UINT("seq", u->seq)},
+		2, "rule %s: no active session on seat0 (%s): run skipped (seq %" PRIu64 ")",
+		u->rule->name, why, u->seq);
 	struct ktrun *t = u->t;
 	struct krunner_unit *start = TAKE_PTR(u->start);
 	unit_free(u);
@@ -568,10 +580,10 @@ static int on_session(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 			r = sd_bus_message_exit_container(m);
 	}
 	if (r < 0) {
-		log_warning(
-			"rule %s: cannot read the active session's properties (%s) (seq %" PRIu64
-			")",
-			u->rule->name, strerror(-r), u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s: cannot read the active session's properties (%s) (seq %" PRIu64
+			 ")",
+			 u->rule->name, strerror(-r), u->seq);
 		start_failed(u, r);
 		return 0;
 	}
@@ -584,13 +596,15 @@ static int on_session(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 	if (r >= 0)
 		r = send_start(u, u->argv, env, u->exe, ses.user);
 	if (r < 0) {
-		log_warning("rule %s: cannot start a unit in session %s: %s (seq %" PRIu64 ")",
-			    u->rule->name, ses.id, strerror(-r), u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s: cannot start a unit in session %s: %s (seq %" PRIu64 ")",
+			 u->rule->name, ses.id, strerror(-r), u->seq);
 		start_failed(u, r);
 		return 0;
 	}
-	log_debug("rule %s[%s]: in session %s of %s (seq %" PRIu64 ")", u->rule->name, u->name,
-		  ses.id, ses.user, u->seq);
+	krun_log(LOG_DEBUG, u->rule->name, u->seq,
+		 "rule %s[%s]: in session %s of %s (seq %" PRIu64 ")", u->rule->name, u->name,
+		 ses.id, ses.user, u->seq);
 	return 0;
 }
 
@@ -615,8 +629,9 @@ static int on_seat(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 				     "org.freedesktop.DBus.Properties", "GetAll", on_session, u,
 				     "s", "org.freedesktop.login1.Session");
 	if (r < 0) {
-		log_warning("rule %s: cannot ask logind about session %s: %s (seq %" PRIu64 ")",
-			    u->rule->name, id, strerror(-r), u->seq);
+		krun_log(LOG_WARNING, u->rule->name, u->seq,
+			 "rule %s: cannot ask logind about session %s: %s (seq %" PRIu64 ")",
+			 u->rule->name, id, strerror(-r), u->seq);
 		start_failed(u, r);
 	}
 	return 0;

@@ -77,6 +77,9 @@ struct entry {
 	struct hgen *gen;    /* NULL: its rules are no longer kept */
 	struct hrule *rules; /* the buffer: rules[n_rules], then the text */
 	char *text;
+	/* the last lines of each rule's stderr (runner.h), NULL when none
+	 * wrote any: n_rules of them, each NULL or its own */
+	char **tails;
 	size_t cap; /* bytes of the buffer */
 	bool own;   /* the buffer is malloc()ed, not a piece of a chunk */
 };
@@ -108,6 +111,7 @@ struct khistory {
 	uint64_t last;				 /* the newest serial */
 	struct hgen *gens[KHISTORY_GENERATIONS]; /* oldest first */
 	size_t n_gens;
+	uint64_t lost; /* events not kept for lack of memory */
 };
 
 static void gen_free(struct hgen *g)
@@ -174,6 +178,22 @@ static struct hgen *gen_of(struct khistory *h, const struct kruleset *rs, uint64
 	}
 	h->gens[h->n_gens++] = g;
 	return g;
+}
+
+/* Lets go of the stderr tails of e's rules (their bytes counted in
+ * h->bytes); before its n_rules changes. */
+static void entry_drop_tails(struct khistory *h, struct entry *e)
+{
+	if (!e->tails)
+		return;
+	for (size_t i = 0; i < e->n_rules; i++)
+		if (e->tails[i]) {
+			h->bytes -= strlen(e->tails[i]) + 1;
+			free(e->tails[i]);
+		}
+	h->bytes -= e->n_rules * sizeof(*e->tails);
+	free(e->tails);
+	e->tails = NULL;
 }
 
 static void entry_set_gen(struct entry *e, struct hgen *g)
@@ -251,9 +271,11 @@ void khistory_free(struct khistory *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < h->cap; i++)
+	for (size_t i = 0; i < h->cap; i++) {
+		entry_drop_tails(h, &h->ring[i]);
 		if (h->ring[i].own)
 			free(h->ring[i].rules);
+	}
 	for (size_t i = 0; i < h->n_gens; i++)
 		gen_free(h->gens[i]);
 	for (size_t i = 0; i < h->n_chunks; i++)
@@ -302,6 +324,8 @@ static bool evict_oldest(struct khistory *h, uint64_t serial)
 		e->serial = 0;
 		h->len--;
 		entry_set_gen(e, NULL);
+		entry_drop_tails(h, e);
+		e->n_rules = 0;
 		if (e->own) {
 			free(e->rules);
 			h->bytes -= e->cap;
@@ -368,7 +392,9 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 		need += strlen(rules[i]->name) + 1;
 	if (e->serial)
 		h->len--;
+	entry_drop_tails(h, e);
 	e->serial = 0;
+	e->n_rules = 0;
 	entry_set_gen(e, NULL);
 	/* what the ring no longer holds: the slot's entry of cap events ago */
 	if (serial >= h->cap && h->first < serial - h->cap + 1)
@@ -376,8 +402,10 @@ int khistory_add(struct khistory *h, uint64_t serial, const struct kevent *ev,
 	if (need > e->cap) {
 		size_t cap;
 		void *buf = entry_buffer(h, e, serial, need, &cap);
-		if (!buf)
+		if (!buf) {
+			h->lost++;
 			return -ENOMEM;
+		}
 		e->rules = buf;
 		e->cap = cap;
 	}
@@ -448,6 +476,23 @@ static void apply(struct hrule *r, const struct krun_report *rep)
 	}
 }
 
+/* Keeps a run's stderr tail with its rule, within the history's bound
+ * in bytes (without room, not kept). */
+static void set_tail(struct khistory *h, struct entry *e, size_t i, const char *tail)
+{
+	if (!tail || !tail[0] || (e->tails && e->tails[i]))
+		return;
+	size_t len = strlen(tail) + 1;
+	size_t table = e->tails ? 0 : e->n_rules * sizeof(*e->tails);
+	if (!fits(h, len + table))
+		return;
+	if (!e->tails && !(e->tails = calloc(e->n_rules, sizeof(*e->tails))))
+		return;
+	h->bytes += table;
+	if ((e->tails[i] = strdup(tail)))
+		h->bytes += len;
+}
+
 void khistory_report(struct khistory *h, uint64_t serial, const struct krun_report *rep)
 {
 	struct entry *e = find(h, serial);
@@ -456,6 +501,7 @@ void khistory_report(struct khistory *h, uint64_t serial, const struct krun_repo
 	for (size_t i = 0; i < e->n_rules; i++)
 		if (e->rules[i].rule == rep->rule) {
 			apply(&e->rules[i], rep);
+			set_tail(h, e, i, rep->stderr_tail);
 			return;
 		}
 }
@@ -558,15 +604,9 @@ size_t khistory_bytes(const struct khistory *h)
 	return h ? sizeof(*h) + h->cap * sizeof(*h->ring) + h->bytes : 0;
 }
 
-/* "2026-12-03T15:20:01.123Z" */
-void khistory_put_time(struct strbuf *out, uint64_t ns)
+uint64_t khistory_lost(const struct khistory *h)
 {
-	time_t t = (time_t)(ns / 1000000000ull);
-	struct tm tm;
-	char buf[32];
-	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-		strcpy(buf, "?");
-	strbuf_printf(out, "%s.%03uZ", buf, (unsigned)(ns / 1000000ull % 1000));
+	return h ? h->lost : 0;
 }
 
 /* unit: the run's unit, for a transient rule's; else NULL. */
@@ -648,9 +688,87 @@ void khistory_put_report(struct strbuf *out, const struct krun_report *rep)
 	put_outcome_text(out, &r, rep->unit);
 }
 
+void khistory_put_tail(struct strbuf *out, const char *tail, const char *indent)
+{
+	while (tail && *tail) {
+		const char *nl = strchr(tail, '\n');
+		size_t len = nl ? (size_t)(nl - tail) : strlen(tail);
+		_cleanup_free_ char *line = strndup(tail, len);
+		strbuf_puts(out, indent);
+		strbuf_puts(out, "stderr: ");
+		if (line)
+			strbuf_put_escaped(out, line);
+		strbuf_putc(out, '\n');
+		tail += len + (nl ? 1 : 0);
+	}
+}
+
+/* The last lines of the stderr of rule i of e, or NULL. */
+static const char *tail_of(const struct entry *e, size_t i)
+{
+	return e->tails ? e->tails[i] : NULL;
+}
+
+/* A rule's outcome as JSON keys, after its name. */
+static void put_outcome_json(struct strbuf *out, const struct entry *e, const struct hrule *r)
+{
+	const char *tail = tail_of(e, (size_t)(r - e->rules));
+	strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
+	if (r->state == H_RUNNING && !r->unit_run)
+		strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
+	if (r->state == H_EXITED)
+		strbuf_printf(out, ",\"status\":%d", (int)r->status);
+	if (r->state == H_KILLED)
+		strbuf_printf(out, ",\"signal\":%d", (int)r->status);
+	if (r->state == H_EXITED || r->state == H_KILLED)
+		strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s", r->duration_ms,
+			      r->timed_out ? "true" : "false");
+	if (r->state == H_START_FAILED) {
+		strbuf_puts(out, ",\"error\":");
+		strbuf_json(out, strerror(-r->status));
+	}
+	_cleanup_free_ char *unit = unit_of(e, r);
+	if (unit) {
+		strbuf_puts(out, ",\"unit\":");
+		strbuf_json(out, unit);
+	}
+	if (tail) {
+		strbuf_puts(out, ",\"stderr\":");
+		strbuf_json(out, tail);
+	}
+}
+
+void khistory_entry_put_runs(const struct khistory_entry *he, bool json, struct strbuf *out)
+{
+	const struct entry *e = (const struct entry *)he;
+	size_t shown = 0;
+	for (size_t i = 0; i < e->n_rules; i++) {
+		const struct hrule *r = &e->rules[i];
+		if (r->state == H_MATCHED)
+			continue;
+		if (json) {
+			strbuf_puts(out, shown ? ",{\"name\":" : "{\"runs\":[{\"name\":");
+			strbuf_json(out, e->text + r->name);
+			put_outcome_json(out, e, r);
+			strbuf_putc(out, '}');
+		} else {
+			strbuf_puts(out, shown ? "  " : "what became of its runs:\n  ");
+			strbuf_put_escaped(out, e->text + r->name);
+			strbuf_puts(out, ": ");
+			_cleanup_free_ char *unit = unit_of(e, r);
+			put_outcome_text(out, r, unit);
+			strbuf_putc(out, '\n');
+			khistory_put_tail(out, tail_of(e, i), "    ");
+		}
+		shown++;
+	}
+	if (json && shown)
+		strbuf_puts(out, "]}\n");
+}
+
 static void render_text(const struct entry *e, struct strbuf *out)
 {
-	khistory_put_time(out, e->timestamp);
+	strbuf_put_time(out, e->timestamp);
 	strbuf_printf(out, " %s seq=%" PRIu64 " %s ", kevent_source_name(e->source), e->seqnum,
 		      kevent_type_name(e->type));
 	strbuf_put_escaped(out, e->text);
@@ -664,6 +782,7 @@ static void render_text(const struct entry *e, struct strbuf *out)
 		_cleanup_free_ char *unit = unit_of(e, &e->rules[i]);
 		put_outcome_text(out, &e->rules[i], unit);
 		strbuf_putc(out, '\n');
+		khistory_put_tail(out, tail_of(e, i), "    ");
 	}
 	if (e->n_matched > e->n_rules)
 		strbuf_printf(out, "  (and %" PRIu32 " more rules)\n", e->n_matched - e->n_rules);
@@ -683,25 +802,7 @@ static void render_json(const struct entry *e, struct strbuf *out)
 		const struct hrule *r = &e->rules[i];
 		strbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");
 		strbuf_json(out, e->text + r->name);
-		strbuf_printf(out, ",\"outcome\":\"%s\"", state_names[r->state]);
-		if (r->state == H_RUNNING && !r->unit_run)
-			strbuf_printf(out, ",\"pid\":%d", (int)r->pid);
-		if (r->state == H_EXITED)
-			strbuf_printf(out, ",\"status\":%d", (int)r->status);
-		if (r->state == H_KILLED)
-			strbuf_printf(out, ",\"signal\":%d", (int)r->status);
-		if (r->state == H_EXITED || r->state == H_KILLED)
-			strbuf_printf(out, ",\"duration_ms\":%" PRIu32 ",\"timed_out\":%s",
-				      r->duration_ms, r->timed_out ? "true" : "false");
-		if (r->state == H_START_FAILED) {
-			strbuf_puts(out, ",\"error\":");
-			strbuf_json(out, strerror(-r->status));
-		}
-		_cleanup_free_ char *unit = unit_of(e, r);
-		if (unit) {
-			strbuf_puts(out, ",\"unit\":");
-			strbuf_json(out, unit);
-		}
+		put_outcome_json(out, e, r);
 		strbuf_putc(out, '}');
 	}
 	strbuf_printf(out, "],\"matched\":%" PRIu32, e->n_matched);
@@ -710,20 +811,49 @@ static void render_json(const struct entry *e, struct strbuf *out)
 	strbuf_puts(out, "}\n");
 }
 
+/* Whether e passes f: its source and type, a rule named, a run failed. */
+static bool entry_passes(const struct entry *e, const struct kfilter *f)
+{
+	if (!kfilter_event(f, (enum kevent_source)e->source, (enum kevent_type)e->type))
+		return false;
+	bool named = !f->rule[0], failed = !f->failed;
+	for (size_t i = 0; i < e->n_rules && !(named && failed); i++) {
+		const struct hrule *r = &e->rules[i];
+		const char *name = e->text + r->name;
+		named = named || kfilter_rules(f, &name, 1);
+		failed = failed || (r->state == H_EXITED && r->status != 0) ||
+			 r->state == H_KILLED || r->state == H_START_FAILED;
+	}
+	return named && failed;
+}
+
 void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
 			  struct khistory_cursor *cur)
 {
+	khistory_cursor_init_filtered(h, n, json, NULL, cur);
+}
+
+void khistory_cursor_init_filtered(const struct khistory *h, size_t n, bool json,
+				   const struct kfilter *f, struct khistory_cursor *cur)
+{
 	*cur = (struct khistory_cursor){.next = 1, .end = 0, .json = json};
+	if (f)
+		cur->filter = *f;
+	else
+		kfilter_init(&cur->filter);
 	if (!h || !h->len)
 		return;
 	if (!n || n > h->len)
 		n = h->len;
 	/* the ring holds serials from first to last, each at serial % cap,
-	 * with a hole where an entry could not be kept: the first of the last n */
+	 * with a hole where an entry could not be kept: the first of the last
+	 * n (that pass the filter) */
 	uint64_t first = h->last, oldest = oldest_serial(h);
-	for (size_t found = 0; first >= oldest; first--)
-		if (find(h, first) && ++found == n)
+	for (size_t found = 0; first >= oldest; first--) {
+		const struct entry *e = find(h, first);
+		if (e && entry_passes(e, &cur->filter) && ++found == n)
 			break;
+	}
 	cur->next = first < oldest ? oldest : first;
 	cur->end = h->last;
 }
@@ -740,7 +870,7 @@ bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
 	}
 	for (; cur->next <= cur->end; cur->next++) {
 		const struct entry *e = find(h, cur->next);
-		if (!e)
+		if (!e || !entry_passes(e, &cur->filter))
 			continue;
 		if (cur->json)
 			render_json(e, out);

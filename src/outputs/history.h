@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "filter.h"
 #include "rules.h"
 #include "ruleset.h"
 #include "runner.h"
@@ -87,8 +88,9 @@ const struct kbroken *khistory_entry_broken(const struct khistory_entry *e, size
 size_t khistory_generations(const struct khistory *h); /* rule sets kept */
 
 size_t khistory_capacity(const struct khistory *h);
-size_t khistory_len(const struct khistory *h);	 /* entries held */
-size_t khistory_bytes(const struct khistory *h); /* memory held, allocated */
+size_t khistory_len(const struct khistory *h);	  /* entries held */
+size_t khistory_bytes(const struct khistory *h);  /* memory held, allocated */
+uint64_t khistory_lost(const struct khistory *h); /* events not kept: no memory */
 
 /* The last n entries (0: all), oldest first: as text, a line per event and
  * an indented line per rule, or as one JSON object a line. */
@@ -102,9 +104,14 @@ struct khistory_cursor {
 	uint64_t next, end; /* serials: the next to show, the last */
 	uint64_t skipped;   /* entries that left the history before their turn */
 	bool json;
+	struct kfilter filter; /* the entries shown pass it, n of them */
 };
 void khistory_cursor_init(const struct khistory *h, size_t n, bool json,
 			  struct khistory_cursor *cur);
+/* The same for the last n entries (0: all) that pass f, each tested again
+ * at its turn (a run may have failed meanwhile). */
+void khistory_cursor_init_filtered(const struct khistory *h, size_t n, bool json,
+				   const struct kfilter *f, struct khistory_cursor *cur);
 /* Renders the next entry into out; false, rendering nothing, when none is
  * left. */
 bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
@@ -112,7 +119,12 @@ bool khistory_cursor_next(const struct khistory *h, struct khistory_cursor *cur,
 
 /* What events says of a rule whose run came to rep: "exited 0 after 3 ms". */
 void khistory_put_report(struct strbuf *out, const struct krun_report *rep);
-/* "2026-12-03T15:20:01.123Z": ns since the epoch, in UTC. */
-void khistory_put_time(struct strbuf *out, uint64_t ns);
+/* A run's stderr tail (runner.h), a line "INDENTstderr: LINE" for each of
+ * its lines, escaped; nothing for NULL. */
+void khistory_put_tail(struct strbuf *out, const char *tail, const char *indent);
+/* What became of the runs of the entry's rules (those that run something),
+ * with their stderr tails: as text under a heading, or as one JSON line
+ * {"runs":[...]}; nothing when none ran. */
+void khistory_entry_put_runs(const struct khistory_entry *e, bool json, struct strbuf *out);
 
 #endif

@@ -34,6 +34,28 @@ void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out
 	put_encoded(out, ev->object);
 }
 
+bool kmqtt_condition_topic(const char *prefix, const struct kevent *ev, struct strbuf *out)
+{
+	const char *name = kevent_prop(ev, "Condition"), *key = kevent_prop(ev, "Key");
+	if (ev->source != KEVENT_SOURCE_CONDITION || !name || !*name)
+		return false;
+	if (!key)
+		key = ev->object;
+	strbuf_puts(out, prefix);
+	strbuf_puts(out, "/condition/");
+	put_encoded(out, name);
+	if (*key != '/')
+		strbuf_putc(out, '/');
+	put_encoded(out, key);
+	return true;
+}
+
+bool kmqtt_topic_retained(const char *prefix, const char *topic)
+{
+	size_t n = strlen(prefix);
+	return strncmp(topic, prefix, n) == 0 && strncmp(topic + n, "/condition/", 11) == 0;
+}
+
 void kmqtt_message(const struct kevent *ev, const char *host, struct strbuf *out)
 {
 	size_t start = out->len;

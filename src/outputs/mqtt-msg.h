@@ -23,6 +23,14 @@
  * byte MQTT forbids or reserves in a topic name ('+', '#', control
  * characters, bytes outside ASCII) and '%' itself as "%XX". */
 void kmqtt_topic(const char *prefix, const struct kevent *ev, struct strbuf *out);
+/* A condition's row (an event of source condition, with its Condition:
+ * property): "PREFIX/condition/NAME" and its object (or its Key:,
+ * slash first), encoded as kmqtt_topic() does; false, writing nothing,
+ * for any other event.  Its messages are retained
+ * (kmqtt_topic_retained()): the row's last event while it holds, empty
+ * once it cleared (keventd.yaml(5)). */
+bool kmqtt_condition_topic(const char *prefix, const struct kevent *ev, struct strbuf *out);
+bool kmqtt_topic_retained(const char *prefix, const char *topic);
 /* The message of ev: the JSON object of a record, plus "host",
  * "instance" (ev->instance as 16 hex digits: what numbered it, the
  * keventd or the kernel module), "redelivered" and "recovered", which

@@ -544,7 +544,7 @@ static void feed(struct kmqtt *m)
 		}
 		int mid = 0;
 		rc = kmosq.publish(m->mosq, &mid, m->topic.buf, (int)m->msg.len, m->msg.buf, 1,
-				   false);
+				   kmqtt_topic_retained(m->prefix, m->topic.buf));
 		if (refused(rc)) {
 			m->c.dropped++;
 			trim(m);
@@ -571,18 +571,10 @@ static void count_dropped(struct kmqtt *m, uint64_t n)
 	m->drop_logged = true;
 }
 
-void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
+/* One message, as publishing goes: at once (QoS 0) or through the spool. */
+static void publish_one(struct kmqtt *m, const struct strbuf *topic, const struct strbuf *msg)
 {
-	if (m->off || m->publish == KMQTT_PUBLISH_NONE ||
-	    (m->publish == KMQTT_PUBLISH_MATCHED && !matched))
-		return;
-	if (ev->source == KEVENT_SOURCE_MQTT) /* another machine's: never sent back */
-		return;
-	_cleanup_strbuf_ struct strbuf topic = STRBUF_INIT;
-	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
-	kmqtt_topic(m->prefix, ev, &topic);
-	kmqtt_message(ev, m->hostname, &msg);
-	if (topic.oom || msg.oom || topic.len > KMQTT_TOPIC_MAX) {
+	if (topic->oom || msg->oom || topic->len > KMQTT_TOPIC_MAX) {
 		m->c.dropped++;
 		return;
 	}
@@ -591,7 +583,8 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 			m->c.dropped++;
 			return;
 		}
-		int rc = kmosq.publish(m->mosq, NULL, topic.buf, (int)msg.len, msg.buf, 0, false);
+		int rc = kmosq.publish(m->mosq, NULL, topic->buf, (int)msg->len, strbuf_str(msg), 0,
+				       kmqtt_topic_retained(m->prefix, topic->buf));
 		if (rc != MOSQ_ERR_SUCCESS) {
 			m->c.dropped++;
 			return;
@@ -602,7 +595,7 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 		return;
 	}
 	uint64_t dropped = 0;
-	int rc = kmqtt_spool_append(m->spool, topic.buf, msg.buf, msg.len, &dropped);
+	int rc = kmqtt_spool_append(m->spool, topic->buf, strbuf_str(msg), msg->len, &dropped);
 	count_dropped(m, dropped);
 	if (rc < 0) {
 		m->c.dropped++;
@@ -611,6 +604,28 @@ void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
 		return;
 	}
 	feed(m);
+}
+
+void kmqtt_publish(struct kmqtt *m, const struct kevent *ev, bool matched)
+{
+	if (m->off || m->publish == KMQTT_PUBLISH_NONE)
+		return;
+	if (ev->source == KEVENT_SOURCE_MQTT) /* another machine's: never sent back */
+		return;
+	_cleanup_strbuf_ struct strbuf topic = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf msg = STRBUF_INIT;
+	kmqtt_message(ev, m->hostname, &msg);
+	if (m->publish != KMQTT_PUBLISH_MATCHED || matched) {
+		kmqtt_topic(m->prefix, ev, &topic);
+		publish_one(m, &topic, &msg);
+	}
+	/* a condition's row: retained while it holds, emptied when it clears */
+	strbuf_reset(&topic);
+	if (kmqtt_condition_topic(m->prefix, ev, &topic)) {
+		if (strcmp(ev->signal, "clear") == 0)
+			strbuf_reset(&msg);
+		publish_one(m, &topic, &msg);
+	}
 }
 
 void kmqtt_counters(const struct kmqtt *m, struct kmqtt_counters *out)

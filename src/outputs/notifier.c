@@ -398,8 +398,11 @@ int knotifier_new(struct kloop *loop, const struct knotify_config *cfg, const ch
 			turn_off(t, "%s %s: %s", swhy, file, strerror(-rc));
 	}
 	const char *qwhy = NULL;
-	rc = knotify_queue_open(lib_dir, &n->queue, &qwhy);
-	if (rc < 0) {
+	rc = lib_dir ? knotify_queue_open(lib_dir, &n->queue, &qwhy) : -ENOENT;
+	if (!lib_dir) {
+		log_notice("notify: no --lib-dir: notifications are kept in memory alone, lost "
+			   "at a stop");
+	} else if (rc < 0) {
 		log_error("notify: cannot open the queue in %s: %s%s%s: notifications are kept "
 			  "in memory alone, lost at a stop",
 			  lib_dir, qwhy ? qwhy : "", qwhy ? ": " : "", strerror(-rc));

@@ -40,7 +40,9 @@ struct knotify_counters {
 
 /*
  * Sets up the targets of cfg (which must outlive it), reads their secrets
- * and the queue in lib_dir, and starts sending what it holds.  What keeps
+ * and the queue in lib_dir (keventd's --lib-dir, already checked; NULL:
+ * none, deliveries kept in memory alone), and starts sending what it
+ * holds.  What keeps
  * a target from sending (a secret file others may read) turns it off,
  * logged and in its counters; a queue that cannot be opened leaves the
  * deliveries in memory alone, logged.  0, or -errno with *why when libcurl

@@ -21,15 +21,11 @@ struct knotify_queue {
 
 int knotify_queue_open(const char *lib_dir, struct knotify_queue **out, const char **why)
 {
-	int top = kstatedir_open_dir(lib_dir, why);
-	if (top < 0)
-		return top;
+	/* lib_dir itself was opened and checked (and is locked) by keventd's
+	 * start (kdaemon_lib_open()); its notify/ is made and checked here */
 	_cleanup_free_ char *path = NULL;
-	if (asprintf(&path, "%s/%s", lib_dir, KNOTIFY_QUEUE_SUBDIR) < 0) {
-		close(top);
+	if (asprintf(&path, "%s/%s", lib_dir, KNOTIFY_QUEUE_SUBDIR) < 0)
 		return -ENOMEM;
-	}
-	close(top);
 	int fd = kstatedir_open_dir(path, why);
 	if (fd < 0)
 		return fd;

@@ -22,7 +22,8 @@
 
 struct knotify_queue;
 
-/* Opens (makes, checks: statedir.h) lib_dir and its notify/.  0, or -errno
+/* Opens (makes, checks: statedir.h) lib_dir's notify/ (lib_dir itself
+ * checked by its opener).  0, or -errno
  * with *why (static). */
 int knotify_queue_open(const char *lib_dir, struct knotify_queue **out, const char **why);
 void knotify_queue_free(struct knotify_queue *q);

@@ -40,11 +40,23 @@ static struct ynode *map_get(const struct ynode *map, const char *key)
 	return NULL;
 }
 
-/* A rule file's list of rules, or NULL (the schema check says why). */
-static struct ynode *rules_of(const struct ynode *root)
+/* A rule file's list of rules (key "rules") or of conditions (key
+ * "conditions"), or NULL (the schema check says why). */
+static struct ynode *list_of(const struct ynode *root, const char *key)
 {
-	struct ynode *rules = root ? map_get(root, "rules") : NULL;
-	return rules && rules->kind == YNODE_SEQ ? rules : NULL;
+	struct ynode *l = root ? map_get(root, key) : NULL;
+	return l && l->kind == YNODE_SEQ ? l : NULL;
+}
+
+/* The condition of conds named name. */
+static struct ynode *find_cond(const struct ynode *conds, const char *name)
+{
+	for (size_t i = 0; conds && i < conds->n_kids; i++) {
+		const struct ynode *n = map_get(conds->kids[i], "name");
+		if (n && n->kind == YNODE_SCALAR && strcmp(n->value, name) == 0)
+			return conds->kids[i];
+	}
+	return NULL;
 }
 
 /* The rule of rules named name: its own name:, or the default
@@ -111,11 +123,12 @@ static int put_key(struct ynode *rule, struct ynode *k, struct ynode *v)
 
 /* One entry of a drop-in's rules: a name, and the keys it changes. */
 static void apply_rule(struct merger *m, struct ynode *item, const struct ynode *rules,
-		       const char *file)
+		       const char *file, bool cond)
 {
+	const char *what = cond ? "condition" : "rule";
 	if (item->kind != YNODE_MAP) {
 		err(m, item,
-		    "a drop-in rule is a mapping with 'name' and the keys it changes, not %s",
+		    "a drop-in %s is a mapping with 'name' and the keys it changes, not %s", what,
 		    ynode_kind_name(item));
 		return;
 	}
@@ -132,16 +145,18 @@ static void apply_rule(struct merger *m, struct ynode *item, const struct ynode 
 			name = item->kids[i + 1];
 	}
 	if (!name) {
-		err(m, item, "a drop-in rule needs 'name': the rule of %s that it changes", file);
+		err(m, item, "a drop-in %s needs 'name': the %s of %s that it changes", what, what,
+		    file);
 		return;
 	}
 	if (name->kind != YNODE_SCALAR || ynode_is_null(name)) {
 		err(m, name, "'name' must be a value, not %s", ynode_kind_name(name));
 		return;
 	}
-	struct ynode *rule = find_rule(rules, file, name->value);
+	struct ynode *rule =
+		cond ? find_cond(rules, name->value) : find_rule(rules, file, name->value);
 	if (!rule) {
-		err(m, name, "no rule named \"%s\" in %s", name->value, file);
+		err(m, name, "no %s named \"%s\" in %s", what, name->value, file);
 		return;
 	}
 	if (dup || rule->kind != YNODE_MAP)
@@ -166,7 +181,7 @@ static void apply_rule(struct merger *m, struct ynode *item, const struct ynode 
 }
 
 static void apply(struct merger *m, struct ynode *droot, const struct ynode *rules,
-		  const char *file)
+		  const struct ynode *conds, const char *file)
 {
 	if (!droot || ynode_is_null(droot))
 		return;
@@ -175,25 +190,31 @@ static void apply(struct merger *m, struct ynode *droot, const struct ynode *rul
 		    ynode_kind_name(droot));
 		return;
 	}
-	struct ynode *list = NULL;
+	struct ynode *lists[2] = {NULL, NULL}; /* rules, conditions */
+	static const char *const keys[2] = {"rules", "conditions"};
 	for (size_t i = 0; i + 1 < droot->n_kids; i += 2) {
 		const struct ynode *k = droot->kids[i];
-		if (is_key(k, "rules") && !list)
-			list = droot->kids[i + 1];
-		else if (is_key(k, "rules"))
-			err(m, k, "key 'rules' given twice");
+		size_t w = is_key(k, "rules") ? 0 : is_key(k, "conditions") ? 1 : 2;
+		if (w < 2 && !lists[w])
+			lists[w] = droot->kids[i + 1];
+		else if (w < 2)
+			err(m, k, "key '%s' given twice", keys[w]);
 		else
-			err(m, k, "unknown top-level key '%s' (expected 'rules')",
+			err(m, k, "unknown top-level key '%s' (expected 'rules' or 'conditions')",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 	}
-	if (!list || ynode_is_null(list))
-		return;
-	if (list->kind != YNODE_SEQ) {
-		err(m, list, "'rules' must be a list of rules, not %s", ynode_kind_name(list));
-		return;
+	for (size_t w = 0; w < 2; w++) {
+		struct ynode *list = lists[w];
+		if (!list || ynode_is_null(list))
+			continue;
+		if (list->kind != YNODE_SEQ) {
+			err(m, list, "'%s' must be a list of %s, not %s", keys[w], keys[w],
+			    ynode_kind_name(list));
+			continue;
+		}
+		for (size_t i = 0; i < list->n_kids && !m->oom; i++)
+			apply_rule(m, list->kids[i], w ? conds : rules, file, w == 1);
 	}
-	for (size_t i = 0; i < list->n_kids && !m->oom; i++)
-		apply_rule(m, list->kids[i], rules, file);
 }
 
 /* The merged tree, also when there were errors (*errors says how many):
@@ -213,7 +234,7 @@ static int merge(const struct ksrc *base, const struct ksrc *dropins, size_t n, 
 	int brc = krules_read_tree(base->buf, base->len, base->path, &root, diags);
 	if (brc == -ENOMEM)
 		return brc;
-	const struct ynode *rules = rules_of(root);
+	const struct ynode *rules = list_of(root, "rules"), *conds = list_of(root, "conditions");
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct ynode *droot = NULL;
 		rc = krules_read_tree(dropins[i].buf, dropins[i].len, dropins[i].path, &droot,
@@ -227,7 +248,7 @@ static int merge(const struct ksrc *base, const struct ksrc *dropins, size_t n, 
 			break;
 		m.path = dropins[i].path;
 		if (brc == 0)
-			apply(&m, droot, rules, file);
+			apply(&m, droot, rules, conds, file);
 		ynode_free(droot);
 		if (m.oom)
 			rc = -ENOMEM;

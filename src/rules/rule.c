@@ -2,6 +2,7 @@
 /* The rule model's lifecycle: a rule file's references, and what a rule
  * holds. */
 #include "rules.h"
+#include "rules-parse.h"
 #include "util.h"
 
 bool krule_runs_something(const struct krule *r)
@@ -69,6 +70,15 @@ static void krule_release(struct krule *r)
 	krule_extra_free(r->extra);
 }
 
+void kcond_def_release(struct kcond_def *c)
+{
+	free(c->name);
+	free(c->key_prop);
+	krule_release(&c->set);
+	if (c->has_clear)
+		krule_release(&c->clear);
+}
+
 struct kfile *kfile_ref(struct kfile *f)
 {
 	if (f)
@@ -83,6 +93,9 @@ void kfile_unref(struct kfile *f)
 	for (size_t i = 0; i < f->n_rules; i++)
 		krule_release(&f->rules[i]);
 	free(f->rules);
+	for (size_t i = 0; i < f->n_conds; i++)
+		kcond_def_release(&f->conds[i]);
+	free(f->conds);
 	for (size_t i = 0; i < f->n_dropins; i++)
 		free(f->dropins[i].path);
 	free(f->dropins);

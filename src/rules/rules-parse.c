@@ -10,6 +10,7 @@
 
 #include "duration.h"
 #include "rules.h"
+#include "rules-parse.h"
 #include "shared.h"
 #include "suggest.h"
 #include "template.h"
@@ -17,17 +18,9 @@
 #include "util.h"
 #include "yamltree.h"
 
-struct parser {
-	const char *path;
-	struct kdiags *diags;
-	unsigned errors;
-	bool oom;
-	/* the file's lists so far, by content, for rules that repeat them */
-	struct kshared shared;
-};
-
-static void err(struct parser *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parser *p, const struct ynode *n, const char *fmt, ...)
+static void err(struct krules_parser *p, const struct ynode *n, const char *fmt, ...)
+	_printf_(3, 4);
+static void err(struct krules_parser *p, const struct ynode *n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -36,7 +29,7 @@ static void err(struct parser *p, const struct ynode *n, const char *fmt, ...)
 	p->errors++;
 }
 
-static char *pdup(struct parser *p, const char *s)
+static char *pdup(struct krules_parser *p, const char *s)
 {
 	char *d = strdup(s);
 	if (!d)
@@ -44,260 +37,13 @@ static char *pdup(struct parser *p, const char *s)
 	return d;
 }
 
-static void note_rc(struct parser *p, int rc)
+static void note_rc(struct krules_parser *p, int rc)
 {
 	if (rc == -ENOMEM)
 		p->oom = true;
 }
 
-/* A non-null scalar, or an error saying what the key wants. */
-static const char *want_scalar(struct parser *p, const struct ynode *n, const char *key)
-{
-	if (n->kind != YNODE_SCALAR || ynode_is_null(n)) {
-		err(p, n, "'%s' must be a value, not %s", key, ynode_kind_name(n));
-		return NULL;
-	}
-	return n->value;
-}
-
-/* A value or a list of values, each added to l after check(). */
-static void parse_values(struct parser *p, const struct ynode *n, const char *key,
-			 struct kpattern_list *l, const char *(*check)(const struct kpattern *v))
-{
-	const struct ynode *const *items = (const struct ynode *const *)&n;
-	size_t count = 1;
-	if (n->kind == YNODE_SEQ) {
-		items = (const struct ynode *const *)n->kids;
-		count = n->n_kids;
-		if (count == 0) {
-			err(p, n, "'%s' must not be an empty list", key);
-			return;
-		}
-	}
-	for (size_t i = 0; i < count; i++) {
-		const struct ynode *it = items[i];
-		if (it->kind != YNODE_SCALAR || ynode_is_null(it)) {
-			err(p, it, "'%s' must be a value or a list of values, not %s", key,
-			    ynode_kind_name(it));
-			continue;
-		}
-		const char *why = NULL;
-		int rc = kpattern_list_add(l, it->value, &why);
-		if (rc == -EINVAL) {
-			err(p, it, "bad '%s' value \"%s\": %s", key, it->value, why);
-			continue;
-		}
-		if (rc < 0) {
-			note_rc(p, rc);
-			return;
-		}
-		why = check ? check(&l->v[l->n - 1]) : NULL;
-		if (why)
-			err(p, it, "bad '%s' value \"%s\": %s", key, it->value, why);
-	}
-}
-
-static const char *check_type(const struct kpattern *v)
-{
-	if (v->glob || kevent_type_from_name(v->text) < 0 ||
-	    (v->text[0] >= '0' && v->text[0] <= '9'))
-		return "not an event type (general, storage, power, fs or hotplug)";
-	return NULL;
-}
-
-static const char *check_source(const struct kpattern *v)
-{
-	static char why[256];
-	if (!v->glob && kevent_source_from_name(v->text) >= 0)
-		return NULL;
-	if (!why[0]) /* from the sources' list, once */
-		snprintf(why, sizeof(why), "not a source (%s)", kevent_source_names());
-	return why;
-}
-
-/* How long a signal is, for messages: "1-64". */
-#define SIGNAL_LENGTHS "1-" STRINGIFY(KEVENT_SIGNAL_MAX)
-
-static const char *check_signal(const struct kpattern *v)
-{
-	if (!v->glob && !kevent_signal_valid(v->text))
-		return "a signal is " SIGNAL_LENGTHS
-		       " characters of [A-Za-z0-9_.:-], so this never matches";
-	return NULL;
-}
-
-/* Parses "OP NUMBER" or "A..B"; returns 1 if it is a number test, 0 if a
- * glob, -EINVAL if it starts like a number test but is not one. */
-static int parse_number_test(const char *s, struct kpayload_test *t, const char **why)
-{
-	static const struct {
-		const char *op;
-		enum kcmp_op v;
-	} ops[] = {
-		{">=", KCMP_GE}, {"<=", KCMP_LE}, {"==", KCMP_EQ}, {">", KCMP_GT}, {"<", KCMP_LT}};
-	while (*s == ' ')
-		s++;
-	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
-		size_t l = strlen(ops[i].op);
-		if (strncmp(s, ops[i].op, l) != 0)
-			continue;
-		if (parse_int64(s + l, &t->a) < 0) {
-			*why = "a number test is OP NUMBER with OP one of >, >=, <, <=, == and an "
-			       "integer";
-			return -EINVAL;
-		}
-		t->kind = KPT_CMP;
-		t->op = ops[i].v;
-		return 1;
-	}
-	const char *dots = strstr(s, "..");
-	if (!dots)
-		return 0;
-	char lo[32];
-	size_t ll = (size_t)(dots - s);
-	bool numeric_start = ll > 0 && ll < sizeof(lo) && strspn(s, "-+0123456789 ") == ll;
-	if (!numeric_start)
-		return 0;
-	memcpy(lo, s, ll);
-	lo[ll] = '\0';
-	if (parse_int64(lo, &t->a) < 0 || parse_int64(dots + 2, &t->b) < 0) {
-		*why = "a range is MIN..MAX with two integers";
-		return -EINVAL;
-	}
-	if (t->a > t->b) {
-		*why = "a range's MIN is greater than its MAX";
-		return -EINVAL;
-	}
-	t->kind = KPT_RANGE;
-	return 1;
-}
-
-/* A number test means nothing inside a list of globs: say so rather than
- * compare the text literally. */
-static const char *check_not_number_test(const struct kpattern *v)
-{
-	struct kpayload_test t = {0};
-	const char *why = NULL;
-	if (!v->negate && parse_number_test(v->text, &t, &why) != 0)
-		return "a number test must be the only value, not part of a list";
-	return NULL;
-}
-
-static void parse_payload(struct parser *p, const struct ynode *n, struct krule *r)
-{
-	if (ynode_is_null(n))
-		return;
-	if (n->kind != YNODE_MAP) {
-		err(p, n, "'payload' must be a mapping of property names to tests, not %s",
-		    ynode_kind_name(n));
-		return;
-	}
-	r->payload = calloc(n->n_kids / 2 + 1, sizeof(*r->payload));
-	if (!r->payload) {
-		p->oom = true;
-		return;
-	}
-	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
-		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
-		if (k->kind != YNODE_SCALAR || !kevent_prop_key_valid(k->value)) {
-			err(p, k, "a payload property name is [A-Za-z0-9_.-]+");
-			continue;
-		}
-		bool dup = false;
-		for (size_t j = 0; j < r->n_payload && !dup; j++)
-			dup = strcasecmp(r->payload[j].key, k->value) == 0;
-		if (dup) {
-			err(p, k, "payload property '%s' is tested twice", k->value);
-			continue;
-		}
-		struct kpayload_test t = {0};
-		const char *why = NULL;
-		int num = 0;
-		if (v->kind == YNODE_SCALAR && !ynode_is_null(v)) {
-			num = parse_number_test(v->value, &t, &why);
-			if (num < 0) {
-				err(p, v, "bad test for payload property '%s': %s", k->value, why);
-				continue;
-			}
-		}
-		if (num == 0) {
-			t.kind = KPT_GLOB;
-			unsigned before = p->errors;
-			parse_values(p, v, k->value, &t.globs, check_not_number_test);
-			if (p->errors != before || p->oom) {
-				kpattern_list_free(&t.globs);
-				continue;
-			}
-		}
-		t.key = strdup(k->value);
-		t.text = strdup(v->kind == YNODE_SCALAR ? v->value : "(list)");
-		if (!t.key || !t.text) {
-			free(t.key);
-			free(t.text);
-			kpattern_list_free(&t.globs);
-			p->oom = true;
-			return;
-		}
-		r->payload[r->n_payload++] = t;
-	}
-}
-
-static void parse_match(struct parser *p, const struct ynode *n, struct krule *r)
-{
-	if (ynode_is_null(n))
-		return;
-	if (n->kind != YNODE_MAP) {
-		err(p, n, "'match' must be a mapping, not %s", ynode_kind_name(n));
-		return;
-	}
-	bool seen[5] = {false};
-	static const char *const keys[] = {"type", "object", "signal", "payload", "source"};
-	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
-		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
-		size_t which = ARRAY_SIZE(keys);
-		if (k->kind == YNODE_SCALAR)
-			for (size_t j = 0; j < ARRAY_SIZE(keys); j++)
-				if (strcmp(k->value, keys[j]) == 0)
-					which = j;
-		const char *near;
-		if (which == ARRAY_SIZE(keys) && k->kind == YNODE_SCALAR &&
-		    (near = suggest_word(k->value, keys, ARRAY_SIZE(keys)))) {
-			err(p, k, "unknown key '%s' in match: did you mean %s?", k->value, near);
-			continue;
-		}
-		if (which == ARRAY_SIZE(keys)) {
-			err(p, k,
-			    "unknown key '%s' in match (expected type, object, signal, payload or "
-			    "source)",
-			    k->kind == YNODE_SCALAR ? k->value : "?");
-			continue;
-		}
-		if (seen[which]) {
-			err(p, k, "key '%s' given twice", keys[which]);
-			continue;
-		}
-		seen[which] = true;
-		switch (which) {
-		case 0:
-			parse_values(p, v, "type", &r->type, check_type);
-			break;
-		case 1:
-			parse_values(p, v, "object", &r->object, NULL);
-			break;
-		case 2:
-			parse_values(p, v, "signal", &r->signal, check_signal);
-			break;
-		case 3:
-			parse_payload(p, v, r);
-			break;
-		case 4:
-			parse_values(p, v, "source", &r->source, check_source);
-			break;
-		}
-	}
-}
-
-static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
+static void parse_run(struct krules_parser *p, const struct ynode *n, struct krule *r)
 {
 	const struct ynode *const *items = (const struct ynode *const *)&n;
 	size_t count = 1;
@@ -371,25 +117,6 @@ static void parse_run(struct parser *p, const struct ynode *n, struct krule *r)
 		return;
 	}
 	r->run = argv;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes",
-					  "YES",  "on",	  "On",	  "ON"};
-	static const char *const no[] = {"false", "False", "FALSE", "no", "No",
-					 "NO",	  "off",   "Off",   "OFF"};
-	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
-		if (strcmp(s, yes[i]) == 0) {
-			*out = true;
-			return 0;
-		}
-		if (strcmp(s, no[i]) == 0) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
 }
 
 /* A name is an identifier that logs, status and monitor lines show: no
@@ -497,7 +224,7 @@ static const char *suggest_rule_key(const char *key)
 	return near ? near : suggest_word(key, policy, ARRAY_SIZE(policy));
 }
 
-static void parse_limits(struct parser *p, const struct ynode *n, struct krule_extra *x)
+static void parse_limits(struct krules_parser *p, const struct ynode *n, struct krule_extra *x)
 {
 	if (n->kind != YNODE_MAP) {
 		err(p, n, "'limits' must be a mapping of limit names to values, not %s",
@@ -508,7 +235,7 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule_e
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		const char *why = NULL;
 		struct krlimit l;
-		if (k->kind != YNODE_SCALAR || !want_scalar(p, v, k->value))
+		if (k->kind != YNODE_SCALAR || !krules_want_scalar(p, v, k->value))
 			continue;
 		if (krlimit_parse(k->value, v->value, &l, &why) < 0) {
 			err(p, k->kind == YNODE_SCALAR && strstr(why, "unknown") ? k : v,
@@ -533,15 +260,16 @@ static void parse_limits(struct parser *p, const struct ynode *n, struct krule_e
 }
 
 /* memory_max, tasks_max and cpu_weight: the limits of a run's own cgroup. */
-static void parse_cg_limits(struct parser *p, const struct ynode *const *at, struct krule_extra *x)
+static void parse_cg_limits(struct krules_parser *p, const struct ynode *const *at,
+			    struct krule_extra *x)
 {
 	struct kcg_limits lim = {0};
 	const char *s, *why = NULL;
 	int64_t n;
-	if (at[K_MEMORY_MAX] && (s = want_scalar(p, at[K_MEMORY_MAX], "memory_max")) &&
+	if (at[K_MEMORY_MAX] && (s = krules_want_scalar(p, at[K_MEMORY_MAX], "memory_max")) &&
 	    kunitprop_parse_size(s, &lim.memory_max, &why) < 0)
 		err(p, at[K_MEMORY_MAX], "bad memory_max \"%s\": %s", s, why);
-	if (at[K_TASKS_MAX] && (s = want_scalar(p, at[K_TASKS_MAX], "tasks_max"))) {
+	if (at[K_TASKS_MAX] && (s = krules_want_scalar(p, at[K_TASKS_MAX], "tasks_max"))) {
 		if (strcmp(s, "infinity") == 0)
 			lim.tasks_max = KCG_INFINITY;
 		else if (parse_int64(s, &n) == 0 && n >= 1)
@@ -550,7 +278,7 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 			err(p, at[K_TASKS_MAX],
 			    "bad tasks_max \"%s\": a number of tasks, 1 or more, or infinity", s);
 	}
-	if (at[K_CPU_WEIGHT] && (s = want_scalar(p, at[K_CPU_WEIGHT], "cpu_weight"))) {
+	if (at[K_CPU_WEIGHT] && (s = krules_want_scalar(p, at[K_CPU_WEIGHT], "cpu_weight"))) {
 		if (parse_int64(s, &n) == 0 && n >= 1 && n <= 10000)
 			lim.cpu_weight = (uint32_t)n;
 		else
@@ -569,7 +297,7 @@ static void parse_cg_limits(struct parser *p, const struct ynode *const *at, str
 /* unit_properties: a mapping of systemd property names to values, each
  * checked now (unitprops.h), so that a unit systemd would refuse for a
  * property keventd knows is an error at load, not at the event. */
-static void parse_unit_props(struct parser *p, const struct ynode *n, struct krule_extra *x)
+static void parse_unit_props(struct krules_parser *p, const struct ynode *n, struct krule_extra *x)
 {
 	if (n->kind != YNODE_MAP) {
 		err(p, n,
@@ -591,7 +319,7 @@ static void parse_unit_props(struct parser *p, const struct ynode *n, struct kru
 			    ynode_kind_name(k));
 			continue;
 		}
-		if (!want_scalar(p, v, k->value))
+		if (!krules_want_scalar(p, v, k->value))
 			continue;
 		int rc = kunitprop_parse(k->value, v->value, &u, &why);
 		if (rc == -ENOENT) {
@@ -620,7 +348,7 @@ static void parse_unit_props(struct parser *p, const struct ynode *n, struct kru
 
 /* transient: true, and what goes with it: a handler to run, and none of
  * the keys that keventd's own runs take instead of the unit's properties. */
-static void parse_transient(struct parser *p, const struct ynode *const *at, struct krule *r,
+static void parse_transient(struct krules_parser *p, const struct ynode *const *at, struct krule *r,
 			    struct krule_extra *x)
 {
 	static const struct {
@@ -637,14 +365,14 @@ static void parse_transient(struct parser *p, const struct ynode *const *at, str
 	};
 	const char *s;
 	bool on = false;
-	if (at[K_TRANSIENT] && (s = want_scalar(p, at[K_TRANSIENT], "transient"))) {
-		if (parse_bool(s, &on) < 0)
+	if (at[K_TRANSIENT] && (s = krules_want_scalar(p, at[K_TRANSIENT], "transient"))) {
+		if (krules_parse_bool(s, &on) < 0)
 			err(p, at[K_TRANSIENT], "'transient' must be true or false, not \"%s\"", s);
 		else
 			r->transient = on;
 	}
 	/* session: active is a transient unit for the person at the screen */
-	if (at[K_SESSION] && (s = want_scalar(p, at[K_SESSION], "session"))) {
+	if (at[K_SESSION] && (s = krules_want_scalar(p, at[K_SESSION], "session"))) {
 		if (strcmp(s, "active") != 0)
 			err(p, at[K_SESSION], "'session' must be active, not \"%s\"", s);
 		else if (at[K_TRANSIENT] && !r->transient)
@@ -686,9 +414,9 @@ static bool notify_name_valid(const char *s)
 
 /* title: or message: of a rule that notifies: a template, as run's
  * arguments are (template.h). */
-static char *notify_text(struct parser *p, const struct ynode *n, const char *key)
+static char *notify_text(struct krules_parser *p, const struct ynode *n, const char *key)
 {
-	const char *s = want_scalar(p, n, key), *why = NULL;
+	const char *s = krules_want_scalar(p, n, key), *why = NULL;
 	if (!s)
 		return NULL;
 	if (strlen(s) > KRULE_NOTIFY_TEXT_MAX) {
@@ -703,7 +431,7 @@ static char *notify_text(struct parser *p, const struct ynode *n, const char *ke
 }
 
 /* notify: [NAME...] (or one NAME), and its title: and message:. */
-static void parse_notify(struct parser *p, const struct ynode *const *at, struct krule_extra *x)
+static void parse_notify(struct krules_parser *p, const struct ynode *const *at, struct krule_extra *x)
 {
 	const struct ynode *n = at[K_NOTIFY];
 	if (!n) {
@@ -730,7 +458,7 @@ static void parse_notify(struct parser *p, const struct ynode *const *at, struct
 		return;
 	}
 	for (size_t i = 0, k = 0; i < count; i++) {
-		const char *s = want_scalar(p, items[i], "notify");
+		const char *s = krules_want_scalar(p, items[i], "notify");
 		if (!s)
 			continue;
 		if (!notify_name_valid(s)) {
@@ -758,8 +486,8 @@ static void parse_notify(struct parser *p, const struct ynode *const *at, struct
  * enabled, key, debounce.  Returns whether k is one of them (handled, or reported
  * when given twice). */
 enum { KX_ENABLED, KX_KEY, KX_DEBOUNCE, KX_MAX };
-static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const struct ynode *v,
-				 struct krule *r, struct krule_extra *x,
+static bool parse_run_policy_key(struct krules_parser *p, const struct ynode *k,
+				 const struct ynode *v, struct krule *r, struct krule_extra *x,
 				 const struct ynode *seen[KX_MAX])
 {
 	static const char *const names[KX_MAX] = {"enabled", "key", "debounce"};
@@ -774,7 +502,7 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 		return true;
 	}
 	seen[which] = v;
-	const char *s = want_scalar(p, v, names[which]);
+	const char *s = krules_want_scalar(p, v, names[which]);
 	bool on;
 	if (!s)
 		return true;
@@ -783,7 +511,7 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 		if (duration_parse(s, &r->debounce_ms, &why) < 0)
 			err(p, v, "bad debounce \"%s\": %s", s, why);
 	} else if (which == KX_ENABLED) {
-		if (parse_bool(s, &on) < 0)
+		if (krules_parse_bool(s, &on) < 0)
 			err(p, v, "'enabled' must be true or false, not \"%s\"", s);
 		else
 			r->disabled = !on;
@@ -801,7 +529,7 @@ static bool parse_run_policy_key(struct parser *p, const struct ynode *k, const 
 }
 
 /* The rule's rare keys, out of line when it has any (rules.h). */
-static void keep_extra(struct parser *p, struct krule *r, struct krule_extra *x)
+static void keep_extra(struct krules_parser *p, struct krule *r, struct krule_extra *x)
 {
 	if (x->timeout_ms == KRULE_DEFAULT_TIMEOUT_MS && !x->user && !x->ids && !x->limits &&
 	    !x->cg_limits && !x->rl_count && !x->rl_period_ms && x->key == KRULE_KEY_OBJECT &&
@@ -816,7 +544,8 @@ static void keep_extra(struct parser *p, struct krule *r, struct krule_extra *x)
 	krule_extra_release(x);
 }
 
-static void share_list(struct parser *p, struct krule *r, struct kpattern_list *l, uint8_t bit)
+static void share_list(struct krules_parser *p, struct krule *r, struct kpattern_list *l,
+		       uint8_t bit)
 {
 	struct kpattern *v;
 	if (!l->n)
@@ -834,7 +563,7 @@ static void share_list(struct parser *p, struct krule *r, struct kpattern_list *
 
 /* The rule's type, object, signal and source lists and its run: the same
  * memory as an earlier rule of the file that has the same (shared.h). */
-static void share_lists(struct parser *p, struct krule *r)
+static void share_lists(struct krules_parser *p, struct krule *r)
 {
 	char **argv;
 	if (p->oom)
@@ -854,7 +583,8 @@ static void share_lists(struct parser *p, struct krule *r)
 	}
 }
 
-static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f, struct krule *r)
+static void parse_rule(struct krules_parser *p, const struct ynode *n, struct kfile *f,
+		       struct krule *r)
 {
 	const struct ynode *seen_x[KX_MAX] = {NULL};
 	const struct ynode *at[K_MAX] = {NULL};
@@ -904,7 +634,7 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 	}
 
 	const char *s, *why = NULL;
-	if (at[K_NAME] && (s = want_scalar(p, at[K_NAME], "name"))) {
+	if (at[K_NAME] && (s = krules_want_scalar(p, at[K_NAME], "name"))) {
 		if (!name_valid(s))
 			err(p, at[K_NAME], "a rule name is 1-%d printable characters",
 			    KRULE_NAME_MAX);
@@ -912,17 +642,17 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 			r->name = pdup(p, s);
 	}
 	if (at[K_MATCH])
-		parse_match(p, at[K_MATCH], r);
+		krules_parse_match(p, at[K_MATCH], r);
 	if (at[K_RUN] && at[K_SHELL])
 		err(p, at[K_SHELL], "a rule has either 'run' or 'shell', not both");
 	else if (at[K_RUN])
 		parse_run(p, at[K_RUN], r);
-	else if (at[K_SHELL] && (s = want_scalar(p, at[K_SHELL], "shell")))
+	else if (at[K_SHELL] && (s = krules_want_scalar(p, at[K_SHELL], "shell")))
 		r->shell = pdup(p, s);
-	if (at[K_TIMEOUT] && (s = want_scalar(p, at[K_TIMEOUT], "timeout")) &&
+	if (at[K_TIMEOUT] && (s = krules_want_scalar(p, at[K_TIMEOUT], "timeout")) &&
 	    duration_parse(s, &x.timeout_ms, &why) < 0)
 		err(p, at[K_TIMEOUT], "bad timeout \"%s\": %s", s, why);
-	if (at[K_USER] && (s = want_scalar(p, at[K_USER], "user"))) {
+	if (at[K_USER] && (s = krules_want_scalar(p, at[K_USER], "user"))) {
 		bool oom;
 		x.ids = resolve_user(s, &oom);
 		if (oom)
@@ -932,19 +662,19 @@ static void parse_rule(struct parser *p, const struct ynode *n, struct kfile *f,
 		else
 			x.user = pdup(p, s);
 	}
-	if (at[K_RATELIMIT] && (s = want_scalar(p, at[K_RATELIMIT], "ratelimit")) &&
+	if (at[K_RATELIMIT] && (s = krules_want_scalar(p, at[K_RATELIMIT], "ratelimit")) &&
 	    rate_parse(s, &x.rl_count, &x.rl_period_ms, &why) < 0)
 		err(p, at[K_RATELIMIT], "bad ratelimit \"%s\": %s", s, why);
 	bool on;
-	if (at[K_LAST] && (s = want_scalar(p, at[K_LAST], "last"))) {
-		if (parse_bool(s, &on) < 0)
+	if (at[K_LAST] && (s = krules_want_scalar(p, at[K_LAST], "last"))) {
+		if (krules_parse_bool(s, &on) < 0)
 			err(p, at[K_LAST], "'last' must be true or false, not \"%s\"", s);
 		else
 			r->last = on;
 	}
 	parse_cg_limits(p, at, &x);
-	if (at[K_NNP] && (s = want_scalar(p, at[K_NNP], "no_new_privs"))) {
-		if (parse_bool(s, &on) < 0)
+	if (at[K_NNP] && (s = krules_want_scalar(p, at[K_NNP], "no_new_privs"))) {
+		if (krules_parse_bool(s, &on) < 0)
 			err(p, at[K_NNP], "'no_new_privs' must be true or false, not \"%s\"", s);
 		else
 			r->no_new_privs = on;
@@ -1022,7 +752,7 @@ int krules_parse(const char *buf, size_t len, const char *path, struct kfile **o
 int krules_from_tree(const struct ynode *root, const char *path, struct kfile **out,
 		     struct kdiags *diags)
 {
-	struct parser p = {.path = path, .diags = diags};
+	struct krules_parser p = {.path = path, .diags = diags};
 
 	*out = NULL;
 	struct kfile *f = calloc(1, sizeof(*f));
@@ -1034,7 +764,7 @@ int krules_from_tree(const struct ynode *root, const char *path, struct kfile **
 	if (!f->path || !f->name)
 		p.oom = true;
 
-	const struct ynode *rules = NULL;
+	const struct ynode *rules = NULL, *conds = NULL;
 	if (root && !ynode_is_null(root)) {
 		if (root->kind != YNODE_MAP) {
 			err(&p, root, "a rule file is a mapping with the key 'rules', not %s",
@@ -1042,17 +772,27 @@ int krules_from_tree(const struct ynode *root, const char *path, struct kfile **
 		} else {
 			for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
 				const struct ynode *k = root->kids[i];
-				if (k->kind == YNODE_SCALAR && strcmp(k->value, "rules") == 0 &&
-				    !rules)
-					rules = root->kids[i + 1];
-				else if (k->kind == YNODE_SCALAR && strcmp(k->value, "rules") == 0)
-					err(&p, k, "key 'rules' given twice");
+				bool is_rules =
+					k->kind == YNODE_SCALAR && strcmp(k->value, "rules") == 0;
+				bool is_conds = k->kind == YNODE_SCALAR &&
+						strcmp(k->value, "conditions") == 0;
+				const struct ynode **slot = is_rules   ? &rules
+							    : is_conds ? &conds
+								       : NULL;
+				if (slot && !*slot)
+					*slot = root->kids[i + 1];
+				else if (slot)
+					err(&p, k, "key '%s' given twice", k->value);
 				else
-					err(&p, k, "unknown top-level key '%s' (expected 'rules')",
+					err(&p, k,
+					    "unknown top-level key '%s' (expected 'rules' or "
+					    "'conditions')",
 					    k->kind == YNODE_SCALAR ? k->value : "?");
 			}
 		}
 	}
+	if (conds && !p.oom)
+		krules_parse_conditions(&p, conds, f);
 	if (rules && !ynode_is_null(rules) && rules->kind != YNODE_SEQ) {
 		err(&p, rules, "'rules' must be a list of rules, not %s", ynode_kind_name(rules));
 		rules = NULL;

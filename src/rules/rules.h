@@ -111,6 +111,8 @@ struct krule {
 	bool refused : 1;
 	/* enabled: false: kept, listed, never matched */
 	bool disabled : 1;
+	/* a condition's set or clear (struct kcond_def), not a rule */
+	bool cond : 1;
 	uint8_t shared; /* KRULE_SHARED_* */
 	struct kpattern_list type, object, signal, source;
 	struct kpayload_test *payload;
@@ -129,6 +131,39 @@ static inline const struct krule_extra *krule_extra(const struct krule *r)
 	return r->extra ? r->extra : &krule_extra_default;
 }
 
+/*
+ * A condition (keventd.rules(5), CONDITIONS): a state of an object that
+ * one kind of event sets and another clears, declared beside the rules.
+ * set and clear are match-only rules (no run), indexed apart from the
+ * rules (kruleset.conds); their index in the file is the condition's.
+ */
+#define KCOND_NAME_MAX 64
+enum kcond_severity { KCOND_INFO, KCOND_WARNING, KCOND_CRITICAL };
+enum kcond_remind {
+	KCOND_REMIND_NONE,
+	KCOND_REMIND_DAILY,
+	KCOND_REMIND_DIMINISHING,
+	KCOND_REMIND_EVERY
+};
+struct kcond_def {
+	char *name; /* [a-z0-9-]+ */
+	const struct kfile *file;
+	unsigned line, col;
+	struct krule set, clear; /* clear: has_clear */
+	bool has_clear;
+	enum kcond_severity severity;
+	enum kcond_remind remind;
+	uint64_t remind_ms; /* KCOND_REMIND_EVERY */
+	uint64_t expire_ms; /* 0: never */
+	char *key_prop;	    /* key: payload.NAME; NULL: a row per object */
+};
+
+const char *kcond_severity_name(enum kcond_severity s);
+/* The severity of a name, or -1. */
+int kcond_severity_from_name(const char *s);
+/* The condition whose set or clear r is; NULL for a rule. */
+const struct kcond_def *kcond_def_of(const struct krule *r);
+
 /* One parsed rule file.  Shared, reference-counted, between rulesets so
  * that an unchanged or broken file keeps its rules across reloads. */
 struct kfile {
@@ -137,6 +172,8 @@ struct kfile {
 	char *name; /* base name: what orders and overrides files */
 	struct krule *rules;
 	size_t n_rules;
+	struct kcond_def *conds; /* its conditions: */
+	size_t n_conds;
 	/* identity of what was read, to skip re-parsing unchanged files */
 	dev_t dev;
 	ino_t ino;

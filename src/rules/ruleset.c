@@ -9,6 +9,7 @@
 #include "index.h"
 #include "ruledirs.h"
 #include "ruleset.h"
+#include "hashmap.h"
 
 const char *kchange_kind_name(enum kchange_kind k)
 {
@@ -49,12 +50,47 @@ void kruleset_free(struct kruleset *rs)
 	free(rs->files);
 	free(rs->rules);
 	kindex_release(rs);
+	kruleset_free(rs->conds);
+	free(rs->cond_defs);
+	hashmap_free(rs->cond_names, NULL);
 	for (size_t i = 0; i < rs->n_broken; i++) {
 		free(rs->broken[i].name);
 		free(rs->broken[i].why);
 	}
 	free(rs->broken);
 	free(rs);
+}
+
+/* The conditions of files, and their matchers' own index; a name taken
+ * by an earlier file is left out (kruleset_load() says so). */
+static int build_conds(struct kruleset *rs, struct kfile *const *files, size_t n)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += files[i]->n_conds;
+	if (!total)
+		return 0;
+	struct kruleset *c = calloc(1, sizeof(*c));
+	rs->conds = c;
+	rs->cond_defs = calloc(total, sizeof(*rs->cond_defs));
+	if (!c || !rs->cond_defs || hashmap_new(&rs->cond_names) < 0)
+		return -ENOMEM;
+	c->rules = calloc(2 * total, sizeof(*c->rules));
+	if (!c->rules || 2 * total > UINT32_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < files[i]->n_conds; j++) {
+			const struct kcond_def *d = &files[i]->conds[j];
+			if (!d->name || hashmap_get(rs->cond_names, d->name))
+				continue;
+			if (hashmap_put(rs->cond_names, d->name, (void *)d, NULL) < 0)
+				return -ENOMEM;
+			rs->cond_defs[rs->n_cond_defs++] = d;
+			c->rules[c->n_rules++] = &d->set;
+			if (d->has_clear)
+				c->rules[c->n_rules++] = &d->clear;
+		}
+	return kindex_build(c);
 }
 
 int kruleset_from_files(struct kfile *const *files, size_t n, struct kruleset **out)
@@ -77,12 +113,19 @@ int kruleset_from_files(struct kfile *const *files, size_t n, struct kruleset **
 			rs->rules[rs->n_rules++] = &files[i]->rules[j];
 	}
 	int rc = kindex_build(rs);
+	if (rc == 0)
+		rc = build_conds(rs, files, n);
 	if (rc < 0) {
 		kruleset_free(rs);
 		return rc;
 	}
 	*out = rs;
 	return 0;
+}
+
+const struct kcond_def *kruleset_cond(const struct kruleset *rs, const char *name)
+{
+	return rs && rs->cond_names ? hashmap_get(rs->cond_names, name) : NULL;
 }
 
 static struct kfile *prev_file(const struct kruleset *prev, const char *name)
@@ -272,6 +315,22 @@ static int note_broken(struct kbroken *b, const struct kentry *en, const struct 
 	return b->name && b->why && !sb.oom ? 0 : -ENOMEM;
 }
 
+/* A condition's name is the machine's: one declared again in a later
+ * file is an error there, and left out (build_conds()). */
+static void note_cond_dups(const struct kruleset *rs, struct kdiags *diags)
+{
+	for (size_t i = 0; i < rs->n_files; i++)
+		for (size_t j = 0; j < rs->files[i]->n_conds; j++) {
+			const struct kcond_def *d = &rs->files[i]->conds[j], *first;
+			if (!d->name || (first = kruleset_cond(rs, d->name)) == d || !first)
+				continue;
+			kdiags_add(diags, rs->files[i]->path, d->line, d->col,
+				   "condition \"%s\" is declared already in %s: this one is left "
+				   "out",
+				   d->name, first->file->name);
+		}
+}
+
 int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const struct kruleset *prev,
 		  struct kruleset **out, struct kdiags *diags, struct kchanges *changes)
 {
@@ -321,6 +380,8 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 	}
 	if (rc == 0)
 		rc = kruleset_from_files(files, n, out);
+	if (rc == 0)
+		note_cond_dups(*out, diags);
 	if (rc == 0) {
 		(*out)->broken = TAKE_PTR(broken);
 		(*out)->n_broken = n_broken;

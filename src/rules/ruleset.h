@@ -45,6 +45,14 @@ struct kruleset {
 	uint64_t prefix_lens[(KEVENT_OBJECT_MAX + 64) / 64];
 	size_t prefix_len_max; /* the longest of them */
 	bool has_prefix_keys;
+	/* the conditions of its files (rules.h: struct kcond_def), in order,
+	 * a name declared again in a later file left out (an error at load);
+	 * their set and clear matchers as a rule set of their own, indexed
+	 * (kruleset_match() on it gives the matchers, kcond_def_of()) */
+	const struct kcond_def **cond_defs;
+	size_t n_cond_defs;
+	struct kruleset *conds;
+	struct hashmap *cond_names; /* name -> its struct kcond_def */
 	/* the files that were broken when this set was loaded, by name, and
 	 * the first of their errors (keventctl status, explain) */
 	struct kbroken *broken;
@@ -85,6 +93,8 @@ int kruleset_load(const char *const *dirs, size_t n_dirs, bool trust, const stru
 int kruleset_from_files(struct kfile *const *files, size_t n, struct kruleset **out);
 
 void kruleset_free(struct kruleset *rs);
+/* The condition named name, or NULL. */
+const struct kcond_def *kruleset_cond(const struct kruleset *rs, const char *name);
 static inline void kruleset_freep(struct kruleset **rs)
 {
 	kruleset_free(*rs);

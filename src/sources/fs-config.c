@@ -10,15 +10,18 @@
 #include "suggest.h"
 #include "util.h"
 
-static const struct kfs_thresholds defaults = {
-	.space_low = {KFS_LIMIT_PERCENT, 1000},
-	.space_critical = {KFS_LIMIT_PERCENT, 300},
-	.inodes_low = {KFS_LIMIT_PERCENT, 500},
+const struct kfs_config kfs_config_defaults = {
+	.t =
+		{
+			.space_low = {KFS_LIMIT_PERCENT, 1000},
+			.space_critical = {KFS_LIMIT_PERCENT, 300},
+			.inodes_low = {KFS_LIMIT_PERCENT, 500},
+		},
 };
 
 void kfs_config_init(struct kfs_config *c)
 {
-	*c = (struct kfs_config){.t = defaults};
+	*c = kfs_config_defaults;
 }
 
 void kfs_config_release(struct kfs_config *c)

@@ -212,6 +212,13 @@ bool kfs_mount_ro(const struct kfs_mount *m)
 	       has_option(m->super_options, "emergency_ro");
 }
 
+bool kfs_mount_error_ro(const struct kfs_mount *m)
+{
+	return (strcmp(m->fstype, "ext4") == 0 || strcmp(m->fstype, "ext3") == 0 ||
+		strcmp(m->fstype, "ext2") == 0) &&
+	       has_option(m->super_options, "errors=remount-ro") && !kfs_mount_ro(m);
+}
+
 bool kfs_mount_remote(const struct kfs_mount *m)
 {
 	/* file systems whose statfs() (which fanotify_mark() makes too, for
@@ -358,19 +365,43 @@ int kfs_make_event(const struct kfs_mount *m, const char *signal, const char *pa
 			  out, why);
 }
 
+/* The lines of a mount table change: m as it is now, prev before (NULL:
+ * none). */
+static void put_change(struct strbuf *sb, const struct kfs_mount *m, const struct kfs_mount *prev)
+{
+	kfs_mount_payload(m, sb);
+	kfs_put_line(sb, "Options", m->options);
+	kfs_put_line(sb, "Super-Options", m->super_options);
+	strbuf_printf(sb, "Mount-Id: %u\n", m->id);
+	if (prev) {
+		kfs_put_line(sb, "Previous-Options", prev->options);
+		kfs_put_line(sb, "Previous-Super-Options", prev->super_options);
+	}
+}
+
 int kfs_mount_event(enum kfs_change c, const struct kfs_mount *m, const struct kfs_mount *prev,
 		    uint64_t now, struct kevent **out, const char **why)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	kfs_mount_payload(m, &sb);
-	kfs_put_line(&sb, "Options", m->options);
-	kfs_put_line(&sb, "Super-Options", m->super_options);
-	strbuf_printf(&sb, "Mount-Id: %u\n", m->id);
-	if (prev) {
-		kfs_put_line(&sb, "Previous-Options", prev->options);
-		kfs_put_line(&sb, "Previous-Super-Options", prev->super_options);
-	}
+	put_change(&sb, m, prev);
 	if (sb.oom)
 		return -ENOMEM;
 	return kfs_make_event(m, kfs_change_signal(c), sb.buf, now, out, why);
+}
+
+int kfs_error_ro_event(const struct kfs_mount *m, uint64_t now, struct kevent **out,
+		       const char **why)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT, sup = STRBUF_INIT;
+	strbuf_printf(&sup, "%s%semergency_ro", m->super_options, *m->super_options ? "," : "");
+	if (sup.oom)
+		return -ENOMEM;
+	/* the mount as a newer kernel shows it, after the table's */
+	struct kfs_mount shown = *m;
+	shown.super_options = sup.buf;
+	put_change(&sb, &shown, m);
+	strbuf_puts(&sb, "Inferred: yes\n");
+	if (sb.oom)
+		return -ENOMEM;
+	return kfs_make_event(m, kfs_change_signal(KFS_REMOUNT_RO), sb.buf, now, out, why);
 }

@@ -6,8 +6,11 @@
  *   boot BOOT_ID
  *   mounts block|all
  *   m ID MAJOR:MINOR MOUNTPOINT OPTIONS SUPER-OPTIONS FSTYPE SOURCE
- *   s ID ok|low|critical inodes-ok|inodes-low
+ *   s ID ok|low|critical inodes-ok|inodes-low SPACE-LOW SPACE-CRITICAL INODES-LOW
  *
+ * the last three the thresholds the state was judged by: off, pN
+ * (hundredths of a percent) or bN (bytes); a line without them (an older
+ * keventd's) has a state that is not compared (kfs_saved_space).
  * fields as mountinfo writes them (' ', '\t', '\n', '\\' and any other
  * byte that is not printable as \ooo; an empty one as \000).
  */
@@ -42,6 +45,15 @@ static void put_field(struct strbuf *sb, const char *v)
 	}
 }
 
+static void put_limit(struct strbuf *sb, const struct kfs_limit *l)
+{
+	if (l->kind == KFS_LIMIT_OFF)
+		strbuf_puts(sb, " off");
+	else
+		strbuf_printf(sb, " %c%llu", l->kind == KFS_LIMIT_PERCENT ? 'p' : 'b',
+			      (unsigned long long)l->value);
+}
+
 void kfs_state_render(const char *boot_id, bool all, const struct kfs_table *t,
 		      const struct kfs_saved_space *sp, size_t n, struct strbuf *sb)
 {
@@ -58,9 +70,16 @@ void kfs_state_render(const char *boot_id, bool all, const struct kfs_table *t,
 		put_field(sb, m->source);
 		strbuf_putc(sb, '\n');
 	}
-	for (size_t i = 0; i < n; i++)
-		strbuf_printf(sb, "s %u %s %s\n", sp[i].id, levels[sp[i].space],
+	for (size_t i = 0; i < n; i++) {
+		strbuf_printf(sb, "s %u %s %s", sp[i].id, levels[sp[i].space],
 			      sp[i].inodes_low ? "inodes-low" : "inodes-ok");
+		if (sp[i].judged) {
+			put_limit(sb, &sp[i].t.space_low);
+			put_limit(sb, &sp[i].t.space_critical);
+			put_limit(sb, &sp[i].t.inodes_low);
+		}
+		strbuf_putc(sb, '\n');
+	}
 }
 
 static bool parse_uint(const char *s, size_t n, unsigned *out)
@@ -97,6 +116,25 @@ static size_t split(const char *s, size_t len, const char **f, size_t *fl, size_
 static bool is_word(const char *f, size_t l, const char *w)
 {
 	return l == strlen(w) && memcmp(f, w, l) == 0;
+}
+
+/* off, pN or bN, as put_limit() writes it. */
+static bool parse_limit(const char *f, size_t l, struct kfs_limit *out)
+{
+	if (is_word(f, l, "off")) {
+		*out = (struct kfs_limit){KFS_LIMIT_OFF, 0};
+		return true;
+	}
+	if (l < 2 || l > 20 || (f[0] != 'p' && f[0] != 'b'))
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 1; i < l; i++) {
+		if (f[i] < '0' || f[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(f[i] - '0');
+	}
+	*out = (struct kfs_limit){f[0] == 'p' ? KFS_LIMIT_PERCENT : KFS_LIMIT_SIZE, v};
+	return true;
 }
 
 static int parse_mount(const char **f, const size_t *fl, struct kfs_mount *m)
@@ -145,8 +183,10 @@ static int parse(const char *text, size_t len, struct kfs_state *s, const char *
 				return -EINVAL;
 			}
 		} else if (line == 1) {
+			/* a boot id is a UUID: hex digits and dashes */
 			if (n != 2 || !is_word(f[0], fl[0], "boot") ||
-			    fl[1] >= sizeof(s->boot_id)) {
+			    fl[1] >= sizeof(s->boot_id) ||
+			    strspn(f[1], "0123456789abcdef-") < fl[1]) {
 				*why = "no boot line";
 				return -EINVAL;
 			}
@@ -177,8 +217,14 @@ static int parse(const char *text, size_t len, struct kfs_state *s, const char *
 				*why = "a mount line that is not one";
 			if (rc < 0)
 				return rc;
-		} else if (n == 4 && is_word(f[0], fl[0], "s")) {
-			struct kfs_saved_space x = {0};
+		} else if ((n == 4 || n == 7) && is_word(f[0], fl[0], "s")) {
+			struct kfs_saved_space x = {.judged = n == 7};
+			if (x.judged && (!parse_limit(f[4], fl[4], &x.t.space_low) ||
+					 !parse_limit(f[5], fl[5], &x.t.space_critical) ||
+					 !parse_limit(f[6], fl[6], &x.t.inodes_low))) {
+				*why = "a space line with thresholds that are not";
+				return -EINVAL;
+			}
 			size_t lv = 0;
 			while (lv < ARRAY_SIZE(levels) && !is_word(f[2], fl[2], levels[lv]))
 				lv++;

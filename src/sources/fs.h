@@ -64,6 +64,17 @@ bool kfs_mount_remote(const struct kfs_mount *m);
  * or ext4's "emergency_ro" after an error). */
 bool kfs_mount_ro(const struct kfs_mount *m);
 
+/* Whether an error left m read-only while the mount table still says
+ * rw: ext2/3/4 mounted errors=remount-ro stops writing at an error, and
+ * Linux 6.12 to 6.14 show it nowhere (older ones set "ro", newer ones
+ * "emergency_ro").  Asked only after an error of m. */
+bool kfs_mount_error_ro(const struct kfs_mount *m);
+/* The remount-ro that kfs_mount_error_ro() infers: Super-Options as a
+ * newer kernel shows it (with "emergency_ro"), Previous-Super-Options as
+ * the table says, and Inferred: yes. */
+int kfs_error_ro_event(const struct kfs_mount *m, uint64_t now, struct kevent **out,
+		       const char **why);
+
 /* Whether a and b are one mount: the same id, device, mount point and
  * type (mount ids are reused: an id seen again after a restart may be
  * another mount's). */
@@ -174,6 +185,10 @@ struct kfs_saved_space {
 	unsigned id; /* the mount's */
 	enum kfs_level space;
 	bool inodes_low;
+	/* judged: the state is of thresholds t; a start with others looks
+	 * afresh (Initial), as one without (an older keventd's file) does */
+	bool judged;
+	struct kfs_thresholds t;
 };
 
 struct kfs_state {
@@ -285,6 +300,8 @@ struct kfs_config {
 	size_t n_over;
 };
 
+/* the section of a file without one: every mount, the default thresholds */
+extern const struct kfs_config kfs_config_defaults;
 void kfs_config_init(struct kfs_config *c);
 void kfs_config_release(struct kfs_config *c);
 /* Replaces *c with the section n of path; on a mistake, a diagnostic for

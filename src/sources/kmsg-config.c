@@ -8,9 +8,11 @@
 
 #include "kmsg.h"
 
+const struct kkmsg_config kkmsg_config_defaults = {.priority = 3 /* err */};
+
 void kkmsg_config_init(struct kkmsg_config *c)
 {
-	*c = (struct kkmsg_config){.priority = 3 /* err */};
+	*c = kkmsg_config_defaults;
 }
 
 static int parse_bool(const char *s, bool *out)

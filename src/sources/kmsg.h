@@ -178,6 +178,7 @@ struct kkmsg_config {
 	unsigned priority; /* records at this level or more urgent; default err */
 	bool backlog;	   /* a first start reads the ring from its start */
 };
+extern const struct kkmsg_config kkmsg_config_defaults;
 void kkmsg_config_init(struct kkmsg_config *c);
 /* Replaces *c with the section n of path; on a mistake, a diagnostic for
  * each in diags and *c unchanged.  0 or -EINVAL. */

@@ -13,6 +13,7 @@
 #include "acpi-msg.h"
 #include "source-genl.h"
 #include "util.h"
+#include "source-type.h"
 
 static const char *const group_names[] = {KACPI_GENL_GROUP};
 
@@ -63,3 +64,13 @@ int ksource_acpi_new(const struct ksink *sink, struct ksource **out)
 {
 	return ksource_genl_new(&ksource_acpi_desc, sink, NULL, out);
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_acpi_new(a->sink, out);
+}
+
+const struct ksource_type ksource_type_acpi = {
+	.kind = KEVENT_SOURCE_ACPI,
+	.make = make,
+};

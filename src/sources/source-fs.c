@@ -31,12 +31,15 @@
 #include "source-fs.h"
 #include "statedir.h"
 #include "util.h"
+#include "source-type.h"
 
 #define MOUNTINFO "/proc/self/mountinfo"
 /* after an error, the mount table is read again this long after, for a
  * file system that the error turns read-only (the mount table does not
- * wake anyone then) */
+ * wake anyone then); at the third, an error-stopped ext4 the table still
+ * calls rw is reported all the same (kfs_mount_error_ro()) */
 static const uint64_t error_rereads_ms[] = {0, 100, 400, 1000};
+#define INFER_AT 2
 
 struct watch {
 	struct fs_source *fs;
@@ -56,6 +59,8 @@ struct watch {
 	double peak;	  /* the fastest fall measured, bytes a second */
 	bool seen;	  /* still in the table (a pass's mark) */
 	bool retune;	  /* its thresholds changed at a reload: look now */
+	bool error;	  /* an error came: is it read-only now? (INFER_AT) */
+	bool error_ro;	  /* reported read-only after an error, inferred */
 	bool resumed;	  /* its space state is the last keventd's: the first
 			   * look's crossings happened while none watched */
 };
@@ -240,14 +245,16 @@ static int watch_add(struct fs_source *fs, const struct kfs_mount *m)
 	fs->w[fs->n_w++] = w;
 	if (!w->remote)
 		set_mark(w, true, FAN_FS_ERROR);
-	/* at start, the same mount as the last keventd's: its space state
-	 * goes on from what was reported then, and the first look says only
-	 * a crossing made meanwhile */
+	/* at start, the same mount as the last keventd's, judged by the same
+	 * thresholds: its space state goes on from what was reported then,
+	 * and the first look says only a crossing made meanwhile; with other
+	 * thresholds it is a first look (Initial) */
 	const struct kfs_mount *was =
 		fs->resume ? kfs_table_find_id(&fs->resume->table, m->id) : NULL;
 	const struct kfs_saved_space *sp =
 		was && kfs_mount_same(was, m) ? kfs_state_space(fs->resume, m->id) : NULL;
-	if (sp && w->space && kfs_thresholds_on(&w->t)) {
+	if (sp && sp->judged && kfs_thresholds_equal(&sp->t, &w->t) && w->space &&
+	    kfs_thresholds_on(&w->t)) {
 		w->sp = (struct kfs_space){
 			.known = true, .space = sp->space, .inodes_low = sp->inodes_low};
 		w->resumed = true;
@@ -286,7 +293,7 @@ static void save_state(struct fs_source *fs)
 		const struct watch *w = fs->w[i];
 		if (w->space && w->sp.known && kfs_thresholds_on(&w->t))
 			sp[n++] = (struct kfs_saved_space){w->mount_id, w->sp.space,
-							   w->sp.inodes_low};
+							   w->sp.inodes_low, true, w->t};
 	}
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	if (sp)
@@ -363,13 +370,39 @@ static void on_info(struct kio *io, int fd, uint32_t events, void *userdata)
 	reread(userdata, true);
 }
 
+/* Each file system an error stopped writing while the mount table still
+ * says rw: its remount-ro, once. */
+static void infer_error_ro(struct fs_source *fs)
+{
+	for (size_t i = 0; i < fs->n_w; i++) {
+		struct watch *w = fs->w[i];
+		bool stopped = w->error && !w->error_ro && kfs_mount_error_ro(&w->m);
+		w->error = false;
+		if (!stopped)
+			continue;
+		w->error_ro = true;
+		struct kevent *ev = NULL;
+		const char *why = NULL;
+		int rc = kfs_error_ro_event(&w->m, now_realtime_ns(), &ev, &why);
+		submit(fs, rc, ev, why);
+		log_notice("fs: %s stopped writing after its error (errors=remount-ro), though "
+			   "the mount table says rw: reported remount-ro",
+			   w->m.mountpoint);
+	}
+}
+
 static void on_reread(struct ktimer *t, void *userdata)
 {
 	struct fs_source *fs = userdata;
+	size_t at = ARRAY_SIZE(fs->reread);
 	for (size_t i = 0; i < ARRAY_SIZE(fs->reread); i++)
-		if (fs->reread[i] == t)
+		if (fs->reread[i] == t) {
 			fs->reread[i] = NULL;
+			at = i;
+		}
 	reread(fs, true);
+	if (at == INFER_AT)
+		infer_error_ro(fs);
 }
 
 static struct watch *watch_of_fsid(struct fs_source *fs, const int32_t fsid[2])
@@ -400,6 +433,7 @@ static void on_error(struct fs_source *fs, const struct kfs_fan_rec *r)
 	const char *why = NULL;
 	int rc = kfs_error_event(r, &w->m, now_realtime_ns(), &ev, &why);
 	submit(fs, rc, ev, why);
+	w->error = true;
 	/* errors=remount-ro: the super block turns read-only without a
 	 * mount table change; look now and a little later */
 	uint64_t now = now_monotonic_ns();
@@ -815,3 +849,54 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 	*out = &fs->base;
 	return 0;
 }
+
+/* --- its row (source-type.h): keventd.yaml's fs:, applied at a reload
+ * without making the source again --- */
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_fs_new(a->sink, a->section, out);
+}
+
+static int parse(void *section, const struct ynode *v, const char *path, struct kdiags *diags)
+{
+	return kfs_config_parse(section, v, path, diags);
+}
+
+static bool equal(const void *a, const void *b)
+{
+	return kfs_config_equal(a, b);
+}
+
+static void release(void *section)
+{
+	kfs_config_release(section);
+}
+
+/* the mounts it watches and their thresholds */
+static void configure(struct ksource *s, const void *section, struct strbuf *said)
+{
+	if (s)
+		ksource_fs_configure(s, section);
+	strbuf_puts(said, "fs settings changed: applied");
+}
+
+/* The file systems' space and read-only states are reported afresh
+ * when fs.state is gone (a first start, a reboot that emptied the state
+ * directory). */
+static bool reports_at_start(const struct kstatedir *state)
+{
+	return !state || faccessat(state->fd, KFS_STATE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
+const struct ksource_type ksource_type_fs = {
+	.kind = KEVENT_SOURCE_FS,
+	.make = make,
+	.reports_at_start = reports_at_start,
+	.section_size = sizeof(struct kfs_config),
+	.defaults = &kfs_config_defaults,
+	.parse = parse,
+	.equal = equal,
+	.release = release,
+	.configure = configure,
+};

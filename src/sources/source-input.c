@@ -32,6 +32,7 @@
 #include "fdstore.h"
 #include "log.h"
 #include "loop.h"
+#include "source-type.h"
 
 #define READS_PER_WAKEUP 256
 #define PENDING_MAX	 256 /* events of a restart read back per device */
@@ -443,3 +444,14 @@ int ksource_input_new(const struct ksink *sink, enum kudev_monitor mode, struct 
 	*out = &in->src;
 	return 0;
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_input_new(a->sink, a->udev_monitor, out);
+}
+
+const struct ksource_type ksource_type_input = {
+	.kind = KEVENT_SOURCE_INPUT,
+	.make = make,
+	.reports_at_start = ksource_reports_always,
+};

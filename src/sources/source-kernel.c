@@ -42,6 +42,7 @@
 #include "source-genl.h"
 #include "statedir.h"
 #include "util.h"
+#include "source-type.h"
 
 #define KERNEL_POS_FILE	      "kernel.pos"	  /* in the state directory */
 #define KERNEL_POS_MAX	      (256 * 1024 * 1024) /* bytes: a redo list of millions */
@@ -640,3 +641,13 @@ int ksource_kernel_new(const struct ksink *sink, struct ksource **out)
 	/* the state keeps a copy of the sink: it fetches on its own */
 	return ksource_genl_new(&ksource_kernel_desc, sink, sink, out);
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_kernel_new(a->sink, out);
+}
+
+const struct ksource_type ksource_type_kernel = {
+	.kind = KEVENT_SOURCE_KERNEL,
+	.make = make,
+};

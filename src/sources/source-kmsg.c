@@ -44,6 +44,7 @@
 #include "source-kmsg.h"
 #include "statedir.h"
 #include "util.h"
+#include "source-type.h"
 
 #define BOOT_ID_PATH	 "/proc/sys/kernel/random/boot_id"
 #define POS_FILE	 "kmsg.pos" /* in the state directory */
@@ -460,3 +461,46 @@ void ksource_kmsg_set_priority(struct ksource *s, unsigned level)
 	if (level < KKMSG_LEVELS)
 		k->cfg.priority = level;
 }
+
+/* --- its row (source-type.h): keventd.yaml's kmsg:, whose priority a
+ * reload applies to the records read from then on, without losing the
+ * source's place in the log; backlog only matters at a first start --- */
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_kmsg_new(a->sink, a->section, out);
+}
+
+static int parse(void *section, const struct ynode *v, const char *path, struct kdiags *diags)
+{
+	return kkmsg_config_parse(section, v, path, diags);
+}
+
+static bool equal(const void *a, const void *b)
+{
+	const struct kkmsg_config *x = a, *y = b;
+	return x->priority == y->priority && x->backlog == y->backlog;
+}
+
+static void configure(struct ksource *s, const void *section, struct strbuf *said)
+{
+	const struct kkmsg_config *c = section;
+	if (!s)
+		return;
+	unsigned was = ksource_kmsg_priority(s);
+	if (c->priority == was)
+		return;
+	ksource_kmsg_set_priority(s, c->priority);
+	strbuf_printf(said, "kmsg priority %s (was %s)", kkmsg_level_name(c->priority),
+		      kkmsg_level_name(was));
+}
+
+const struct ksource_type ksource_type_kmsg = {
+	.kind = KEVENT_SOURCE_KMSG,
+	.make = make,
+	.section_size = sizeof(struct kkmsg_config),
+	.defaults = &kkmsg_config_defaults,
+	.parse = parse,
+	.equal = equal,
+	.configure = configure,
+};

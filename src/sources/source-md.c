@@ -30,6 +30,7 @@
 #include "md.h"
 #include "source-md.h"
 #include "util.h"
+#include "source-type.h"
 
 #define MDSTAT	  "/proc/mdstat"
 #define SYS_BLOCK "/sys/block"
@@ -489,3 +490,14 @@ int ksource_md_new(const struct ksink *sink, struct ksource **out)
 	*out = &md->base;
 	return 0;
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_md_new(a->sink, out);
+}
+
+const struct ksource_type ksource_type_md = {
+	.kind = KEVENT_SOURCE_MD,
+	.make = make,
+	.reports_at_start = ksource_reports_always,
+};

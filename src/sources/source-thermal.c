@@ -7,9 +7,11 @@
  * already hot gets its "high" event even though no trip is crossed again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/netlink.h>
 
 #include "log.h"
@@ -17,6 +19,7 @@
 #include "statedir.h"
 #include "thermal.h"
 #include "util.h"
+#include "source-type.h"
 
 #define SCAN_MAX   64
 #define ZONES_FILE "thermal.zones" /* in the state directory */
@@ -86,3 +89,22 @@ int ksource_thermal_new(const struct ksink *sink, const char *sysfs_root, struct
 	const struct ksource_thermal_arg arg = {sysfs_root, sink->state};
 	return ksource_genl_new(&ksource_thermal_desc, sink, &arg, out);
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_thermal_new(a->sink, a->thermal_sysfs ? a->thermal_sysfs : KTHERMAL_SYSFS,
+				   out);
+}
+
+/* Every zone's state is reported afresh when its file is gone (a
+ * first start, a reboot that emptied the state directory). */
+static bool reports_at_start(const struct kstatedir *state)
+{
+	return !state || faccessat(state->fd, ZONES_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
+const struct ksource_type ksource_type_thermal = {
+	.kind = KEVENT_SOURCE_THERMAL,
+	.make = make,
+	.reports_at_start = reports_at_start,
+};

@@ -42,6 +42,7 @@
 #include "loop.h"
 #include "trace-msg.h"
 #include "util.h"
+#include "source-type.h"
 
 #define RECORD_MAX (64 * 1024) /* a perf record's size is a u16 */
 #ifndef PERF_FORMAT_LOST
@@ -499,3 +500,81 @@ int ksource_trace_new(const struct ksink *sink, const struct ktrace_config *c, s
 	*out = &t->src;
 	return 0;
 }
+
+/* --- its row (source-type.h): keventd.yaml's trace:, whose entries a
+ * reload reads by making the source again; no entry, no source --- */
+
+static const struct ktrace_config no_entries = {0};
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	const struct ktrace_config *c = a->section;
+	if (!c || !c->n) {
+		log_info("trace source: keventd.yaml lists no tracepoint (trace:)");
+		*out = NULL;
+		return 0;
+	}
+	return ksource_trace_new(a->sink, c, out);
+}
+
+static int parse(void *section, const struct ynode *v, const char *path, struct kdiags *diags)
+{
+	return ktrace_config_parse(section, v, path, diags);
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool equal(const void *a_, const void *b_)
+{
+	const struct ktrace_config *a = a_, *b = b_;
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct ktrace_entry *x = &a->v[i], *y = &b->v[i];
+		if (!str_same(x->system, y->system) || !str_same(x->event, y->event) ||
+		    !str_same(x->filter, y->filter) || x->type != y->type)
+			return false;
+	}
+	return true;
+}
+
+static void release(void *section)
+{
+	ktrace_config_release(section);
+}
+
+static bool idle(const void *section)
+{
+	return !((const struct ktrace_config *)section)->n;
+}
+
+static int check(const void *section, struct kdiags *diags)
+{
+	return ktrace_config_check(section, diags);
+}
+
+static void remade(const void *section, struct strbuf *said)
+{
+	const struct ktrace_config *c = section;
+	if (!c->n)
+		strbuf_puts(said, "no trace entry left: the trace source is stopped");
+	else
+		strbuf_printf(said, "trace entries changed: reading %zu tracepoint%s", c->n,
+			      c->n == 1 ? "" : "s");
+}
+
+const struct ksource_type ksource_type_trace = {
+	.kind = KEVENT_SOURCE_TRACE,
+	.make = make,
+	.section_size = sizeof(struct ktrace_config),
+	.defaults = &no_entries,
+	.parse = parse,
+	.equal = equal,
+	.release = release,
+	.idle = idle,
+	.check = check,
+	.remade = remade,
+};

@@ -26,6 +26,7 @@
 #include "statedir.h"
 #include "udev-table.h"
 #include "uevent-map.h"
+#include "source-type.h"
 
 /* what udevd asks for its own monitor: a boot's burst fits */
 #define RCVBUF_BYTES	 (128 * 1024 * 1024)
@@ -594,3 +595,13 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 	*out = &u->src;
 	return 0;
 }
+
+static int make(const struct ksource_args *a, struct ksource **out)
+{
+	return ksource_udev_new(a->sink, a->udev_monitor, out);
+}
+
+const struct ksource_type ksource_type_udev = {
+	.kind = KEVENT_SOURCE_UDEV,
+	.make = make,
+};

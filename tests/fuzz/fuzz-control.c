@@ -3,13 +3,15 @@
  * The control protocol decoder, bytes of one SOCK_SEQPACKET message in:
  * kctl_decode(), then for a "send" or "post" request the event the daemon
  * makes of it, kctl_event_from_msg() (which parses the payload), and for a
- * "trigger" request its action and subsystems, kctl_trigger_from_msg().
+ * "trigger" request its action and subsystems, kctl_trigger_from_msg();
+ * for "test-run" and "post-as", kctl_event_from_msg_as().
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "event.h"
+#include "filter.h"
 #include "fuzz.h"
 #include "proto.h"
 
@@ -71,6 +73,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(joined.oom || strcmp(strbuf_str(&joined), n ? m.f[2] : "") == 0);
 			strbuf_release(&joined);
 		}
+		return 0;
+	}
+	if (strcmp(m.f[0], "events") == 0 || strcmp(m.f[0], "monitor") == 0) {
+		/* the filters: each field taken or refused with why, and what
+		 * is taken is what the field says */
+		struct kfilter f;
+		kfilter_init(&f);
+		for (size_t i = strcmp(m.f[0], "events") == 0 ? 3 : 2; i < m.n; i++) {
+			const char *why = NULL;
+			struct kfilter before = f;
+			rc = kfilter_add(&f, m.f[i], &why);
+			FUZZ_CHECK(rc == 0 || (rc == -EINVAL && why));
+			FUZZ_CHECK(rc == 0 || memcmp(&before, &f, sizeof(f)) == 0 ||
+				   strncmp(m.f[i], "source=", 7) == 0 ||
+				   strncmp(m.f[i], "type=", 5) == 0);
+			FUZZ_CHECK(strlen(f.rule) <= KFILTER_RULE_MAX);
+			FUZZ_CHECK(rc != 0 || strncmp(m.f[i], "rule=", 5) != 0 ||
+				   strcmp(f.rule, m.f[i] + 5) == 0);
+		}
+		return 0;
+	}
+	if (strcmp(m.f[0], "test-run") == 0 || strcmp(m.f[0], "post-as") == 0) {
+		/* SOURCE first: the same event as the request without it, of
+		 * that source, marked injected */
+		struct kevent *ev = NULL, *plain = NULL;
+		const char *why = NULL, *why2 = NULL;
+		rc = kctl_event_from_msg_as(&m, 1, 2, &ev, &why);
+		FUZZ_CHECK(rc != -EBADMSG || m.n < 5 || m.n > 6);
+		FUZZ_CHECK(rc != -EINVAL || (why && !ev));
+		if (rc == 0) {
+			FUZZ_CHECK(kevent_source_from_name(m.f[1]) == (int)ev->source);
+			FUZZ_CHECK(ev->injected && !ev->test);
+			struct kctl_msg rest = {.n = m.n - 1, .f = {"send"}};
+			for (size_t i = 2; i < m.n; i++)
+				rest.f[i - 1] = m.f[i];
+			FUZZ_CHECK(kctl_event_from_msg(&rest, 1, 2, &plain, &why2) == 0);
+			FUZZ_CHECK(strcmp(plain->object, ev->object) == 0 &&
+				   strcmp(plain->payload, ev->payload) == 0 &&
+				   plain->n_props == ev->n_props);
+			kevent_free(plain);
+		}
+		kevent_free(ev);
 		return 0;
 	}
 	if (strcmp(m.f[0], "send") != 0 && strcmp(m.f[0], "post") != 0)

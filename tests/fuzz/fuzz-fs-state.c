@@ -42,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t i = 0; i < a.n_sp; i++)
 		FUZZ_CHECK(a.sp[i].id == b.sp[i].id && a.sp[i].space == b.sp[i].space &&
-			   a.sp[i].inodes_low == b.sp[i].inodes_low);
+			   a.sp[i].inodes_low == b.sp[i].inodes_low &&
+			   a.sp[i].judged == b.sp[i].judged &&
+			   (!a.sp[i].judged || kfs_thresholds_equal(&a.sp[i].t, &b.sp[i].t)));
 	strbuf_release(&sb);
 	kfs_state_release(&a);
 	kfs_state_release(&b);

@@ -16,6 +16,7 @@
 #include "fuzz.h"
 #include "plan.h"
 #include "ruleset.h"
+#include "table.h"
 
 #define MAX_INPUT   (64 * 1024) /* rule files are small; as systemd's fuzz-udev-rules */
 #define MAX_EVENTS  8
@@ -134,6 +135,31 @@ static void match_one(const struct kruleset *rs, const struct kevent *ev)
 		check_plan(h.v[i], ev);
 }
 
+static bool weigh(const struct krule *r, void *userdata)
+{
+	struct kcond_table *t = userdata;
+	const struct kcond_def *def = kcond_def_of(r);
+	FUZZ_CHECK(def && (r == &def->set || (def->has_clear && r == &def->clear)));
+	int rc = kcond_table_event(t, def, ((struct kevent **)t->userdata)[0], r == &def->set,
+				   1700000000ull * 1000000000);
+	FUZZ_CHECK(rc == 0 || rc == 1 || rc == -ENOMEM);
+	return true;
+}
+
+/* The conditions' matchers, by their own index and against every one in
+ * turn, and what they make of a table. */
+static void cond_one(const struct kruleset *rs, const struct kevent *ev)
+{
+	match_one(rs->conds, ev);
+	struct kcond_table t;
+	const struct kevent *evp[1] = {ev};
+	if (kcond_table_init(&t, 0, NULL, evp) < 0)
+		return;
+	kruleset_match(rs->conds, ev, weigh, &t);
+	FUZZ_CHECK(t.holding <= t.n);
+	kcond_table_release(&t);
+}
+
 static void add_event(struct kevent **evs, size_t *n, int type, const char *object,
 		      const char *signal, const char *payload, enum kevent_source source,
 		      char *const *env, size_t n_env)
@@ -248,8 +274,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  s < 0 ? KEVENT_SOURCE_SOCKET : (enum kevent_source)s, NULL, 0);
 			strbuf_release(&payload);
 		}
+		/* and of the conditions' sets, for their own index */
+		for (size_t i = 0; i < f->n_conds && n < MAX_EVENTS; i++) {
+			const struct krule *r = &f->conds[i].set;
+			const char *obj = literal(&r->object), *sig = literal(&r->signal);
+			const char *src = literal(&r->source);
+			int s = src ? kevent_source_from_name(src) : KEVENT_SOURCE_SOCKET;
+			add_event(evs, &n, KEVENT_STORAGE, obj ? obj : "/a", sig ? sig : "add", "",
+				  s < 0 ? KEVENT_SOURCE_SOCKET : (enum kevent_source)s, NULL, 0);
+		}
 		for (size_t i = 0; i < n; i++) {
 			match_one(rs, evs[i]);
+			if (rs->conds)
+				cond_one(rs, evs[i]);
 			kevent_free(evs[i]);
 		}
 		kruleset_free(rs);

@@ -352,6 +352,8 @@ class Daemon:
         # the journal and the positions: the test's own, one per keventd
         # unless the test names one (a restart that finds the last journal)
         self.state_dir = scratch.path("state" + suffix)
+        # the condition table, likewise (a test names one to keep it)
+        self.lib_dir = scratch.path("libdir" + suffix)
         self.notify_path = scratch.path("notify" + suffix)
         self.notes = []
         self.nsock = None
@@ -371,6 +373,8 @@ class Daemon:
         argv += ["--control", self.s.ctl]
         if "--state-dir" not in self.args:
             argv += ["--state-dir", self.state_dir]
+        if "--lib-dir" not in self.args:
+            argv += ["--lib-dir", self.lib_dir]
         if "--sources" not in self.args:
             # only what the test sends: no host uevents, no kernel module
             argv += ["--sources", "socket"]

@@ -129,10 +129,10 @@ class Broker:
                                     "\n".join(lines[-5:])))
         return [tuple(l.split("\t", 1)) for l in lines]
 
-    def retained(self, topic, extra=()):
-        """The retained message of topic (mosquitto_sub -C 1 -W)."""
+    def retained(self, topic, extra=(), wait=TIMEOUT):
+        """The retained message of topic (mosquitto_sub -C 1 -W wait)."""
         r = subprocess.run([SUB] + self.sub_args() + list(extra) +
-                           ["-t", topic, "-C", "1", "-W", str(int(TIMEOUT)), "--retained-only"],
+                           ["-t", topic, "-C", "1", "-W", str(int(wait)), "--retained-only"],
                            capture_output=True, text=True, timeout=TIMEOUT + 5)
         return r.stdout.strip()
 

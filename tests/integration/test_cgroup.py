@@ -95,7 +95,8 @@ class PerRun(DaemonTest):
                       if os.path.isdir(os.path.join(self.cg, e)) and e != "keventd")
 
     def escape_rule(self, name, tag, extra=""):
-        pidfile = self.s.path("esc-%s.pid" % tag)
+        # one file per run: two runs of a rule at once must not share it
+        pidfile = self.s.path("esc-%s-$KEVENT_SEQNUM.pid" % tag)
         return ("  - name: %s\n    match: {signal: %s}\n    shell: %s\n%s"
                 % (name, tag, yq(ESCAPE % (pidfile, pidfile, pidfile, self.s.fifo.path)), extra))
 

@@ -59,7 +59,7 @@ class CommandLine(DaemonTest):
         self.assertFalse(os.path.exists(self.s.ctl))
         r = run(kdtest.KEVENTD, *(ctl + ["--sources", "nosuch"]))
         self.assertIn("(kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, "
-                      "kmsg)", r.stderr)
+                      "kmsg, condition)", r.stderr)
 
     def test_keventctl_bad_usage(self):
         c = ["--control", self.s.ctl]

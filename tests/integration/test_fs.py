@@ -9,6 +9,7 @@ which the loop must not wait on; an error from /sys/fs/ext4/DEV/trigger_fs_error
 errors=remount-ro the remount-ro that follows; a bad fs: section refused
 with FILE:LINE:COLUMN by keventd and keventctl verify."""
 import ctypes
+import json
 import os
 import shutil
 import subprocess
@@ -84,7 +85,7 @@ class FsSource(DaemonTest):
         sh("dd", "if=/dev/zero", "of=" + os.path.join(mnt, name), "bs=1M", "count=%d" % mb,
            "conv=fsync")
 
-    def start_fs(self, conf_text="", state_dir=None):
+    def start_fs(self, conf_text="", state_dir=None, *extra, sources="fs,socket"):
         handler = self.s.script("fs-handler", HANDLER.replace("FIFO", self.s.fifo.path))
         self.s.write_rule("10-fs.yaml", (
             "rules:\n"
@@ -97,10 +98,10 @@ class FsSource(DaemonTest):
         with open(conf, "w") as f:
             f.write("fs:\n  mounts: block\n" + conf_text)
         os.chmod(conf, 0o644)
-        args = ("--sources", "fs,socket", "--config", conf)
+        args = ("--sources", sources, "--config", conf)
         if state_dir:
             args += ("--state-dir", state_dir)
-        d = self.start(*args)
+        d = self.start(*(args + extra))
         d.wait_log("fs: watching")
         return d
 
@@ -355,6 +356,61 @@ class FsSource(DaemonTest):
 
     def test_while_killed(self):
         self.while_down(kill=True)
+
+    def test_thresholds_changed_while_stopped(self):
+        """A state judged by other thresholds is not compared: a start with
+        a new line reports a file system already past it as Initial, as a
+        first start does (not as a crossing, nor as nothing)."""
+        d, conf, state, mnt, mnts = self.while_down(kill=False)
+        conf = conf.replace("%s: {space_low: 40%%}" % mnt["filled"],
+                            "%s: {space_low: 50%%}" % mnt["filled"])
+        d = self.start_fs(conf, state)
+        got = self.events_at_start(d, mnts, 1)
+        p = got[("space-low", mnt["filled"])]
+        self.assertEqual((p["Initial"], p["Synthetic"]), ("yes", "0"))
+        d.stop_ok(self)
+
+    def test_condition_confirmed_at_start(self):
+        """A condition set by a file system's space-low holds across a
+        restart that finds it still low: the fs source reports afresh at
+        that start (its fs.state gone), and its Initial event confirms the
+        row; it is no new set (the same since, the same count)."""
+        self.private_mounts()
+        state, lib = self.s.mkdir("fs-state"), self.s.mkdir("fs-lib")
+        img, mnt = self.image("cond")
+        self.mount(img, mnt)
+        self.fill_to(mnt, "fill", 0.3)
+        self.s.write_rule("20-cond.yaml", (
+            "conditions:\n"
+            "  - name: fs-low\n"
+            "    set: {source: fs, signal: space-low}\n"
+            "    clear: {source: fs, signal: space-ok}\n"))
+        conf = ("  space_low: off\n  space_critical: off\n  inodes_low: off\n"
+                "  %s: {space_low: 40%%}\n" % mnt)
+        obj = "/org/kernel/fs" + mnt
+
+        def row(d):
+            out = d.ctl("conditions", "--json", check=0).stdout
+            rows = [r for r in map(json.loads, out.splitlines())
+                    if r["condition"] == "fs-low" and r["object"] == obj]
+            return rows[0] if rows else None
+
+        cond = "fs,socket,condition"
+        d = self.start_fs(conf, state, "--lib-dir", lib, sources=cond)
+        self.assertTrue(self.next_for(mnt).startswith("space-low "))
+        first = row(d)
+        self.assertTrue(first and first["holds"], first)
+        self.assertEqual(first["count"], 1)
+        d.stop_ok(self)
+        os.unlink(os.path.join(state, "fs.state"))
+        d = self.start_fs(conf, state, "--lib-dir", lib, sources=cond)
+        line = self.next_for(mnt)
+        self.assertTrue(line.startswith("space-low "), line)
+        self.assertEqual(payload(line)["Initial"], "yes")
+        again = row(d)
+        self.assertEqual((again["holds"], again["since_ns"], again["count"]),
+                         (True, first["since_ns"], 1), again)
+        d.stop_ok(self)
 
     def test_fuse_that_never_answers(self):
         """A FUSE file system whose daemon never answers (this test holds

@@ -155,7 +155,8 @@ class HandlerOutput(DaemonTest):
         log = d.logtext()
         for stream, line in (("stdout", "out-line"), ("stderr", "err-line"), ("stdout", "two words"),
                              ("stdout", "no newline")):
-            self.assertRegex(log, r"rule talk\[\d+\] %s: %s\n" % (stream, line))
+            # and the fields that find it (KEVENT_RULE, KEVENT_SEQNUM in the journal)
+            self.assertRegex(log, r"rule talk\[\d+\] %s: %s rule=talk seq=1\n" % (stream, line))
         self.assertRegex(log, r"rule talk\[\d+\]: exited 3 after \d+ms \(seq 1\)")
         # the flood is logged up to a bound, in bounded lines, and the rest counted
         flood = [l for l in log.splitlines() if "rule flood[" in l and "stdout: " in l]

@@ -39,6 +39,17 @@ class JournalTest(kdtest.DaemonTest):
                      % (self.h("wait", s.fifo.path, s.gates.path("g"), "g"),
                         "[%s, %s]" % (kdtest.yq(rec), kdtest.yq(self.out))))
 
+    def parked_send(self, d, payload):
+        """A send of x on /one that keventd parks: its client is there and
+        has no answer yet.  Returns the keventctl process."""
+        p = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
+                              "/one", "x", payload], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
+        self.assertIsNone(p.poll())
+        return p
+
     def runs(self):
         if not os.path.exists(self.out):
             return []
@@ -587,13 +598,8 @@ class JournalTest(kdtest.DaemonTest):
         self.assertTrue(st["journal"]["full"], st["journal"])
         self.assertTrue(st["sources"]["socket"]["paused"])
         d.wait_log("socket: the journal is full: pausing it")
-        waiting = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "send", "general",
-                                    "/one", "x", "last"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        self.procs.append(waiting)
         # the request is parked: the socket source takes nothing while full
-        d.wait_status(lambda st: st["control"]["clients"] >= 2, "the waiting client")
-        self.assertIsNone(waiting.poll())
+        waiting = self.parked_send(d, "last")
         self.assertEqual(d.status()["sources"]["socket"]["received"], 1 + len(sent))
         self.s.gates.release("g")
         self.assertEqual(self.s.fifo.line(), "end g")
@@ -636,6 +642,48 @@ class JournalTest(kdtest.DaemonTest):
         self.assertIn("journal: 151 unfinished events handled again", d2.logtext())
         d2.stop_ok(self)
         self.assertEqual(self.runs(), [(v, "1") for v in sent])
+
+    def test_replay_is_fed_within_the_share(self):
+        """100 events wait behind a held handler when keventd is killed;
+        the next start, with a queue of 16, takes the journal's events in
+        as its share has room, never all at once: while the replayed gate
+        holds, 16 are queued, the rest still in the journal.  A send made
+        meanwhile waits until the replay is in, and runs after them; the
+        100 run once each, in order."""
+        self.rules()
+        state = self.s.path("state")
+        d = self.start("--state-dir", state, "--queue-size", "200")
+        d.send("general", "/one", "gate")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        sent = ["%d" % i for i in range(100)]
+        r = d.ctl("send", "--batch", "-",
+                  input="".join("general\t/one\tx\t%s\n" % v for v in sent))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        d.kill()
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+
+        d2 = self.start("--state-dir", state, "--queue-size", "16")
+        self.assertEqual(self.s.fifo.line().split()[:2], ["start", "g"])
+        st = d2.wait_status(lambda st: st["sources"]["socket"]["pending"] == 16,
+                            "the share full")
+        self.assertEqual(st["sources"]["socket"]["share"], 16)
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 16)
+        # parked: the socket source takes nothing while the replay goes on
+        late = self.parked_send(d2, "late")
+        st = d2.status()
+        self.assertEqual(st["sources"]["socket"]["pending"], 16)
+        self.assertTrue(st["sources"]["socket"]["paused"])
+        self.s.gates.release("g")
+        self.assertEqual(self.s.fifo.line(), "end g")
+        out, err = late.communicate(timeout=TIMEOUT)
+        self.assertEqual(late.returncode, 0, err)
+        st = d2.wait_status(lambda st: st["queue"]["pending"] == 0
+                            and st["events"]["handled"] == 102, "all handled")
+        self.assertEqual(st["sources"]["socket"]["redelivered"], 101)
+        self.assertIn("journal: 101 unfinished events handled again", d2.logtext())
+        d2.stop_ok(self)
+        self.assertEqual(self.runs(), [(v, "1") for v in sent] + [("late", "0")])
 
     def test_sends_answered_to_a_sender_that_shut_down_writing(self):
         """Two sends and a post, then the sender shuts down its writing

@@ -172,11 +172,12 @@ class Escaped(DaemonTest):
         self.assertIn("unknown key 'k\\x1b[31m\\n" + FORGED + " key' in rule", log)
         self.assertIn("\"/a/\\x1b]0;title\\x07\\n<3>forged[\": glob has '[' without a closing ']'", log)
         self.assertIn("rules: 10-evil.yaml: broken, not loaded", log)
-        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: \\x1b\[2Jout\n" % re.escape(shown))
-        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: \\x1b\]0;title\\x07\n" % re.escape(shown))
-        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: %s by a handler\n"
+        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: \\x1b\[2Jout rule=.* seq=1\n" % re.escape(shown))
+        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: \\x1b\]0;title\\x07 rule=.* seq=1\n"
+                         % re.escape(shown))
+        self.assertRegex(log, r"rule %s:0\[\d+\] stderr: %s by a handler rule=.* seq=1\n"
                          % (re.escape(shown), FORGED))
-        self.assertRegex(log, r"rule %s:0\[\d+\] stdout: x\\x0d\n" % re.escape(shown))
+        self.assertRegex(log, r"rule %s:0\[\d+\] stdout: x\\x0d rule=.* seq=1\n" % re.escape(shown))
 
 
 if __name__ == "__main__":

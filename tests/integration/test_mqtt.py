@@ -69,6 +69,32 @@ class Mqtt(DaemonTest):
                 f.write("general\t%s\tn%d\tI: %d\n" % (obj, i, i))
         return path
 
+    def test_condition_retained_while_it_holds(self):
+        """A condition's row is a retained message on
+        PREFIX/condition/NAME/OBJECT while it holds (the row's last event),
+        emptied when it clears: a subscriber that comes later learns what
+        holds now."""
+        b = self.broker().start()
+        self.s.write_rule("50-c.yaml",
+                          "conditions:\n  - name: hot\n"
+                          "    set: {source: socket, signal: hot}\n"
+                          "    clear: {source: socket, signal: cool}\n")
+        d = self.start("--config", self.config(b), "--sources", "socket,condition")
+        d.wait_log("mqtt: connected to 127.0.0.1:%d" % b.port)
+        topic = "fleet/h1/condition/hot/org/kernel/cpu%231"
+        d.send("power", "/org/kernel/cpu#1", "hot")
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 3, "the event, the set, its row")
+        ev = json.loads(b.retained(topic))
+        self.assertEqual((ev["source"], ev["signal"], ev["object"]),
+                         ("condition", "set", "/org/kernel/cpu#1"))
+        self.assertEqual(ev["properties"]["Condition"], "hot")
+        d.send("power", "/org/kernel/cpu#1", "cool")
+        self.wait_mqtt(d, lambda m: m["acknowledged"] == 6, "the event, the clear, its row")
+        # emptied: no retained message left (a retained one comes at once on
+        # subscribing; none in 2s is none)
+        self.assertEqual(b.retained(topic, wait=2), "")
+        d.stop_ok(self)
+
     def test_publish_topic_and_json(self):
         b = self.broker().start()
         b.session("watcher", "fleet/#")

@@ -228,6 +228,22 @@ class Inspect(unittest.TestCase):
     def control(self, package, *fields):
         return {k: run(["dpkg-deb", "-f", the_deb(package), k]).stdout.strip() for k in fields}
 
+    def test_cited_docs_are_installed(self):
+        """Every file under /usr/share/doc/keventd/ that a man page cites is
+        in the keventd package, uncompressed, by that path; and so is
+        every recipe of docs/ that the man pages point to."""
+        entries = self.entries("keventd")
+        cited = set()
+        for page in ("keventd.8", "keventctl.8", "keventd.rules.5", "keventd.yaml.5"):
+            cited |= set(re.findall(r"/usr/share/doc/keventd/[A-Za-z_.-]+\.md",
+                                    read(os.path.join(SRC, "docs", page))))
+        self.assertIn("/usr/share/doc/keventd/sources.md", cited)
+        for path in sorted(cited):
+            self.assertIn(path, entries, "a man page cites %s; the package has no such file"
+                          % path)
+        for name in ("sources.md", "acpid.md", "fleet.md", "trace-recipes.md"):
+            self.assertIn("/usr/share/doc/keventd/" + name, entries)
+
     def test_control(self):
         f = self.control("keventd", "Version", "Section", "Depends", "Recommends", "Suggests",
                          "Architecture")

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Every handler run is one log record: a sentence, then the fields rule,
 file (path:line), seq, pid, exit or signal, timed_out and duration_ms, as
-key=value in text and as JSON keys with --log-format json."""
+key=value in text and as JSON keys with --log-format json; every other
+line about a run (its output, a timeout, a failure to start) carries rule
+and seq (KEVENT_RULE and KEVENT_SEQNUM in the journal)."""
 import json
 import os
 import re
@@ -99,8 +101,8 @@ class LogRecords(kdtest.DaemonTest):
         recs = {}
         for line in d.logtext().splitlines():
             at = line.find(" rule=")
-            if at < 0:
-                continue
+            if at < 0 or " duration_ms=" not in line:
+                continue  # not a run's end (its other lines carry rule and seq alone)
             fields = logfmt(line[at:])
             keys = [k for k, _ in fields]
             self.assertEqual(len(keys), 7, line)
@@ -132,6 +134,10 @@ class LogRecords(kdtest.DaemonTest):
             self.assertIsInstance(rec["message"], str)
             if "rule" not in rec:
                 continue
+            # every line about a run carries the rule and the event
+            self.assertIn("seq", rec)
+            if "duration_ms" not in rec:
+                continue
             self.assertEqual(list(rec)[:2], ["level", "message"])
             self.assertEqual(len(rec), 9, rec)
             for k in ("seq", "pid", "duration_ms"):
@@ -153,11 +159,14 @@ class LogRecords(kdtest.DaemonTest):
         d.wait_idle(1)
         d.stop_ok(self)
         recs = [json.loads(l) for l in d.logtext().splitlines()]
-        runs = [r for r in recs if r.get("rule") == "slow"]
+        runs = [r for r in recs if r.get("rule") == "slow" and "duration_ms" in r]
         self.assertEqual(len(runs), 1, recs)
         self.assertIs(runs[0]["timed_out"], True)
         self.assertEqual(runs[0]["signal"], 15)
         self.assertGreaterEqual(runs[0]["duration_ms"], 100)
+        # the timeout's own line is found by the same query
+        (term,) = [r for r in recs if "sending SIGTERM" in r["message"]]
+        self.assertEqual((term["rule"], term["seq"]), ("slow", 1))
 
 
 if __name__ == "__main__":

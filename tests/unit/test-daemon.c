@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon.h"
+#include "daemon-internal.h"
 #include "debounce.h"
 #include "journal.h"
 #include "testutil.h"
@@ -493,7 +493,7 @@ static void test_share_per_source(void **state)
 	assert_int_equal(ksink_room(&t.sink, KEVENT_SOURCE_UDEV), 3);
 	/* status shows each source's share and state */
 	struct strbuf sb = STRBUF_INIT;
-	kdaemon_status(t.d, KSTATUS_JSON, 0, &sb);
+	kdaemon_status(t.d, KSTATUS_JSON, &sb);
 	assert_non_null(strstr(
 		strbuf_str(&sb),
 		"\"kernel\":{\"received\":4,\"recovered\":0,\"redelivered\":0,\"rejected\":0,"
@@ -584,7 +584,7 @@ static void test_stop_refetch(void **state)
 					   .unhandled = refetch_unhandled,
 					   .free = refetch_free}};
 	setup_make(&t, "50-cpu.yaml", cpu_rules);
-	t.d->sources[t.d->n_sources++] = &r.src;
+	t.d->source[KEVENT_SOURCE_KERNEL] = &r.src;
 	for (int i = 1; i <= 4; i++)
 		submit(&t, "power " CPU " high");
 	submit_from(&t, KEVENT_SOURCE_SOCKET, "power " CPU " high");

@@ -93,7 +93,7 @@ static const struct merge_case merge_cases[] = {
 	{"a bad value deep in match", {NULL, NULL, "rules:\n  - name: hot\n    match:\n      type: [power, heat]\n"}, D("30-c.yaml") ":4:21: error: bad 'type' value \"heat\": "},
 	{"a key twice", {"rules:\n  - name: hot\n    timeout: 1s\n    timeout: 2s\n"}, D("10-a.yaml") ":4:5: error: key 'timeout' given twice"},
 	{"not a list of rules", {"rules: {name: hot}\n"}, D("10-a.yaml") ":1:8: error: 'rules' must be a list of rules, not a mapping"},
-	{"an unknown top-level key", {"rule:\n  - name: hot\n"}, D("10-a.yaml") ":1:1: error: unknown top-level key 'rule' (expected 'rules')"},
+	{"an unknown top-level key", {"rule:\n  - name: hot\n"}, D("10-a.yaml") ":1:1: error: unknown top-level key 'rule' (expected 'rules' or 'conditions')"},
 	{"a rule that is a value", {"rules:\n  - hot\n"}, D("10-a.yaml") ":2:5: error: a drop-in rule is a mapping with 'name' and the keys it changes, not a value"},
 	{"YAML syntax", {"rules: [\n"}, D("10-a.yaml") ":2:1: error: YAML syntax error"},
 };

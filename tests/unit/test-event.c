@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -369,6 +370,44 @@ static void test_utf8_sanitize(void **state)
 	strv_free(c);
 }
 
+/* monitor's and events' filters: each field given must hold; a field of
+ * no such kind, an unknown source or type, a rule name too long, refused
+ * with why. */
+static void test_filter(void **state)
+{
+	(void)state;
+	struct kfilter f;
+	const char *why = NULL;
+	kfilter_init(&f);
+	assert_false(kfilter_any(&f));
+	assert_true(kfilter_event(&f, KEVENT_SOURCE_MD, KEVENT_STORAGE));
+	const char *names[] = {"a", "raid-mail"};
+	assert_true(kfilter_rules(&f, names, 0));
+	assert_int_equal(kfilter_add(&f, "source=md", &why), 0);
+	assert_int_equal(kfilter_add(&f, "type=storage", &why), 0);
+	assert_int_equal(kfilter_add(&f, "rule=raid-mail", &why), 0);
+	assert_int_equal(kfilter_add(&f, "failed", &why), 0);
+	assert_true(kfilter_any(&f) && f.failed);
+	assert_true(kfilter_event(&f, KEVENT_SOURCE_MD, KEVENT_STORAGE));
+	assert_false(kfilter_event(&f, KEVENT_SOURCE_FS, KEVENT_STORAGE));
+	assert_false(kfilter_event(&f, KEVENT_SOURCE_MD, KEVENT_POWER));
+	assert_true(kfilter_rules(&f, names, 2));
+	assert_false(kfilter_rules(&f, names, 1));
+	static const char *const bad[] = {
+		"source=nope", "type=", "rule=", "sauce=md", "failed=1", ""};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		why = NULL;
+		assert_int_equal(kfilter_add(&f, bad[i], &why), -EINVAL);
+		assert_non_null(why);
+	}
+	char longname[140];
+	memset(longname, 'x', sizeof(longname));
+	memcpy(longname, "rule=", 5);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(kfilter_add(&f, longname, &why), -EINVAL);
+	assert_string_equal(f.rule, "raid-mail"); /* untouched by what was refused */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_uevent_env_filtered),
 		cmocka_unit_test(test_dup),
 		cmocka_unit_test(test_utf8_sanitize),
+		cmocka_unit_test(test_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,7 +175,10 @@ static void test_state(void **state)
 	const char *text = ROOT LOOP PROC NFS "40 22 0:50 / /t\\134x rw - tmpfs tmpfs \n";
 	struct kfs_table t;
 	assert_int_equal(kfs_table_parse(text, strlen(text), &t, NULL), 0);
-	const struct kfs_saved_space sp[] = {{22, KFS_LOW, false}, {30, KFS_CRITICAL, true}};
+	const struct kfs_thresholds judged = {
+		{KFS_LIMIT_PERCENT, 9950}, {KFS_LIMIT_SIZE, 1ull << 40}, {KFS_LIMIT_OFF, 0}};
+	const struct kfs_saved_space sp[] = {{.id = 22, .space = KFS_LOW},
+					     {30, KFS_CRITICAL, true, true, judged}};
 	struct strbuf sb = STRBUF_INIT;
 	kfs_state_render("0b5e6a1c-1d2e-4f00-9a8b-0123456789ab", true, &t, sp, 2, &sb);
 	assert_false(sb.oom);
@@ -199,6 +202,10 @@ static void test_state(void **state)
 	assert_true(kfs_state_space(&st, 30)->inodes_low);
 	assert_int_equal(kfs_state_space(&st, 22)->space, KFS_LOW);
 	assert_null(kfs_state_space(&st, 31));
+	/* the thresholds a state was judged by come back; none, none */
+	assert_true(kfs_state_space(&st, 30)->judged);
+	assert_true(kfs_thresholds_equal(&kfs_state_space(&st, 30)->t, &judged));
+	assert_false(kfs_state_space(&st, 22)->judged);
 	kfs_state_release(&st);
 
 	/* mounts: block keeps the block-backed and network ones only */
@@ -228,6 +235,10 @@ static void test_state(void **state)
 		"keventd-fs 1\nboot b\nmounts block\nm 1 8:1 /x rw  rw ext4 /dev/sda\n",
 		"keventd-fs 1\nboot b\nmounts block\ns 1 lowish inodes-ok\n",
 		"keventd-fs 1\nboot b\nmounts block\ns x low inodes-ok\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off x1\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p10 off b\n",
+		"keventd-fs 1\nboot b\nmounts block\ns 1 low inodes-ok p1x off off\n",
 		"keventd-fs 1\nboot b\nmounts block\nsomething else\n",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -323,6 +334,45 @@ static void test_mount_event(void **state)
 	assert_int_equal(kfs_object("/mnt/a b\\012c", other, sizeof(other)), 0);
 	assert_string_equal(obj, "/org/kernel/fs/mnt/a b\\n c");
 	assert_string_equal(other, "/org/kernel/fs/mnt/a b\\\\012c");
+}
+
+/* An ext4 an error stopped writing, where the kernel shows nothing of it
+ * (Linux 6.12 to 6.14): inferred, only with errors=remount-ro. */
+static void test_error_ro(void **state)
+{
+	(void)state;
+	/* clang-format off */
+	static const struct { const char *line; bool ro; } cases[] = {
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,errors=remount-ro\n", true},
+		{"30 22 7:0 / /m rw - ext3 /dev/loop0 rw,errors=remount-ro\n", true},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,errors=continue\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 ro,errors=remount-ro\n", false},
+		{"30 22 7:0 / /m rw - ext4 /dev/loop0 rw,emergency_ro,errors=remount-ro\n", false},
+		{"30 22 7:0 / /m rw - xfs /dev/loop0 rw,errors=remount-ro\n", false},
+	};
+	/* clang-format on */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kfs_table t;
+		assert_int_equal(kfs_table_parse(cases[i].line, strlen(cases[i].line), &t, NULL),
+				 0);
+		if (kfs_mount_error_ro(&t.v[0]) != cases[i].ro)
+			fail_msg("case %zu: %s", i, cases[i].line);
+		kfs_table_release(&t);
+	}
+	struct kfs_table t;
+	const char *line = cases[0].line;
+	assert_int_equal(kfs_table_parse(line, strlen(line), &t, NULL), 0);
+	struct kevent *ev = NULL;
+	const char *why = NULL;
+	assert_int_equal(kfs_error_ro_event(&t.v[0], 1, &ev, &why), 0);
+	assert_string_equal(ev->signal, "remount-ro");
+	assert_string_equal(ev->object, "/org/kernel/fs/m");
+	assert_string_equal(kevent_prop(ev, "Super-Options"), "rw,errors=remount-ro,emergency_ro");
+	assert_string_equal(kevent_prop(ev, "Previous-Super-Options"), "rw,errors=remount-ro");
+	assert_string_equal(kevent_prop(ev, "Inferred"), "yes");
+	kevent_free(ev);
+	kfs_table_release(&t);
 }
 
 #define GB (1024ull * 1024 * 1024)
@@ -707,7 +757,7 @@ int main(void)
 		cmocka_unit_test(test_space),	     cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_fanotify),     cmocka_unit_test(test_config),
 		cmocka_unit_test(test_quota),	     cmocka_unit_test(test_holdq),
-		cmocka_unit_test(test_config_equal),
+		cmocka_unit_test(test_config_equal), cmocka_unit_test(test_error_ro),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

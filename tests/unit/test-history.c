@@ -22,6 +22,14 @@ static struct kfile *rules(void)
 			"/etc/keventd/rules.d/10-h.yaml");
 }
 
+static size_t strcount(const char *s, char c)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
 static char *render(const struct khistory *h, size_t n, bool json)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -119,6 +127,122 @@ static void test_broken_files(void **state)
 	assert_int_equal(n, 0);
 	khistory_free(h);
 	kruleset_free(fixed);
+	kfile_unref(f);
+}
+
+/* A run's stderr tail is kept with its rule, shown under it in text and
+ * as "stderr" in JSON, counted in the history's bytes, within its bound
+ * (without room, not kept), and given back with its entry. */
+static void test_stderr_tail(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(2, &h), 0);
+	add(h, 1, "x", r, 2);
+	size_t before = khistory_bytes(h);
+	khistory_report(h, 1,
+			&(struct krun_report){.rule = r[0],
+					      .outcome = KRUN_EXITED,
+					      .status = 3,
+					      .duration_ms = 4,
+					      .stderr_tail = "disk \x1b[2J gone\nsecond\n"});
+	khistory_report(
+		h, 1,
+		&(struct krun_report){.rule = r[1], .outcome = KRUN_EXITED, .duration_ms = 1});
+	assert_true(khistory_bytes(h) > before);
+	size_t tails = khistory_bytes(h) - before;
+	char *s = render(h, 0, false);
+	assert_string_equal(s, "1970-01-02T00:00:00.005Z socket seq=10 general /o x\n"
+			       "  a: exited 3 after 4 ms\n"
+			       "    stderr: disk \\x1b[2J gone\n"
+			       "    stderr: second\n"
+			       "  b: exited 0 after 1 ms\n");
+	free(s);
+	s = render(h, 0, true);
+	assert_non_null(strstr(s, "\"status\":3,\"duration_ms\":4,\"timed_out\":false,"
+				  "\"stderr\":\"disk \\u001b[2J gone\\nsecond\\n\"}"));
+	assert_null(strstr(strstr(s, "\"name\":\"b\""), "stderr"));
+	free(s);
+	struct strbuf sb = STRBUF_INIT;
+	khistory_entry_put_runs(khistory_find(h, -1, 10, false), false, &sb);
+	assert_string_equal(strbuf_str(&sb), "what became of its runs:\n"
+					     "  a: exited 3 after 4 ms\n"
+					     "    stderr: disk \\x1b[2J gone\n"
+					     "    stderr: second\n"
+					     "  b: exited 0 after 1 ms\n");
+	strbuf_release(&sb);
+	/* the entry's slot comes round: its tail goes with it */
+	add(h, 2, "y", r, 2);
+	size_t two = khistory_bytes(h);
+	add(h, 3, "z", r, 2); /* in entry 1's slot, and its buffer */
+	assert_int_equal(khistory_bytes(h), two - tails);
+	/* no room under the bound: the outcome kept, the tail not */
+	add(h, 4, "w", r, 2);
+	struct khistory *empty = NULL;
+	assert_int_equal(khistory_new(2, &empty), 0);
+	khistory_set_max_bytes(h, khistory_bytes(h) - khistory_bytes(empty));
+	khistory_free(empty);
+	size_t full = khistory_bytes(h);
+	khistory_report(h, 4,
+			&(struct krun_report){.rule = r[0],
+					      .outcome = KRUN_EXITED,
+					      .status = 1,
+					      .stderr_tail = "too long for the bound\n"});
+	assert_int_equal(khistory_bytes(h), full);
+	s = render(h, 1, false);
+	assert_non_null(strstr(s, "  a: exited 1"));
+	assert_null(strstr(s, "stderr"));
+	free(s);
+	khistory_free(h);
+	kfile_unref(f);
+}
+
+/* events' filters: the last n of the entries that pass, each tested at
+ * its turn. */
+static void test_filtered(void **state)
+{
+	(void)state;
+	struct kfile *f = rules();
+	const struct krule *r[] = {&f->rules[0], &f->rules[1]};
+	struct khistory *h = NULL;
+	assert_int_equal(khistory_new(8, &h), 0);
+	add(h, 1, "x", r, 1);	  /* a */
+	add(h, 2, "y", r + 1, 1); /* b */
+	add(h, 3, "z", r, 2);	  /* a, b */
+	add(h, 4, "w", NULL, 0);
+	khistory_report(h, 2,
+			&(struct krun_report){.rule = r[1], .outcome = KRUN_EXITED, .status = 1});
+	struct kfilter flt;
+	const char *why;
+	kfilter_init(&flt);
+	assert_int_equal(kfilter_add(&flt, "rule=b", &why), 0);
+	struct khistory_cursor cur;
+	struct strbuf sb = STRBUF_INIT;
+	khistory_cursor_init_filtered(h, 0, false, &flt, &cur);
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_null(strstr(strbuf_str(&sb), "seq=10 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=20 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=30 "));
+	strbuf_reset(&sb);
+	khistory_cursor_init_filtered(h, 1, false, &flt, &cur); /* the last one of b */
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_null(strstr(strbuf_str(&sb), "seq=20 "));
+	assert_non_null(strstr(strbuf_str(&sb), "seq=30 "));
+	strbuf_reset(&sb);
+	kfilter_init(&flt);
+	assert_int_equal(kfilter_add(&flt, "failed", &why), 0);
+	khistory_cursor_init_filtered(h, 0, true, &flt, &cur);
+	while (khistory_cursor_next(h, &cur, &sb))
+		;
+	assert_non_null(strstr(strbuf_str(&sb), "\"seqnum\":20,"));
+	assert_null(strstr(strbuf_str(&sb), "\"seqnum\":30,"));
+	assert_int_equal(strcount(strbuf_str(&sb), '\n'), 1);
+	strbuf_release(&sb);
+	khistory_free(h);
 	kfile_unref(f);
 }
 
@@ -471,7 +595,8 @@ int main(void)
 		cmocka_unit_test(test_unit),	     cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_empty),	     cmocka_unit_test(test_large),
 		cmocka_unit_test(test_cursor),	     cmocka_unit_test(test_bytes_bound),
-		cmocka_unit_test(test_broken_files),
+		cmocka_unit_test(test_broken_files), cmocka_unit_test(test_stderr_tail),
+		cmocka_unit_test(test_filtered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

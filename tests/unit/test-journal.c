@@ -46,6 +46,8 @@ static void assert_same(const struct kevent *a, const struct kevent *b)
 	assert_int_equal(a->recovered, b->recovered);
 	assert_int_equal(a->synthetic, b->synthetic);
 	assert_int_equal(a->redelivered, b->redelivered);
+	assert_int_equal(a->injected, b->injected);
+	assert_int_equal(a->test, b->test);
 	assert_int_equal(!a->host, !b->host);
 	if (a->host)
 		assert_string_equal(a->host, b->host);
@@ -88,6 +90,9 @@ static void test_roundtrip(void **state)
 		ev->synthetic = cases[i].synthetic;
 		ev->redelivered = cases[i].redelivered;
 		ev->instance = cases[i].instance;
+		/* keventctl test --run's: each flag alone, and both */
+		ev->injected = i % 3 == 1 || i % 3 == 2;
+		ev->test = i % 3 == 2;
 		if (cases[i].host)
 			assert_int_equal(kevent_set_host(ev, cases[i].host, &why), 0);
 		struct strbuf sb = STRBUF_INIT;
@@ -300,6 +305,82 @@ static uint64_t append(struct kjournal *j, const char *object)
 	assert_true(ref != 0);
 	kevent_free(ev);
 	return ref;
+}
+
+/* may() of a paced replay: room for budget more events. */
+static bool budget_left(void *userdata, const struct kevent *ev)
+{
+	(void)ev;
+	size_t *budget = userdata;
+	return *budget > 0 && (*budget)--;
+}
+
+struct paced {
+	size_t budget;
+	struct replayed r;
+	uint64_t refs[8];
+};
+
+static bool paced_may(void *userdata, const struct kevent *ev)
+{
+	return budget_left(&((struct paced *)userdata)->budget, ev);
+}
+
+static int paced_take(void *userdata, struct kevent *ev)
+{
+	struct paced *p = userdata;
+	if (p->r.n < ARRAY_SIZE(p->refs))
+		p->refs[p->r.n] = ev->journal_ref;
+	return take(&p->r, ev);
+}
+
+/* A replay is fed as the caller has room: two events a call, in order,
+ * the rest waiting; stopped half way, what was not handed on (and what
+ * was, but not retired) is there at the next open, and nothing twice. */
+static void test_replay_paced(void **state)
+{
+	(void)state;
+	_cleanup_free_ char *dir = tu_mkdtemp();
+	struct kjournal *j = NULL;
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	const char *objs[] = {"/a", "/b", "/c", "/d", "/e"};
+	for (size_t i = 0; i < ARRAY_SIZE(objs); i++)
+		(void)append(j, objs[i]);
+	kjournal_free(j);
+
+	struct paced p = {.r = {.all_redelivered = true}};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	kjournal_replay_start(j);
+	assert_true(kjournal_replaying(j));
+	p.budget = 2;
+	assert_int_equal(kjournal_replay_more(j, paced_may, paced_take, &p), 2);
+	assert_string_equal(p.r.objects, "/a /b");
+	assert_true(kjournal_replaying(j));
+	assert_int_equal(kjournal_replay_more(j, paced_may, paced_take, &p), 0); /* no room */
+	p.budget = 2;
+	assert_int_equal(kjournal_replay_more(j, paced_may, paced_take, &p), 2);
+	assert_string_equal(p.r.objects, "/a /b /c /d");
+	assert_true(kjournal_replaying(j));
+	/* /a and /b are finished; /c and /d were handed on and not; /e never */
+	kjournal_retire(j, p.refs[0], false);
+	kjournal_retire(j, p.refs[1], false);
+	kjournal_free(j);
+
+	struct replayed r = {.all_redelivered = true};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	assert_int_equal(kjournal_replay(j, take, &r), 3);
+	assert_string_equal(r.objects, "/c /d /e");
+	assert_false(kjournal_replaying(j));
+	kjournal_free(j);
+
+	/* all in: the replay ends by itself */
+	struct paced q = {.budget = 100, .r = {.all_redelivered = true}};
+	assert_int_equal(jopen(dir, KJOURNAL_DEFAULT_SIZE, &j), 0);
+	kjournal_replay_start(j);
+	assert_int_equal(kjournal_replay_more(j, paced_may, paced_take, &q), 3);
+	assert_false(kjournal_replaying(j));
+	assert_true(q.r.all_redelivered);
+	kjournal_free(j);
 }
 
 /* What a journal left behind is handed on again, in order, only what was
@@ -1099,25 +1180,16 @@ static void test_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_damage),
-		cmocka_unit_test(test_decode_refuses),
-		cmocka_unit_test(test_replay),
-		cmocka_unit_test(test_replay_torn),
-		cmocka_unit_test(test_replay_damage),
-		cmocka_unit_test(test_corrupt_bound),
-		cmocka_unit_test(test_compaction),
-		cmocka_unit_test(test_compaction_bits),
-		cmocka_unit_test(test_compaction_killed),
-		cmocka_unit_test(test_full_by_live_bytes),
-		cmocka_unit_test(test_compaction_random),
-		cmocka_unit_test(test_bound),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_batch),
-		cmocka_unit_test(test_progress),
-		cmocka_unit_test(test_old_records),
-		cmocka_unit_test(test_rule_ids),
-		cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_roundtrip),	  cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_decode_refuses),	  cmocka_unit_test(test_replay),
+		cmocka_unit_test(test_replay_paced),	  cmocka_unit_test(test_replay_torn),
+		cmocka_unit_test(test_replay_damage),	  cmocka_unit_test(test_corrupt_bound),
+		cmocka_unit_test(test_compaction),	  cmocka_unit_test(test_compaction_bits),
+		cmocka_unit_test(test_compaction_killed), cmocka_unit_test(test_full_by_live_bytes),
+		cmocka_unit_test(test_compaction_random), cmocka_unit_test(test_bound),
+		cmocka_unit_test(test_refused),		  cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_progress),	  cmocka_unit_test(test_old_records),
+		cmocka_unit_test(test_rule_ids),	  cmocka_unit_test(test_holds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "kmsg.h"
 #include "options.h"
 #include "testutil.h"
 
@@ -234,17 +235,17 @@ static void test_bad(void **state)
 		{"log-level: loud\n", "k.yaml:1:12: error: unknown log level 'loud'\n"},
 		{"log-format: xml\n", "k.yaml:1:13: error: unknown log format 'xml' (text, json)\n"},
 		{"udev-monitor: x\n", "k.yaml:1:15: error: udev-monitor wants auto, udev or kernel, not 'x'\n"},
-		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg)\n"},
+		{"sources: nosuch\n", "k.yaml:1:10: error: unknown source in 'nosuch' (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg, condition)\n"},
 		{"control-group: no-such-group-here\n", "k.yaml:1:16: error: unknown group 'no-such-group-here'\n"},
 		{"dry-run: maybe\n", "k.yaml:1:10: error: dry-run wants true or false, not 'maybe'\n"},
 		{"dry-run:\n", "k.yaml:1:9: error: dry-run wants true or false, not nothing\n"},
 		{"control: [a]\n", "k.yaml:1:10: error: control wants a value, not a list\n"},
 		{"rules-dir: {a: b}\n", "k.yaml:1:12: error: rules-dir wants a directory or a list of them, not a mapping\n"},
-		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg, notify)\n"},
+		{"bogus: 1\n", "k.yaml:1:1: error: unknown option 'bogus' (a long option of keventd(8), or a section: mqtt, notify, fs, trace, kmsg)\n"},
 		{"max-chilren: 3\n", "k.yaml:1:1: error: unknown option 'max-chilren': did you mean max-children?\n"},
 		{"fss: {}\n", "k.yaml:1:1: error: unknown option 'fss': did you mean fs?\n"},
-		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg, notify)\n"},
-		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, fs, trace, kmsg, notify)\n"},
+		{"help: true\n", "k.yaml:1:1: error: unknown option 'help' (a long option of keventd(8), or a section: mqtt, notify, fs, trace, kmsg)\n"},
+		{"config: /x\n", "k.yaml:1:1: error: unknown option 'config' (a long option of keventd(8), or a section: mqtt, notify, fs, trace, kmsg)\n"},
 		{"log-format: json\nlog-format: text\n", "k.yaml:2:1: error: 'log-format' given twice\n"},
 		{"- a\n", "k.yaml:1:1: error: a configuration file is a mapping of option names, not a list\n"},
 		{"? [a]\n: b\n", "k.yaml:1:3: error: an option is a name, not a list\n"},
@@ -301,8 +302,10 @@ static void test_bad(void **state)
 		assert_int_equal(o.log_level, def.log_level);
 		assert_false(o.mqtt.enabled);
 		assert_null(o.mqtt.host);
-		assert_int_equal(o.kmsg.priority, def.kmsg.priority);
-		assert_int_equal(o.kmsg.backlog, def.kmsg.backlog);
+		const struct kkmsg_config *k = ksource_section(&o.sections, KEVENT_SOURCE_KMSG),
+					  *dk = ksource_section(&def.sections, KEVENT_SOURCE_KMSG);
+		assert_int_equal(k->priority, dk->priority);
+		assert_int_equal(k->backlog, dk->backlog);
 		koptions_release(&o);
 		koptions_release(&def);
 	}
@@ -415,7 +418,7 @@ static void test_state(void **state)
 	}
 }
 
-/* --lib-dir: an absolute path; default /var/lib/keventd. */
+/* --lib-dir: an absolute path or none; default /var/lib/keventd. */
 static void test_lib_dir(void **state)
 {
 	(void)state;
@@ -426,8 +429,10 @@ static void test_lib_dir(void **state)
 	assert_int_equal(koptions_set(&o, "lib-dir", "/tmp/kevt-lib", false, &why), 0);
 	assert_string_equal(o.cfg.lib_dir, "/tmp/kevt-lib");
 	assert_int_equal(koptions_set(&o, "lib-dir", "lib", true, &why), -EINVAL);
-	assert_string_equal(strbuf_str(&why), "lib-dir wants an absolute path, not 'lib'");
+	assert_string_equal(strbuf_str(&why), "lib-dir wants an absolute path or none, not 'lib'");
 	assert_string_equal(o.cfg.lib_dir, "/tmp/kevt-lib");
+	assert_int_equal(koptions_set(&o, "lib-dir", "none", false, &why), 0);
+	assert_null(o.cfg.lib_dir);
 	strbuf_release(&why);
 	koptions_release(&o);
 }

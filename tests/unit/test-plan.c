@@ -166,6 +166,13 @@ static void test_synthetic_env(void **state)
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
 	check_env(env, n, want, ARRAY_SIZE(want));
 	strv_free(env);
+	/* keventctl test --run: KEVENT_TEST=1 after it */
+	ev->test = true;
+	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
+	assert_int_equal(n, ARRAY_SIZE(want) + 1);
+	assert_string_equal(env[ARRAY_SIZE(want) - 1], "KEVENT_TEST=1");
+	strv_free(env);
+	ev->test = false;
 	/* a uevent: no such variable, and never the payload's either */
 	ev->synthetic = false;
 	assert_int_equal(kplan_build_env(&f->rules[0], ev, &env, &n), 0);
@@ -182,9 +189,19 @@ static void test_reserved_env(void **state)
 {
 	(void)state;
 	static const char *const lines[] = {
-		"Host: spoofed",   "Recovered: 1", "Synthetic: 1",	 "Redelivered: 1",
-		"Instance: 7",	   "Session: 2",   "Session-User: root", "Session_User: root",
-		"Unit: x.service", "Seqnum: 1",	   "Source: kernel",	 "Rule-File: /etc/passwd",
+		"Host: spoofed",
+		"Recovered: 1",
+		"Synthetic: 1",
+		"Redelivered: 1",
+		"Test: 1",
+		"Instance: 7",
+		"Session: 2",
+		"Session-User: root",
+		"Session_User: root",
+		"Unit: x.service",
+		"Seqnum: 1",
+		"Source: kernel",
+		"Rule-File: /etc/passwd",
 	};
 	struct kfile *f = file_with("    run: [/bin/true]\n");
 	for (enum kevent_source src = 0; src < KEVENT_SOURCE_MAX; src++)
@@ -211,6 +228,7 @@ static void test_reserved_env(void **state)
 			kevent_free(ev);
 		}
 	assert_true(kplan_var_reserved("KEVENT_HOST"));
+	assert_true(kplan_var_reserved("KEVENT_TEST"));
 	assert_true(kplan_var_reserved("KEVENT_TYPE"));
 	assert_false(kplan_var_reserved("KEVENT_CPU"));
 	kfile_unref(f);

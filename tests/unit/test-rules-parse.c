@@ -38,7 +38,7 @@ static const struct err_case err_cases[] = {
 	{"merge key alias", "rules:\n  - <<: *a\n", "t.yaml:2:9: error: YAML aliases are not supported", false},
 	{"two documents", "---\nrules: []\n---\nrules: []\n", "t.yaml:3:1: error: only one YAML document per rule file", false},
 	/* the schema */
-	{"unknown top-level key", "rule:\n  - name: x\n", "t.yaml:1:1: error: unknown top-level key 'rule' (expected 'rules')", false},
+	{"unknown top-level key", "rule:\n  - name: x\n", "t.yaml:1:1: error: unknown top-level key 'rule' (expected 'rules' or 'conditions')", false},
 	{"root is a list", "- a\n", "t.yaml:1:1: error: a rule file is a mapping with the key 'rules', not a list", false},
 	{"rules is a mapping", "rules: {a: b}\n", "t.yaml:1:8: error: 'rules' must be a list of rules, not a mapping", false},
 	{"rule is a value", "rules:\n  - 42\n", "t.yaml:2:5: error: a rule must be a mapping with 'match' and 'run', not a value", false},
@@ -125,7 +125,7 @@ static const struct err_case err_cases[] = {
 	{"bad type name", "rules:\n  - match:\n      type: pwr\n", "t.yaml:3:13: error: bad 'type' value \"pwr\": " NOT_A_TYPE, false},
 	{"type as a number", "rules:\n  - match:\n      type: \"2\"\n", "t.yaml:3:13: error: bad 'type' value \"2\": " NOT_A_TYPE, false},
 	{"type as a glob", "rules:\n  - match:\n      type: [power, \"st*\"]\n", "t.yaml:3:21: error: bad 'type' value \"st*\": " NOT_A_TYPE, false},
-	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg)", false},
+	{"bad source", "rules:\n  - match:\n      source: kern\n", "t.yaml:3:15: error: bad 'source' value \"kern\": not a source (kernel, udev, thermal, socket, acpi, input, fs, mqtt, trace, md, kmsg, condition)", false},
 	{"bad signal", "rules:\n  - match:\n      signal: \"a b\"\n", "t.yaml:3:15: error: bad 'signal' value \"a b\": a signal is 1-64 characters of [A-Za-z0-9_.:-], so this never matches", false},
 	{"unknown user", "rules:\n  - user: nosuchuser-kevent\n", "t.yaml:2:11: error: unknown user \"nosuchuser-kevent\"", false},
 	{"run and shell", "rules:\n  - run: [/bin/true]\n    shell: echo\n", "t.yaml:3:12: error: a rule has either 'run' or 'shell', not both", false},

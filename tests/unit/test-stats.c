@@ -35,9 +35,9 @@ struct counter_case {
 /* clang-format off */
 static const struct counter_case counters[] = {
 	{"uptime", SET_NONE, 0, 42, "uptime: 42s\n", "{\"uptime_seconds\":42,", "keventd_uptime_seconds 42\n"},
-	{"received, all sources", SET_NONE, 0, 6886, NULL, "\"events\":{\"received\":6886,", NULL},
-	{"rejected, all sources", SET_NONE, 0, 7106, NULL, ",\"rejected\":7106,", NULL},
-	{"overruns, all sources", SET_NONE, 0, 7326, NULL, ",\"overruns\":7326,", NULL},
+	{"received, all sources", SET_NONE, 0, 7518, NULL, "\"events\":{\"received\":7518,", NULL},
+	{"rejected, all sources", SET_NONE, 0, 7758, NULL, ",\"rejected\":7758,", NULL},
+	{"overruns, all sources", SET_NONE, 0, 7998, NULL, ",\"overruns\":7998,", NULL},
 	{"handled", S(handled), 201, "handled 201", "\"handled\":201", "keventd_events_handled_total 201\n"},
 	{"events rate-limited", S(ratelimited), 202, "rate-limited 202", "\"ratelimited\":202", "keventd_events_ratelimited_total 202\n"},
 	{"events debounced", S(events_debounced), 204, "debounced 204", "\"debounced\":204", "keventd_events_debounced_total 204\n"},
@@ -61,12 +61,12 @@ static const struct counter_case counters[] = {
 	{"max children", X(max_children), 303, "max 303 children", "\"max_children\":303", "keventd_queue_max_children 303\n"},
 	{"queue size", X(queue_size), 304, "size 304", "\"size\":304", "keventd_queue_size 304\n"},
 	{"paused now", SET_NONE, 0, 1, " (a source is paused: its share is full)\n", "\"paused\":true}", "keventd_queue_paused 1\n"},
-	{"pauses, all sources", SET_NONE, 0, 8426, NULL, "\"paused_times\":8426,", "keventd_queue_pauses_total 8426\n"},
+	{"pauses, all sources", SET_NONE, 0, 9198, NULL, "\"paused_times\":9198,", "keventd_queue_pauses_total 9198\n"},
 	{"clients", X(clients), 305, "clients 305", "\"clients\":305", "keventd_control_clients 305\n"},
 	{"refused", S(ctl_refused), 231, "refused 231", "\"refused\":231", "keventd_control_refused_total 231\n"},
 	{"bad requests", S(ctl_bad), 232, "bad requests 232", "\"bad_requests\":232", "keventd_control_bad_requests_total 232\n"},
 	{"over limit", S(ctl_over_limit), 233, "over limit 233", "\"over_limit\":233", "keventd_control_over_limit_total 233\n"},
-	{"monitor drops", S(monitor_dropped), 234, "monitor drops 234", "\"monitor_dropped\":234", "keventd_monitor_dropped_total 234\n"},
+	{"monitor drops", X(monitor_dropped), 234, "monitor drops 234", "\"monitor_dropped\":234", "keventd_monitor_dropped_total 234\n"},
 	{"over user limit", S(ctl_over_user), 235, "over user limit 235", "\"over_user_limit\":235", "keventd_control_over_user_limit_total 235\n"},
 	{"root slot refusals", S(ctl_root_slot), 236, "root slot refusals 236", "\"root_slot_refused\":236", "keventd_control_root_slot_refused_total 236\n"},
 	{"idle dropped", S(ctl_idle_dropped), 237, "idle dropped 237", "\"idle_dropped\":237", "keventd_control_idle_dropped_total 237\n"},
@@ -74,7 +74,7 @@ static const struct counter_case counters[] = {
 	{"history entries", X(history_len), 306, "history: 306 of", "\"entries\":306", "keventd_history_entries 306\n"},
 	{"history capacity", X(history_capacity), 307, "of 307 events", "\"capacity\":307", "keventd_history_capacity 307\n"},
 	{"history bytes", X(history_bytes), 308, "308 bytes", "\"bytes\":308", "keventd_history_bytes 308\n"},
-	{"history not kept", S(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
+	{"history not kept", X(history_lost), 238, "not kept 238", "\"not_kept\":238", "keventd_history_not_kept_total 238\n"},
 	{"journal failing", SET_NONE, 0, 1, "journal: failing (No space left on device), 311 bytes", "{\"failing\":\"No space left on device\",", "keventd_journal_failing 1\n"},
 	{"journal bytes", X(journal_bytes), 311, "311 bytes", "\"bytes\":311,", "keventd_journal_bytes 311\n"},
 	{"journal unfinished", X(journal_live), 312, "(312 unfinished)", "\"unfinished\":312", "keventd_journal_unfinished 312\n"},
@@ -96,6 +96,14 @@ static const struct counter_case counters[] = {
 	{"mqtt corrupt", X(mqtt_corrupt), 256, "corrupt 256", "\"corrupt\":256", "keventd_mqtt_spool_corrupt_total 256\n"},
 	{"mqtt connection attempts", X(mqtt_attempts), 255, "connection attempts 255)", "\"connection_attempts\":255,", "keventd_mqtt_connection_attempts_total 255\n"},
 	{"mqtt publishing", SET_NONE, 0, 1, "; publishing off (spool /x: \\x1b broken)\n", "\"publishing\":\"off (spool /x: \\u001b broken)\"}", "keventd_mqtt_publishing 1\n"},
+	{"conditions off", SET_NONE, 0, 1, "conditions: off (--lib-dir none, or not in --sources)", NULL, NULL},
+	{"conditions holding", X(cond_holding), 501, "501 holding", "\"holding\":501", "keventd_conditions_holding 501\n"},
+	{"conditions critical", X(cond_critical), 502, "502 critical", "\"critical\":502", "keventd_conditions_critical 502\n"},
+	{"conditions warning", X(cond_warning), 503, "503 warning", "\"warning\":503", "keventd_conditions_warning 503\n"},
+	{"conditions info", X(cond_info), 504, "504 info", "\"info\":504", "keventd_conditions_info 504\n"},
+	{"conditions acknowledged", X(cond_acked), 505, "505 acknowledged", "\"acknowledged\":505", "keventd_conditions_acknowledged 505\n"},
+	{"conditions refused", X(cond_refused), 506, "refused 506", "\"refused\":506", "keventd_conditions_refused_total 506\n"},
+	{"conditions write errors", X(cond_write_errors), 507, "write errors 507", "\"write_errors\":507", "keventd_conditions_write_errors_total 507\n"},
 	{"rules", SET_NONE, 0, 3, "rules: 3 in", "\"rules\":3,", "keventd_rules 3\n"},
 	{"rule files", SET_NONE, 0, 2, "in 2 files", "\"files\":2,", "keventd_rule_files 2\n"},
 	{"reloads", S(reloads), 241, "reloads 241", "\"reloads\":241", "keventd_reloads_total 241\n"},
@@ -221,6 +229,7 @@ static int setup(void **state)
 	fx->x.mqtt_off = fx->x.mqtt_enabled = true; /* all of them, likewise */
 	fx->x.mqtt_connected = fx->x.mqtt_disconnected = true;
 	fx->x.mqtt_publishing = true; /* and the words of off: every row shows */
+	fx->x.cond_off = true;
 	fx->x.mqtt_off_why = "spool /x: \x1b broken";
 	fx->x.mqtt_publishing_text = "off (spool /x: \x1b broken)";
 	fx->x.source_paused[PAUSED_SOURCE] = true;
@@ -529,6 +538,8 @@ static const struct gap {
 	{KSTATS_MQTT, "; publishing off (#)", "json prom"},
 	{KSTATS_MQTT, "publishing", "text prom"},
 	{KSTATS_MQTT, "mqtt_publishing", "text json"},
+	{KSTATS_CONDITIONS, "off (--lib-dir none, or not in --sources); ",
+	 "json prom"}, /* the text's words only */
 	/* the text's words for enabled false ("notify: off") are text_head()'s */
 	{KSTATS_NOTIFY, "enabled", "text"},
 	{KSTATS_NOTIFY, "targets", "prom"},
@@ -552,6 +563,7 @@ static const struct {
 	[KSTATS_HISTORY] = {"history: ", "\"history\":{"},
 	[KSTATS_JOURNAL] = {"journal: ", "\"journal\":{"},
 	[KSTATS_MQTT] = {"mqtt: ", ",\"mqtt\":{\"enabled\""},
+	[KSTATS_CONDITIONS] = {"conditions: ", "\"conditions\":{"},
 	[KSTATS_NOTIFY] = {"notify: ", "\"notify\":{"},
 	[KSTATS_NOTIFY_TARGETS] = {"notify ops-mail: ", "\"ops-mail\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
@@ -683,12 +695,14 @@ static void test_golden(void **state)
 		"trace               629          789          609          649          669          689          709          729          749           no\n"
 		"md                  630          790          610          650          670          690          710          730          750           no\n"
 		"kmsg                631          791          611          651          671          691          711          731          751           no\n"
+		"condition           632          792          612          652          672          692          712          732          752           no\n"
 		"events: handled 201, rate-limited 202, debounced 204, matched 203\n"
 		"runs: 211, failures 212, timeouts 213, rate-limited 214, dry-run 215, debounced 219, oom kills 218, transient 220, no session 221 (containment: cgroup) (containment: process-group)\n"
 		"control: clients 305, refused 231, bad requests 232, over limit 233, monitor drops 234, over user limit 235, root slot refusals 236, idle dropped 237, triggers refused 249\n"
 		"history: 306 of 307 events, 308 bytes, not kept 238\n"
 		"journal: failing (No space left on device), 311 bytes (312 unfinished), corrupt 313, 314 writes, refused 259, full 239 times (full: intake paused)\n"
 		"mqtt: offconnecteddisconnected (published 251, acknowledged 252, spooled 309, dropped 253, corrupt 256, received 254, duplicates 257, connection attempts 255); publishing off (spool /x: \\x1b broken)\n"
+		"conditions: off (--lib-dir none, or not in --sources); 501 holding: 502 critical, 503 warning, 504 info; 505 acknowledged, refused 506, write errors 507\n"
 		"notify: 2 targets, queue damaged 261, unknown targets 262\n"
 		"notify ops-mail: sent 263, queued 264, retried 265, failed 266, dropped 267; off (password_file /x: \\x1b unreadable); last error: 535 5.7.8 \\x1b no\n"
 		"notify phone: sent 268, queued 269, retried 270, failed 271, dropped 272; off (token_file /x: may be read by others)\n"
@@ -704,17 +718,21 @@ static void test_golden(void **state)
 		"\"input\":{\"received\":626,\"recovered\":786,\"redelivered\":606,\"rejected\":646,\"overruns\":666,\"lost\":686,\"truncated\":706,\"pending\":726,\"share\":746,\"paused\":false,\"paused_times\":766,\"resynced\":806,\"handled\":826,\"ratelimited\":846,\"debounced\":866},"
 		"\"fs\":{\"received\":627,\"recovered\":787,\"redelivered\":607,\"rejected\":647,\"overruns\":667,\"lost\":687,\"truncated\":707,\"pending\":727,\"share\":747,\"paused\":false,\"paused_times\":767,\"resynced\":807,\"handled\":827,\"ratelimited\":847,\"debounced\":867},"
 		"\"mqtt\":{\"received\":628,\"recovered\":788,\"redelivered\":608,\"rejected\":648,\"overruns\":668,\"lost\":688,\"truncated\":708,\"pending\":728,\"share\":748,\"paused\":false,\"paused_times\":768,\"resynced\":808,\"handled\":828,\"ratelimited\":848,\"debounced\":868},"
-		"\"trace\":{\"received\":629,\"recovered\":789,\"redelivered\":609,\"rejected\":649,\"overruns\":669,\"lost\":689,\"truncated\":709,\"pending\":729,\"share\":749,\"paused\":false,\"paused_times\":769,\"resynced\":809,\"handled\":829,\"ratelimited\":849,\"debounced\":869},\"md\":{\"received\":630,\"recovered\":790,\"redelivered\":610,\"rejected\":650,\"overruns\":670,\"lost\":690,\"truncated\":710,\"pending\":730,\"share\":750,\"paused\":false,\"paused_times\":770,\"resynced\":810,\"handled\":830,\"ratelimited\":850,\"debounced\":870},\"kmsg\":{\"received\":631,\"recovered\":791,\"redelivered\":611,\"rejected\":651,\"overruns\":671,\"lost\":691,\"truncated\":711,\"pending\":731,\"share\":751,\"paused\":false,\"paused_times\":771,\"resynced\":811,\"handled\":831,\"ratelimited\":851,\"debounced\":871}},"
-		"\"events\":{\"received\":6886,\"rejected\":7106,\"overruns\":7326,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
+		"\"trace\":{\"received\":629,\"recovered\":789,\"redelivered\":609,\"rejected\":649,\"overruns\":669,\"lost\":689,\"truncated\":709,\"pending\":729,\"share\":749,\"paused\":false,\"paused_times\":769,\"resynced\":809,\"handled\":829,\"ratelimited\":849,\"debounced\":869},"
+		"\"md\":{\"received\":630,\"recovered\":790,\"redelivered\":610,\"rejected\":650,\"overruns\":670,\"lost\":690,\"truncated\":710,\"pending\":730,\"share\":750,\"paused\":false,\"paused_times\":770,\"resynced\":810,\"handled\":830,\"ratelimited\":850,\"debounced\":870},"
+		"\"kmsg\":{\"received\":631,\"recovered\":791,\"redelivered\":611,\"rejected\":651,\"overruns\":671,\"lost\":691,\"truncated\":711,\"pending\":731,\"share\":751,\"paused\":false,\"paused_times\":771,\"resynced\":811,\"handled\":831,\"ratelimited\":851,\"debounced\":871},"
+		"\"condition\":{\"received\":632,\"recovered\":792,\"redelivered\":612,\"rejected\":652,\"overruns\":672,\"lost\":692,\"truncated\":712,\"pending\":732,\"share\":752,\"paused\":false,\"paused_times\":772,\"resynced\":812,\"handled\":832,\"ratelimited\":852,\"debounced\":872}},"
+		"\"events\":{\"received\":7518,\"rejected\":7758,\"overruns\":7998,\"handled\":201,\"ratelimited\":202,\"debounced\":204,\"matched\":203,\"pending\":301},"
 		"\"runs\":{\"started\":211,\"failures\":212,\"timeouts\":213,\"ratelimited\":214,\"dry_run\":215,\"debounced\":219,\"oom_kills\":218,\"transient\":220,\"session_skipped\":221,\"containment_cgroup\":true,\"containment_process_group\":true,\"output_dropped_bytes\":216,\"ratelimit_full\":217},"
-		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":8426,\"paused\":true},"
+		"\"queue\":{\"pending\":301,\"running\":302,\"max_children\":303,\"size\":304,\"paused_times\":9198,\"paused\":true},"
 		"\"control\":{\"clients\":305,\"refused\":231,\"bad_requests\":232,\"over_limit\":233,\"monitor_dropped\":234,\"over_user_limit\":235,\"root_slot_refused\":236,\"idle_dropped\":237,\"triggers_refused\":249},"
 		"\"history\":{\"entries\":306,\"capacity\":307,\"bytes\":308,\"not_kept\":238},"
 		"\"journal\":{\"failing\":\"No space left on device\",\"bytes\":311,\"unfinished\":312,\"corrupt\":313,\"writes\":314,\"refused\":259,\"full_times\":239,\"full\":true},"
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
+		"\"conditions\":{\"holding\":501,\"critical\":502,\"warning\":503,\"info\":504,\"acknowledged\":505,\"refused\":506,\"write_errors\":507},"
 		"\"notify\":{\"targets\":2,\"enabled\":true,\"damaged\":261,\"unknown_targets\":262},\"notify_targets\":{\"ops-mail\":{\"sent\":263,\"queued\":264,\"retried\":265,\"failed\":266,\"dropped\":267,\"off\":\"password_file /x: \\u001b unreadable\",\"last_error\":\"535 5.7.8 \\u001b no\"},\"phone\":{\"sent\":268,\"queued\":269,\"retried\":270,\"failed\":271,\"dropped\":272,\"off\":\"token_file /x: may be read by others\",\"last_error\":null}},"
-		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],"
-		"\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
+		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},"
+		"\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
 		"{\"name\":\"spin-down\",\"file\":\"/etc/keventd/rules.d/20-disk.yaml\",\"matched\":411,\"runs\":412,\"failures\":413,\"timeouts\":414,\"ratelimited\":415,\"debounced\":416}]}\n");
 	assert_string_equal(strbuf_str(&fx->prom),
@@ -737,6 +755,7 @@ static void test_golden(void **state)
 		"keventd_events_received_total{source=\"trace\"} 629\n"
 		"keventd_events_received_total{source=\"md\"} 630\n"
 		"keventd_events_received_total{source=\"kmsg\"} 631\n"
+		"keventd_events_received_total{source=\"condition\"} 632\n"
 		"# HELP keventd_events_recovered_total Of the events received, those fetched from the kernel's ring after they were missed, per source.\n"
 		"# TYPE keventd_events_recovered_total counter\n"
 		"keventd_events_recovered_total{source=\"kernel\"} 781\n"
@@ -750,6 +769,7 @@ static void test_golden(void **state)
 		"keventd_events_recovered_total{source=\"trace\"} 789\n"
 		"keventd_events_recovered_total{source=\"md\"} 790\n"
 		"keventd_events_recovered_total{source=\"kmsg\"} 791\n"
+		"keventd_events_recovered_total{source=\"condition\"} 792\n"
 		"# HELP keventd_events_redelivered_total Of the events received, those read back from the journal at start-up, accepted before keventd stopped or died and not finished then, per source.\n"
 		"# TYPE keventd_events_redelivered_total counter\n"
 		"keventd_events_redelivered_total{source=\"kernel\"} 601\n"
@@ -763,6 +783,7 @@ static void test_golden(void **state)
 		"keventd_events_redelivered_total{source=\"trace\"} 609\n"
 		"keventd_events_redelivered_total{source=\"md\"} 610\n"
 		"keventd_events_redelivered_total{source=\"kmsg\"} 611\n"
+		"keventd_events_redelivered_total{source=\"condition\"} 612\n"
 		"# HELP keventd_events_rejected_total Invalid input rejected at the edge, never handled, per source.\n"
 		"# TYPE keventd_events_rejected_total counter\n"
 		"keventd_events_rejected_total{source=\"kernel\"} 641\n"
@@ -776,6 +797,7 @@ static void test_golden(void **state)
 		"keventd_events_rejected_total{source=\"trace\"} 649\n"
 		"keventd_events_rejected_total{source=\"md\"} 650\n"
 		"keventd_events_rejected_total{source=\"kmsg\"} 651\n"
+		"keventd_events_rejected_total{source=\"condition\"} 652\n"
 		"# HELP keventd_receive_overruns_total Receive buffer overruns (ENOBUFS): events lost in the kernel, per source.\n"
 		"# TYPE keventd_receive_overruns_total counter\n"
 		"keventd_receive_overruns_total{source=\"kernel\"} 661\n"
@@ -789,6 +811,7 @@ static void test_golden(void **state)
 		"keventd_receive_overruns_total{source=\"trace\"} 669\n"
 		"keventd_receive_overruns_total{source=\"md\"} 670\n"
 		"keventd_receive_overruns_total{source=\"kmsg\"} 671\n"
+		"keventd_receive_overruns_total{source=\"condition\"} 672\n"
 		"# HELP keventd_events_lost_total Events known lost (sequence number gaps), per source.\n"
 		"# TYPE keventd_events_lost_total counter\n"
 		"keventd_events_lost_total{source=\"kernel\"} 681\n"
@@ -802,6 +825,7 @@ static void test_golden(void **state)
 		"keventd_events_lost_total{source=\"trace\"} 689\n"
 		"keventd_events_lost_total{source=\"md\"} 690\n"
 		"keventd_events_lost_total{source=\"kmsg\"} 691\n"
+		"keventd_events_lost_total{source=\"condition\"} 692\n"
 		"# HELP keventd_events_truncated_total Events whose longest values were cut to fit the limits, per source.\n"
 		"# TYPE keventd_events_truncated_total counter\n"
 		"keventd_events_truncated_total{source=\"kernel\"} 701\n"
@@ -815,6 +839,7 @@ static void test_golden(void **state)
 		"keventd_events_truncated_total{source=\"trace\"} 709\n"
 		"keventd_events_truncated_total{source=\"md\"} 710\n"
 		"keventd_events_truncated_total{source=\"kmsg\"} 711\n"
+		"keventd_events_truncated_total{source=\"condition\"} 712\n"
 		"# HELP keventd_queue_source_pending Events of the source queued or being handled.\n"
 		"# TYPE keventd_queue_source_pending gauge\n"
 		"keventd_queue_source_pending{source=\"kernel\"} 721\n"
@@ -828,6 +853,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pending{source=\"trace\"} 729\n"
 		"keventd_queue_source_pending{source=\"md\"} 730\n"
 		"keventd_queue_source_pending{source=\"kmsg\"} 731\n"
+		"keventd_queue_source_pending{source=\"condition\"} 732\n"
 		"# HELP keventd_queue_source_share The source's share of the queue: its events queued before it pauses.\n"
 		"# TYPE keventd_queue_source_share gauge\n"
 		"keventd_queue_source_share{source=\"kernel\"} 741\n"
@@ -841,6 +867,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_share{source=\"trace\"} 749\n"
 		"keventd_queue_source_share{source=\"md\"} 750\n"
 		"keventd_queue_source_share{source=\"kmsg\"} 751\n"
+		"keventd_queue_source_share{source=\"condition\"} 752\n"
 		"# HELP keventd_queue_source_paused 1 while the source is paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_paused gauge\n"
 		"keventd_queue_source_paused{source=\"kernel\"} 0\n"
@@ -854,6 +881,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_paused{source=\"trace\"} 0\n"
 		"keventd_queue_source_paused{source=\"md\"} 0\n"
 		"keventd_queue_source_paused{source=\"kmsg\"} 0\n"
+		"keventd_queue_source_paused{source=\"condition\"} 0\n"
 		"# HELP keventd_queue_source_pauses_total Times the source was paused on its full share of the queue.\n"
 		"# TYPE keventd_queue_source_pauses_total counter\n"
 		"keventd_queue_source_pauses_total{source=\"kernel\"} 761\n"
@@ -867,6 +895,7 @@ static void test_golden(void **state)
 		"keventd_queue_source_pauses_total{source=\"trace\"} 769\n"
 		"keventd_queue_source_pauses_total{source=\"md\"} 770\n"
 		"keventd_queue_source_pauses_total{source=\"kmsg\"} 771\n"
+		"keventd_queue_source_pauses_total{source=\"condition\"} 772\n"
 		"# HELP keventd_events_resynced_total Of the events received, those keventd made up for what it could not see (KEVENT_SYNTHETIC=1: a resynchronisation at start-up or after an overrun, or keventctl trigger), per source.\n"
 		"# TYPE keventd_events_resynced_total counter\n"
 		"keventd_events_resynced_total{source=\"kernel\"} 801\n"
@@ -880,6 +909,7 @@ static void test_golden(void **state)
 		"keventd_events_resynced_total{source=\"trace\"} 809\n"
 		"keventd_events_resynced_total{source=\"md\"} 810\n"
 		"keventd_events_resynced_total{source=\"kmsg\"} 811\n"
+		"keventd_events_resynced_total{source=\"condition\"} 812\n"
 		"# HELP keventd_source_events_handled_total Of the events received, those handled: every run done, or nothing to run, per source.\n"
 		"# TYPE keventd_source_events_handled_total counter\n"
 		"keventd_source_events_handled_total{source=\"kernel\"} 821\n"
@@ -893,6 +923,7 @@ static void test_golden(void **state)
 		"keventd_source_events_handled_total{source=\"trace\"} 829\n"
 		"keventd_source_events_handled_total{source=\"md\"} 830\n"
 		"keventd_source_events_handled_total{source=\"kmsg\"} 831\n"
+		"keventd_source_events_handled_total{source=\"condition\"} 832\n"
 		"# HELP keventd_source_events_ratelimited_total Of the events received, those whose every run was suppressed by a rate limit, per source.\n"
 		"# TYPE keventd_source_events_ratelimited_total counter\n"
 		"keventd_source_events_ratelimited_total{source=\"kernel\"} 841\n"
@@ -906,6 +937,7 @@ static void test_golden(void **state)
 		"keventd_source_events_ratelimited_total{source=\"trace\"} 849\n"
 		"keventd_source_events_ratelimited_total{source=\"md\"} 850\n"
 		"keventd_source_events_ratelimited_total{source=\"kmsg\"} 851\n"
+		"keventd_source_events_ratelimited_total{source=\"condition\"} 852\n"
 		"# HELP keventd_source_events_debounced_total Of the events received, those whose only runs were debounced and each replaced by a later event, per source.\n"
 		"# TYPE keventd_source_events_debounced_total counter\n"
 		"keventd_source_events_debounced_total{source=\"kernel\"} 861\n"
@@ -919,6 +951,7 @@ static void test_golden(void **state)
 		"keventd_source_events_debounced_total{source=\"trace\"} 869\n"
 		"keventd_source_events_debounced_total{source=\"md\"} 870\n"
 		"keventd_source_events_debounced_total{source=\"kmsg\"} 871\n"
+		"keventd_source_events_debounced_total{source=\"condition\"} 872\n"
 		"# HELP keventd_events_handled_total Events done: every handler run, or nothing to run.\n"
 		"# TYPE keventd_events_handled_total counter\n"
 		"keventd_events_handled_total 201\n"
@@ -984,7 +1017,7 @@ static void test_golden(void **state)
 		"keventd_queue_paused 1\n"
 		"# HELP keventd_queue_pauses_total Times a source was paused on its full share of the queue, all sources.\n"
 		"# TYPE keventd_queue_pauses_total counter\n"
-		"keventd_queue_pauses_total 8426\n"
+		"keventd_queue_pauses_total 9198\n"
 		"# HELP keventd_control_clients Clients connected to the control socket.\n"
 		"# TYPE keventd_control_clients gauge\n"
 		"keventd_control_clients 305\n"
@@ -1081,6 +1114,27 @@ static void test_golden(void **state)
 		"# HELP keventd_mqtt_publishing 1 while events are published; 0 when publishing is off (keventctl status says why).\n"
 		"# TYPE keventd_mqtt_publishing gauge\n"
 		"keventd_mqtt_publishing 1\n"
+		"# HELP keventd_conditions_holding Condition rows that hold now (keventctl conditions).\n"
+		"# TYPE keventd_conditions_holding gauge\n"
+		"keventd_conditions_holding 501\n"
+		"# HELP keventd_conditions_critical Condition rows of severity critical that hold now.\n"
+		"# TYPE keventd_conditions_critical gauge\n"
+		"keventd_conditions_critical 502\n"
+		"# HELP keventd_conditions_warning Condition rows of severity warning that hold now.\n"
+		"# TYPE keventd_conditions_warning gauge\n"
+		"keventd_conditions_warning 503\n"
+		"# HELP keventd_conditions_info Condition rows of severity info that hold now.\n"
+		"# TYPE keventd_conditions_info gauge\n"
+		"keventd_conditions_info 504\n"
+		"# HELP keventd_conditions_acknowledged Condition rows that hold and were acknowledged (keventctl ack).\n"
+		"# TYPE keventd_conditions_acknowledged gauge\n"
+		"keventd_conditions_acknowledged 505\n"
+		"# HELP keventd_conditions_refused_total Condition sets refused: the table held its bound of rows.\n"
+		"# TYPE keventd_conditions_refused_total counter\n"
+		"keventd_conditions_refused_total 506\n"
+		"# HELP keventd_conditions_write_errors_total Failed writes of the condition table.\n"
+		"# TYPE keventd_conditions_write_errors_total counter\n"
+		"keventd_conditions_write_errors_total 507\n"
 		"# HELP keventd_notify_enabled 1 when keventd.yaml names notification targets.\n"
 		"# TYPE keventd_notify_enabled gauge\n"
 		"keventd_notify_enabled 1\n"

@@ -17,6 +17,7 @@
 
 #include "options.h"
 #include "testutil.h"
+#include "trace-config.h"
 #include "trace-msg.h"
 
 /* As this machine's kernel writes sched/sched_process_exec's format. */
@@ -425,15 +426,16 @@ static void test_config(void **state)
 			fail_msg("case %zu:\nwanted: %sgot:    %s", i, cases[i].want,
 				 strbuf_str(&got));
 		koptions_finish(&o);
+		const struct ktrace_config *tc = ksource_section(&o.sections, KEVENT_SOURCE_TRACE);
 		bool entries = !cases[i].want[0] && strcmp(cases[i].yaml, "trace:\n") != 0;
-		assert_int_equal(o.trace.n, entries ? 1 : 0);
+		assert_int_equal(tc->n, entries ? 1 : 0);
 		/* trace is among the sources only with an entry */
 		assert_int_equal(!!(o.cfg.sources & (1u << KEVENT_SOURCE_TRACE)), entries);
 		if (entries) {
-			assert_string_equal(o.trace.v[0].system, "sched");
-			assert_string_equal(o.trace.v[0].filter, "pid > 1");
-			assert_int_equal(o.trace.v[0].type, KEVENT_POWER);
-			assert_int_equal(o.trace.v[0].line, 2);
+			assert_string_equal(tc->v[0].system, "sched");
+			assert_string_equal(tc->v[0].filter, "pid > 1");
+			assert_int_equal(tc->v[0].type, KEVENT_POWER);
+			assert_int_equal(tc->v[0].line, 2);
 		}
 		strbuf_release(&got);
 		kdiags_free(&d);

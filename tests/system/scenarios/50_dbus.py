@@ -6,7 +6,7 @@ import json
 
 from systest import Fail
 
-KERNELS = ("6.1", "6.12")
+KERNELS = ("6.1",)
 DROPIN = "/etc/systemd/system/keventd.service.d/dbus.conf"
 MON = "/run/systest/dbus.json"
 

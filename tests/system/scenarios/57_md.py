@@ -4,7 +4,12 @@ failed member is failed-device and degraded; a member added again is a
 recovery with every 10 % step, its end, the member active and the array
 whole; a check is check-start, its steps and check-done with its
 mismatch count; keventd restarted while the array is degraded says so
-once with Initial: yes.  The object is the array's udev object."""
+once with Initial: yes.  The object is the array's udev object.  The
+shipped condition md-degraded (30-conditions.yaml) holds from the failure,
+clears within a second of optimal, and holds across keventd's restart with
+the same since and count (the start-up check confirms it, no new set)."""
+import datetime
+import json
 import os
 import subprocess
 import time
@@ -41,6 +46,20 @@ def wait_signal(vm, signal, timeout, what, **props):
                           [(e.get("KEVENT_SIGNAL"), e.get("KEVENT_PERCENT"),
                             e.get("KEVENT_MEMBER")) for e in evs]))
         time.sleep(0.5)
+
+
+def md_row(vm, obj, all_rows=False):
+    """keventctl conditions --json's md-degraded row of obj, or None."""
+    out = vm.sh("keventctl conditions --json%s" % (" --all" if all_rows else ""))
+    rows = [r for r in map(json.loads, out.splitlines())
+            if r.get("condition") == "md-degraded" and r.get("object") == obj]
+    return rows[-1] if rows else None
+
+
+def utc_s(text):
+    """A time of keventctl conditions --json (UTC, to the second)."""
+    t = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    return int(t.replace(tzinfo=datetime.timezone.utc).timestamp())
 
 
 def signals(evs):
@@ -109,6 +128,13 @@ def run(vm):
                    % e.get("PRIORITY"))
     vm.wait_journal(cur, "md0 (raid1) is degraded: 1 of 2 members missing", 30,
                     "the shipped rule md-degraded's log line", "SYSLOG_IDENTIFIER=keventd")
+    # the condition holds: critical, so the plugin check says 2
+    row = md_row(vm, udev_obj)
+    if not row or not row["holds"] or row["severity"] != "critical":
+        raise Fail("expected md-degraded to hold for %s, critical, got %r" % (udev_obj, row))
+    rc, out, _ = vm.run("keventctl conditions --check md-degraded")
+    if rc != 2:
+        raise Fail("expected conditions --check md-degraded to exit 2, got %d: %s" % (rc, out))
 
     # taken out and added again: a recovery, each step, and the array whole
     vm.sh("mdadm /dev/md0 --remove /dev/%s && mdadm --zero-superblock /dev/%s" % (c, c))
@@ -126,6 +152,16 @@ def run(vm):
     if rec[10].get("KEVENT_RESULT") != "done" or rec[11].get("KEVENT_MEMBER") != c:
         raise Fail("expected recovery-done Result: done and spare-active Member: %s: %r"
                    % (c, rec[10:12]))
+    # whole again: the condition cleared by the optimal event, at once
+    row = md_row(vm, udev_obj, all_rows=True)
+    if not row or row["holds"] or not row.get("cleared"):
+        raise Fail("expected md-degraded cleared after optimal, got %r" % row)
+    # to the second: the table's times are whole seconds
+    lag = utc_s(row["cleared"]) - int(rec[-1]["KEVENT_TIMESTAMP"]) // 1000000000
+    if not 0 <= lag <= 1:
+        raise Fail("expected md-degraded cleared within a second of optimal, got %r after the "
+                   "optimal event of %s" % (row, rec[-1]["KEVENT_TIMESTAMP"]))
+    vm.figure("optimal -> md-degraded cleared (whole s, %s)" % vm.kver, lag)
     vm.figure("progress events of the recovery (%s)" % vm.kver,
               "%d of 9" % sum(1 for e in rec if e["KEVENT_SIGNAL"] == "progress"))
 
@@ -145,11 +181,19 @@ def run(vm):
     # degraded when keventd starts: said once, Initial: yes
     vm.sh("mdadm /dev/md0 --fail /dev/%s" % c)
     wait_signal(vm, "degraded", 30, "degraded after the second mdadm --fail")
+    before = md_row(vm, udev_obj)
+    if not before or not before["holds"]:
+        raise Fail("expected md-degraded to hold again, got %r" % before)
     vm.sh("systemctl stop keventd && rm -rf /run/systest/events && systemctl start keventd")
     evs = wait_signal(vm, "degraded", 30, "degraded at keventd's start", INITIAL="yes")
     if signals(evs) != ["degraded"]:
         raise Fail("expected only degraded (Initial: yes) at keventd's start, got %s"
                    % signals(evs))
+    after = md_row(vm, udev_obj)
+    if not after or not after["holds"] or (after["since_ns"], after["count"]) != \
+            (before["since_ns"], before["count"]):
+        raise Fail("expected md-degraded to hold across the restart with the same since and "
+                   "count, got %r before and %r after" % (before, after))
 
     vm.sh("mdadm --stop /dev/md0")
     for i in range(len(SERIALS)):

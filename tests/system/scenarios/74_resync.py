@@ -14,7 +14,7 @@ import os
 
 from systest import Fail
 
-KERNELS = ("6.1", "6.12")
+KERNELS = ("6.1",)
 LOOP = 123  # a loop device no one else makes
 DROPIN = "/run/systemd/system/keventd.service.d/74-resync.conf"
 RULES = "/etc/keventd/rules.d/74-resync.yaml"

@@ -11,7 +11,7 @@ import shlex
 from autopkgtest_control import ControlError, parse
 from systest import Fail
 
-KERNELS = ("6.1", "6.12")
+KERNELS = ("6.1",)
 # what this runner gives a test: root, the whole machine, a testbed that
 # may be left broken (as before this scenario read the control file: the
 # ones after it do not need it whole), stderr allowed when asked

@@ -9,7 +9,7 @@ import re
 
 from systest import Fail
 
-KERNELS = ("6.1", "6.12")
+KERNELS = ("6.1",)
 CG = "/sys/fs/cgroup/system.slice/keventd.service"
 
 

@@ -7,7 +7,7 @@ import re
 
 from systest import Fail
 
-KERNELS = ("6.1", "6.12")
+KERNELS = ("6.1",)
 OBJ = "/org/kernel/test/session"
 
 
