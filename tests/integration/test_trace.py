@@ -18,8 +18,8 @@ EXEC = "sched/sched_process_exec"
 TRACEFS = "/sys/kernel/tracing"
 
 
-def run(*argv, **kw):
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=TIMEOUT,
+def run(*argv, timeout=TIMEOUT, **kw):
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, **kw)
 
 
@@ -127,7 +127,9 @@ class Trace(DaemonTest):
         os.kill(d.proc.pid, signal.SIGSTOP)
         try:
             r = run("sh", "-c", 'i=0; while [ $i -lt %d ]; do "$0" || exit 1; i=$((i+1)); done'
-                    % n, self.match, preexec_fn=pin)
+                    % n, self.match, preexec_fn=pin,
+                    # 3000 programs on one CPU: a busy machine takes a while
+                    timeout=10 * TIMEOUT)
         finally:
             os.kill(d.proc.pid, signal.SIGCONT)
         self.assertEqual(r.returncode, 0, r.stderr)
