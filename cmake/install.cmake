@@ -7,7 +7,7 @@
 #   <prefix>/lib/keventd/rules.d/*.yaml        the vendor layer (rules.d/)
 #   /etc/keventd/rules.d/                      the admin's layer, empty
 #   <includedir>/kevent/kevent.h               the UAPI header, for listeners
-#   <mandir>/man{5,8,9}/                       the man pages
+#   <mandir>/man{5,7,8,9}/                     the man pages
 #   <unitdir>/keventd.service                  the systemd unit
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
@@ -65,7 +65,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME keventctl)
 
-set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 send_kevent.9)
+set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 keventd.sources.7
+                     send_kevent.9)
 foreach(page ${KEVENT_MAN_PAGES})
   string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
   install(FILES ${CMAKE_SOURCE_DIR}/docs/${page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})

@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 E = os.environ
 MAN_PAGES = {"keventd.8": "man8", "keventctl.8": "man8", "keventd.rules.5": "man5",
-             "keventd.yaml.5": "man5",
+             "keventd.yaml.5": "man5", "keventd.sources.7": "man7",
              "send_kevent.9": "man9"}
 
 
