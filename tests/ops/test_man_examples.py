@@ -134,7 +134,7 @@ def test_command(text, rules_text, page, line):
     before it on its page, or the package's rules (rules.d/) when none is
     (without --run: nothing runs); None if a rule of those matches, else
     why not."""
-    cmd = text.replace("\\\n", " ").strip()
+    cmds = [c for c in text.replace("\\\n", " ").split("\n") if c.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         if rules_text is None:
             d = os.path.join(tmp, "rules.d")
@@ -145,21 +145,22 @@ def test_command(text, rules_text, page, line):
                     rules_text += f.read()
         else:
             d = stage_rules(tmp, rules_text, page, line)
-        # the shell expands the example's $(printf ...) as the reader's
-        # would; keventctl is the one built, with the example's rules and
-        # without --run
-        script = ('keventctl() { shift; set -- test --rules-dir "$KDIR" "$@"; '
-                  'for a; do shift; [ "$a" = --run ] || set -- "$@" "$a"; done; '
-                  'exec "$KCTL" "$@"; }; ' + cmd)
-        env = dict(os.environ, KCTL=keventctl(), KDIR=d, LC_ALL="C.UTF-8", NO_COLOR="1")
-        r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env,
-                           timeout=60)
         names = re.findall(r"^\s*-\s*name:\s*(\S+)", rules_text, re.M)
-        matched = [n for n in names if re.search(r"^rule %s \(.*\): matched$" % re.escape(n),
-                                                  r.stdout, re.M)]
-        if r.returncode != 0 or not matched:
-            return "%s:%d: %s\nexited %d, no rule of the example above matched:\n%s%s" % (
-                page, line, cmd, r.returncode, r.stdout, r.stderr)
+        # each command of the block, the shell expanding its $(printf ...)
+        # as the reader's would; keventctl is the one built, with the
+        # example's rules and without --run
+        for cmd in cmds:
+            script = ('keventctl() { shift; set -- test --rules-dir "$KDIR" "$@"; '
+                      'for a; do shift; [ "$a" = --run ] || set -- "$@" "$a"; done; '
+                      'exec "$KCTL" "$@"; }; ' + cmd)
+            env = dict(os.environ, KCTL=keventctl(), KDIR=d, LC_ALL="C.UTF-8", NO_COLOR="1")
+            r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, env=env,
+                               timeout=60)
+            matched = [n for n in names
+                       if re.search(r"^rule %s \(.*\): matched$" % re.escape(n), r.stdout, re.M)]
+            if r.returncode != 0 or not matched:
+                return "%s:%d: %s\nexited %d, no rule of the example above matched:\n%s%s" % (
+                    page, line, cmd, r.returncode, r.stdout, r.stderr)
     return None
 
 
@@ -220,6 +221,8 @@ class ManExamples(unittest.TestCase):
                 "    run: [/bin/true]"
         self.assertIsNone(test_command("keventctl test power /o high", rules, "self", 1))
         self.assertIsNotNone(test_command("keventctl test power /o low", rules, "self", 1))
+        self.assertIsNotNone(test_command("keventctl test power /o high\n"
+                                          "keventctl test power /o low", rules, "self", 1))
 
 
 if __name__ == "__main__":
