@@ -10,6 +10,8 @@
 #   <mandir>/man{5,7,8,9}/                     the man pages
 #   <unitdir>/keventd.service                  the systemd unit
 #   <datadir>/bash-completion/completions/keventctl
+#   <datadir>/zsh/vendor-completions/_keventctl
+#   <datadir>/fish/vendor_completions.d/keventctl.fish
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
 #   <datadir>/dbus-1/system.d/org.kernel.Event1.conf   only root owns the name
 #   <datadir>/pkgconfig/keventd.pc             where rule packs install, the header
@@ -64,6 +66,15 @@ install(FILES ${CMAKE_SOURCE_DIR}/keventd/org.kernel.Event1.conf
 install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME keventctl)
+# zsh's: Debian's zsh reads vendor-completions (fpath); fish's: its
+# vendor_completions.d.  Each offers the commands and sources the bash one
+# does (the ops test completions).
+install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.zsh-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions
+        RENAME _keventctl)
+install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.fish-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d
+        RENAME keventctl.fish)
 
 set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 keventd.sources.7
                      send_kevent.9)
