@@ -7,9 +7,11 @@
 #   <prefix>/lib/keventd/rules.d/*.yaml        the vendor layer (rules.d/)
 #   /etc/keventd/rules.d/                      the admin's layer, empty
 #   <includedir>/kevent/kevent.h               the UAPI header, for listeners
-#   <mandir>/man{5,8,9}/                       the man pages
+#   <mandir>/man{5,7,8,9}/                     the man pages
 #   <unitdir>/keventd.service                  the systemd unit
 #   <datadir>/bash-completion/completions/keventctl
+#   <datadir>/zsh/vendor-completions/_keventctl
+#   <datadir>/fish/vendor_completions.d/keventctl.fish
 #   <datadir>/dbus-1/interfaces/org.kernel.Event.xml
 #   <datadir>/dbus-1/system.d/org.kernel.Event1.conf   only root owns the name
 #   <datadir>/pkgconfig/keventd.pc             where rule packs install, the header
@@ -64,8 +66,18 @@ install(FILES ${CMAKE_SOURCE_DIR}/keventd/org.kernel.Event1.conf
 install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME keventctl)
+# zsh's: Debian's zsh reads vendor-completions (fpath); fish's: its
+# vendor_completions.d.  Each offers the commands and sources the bash one
+# does (the ops test completions).
+install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.zsh-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions
+        RENAME _keventctl)
+install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.fish-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d
+        RENAME keventctl.fish)
 
-set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 send_kevent.9)
+set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 keventd.sources.7
+                     send_kevent.9)
 foreach(page ${KEVENT_MAN_PAGES})
   string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
   install(FILES ${CMAKE_SOURCE_DIR}/docs/${page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})

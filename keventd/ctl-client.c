@@ -30,6 +30,18 @@ int ctl_connect(struct ctl *c)
 	return fd;
 }
 
+int ctl_open(struct ctl *c, const char *const *fields, size_t n)
+{
+	int fd = ctl_connect(c);
+	if (fd < 0)
+		return -1;
+	if (ctl_request(fd, fields, n) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* keventd may have answered and closed before our request went out (a refused
  * peer): show its answer rather than the broken pipe. */
 static bool print_early_error(int fd)

@@ -158,14 +158,12 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 	}
 	if (optind < argc)
 		return ctl_usage_error("monitor takes no arguments");
-	int fd = ctl_connect(c);
+	f[1] = w.json ? "json" : "text";
+	int fd = ctl_open(c, f, nf);
 	if (fd < 0)
 		return 1;
-	f[1] = w.json ? "json" : "text";
-	int status = ctl_request(fd, f, nf) < 0 ? 1 : 0;
 	/* the "ok" that starts the stream */
-	if (status == 0)
-		status = ctl_replies(fd, NULL, NULL, (char *[]){NULL});
+	int status = ctl_replies(fd, NULL, NULL, (char *[]){NULL});
 	if (status == 0) {
 		fprintf(stderr, "keventctl: monitoring %s (interrupt to stop)\n", c->control);
 		status = watch_stream(fd, &w, timeout_ms);

@@ -128,34 +128,26 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 	if (argc - optind < 3 || argc - optind > 4)
 		return ctl_usage_error("send needs TYPE OBJECT SIGNAL [PAYLOAD]");
 	_cleanup_free_ char *stdin_payload = NULL;
-	const char *payload = argc - optind == 4 ? argv[optind + 3] : "";
-	if (strcmp(payload, "-") == 0) {
-		size_t len;
-		int rc = read_fd(0, KEVENT_PAYLOAD_MAX + 1, &stdin_payload, &len);
-		if (rc < 0)
-			return ctl_usage_error("cannot read the payload: %s",
-					       rc == -EFBIG ? "longer than 4000 bytes"
-							    : strerror(-rc));
-		payload = stdin_payload;
-	}
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
+	const char *payload;
+	int rc = ctl_payload_arg(argc - optind == 4 ? argv[optind + 3] : "", &stdin_payload,
+				 &payload);
+	if (rc)
+		return rc;
 	const char *f[] = {wait ? "send-wait" : "send", argv[optind], argv[optind + 1],
 			   argv[optind + 2], payload};
-	int status = ctl_request(fd, f, 5) < 0 ? 1 : 0;
+	int fd = ctl_open(c, f, 5);
+	if (fd < 0)
+		return 1;
+	int status;
 	if (wait) {
-		if (status == 0) {
-			char t[32];
-			duration_format(timeout_ms, t, sizeof(t));
-			status = ctl_wait_replies(fd, timeout_ms, timeout ? t : "");
-		}
+		char t[32];
+		duration_format(timeout_ms, t, sizeof(t));
+		status = ctl_wait_replies(fd, timeout_ms, timeout ? t : "");
 		close(fd);
 		return status;
 	}
 	char *seq = NULL;
-	if (status == 0)
-		status = ctl_replies(fd, NULL, NULL, &seq);
+	status = ctl_replies(fd, NULL, NULL, &seq);
 	if (status == 0 && verbose)
 		printf("queued as seqnum %s\n", seq ? seq : "?");
 	free(seq);

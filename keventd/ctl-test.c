@@ -99,13 +99,6 @@ static void print_plan(const struct krule *r, const struct kevent *ev)
 	kplan_release(&plan);
 }
 
-static int read_payload_stdin(char **out)
-{
-	size_t len;
-	int rc = read_fd(0, KEVENT_PAYLOAD_MAX + 1, out, &len);
-	return rc == -EFBIG ? -EMSGSIZE : rc;
-}
-
 /*
  * The rule file that an error skips: the file itself, or for an error in
  * a drop-in (DIR/NAME.yaml.d/FILE) the NAME.yaml it changes.  The length
@@ -212,31 +205,35 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
 		    int64_t seqnum, int64_t timestamp);
 
+/* TYPE OBJECT SIGNAL [PAYLOAD] at optind, for both halves: the type's
+ * number in *type, the payload (read into *buf for "-").  0, or
+ * EXIT_USAGE (said). */
+static int event_args(int argc, char **argv, int *type, char **buf, const char **payload)
+{
+	*type = kevent_type_from_name(argv[optind]);
+	if (*type < 0)
+		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
+				       argv[optind]);
+	return ctl_payload_arg(argc - optind == 4 ? argv[optind + 3] : "", buf, payload);
+}
+
 /* test --run: the event through keventd, its handlers run once with
  * KEVENT_TEST=1, each rule's outcome printed as send --wait does. */
 static int run_live(struct ctl *c, int argc, char **argv, int source, uint64_t timeout_ms,
 		    const char *timeout_text)
 {
-	if (kevent_type_from_name(argv[optind]) < 0)
-		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
-				       argv[optind]);
 	_cleanup_free_ char *stdin_payload = NULL;
-	const char *payload = argc - optind == 4 ? argv[optind + 3] : "";
-	if (strcmp(payload, "-") == 0) {
-		int rc = read_payload_stdin(&stdin_payload);
-		if (rc < 0)
-			return ctl_usage_error("cannot read the payload: %s", strerror(-rc));
-		payload = stdin_payload;
-	}
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
+	const char *payload;
+	int type, prc = event_args(argc, argv, &type, &stdin_payload, &payload);
+	if (prc)
+		return prc;
 	const char *f[] = {"test-run",	     kevent_source_name((enum kevent_source)source),
 			   argv[optind],     argv[optind + 1],
 			   argv[optind + 2], payload};
-	int status = ctl_request(fd, f, 6) < 0 ? 1 : 0;
-	if (status == 0)
-		status = ctl_wait_replies(fd, timeout_ms, timeout_text);
+	int fd = ctl_open(c, f, 6);
+	if (fd < 0)
+		return 1;
+	int status = ctl_wait_replies(fd, timeout_ms, timeout_text);
 	close(fd);
 	return status;
 }
@@ -350,18 +347,11 @@ static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int
 		    int64_t seqnum, int64_t timestamp)
 {
 
-	int type = kevent_type_from_name(argv[optind]);
-	if (type < 0)
-		return ctl_usage_error("unknown type '%s' (general, storage, power, fs, hotplug)",
-				       argv[optind]);
 	_cleanup_free_ char *stdin_payload = NULL;
-	const char *payload = argc - optind == 4 ? argv[optind + 3] : "";
-	if (strcmp(payload, "-") == 0) {
-		int rc = read_payload_stdin(&stdin_payload);
-		if (rc < 0)
-			return ctl_usage_error("cannot read the payload: %s", strerror(-rc));
-		payload = stdin_payload;
-	}
+	const char *payload;
+	int type, prc = event_args(argc, argv, &type, &stdin_payload, &payload);
+	if (prc)
+		return prc;
 	const char *why = NULL;
 	_cleanup_(kevent_freep) struct kevent *ev = NULL;
 	int rc = kevent_new(type, argv[optind + 1], argv[optind + 2], payload,

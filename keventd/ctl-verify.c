@@ -160,7 +160,35 @@ static int by_place(const void *a, const void *b)
 /* Errors and warnings together, by file, then line and column: a file's
  * findings in the order of its text (a file's own errors come after those
  * of the scan of its directory otherwise).  0 or -ENOMEM. */
-static int print_findings(const struct kdiags *errors, const struct kdiags *warnings)
+/* --json: the findings, in the same order, as one JSON object with the
+ * counts of the summary line. */
+static void print_json(const struct finding *v, size_t n, const struct tally *t, size_t configs,
+		       size_t errors)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_printf(&sb,
+		      "{\"configuration_files\":%zu,\"rule_files\":%zu,\"rules\":%zu,"
+		      "\"conditions\":%zu,\"errors\":%zu,\"warnings\":%zu,\"findings\":[",
+		      configs, t->files, t->rules, t->conds, errors, n - errors);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_puts(&sb, i ? ",{\"file\":" : "{\"file\":");
+		strbuf_json(&sb, v[i].d->file);
+		if (v[i].d->line)
+			strbuf_printf(&sb, ",\"line\":%u,\"column\":%u", v[i].d->line, v[i].d->col);
+		strbuf_printf(&sb, ",\"severity\":\"%s\",\"message\":",
+			      v[i].warning ? "warning" : "error");
+		strbuf_json(&sb, v[i].d->msg);
+		strbuf_putc(&sb, '}');
+	}
+	strbuf_puts(&sb, "]}");
+	puts(sb.oom ? "{}" : strbuf_str(&sb));
+	strbuf_release(&sb);
+}
+
+/* Prints the errors and warnings sorted by place: a line each, or with
+ * json (the counts of t and configs) one object. */
+static int print_findings(const struct kdiags *errors, const struct kdiags *warnings,
+			  const struct tally *t, size_t configs, bool json)
 {
 	size_t n = errors->n + warnings->n;
 	_cleanup_free_ struct finding *v = calloc(n + 1, sizeof(*v));
@@ -170,6 +198,10 @@ static int print_findings(const struct kdiags *errors, const struct kdiags *warn
 		v[i] = (struct finding){i < errors->n ? &errors->v[i] : &warnings->v[i - errors->n],
 					i >= errors->n, i};
 	qsort(v, n, sizeof(*v), by_place);
+	if (json) {
+		print_json(v, n, t, configs, errors->n);
+		return 0;
+	}
 	struct strbuf sb = STRBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
 		strbuf_reset(&sb);
@@ -309,15 +341,16 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 					     {"quiet", no_argument, NULL, 'q'},
 					     {"config", required_argument, NULL, O_CONFIG},
 					     {"root", required_argument, NULL, O_ROOT},
+					     {"json", no_argument, NULL, 'j'},
 					     {0}};
-	bool quiet = false;
+	bool quiet = false, json = false;
 	const char *config = NULL, *root = NULL;
 	int o;
 	(void)c;
 	/* options anywhere: "verify FILE -q" as well ("--" ends them) */
-	while ((o = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hqj", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl verify [-q] [--config FILE] [--root DIR] "
+			printf("Usage: keventctl verify [-q|--json] [--config FILE] [--root DIR] "
 			       "[PATH]...\n"
 			       "Checks rule files, or the .yaml files of directories (default: the "
 			       "three rule directories),\n"
@@ -326,11 +359,14 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			       "keventd.yaml's;\n"
 			       "with no PATH, the default one when it exists).\n"
 			       "--root DIR looks the rules' programs up under DIR, a staging "
-			       "root.\n");
+			       "root.\n"
+			       "--json: the findings and the counts as one JSON object.\n");
 			return 0;
 		}
 		if (o == 'q')
 			quiet = true;
+		else if (o == 'j')
+			json = quiet = true; /* the counts are in the object */
 		else if (o == O_CONFIG)
 			config = optarg;
 		else if (o == O_ROOT)
@@ -411,7 +447,7 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			rc = check_dirs(dirs, n_dirs, &t, &d);
 	}
 	if (rc == 0)
-		rc = print_findings(&d, &t.warnings);
+		rc = print_findings(&d, &t.warnings, &t, checked_configs, json);
 	if (rc < 0) {
 		fprintf(stderr, "keventctl: %s\n", strerror(-rc));
 		kdiags_free(&d);

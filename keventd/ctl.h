@@ -64,6 +64,12 @@ int ctl_ack(struct ctl *c, int argc, char **argv);
  * (and says why on stderr). */
 int ctl_connect(struct ctl *c);
 int ctl_request(int fd, const char *const *fields, size_t n);
+/* Connects and sends the request fields: the fd, or -1 (said why on
+ * stderr, nothing left open). */
+int ctl_open(struct ctl *c, const char *const *fields, size_t n);
+/* The PAYLOAD argument of send and test: arg itself, or for "-" standard
+ * input, read into *buf (the caller frees it).  0, or EXIT_USAGE (said). */
+int ctl_payload_arg(const char *arg, char **buf, const char **payload);
 /* Reads replies until "ok" (0) or "err" (1, printed).  Each "data" text
  * goes to on_data.  ok_text, when given, gets the ok's text (malloc'd or
  * NULL); without it, end of stream is a normal end (monitor). */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* keventctl: the admin's tool for keventd. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "event.h"
 #include "statedir.h"
 #include "util.h"
 
@@ -101,6 +103,20 @@ void ctl_print(FILE *f, const char *fmt, ...)
 	fputs(line.oom ? "keventctl: out of memory\n" : strbuf_str(&line), f);
 	strbuf_release(&text);
 	strbuf_release(&line);
+}
+
+int ctl_payload_arg(const char *arg, char **buf, const char **payload)
+{
+	*payload = arg;
+	if (strcmp(arg, "-") != 0)
+		return 0;
+	size_t len;
+	int rc = read_fd(0, KEVENT_PAYLOAD_MAX + 1, buf, &len);
+	if (rc < 0)
+		return ctl_usage_error("cannot read the payload: %s",
+				       rc == -EFBIG ? "longer than 4000 bytes" : strerror(-rc));
+	*payload = *buf;
+	return 0;
 }
 
 int ctl_option_error(const char *command)

@@ -48,6 +48,7 @@ PACKAGES = ("keventd", "kevent-dkms", "keventd-dev")
 MAN = {"usr/share/man/man8/keventd.8.gz": "keventd", "usr/share/man/man8/keventctl.8.gz": "keventd",
        "usr/share/man/man5/keventd.rules.5.gz": "keventd",
        "usr/share/man/man5/keventd.yaml.5.gz": "keventd",
+       "usr/share/man/man7/keventd.sources.7.gz": "keventd",
        "usr/share/man/man9/send_kevent.9.gz": "kevent-dkms"}
 
 
@@ -234,7 +235,8 @@ class Inspect(unittest.TestCase):
         every recipe of docs/ that the man pages point to."""
         entries = self.entries("keventd")
         cited = set()
-        for page in ("keventd.8", "keventctl.8", "keventd.rules.5", "keventd.yaml.5"):
+        for page in ("keventd.8", "keventctl.8", "keventd.rules.5", "keventd.yaml.5",
+                     "keventd.sources.7"):
             cited |= set(re.findall(r"/usr/share/doc/keventd/[A-Za-z_.-]+\.md",
                                     read(os.path.join(SRC, "docs", page))))
         self.assertIn("/usr/share/doc/keventd/sources.md", cited)

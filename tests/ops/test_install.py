@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 
 E = os.environ
 MAN_PAGES = {"keventd.8": "man8", "keventctl.8": "man8", "keventd.rules.5": "man5",
-             "keventd.yaml.5": "man5",
+             "keventd.yaml.5": "man5", "keventd.sources.7": "man7",
              "send_kevent.9": "man9"}
 
 
@@ -212,10 +212,19 @@ complete_for keventctl --control /x send po
         self.assertEqual(r.stdout.splitlines(), ["status", "--prometheus", "power"],
                          r.stderr)
 
+    def test_zsh_fish_completion(self):
+        for comp in (E["KEVENT_DATADIR"] + "/zsh/vendor-completions/_keventctl",
+                     E["KEVENT_DATADIR"] + "/fish/vendor_completions.d/keventctl.fish"):
+            self.assertMode(comp, 0o644)
+        with open(self.p(E["KEVENT_DATADIR"] + "/zsh/vendor-completions/_keventctl")) as f:
+            self.assertEqual(f.readline(), "#compdef keventctl\n")
+
     def test_manifest_has_nothing_else(self):
         allowed = [E["KEVENT_SBINDIR"], E["KEVENT_BINDIR"], E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd",
                    E["KEVENT_INCLUDEDIR"] + "/kevent/kevent.h", E["KEVENT_MANDIR"],
                    E["KEVENT_UNITDIR"], E["KEVENT_DATADIR"] + "/bash-completion",
+                   E["KEVENT_DATADIR"] + "/zsh/vendor-completions/_keventctl",
+                   E["KEVENT_DATADIR"] + "/fish/vendor_completions.d/keventctl.fish",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",
                    E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf",
                    E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc"]

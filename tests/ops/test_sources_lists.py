@@ -56,6 +56,15 @@ class SourcesLists(unittest.TestCase):
         # each source named once, in order (other words in bold aside)
         self.assertEqual([w for w in found if w in self.names], self.names)
 
+    def test_sources_man_page(self):
+        # keventd.sources(7): the list in its DESCRIPTION and a section per
+        # source, both in the table's order
+        text = read("docs", "keventd.sources.7")
+        para = text[text.index("The sources, in the order keventd lists them:"):]
+        para = para[:para.index("\n.B keventd ")]
+        self.assertEqual(re.findall(r"^\.BR? ([a-z]+)", para, re.M), self.names)
+        self.assertEqual(re.findall(r"^\.SS ([a-z]+):", text, re.M), self.names)
+
     def test_sources_reference(self):
         found = re.findall(r"^## `([a-z]+)`", read("docs", "sources.md"), re.M)
         self.assertEqual(sorted(found), sorted(self.names))
