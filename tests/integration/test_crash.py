@@ -41,6 +41,7 @@ and rule, and the runs that ran again.
 KEVENT_CRASH_SEED sets the random seed (default: the time), printed so
 that a failure can be rerun."""
 import collections
+import json
 import os
 import random
 import signal
@@ -65,6 +66,9 @@ DEB_KEYS = 3
 # quiet time, on a loaded machine and under ASan too)
 DEB_QUIET = 8
 DEB_KILL_WITHIN = 1.0
+# the condition table's kills, and the objects whose condition flips
+COND_KILLS = int(os.environ.get("KEVENT_CRASH_COND_KILLS", "100"))
+COND_OBJECTS = 6
 # a fault point not reached within this much sending: the keventd is killed
 # from outside and the point counted as missed
 FAULT_PATIENCE = 5.0
@@ -369,6 +373,97 @@ class CrashTest(kdtest.DaemonTest):
         print("runs of the rule that runs at once, per event: %s" % ", ".join(
             "%d: %d" % kv for kv in sorted(collections.Counter(
                 len(v) for v in now.values()).items())))
+
+    def test_conditions_survive_kills(self):
+        """The condition table across COND_KILLS kills (SIGKILL, one time in
+        four SIGSEGV) at random moments while one sender flips COND_OBJECTS
+        objects' condition up and down.  A send answered "ok" is in the
+        journal: after each restart, once its events are all handled, the
+        table holds exactly the objects whose last answered send was up
+        (a send the kill cut off is sent again first, so that its fate is
+        known).  The table file is never found damaged, and every row that
+        held across a kill keeps its since."""
+        s = self.s
+        s.write_rule("10-cond.yaml",
+                     "conditions:\n"
+                     "  - name: flip\n"
+                     "    set: {source: socket, signal: up}\n"
+                     "    clear: {source: socket, signal: down}\n")
+        state, lib = s.path("state"), s.path("lib")
+        seed = int(os.environ.get("KEVENT_CRASH_SEED", "0")) or int(time.time())
+        rnd = random.Random(seed)
+        want = {}  # object: the signal of its last answered send
+        redo = None  # the send a kill cut off: sent again first
+        sends = answered = 0
+        since = {}  # object: its row's since, as the last keventd left it
+        args = ("--lib-dir", lib, "--sources", "socket,condition")
+        env = {"KEVENTD_FAULT": "none"}
+        t0 = time.monotonic()
+
+        def settle(d):
+            d.wait_status(lambda x: x["queue"]["pending"] == 0
+                          and x["journal"]["unfinished"] == 0
+                          and x["events"]["pending"] == 0, "the journal's events handled")
+            r = d.ctl("conditions", "--json", check=0)
+            return {row["key"]: row for row in map(json.loads, r.stdout.splitlines())}
+
+        def send(d, obj, flip):
+            nonlocal sends, answered
+            r = subprocess.run([KEVENTCTL, "--control", s.ctl, "send", "general", obj, flip],
+                               capture_output=True, text=True, timeout=TIMEOUT,
+                               stdin=subprocess.DEVNULL)
+            sends += 1
+            if r.returncode != 0:
+                return False
+            answered += 1
+            want[obj] = flip
+            if flip == "down":
+                since.pop(obj, None)
+            return True
+
+        for k in range(COND_KILLS + 1):
+            d = self.restart(state, *args, env=env)
+            rows = settle(d)
+            held = {o for o, sig in want.items() if sig == "up"}
+            # a send the kill cut off may be in the journal or not
+            maybe = {redo[0]} if redo else set()
+            self.assertEqual(set(rows) - maybe, held - maybe,
+                             "after kill %d: the table's rows (seed %d)" % (k, seed))
+            for o in (held & set(since)) - maybe:
+                self.assertEqual(rows[o]["since"], since[o],
+                                 "after kill %d: %s's since moved (seed %d)" % (k, o, seed))
+            if redo:
+                since.pop(redo[0], None)
+                self.assertTrue(send(d, *redo), "a send to a settled keventd")
+                redo = None
+                rows = settle(d)
+                self.assertEqual(set(rows), {o for o, sig in want.items() if sig == "up"})
+            since = {o: r["since"] for o, r in rows.items()}
+            if k == COND_KILLS:
+                break
+            sig = signal.SIGSEGV if rnd.random() < 0.25 else signal.SIGKILL
+            killer = threading.Timer(rnd.uniform(0.05, 0.4), d.proc.send_signal, (sig,))
+            killer.start()
+            while d.proc.poll() is None:
+                obj = "/cond/%d" % rnd.randrange(COND_OBJECTS)
+                flip = rnd.choice(("up", "down"))
+                if not send(d, obj, flip):
+                    redo = (obj, flip)
+                    if d.proc.poll() is None:
+                        d.proc.wait(TIMEOUT)  # the connection went with keventd
+            killer.join()
+            d.proc.wait(TIMEOUT)
+            self.assertEqual(d.proc.returncode, -sig, d.logtext())
+            if sig == signal.SIGSEGV:
+                self.assertIn(SENT_MARK, d.logtext(), "a SIGSEGV not sent by the test")
+            d.kill()
+        log = d.logtext()
+        d.stop_ok(self)
+        self.assertNotIn("damaged", log)
+        self.assertFalse(os.path.exists(os.path.join(lib, "conditions.damaged")))
+        print("conditions: %d kills in %.0f s; sends %d, answered %d; holding at the end %d "
+              "of %d objects (seed %d)" % (COND_KILLS, time.monotonic() - t0, sends, answered,
+                                           len(rows), COND_OBJECTS, seed))
 
 
 if __name__ == "__main__":
