@@ -11,7 +11,7 @@
 #                   lintian, man-db, bash-completion, systemd-analyze;
 #                   for the system tests mmdebstrap, qemu-img, mkfs.ext4
 #                   and debugfs; an MQTT broker and its clients, and
-#                   openssl for a test CA)
+#                   openssl for a test CA; an SMTP server and Alertmanager)
 # The kernel headers and images of the QEMU tests are fetched by
 # tests/kernel/prepare-kernel.sh; the system tests' Debian image is built
 # by tests/system/base-image.sh.
@@ -27,7 +27,8 @@ if [ "${1:-}" = test ]; then
 	pkgs="$pkgs libcmocka-dev clang clang-format libclang-rt-14-dev valgrind python3
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
 linux-source-6.1 bash-completion dpkg-dev debhelper dh-dkms lintian systemd gzip dbus-daemon dbus-bin
-mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl python3-aiosmtpd"
+mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl python3-aiosmtpd
+prometheus-alertmanager"
 fi
 missing=""
 for p in $pkgs; do
