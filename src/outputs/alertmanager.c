@@ -142,7 +142,7 @@ static void post(struct kam *a)
 {
 	if (a->off || a->easy)
 		return;
-	uint64_t ends = now_realtime_ns() + KAM_ENDS_AFTER_RESENDS * a->cfg->resend_ms * 1000000ull;
+	uint64_t ends = kam_ends_at(now_realtime_ns(), a->cfg->resend_ms);
 	a->due = false;
 	strbuf_reset(&a->body);
 	strbuf_putc(&a->body, '[');

@@ -34,6 +34,13 @@
 
 struct kam;
 
+/* The endsAt of an alert that holds, posted at now (ns since the epoch):
+ * KAM_ENDS_AFTER_RESENDS resends later. */
+static inline uint64_t kam_ends_at(uint64_t now, uint64_t resend_ms)
+{
+	return now + KAM_ENDS_AFTER_RESENDS * resend_ms * 1000000ull;
+}
+
 /* Appends the alerts that hold, each an object of kcond_render_alert()
  * with endsAt ends_at, with kam_sep() before each; returns how many. */
 typedef size_t (*kam_fill_fn)(void *userdata, uint64_t ends_at, struct strbuf *body);
