@@ -59,7 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(a->n_labels <= KAM_MAX_LABELS);
 		for (size_t i = 0; i < a->n_labels; i++)
 			FUZZ_CHECK(kam_label_name_valid(a->labels[2 * i]) &&
-				   !kam_label_reserved(a->labels[2 * i]) && a->labels[2 * i + 1][0]);
+				   !kam_label_reserved(a->labels[2 * i]) &&
+				   a->labels[2 * i + 1][0]);
 		FUZZ_CHECK(!a->username == !a->password_file);
 		FUZZ_CHECK(!a->password_file || a->password_file[0] == '/');
 	} else {
