@@ -327,6 +327,8 @@ static int check_config(struct koptions *ko, const char *path, bool missing_ok, 
 	/* the secret files, as keventd reads them: others may not */
 	if (rc == 0 && *checked)
 		knotify_config_check_files(&ko->notify, path, d);
+	if (rc == 0 && *checked)
+		kam_config_check_files(&ko->am, path, d);
 	const char *warn = *checked ? kmqtt_config_warning(&ko->mqtt) : NULL;
 	if (warn)
 		kdiags_add(&t->warnings, path, ko->mqtt.url_line, ko->mqtt.url_col, "mqtt: %s",

@@ -11,8 +11,8 @@
 #                   lintian, man-db, bash-completion, systemd-analyze;
 #                   for the system tests mmdebstrap, qemu-img, mkfs.ext4
 #                   and debugfs; an MQTT broker and its clients, and
-#                   openssl for a test CA; zsh and fish, whose completion
-#                   is tested)
+#                   openssl for a test CA; an SMTP server and Alertmanager;
+#                   zsh and fish, whose completion is tested)
 # The kernel headers and images of the QEMU tests are fetched by
 # tests/kernel/prepare-kernel.sh; the system tests' Debian image is built
 # by tests/system/base-image.sh.
@@ -29,7 +29,7 @@ if [ "${1:-}" = test ]; then
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
 linux-source-6.1 bash-completion dpkg-dev debhelper dh-dkms lintian systemd gzip dbus-daemon dbus-bin
 mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl python3-aiosmtpd
-zsh fish"
+prometheus-alertmanager zsh fish"
 fi
 missing=""
 for p in $pkgs; do

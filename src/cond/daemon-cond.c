@@ -446,6 +446,28 @@ int kdaemon_cond_check(struct kdaemon *d, const char *names, struct strbuf *out)
 	return kcond_render_check(out, rows, t->n, names);
 }
 
+size_t kdaemon_cond_each(struct kdaemon *d, void (*fn)(void *userdata, const struct kcond_row *r),
+			 void *userdata)
+{
+	if (!d->cond)
+		return 0;
+	const struct kcond_table *t = kcond_table(d->cond->c);
+	if (!fn)
+		return t->holding;
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (kcond_row_holds(t->v[i])) {
+			fn(userdata, t->v[i]);
+			n++;
+		}
+	return n;
+}
+
+const struct kcond_row *kdaemon_cond_find(struct kdaemon *d, const char *name, const char *key)
+{
+	return d->cond ? kcond_table_find(kcond_table(d->cond->c), name, key) : NULL;
+}
+
 static void on_status(void *userdata, struct kstatus_extra *x)
 {
 	struct kdaemon *d = userdata;

@@ -10,6 +10,7 @@
 #define KEVENT_COND_DAEMON_COND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,7 @@
 
 struct kdaemon;
 struct kcond;
+struct kcond_row;
 
 /* Opens cfg.lib_dir and its table, before the journal hands anything
  * again (its condition events are read back into the table).  0, or
@@ -48,5 +50,14 @@ struct kctl_stream *kdaemon_cond_list(struct kdaemon *d, bool json, bool all);
 int kdaemon_cond_check(struct kdaemon *d, const char *names, struct strbuf *out);
 /* Prometheus: keventd_condition{...} of every row that holds. */
 struct kctl_stream *kdaemon_cond_prometheus(struct kdaemon *d);
+
+/* For the outputs that say what holds (the Alertmanager's, observers.c):
+ * fn(userdata, row) for each row that holds, in no order (fn NULL: only
+ * counted); returns how many hold.  The rows are read only, and valid
+ * until the loop goes on. */
+size_t kdaemon_cond_each(struct kdaemon *d, void (*fn)(void *userdata, const struct kcond_row *r),
+			 void *userdata);
+/* The row of condition name and key, holding or cleared; NULL: none. */
+const struct kcond_row *kdaemon_cond_find(struct kdaemon *d, const char *name, const char *key);
 
 #endif

@@ -225,3 +225,52 @@ void kcond_render_prometheus(struct strbuf *sb, const struct kcond_row *r)
 			strbuf_puts(sb, "1\n");
 	}
 }
+
+/* An RFC 3339 time in UTC, to the second. */
+static void alert_time(struct strbuf *sb, const char *key, uint64_t ns)
+{
+	strbuf_printf(sb, ",\"%s\":\"", key);
+	kcond_put_time(sb, ns);
+	strbuf_putc(sb, '"');
+}
+
+static void alert_label(struct strbuf *sb, const char *name, const char *value, bool first)
+{
+	strbuf_puts(sb, first ? "\"" : ",\"");
+	strbuf_puts(sb, name);
+	strbuf_puts(sb, "\":");
+	strbuf_json(sb, value && *value ? value : "-");
+}
+
+void kcond_render_alert(struct strbuf *sb, const struct kcond_row *r, const char *instance,
+			const char *const *extra, size_t n_extra, uint64_t ends_at)
+{
+	strbuf_puts(sb, "{\"labels\":{");
+	alert_label(sb, "alertname", r->name, true);
+	alert_label(sb, "instance", instance, false);
+	alert_label(sb, "object", r->key, false);
+	alert_label(sb, "severity", kcond_severity_name(r->severity), false);
+	for (size_t i = 0; i < n_extra; i++)
+		alert_label(sb, extra[2 * i], extra[2 * i + 1], false);
+	strbuf_puts(sb, "},\"annotations\":{\"summary\":");
+	_cleanup_strbuf_ struct strbuf t = STRBUF_INIT;
+	strbuf_printf(&t, "%s on %s", r->last_signal && *r->last_signal ? r->last_signal : "set",
+		      r->object ? r->object : r->key);
+	strbuf_json(sb, strbuf_str(&t));
+	strbuf_reset(&t);
+	const char *d = r->last_payload ? r->last_payload : "";
+	size_t n = strlen(d);
+	if (n > KCOND_ALERT_DESCRIPTION) {
+		/* cut before a UTF-8 continuation byte's character */
+		n = KCOND_ALERT_DESCRIPTION;
+		while (n && ((unsigned char)d[n] & 0xc0) == 0x80)
+			n--;
+	}
+	strbuf_add(&t, d, n);
+	strbuf_puts(sb, ",\"description\":");
+	strbuf_json(sb, strbuf_str(&t));
+	strbuf_putc(sb, '}');
+	alert_time(sb, "startsAt", r->since);
+	alert_time(sb, "endsAt", kcond_row_holds(r) ? ends_at : r->cleared);
+	strbuf_putc(sb, '}');
+}

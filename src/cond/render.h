@@ -44,4 +44,15 @@ int kcond_render_check(struct strbuf *sb, struct kcond_row *const *rows, size_t 
 void kcond_render_prometheus_help(struct strbuf *sb);
 void kcond_render_prometheus(struct strbuf *sb, const struct kcond_row *r);
 
+/* Alertmanager (its API v2, POST /api/v2/alerts): r as one alert object,
+ * labels alertname (the condition), instance, object (the row's key),
+ * severity and the pairs of extra (name, value, ...: n_extra of them);
+ * annotations summary ("SIGNAL on OBJECT" of the last set event) and
+ * description (its payload, at most KCOND_ALERT_DESCRIPTION bytes, cut at
+ * a character); startsAt its since; endsAt ends_at (ns since the epoch),
+ * or the time it cleared when it no longer holds. */
+#define KCOND_ALERT_DESCRIPTION 1024
+void kcond_render_alert(struct strbuf *sb, const struct kcond_row *r, const char *instance,
+			const char *const *extra, size_t n_extra, uint64_t ends_at);
+
 #endif

@@ -33,6 +33,7 @@ struct khistory;
 struct kmqtt;
 struct kmqtt_config;
 struct knotifier;
+struct kdaemon_am;
 struct kwatch;
 
 struct debounce_run;
@@ -70,6 +71,7 @@ struct kdaemon {
 	struct kdbus *dbus;	    /* NULL unless --dbus and connected */
 	struct kmqtt *mqtt;	    /* NULL unless keventd.yaml has a broker */
 	struct knotifier *notifier; /* NULL unless keventd.yaml has notify: targets */
+	struct kdaemon_am *am;	    /* NULL unless keventd.yaml has alertmanager: */
 	struct kwatch *watch;
 	struct kstatedir *state;  /* cfg.state_dir, checked and locked (statedir.h) */
 	struct kjournal *journal; /* NULL without cfg.state_dir (journal.h) */
@@ -221,6 +223,9 @@ struct ksource *kdaemon_mqtt_start(struct kdaemon *d, const struct ksink *sink);
  * refused (logged); any other failure is logged, never fatal: nothing is
  * sent then. */
 int kdaemon_notify_start(struct kdaemon *d);
+/* The Alertmanager output (alertmanager.h), fed from the condition table:
+ * after it is loaded.  What goes wrong is logged and leaves it off. */
+void kdaemon_am_start(struct kdaemon *d);
 /* Makes the sources cfg.sources names from their rows (source-type.h),
  * reporting to sink, made[kind] the ones other parts of keventd made
  * (daemon-sources.c); one that cannot be made is logged and left out. */

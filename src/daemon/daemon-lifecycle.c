@@ -326,6 +326,9 @@ int kdaemon_start(struct kdaemon *d)
 	 * queued, or is sent flagged a retry */
 	if (d->cfg.notify && (rc = kdaemon_notify_start(d)) < 0)
 		return rc;
+	/* the alerts of what the table holds, posted once the loop runs */
+	if (d->cfg.alertmanager)
+		kdaemon_am_start(d);
 	/* the unfinished events of the last run first, before any source reads */
 	rc = kdaemon_journal_start(d);
 	if (rc < 0)

@@ -26,6 +26,7 @@
 struct kdaemon;
 struct kmqtt_config;
 struct knotify_config;
+struct kam_config;
 struct kplan;
 struct kproc;
 struct krule;
@@ -63,6 +64,9 @@ struct kdaemon_config {
 	/* keventd.yaml's "notify:" targets; NULL: none, and nothing of the
 	 * notifications is loaded (notifier.h) */
 	const struct knotify_config *notify;
+	/* keventd.yaml's "alertmanager:"; NULL: none, and nothing of it (nor
+	 * libcurl, for it) is loaded (alertmanager.h) */
+	const struct kam_config *alertmanager;
 	/* keventd.yaml's sections of the sources (source-type.h); NULL:
 	 * their defaults */
 	const struct ksource_sections *sections;

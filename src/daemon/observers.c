@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The outputs as observers (observer.h): the history, the D-Bus forwarder
- * and the MQTT publisher, each made from keventd's configuration and told
- * of every event through the record the core fills once.  Each adapter
- * reads only the record, and says its own status fields.
+ * The outputs as observers (observer.h): the history, the D-Bus forwarder,
+ * the MQTT publisher, the notifications and the Alertmanager output, each
+ * made from keventd's configuration and told of every event through the
+ * record the core fills once.  Each adapter reads only the record (the
+ * Alertmanager's the condition table too, through daemon-cond.h), and
+ * says its own status fields.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "alertmanager.h"
 #include "config.h"
+#include "daemon-cond.h"
 #include "daemon-internal.h"
 #include "dbus.h"
 #include "history.h"
 #include "log.h"
 #include "mqtt.h"
 #include "notifier.h"
+#include "render.h"
 
 /* --- the history: every event, its runs' steps, the end of its job --- */
 
@@ -197,8 +204,121 @@ int kdaemon_notify_start(struct kdaemon *d)
 	return 0;
 }
 
+/* --- Alertmanager: every condition that holds, as an alert --- */
+
+struct kdaemon_am {
+	struct kdaemon *d;
+	struct kam *am;
+	char host[256];
+	/* while filling a post */
+	struct strbuf *body;
+	uint64_t ends_at;
+};
+
+static void am_one(void *userdata, const struct kcond_row *r)
+{
+	struct kdaemon_am *g = userdata;
+	const struct kam_config *cfg = g->d->cfg.alertmanager;
+	kam_sep(g->body);
+	kcond_render_alert(g->body, r, g->host, (const char *const *)cfg->labels, cfg->n_labels,
+			   g->ends_at);
+}
+
+static size_t am_fill(void *userdata, uint64_t ends_at, struct strbuf *body)
+{
+	struct kdaemon_am *g = userdata;
+	g->body = body;
+	g->ends_at = ends_at;
+	size_t n = kdaemon_cond_each(g->d, am_one, g);
+	g->body = NULL;
+	return n;
+}
+
+/* A condition event: its row's alert resolved when it cleared, and a post. */
+static void am_event(void *userdata, const struct kobs_event *e)
+{
+	struct kdaemon_am *g = userdata;
+	const struct kevent *ev = e->ev;
+	const char *name = kevent_prop(ev, "Condition"), *key = kevent_prop(ev, "Key");
+	if (ev->source != KEVENT_SOURCE_CONDITION || ev->host || !name || !*name)
+		return;
+	if (!key)
+		key = ev->object;
+	_cleanup_strbuf_ struct strbuf id = STRBUF_INIT, alert = STRBUF_INIT;
+	strbuf_printf(&id, "%s\x1f%s", name, key);
+	const struct kcond_row *r = kdaemon_cond_find(g->d, name, key);
+	const struct kam_config *cfg = g->d->cfg.alertmanager;
+	if (r && !kcond_row_holds(r)) {
+		kcond_render_alert(&alert, r, g->host, (const char *const *)cfg->labels,
+				   cfg->n_labels, 0);
+		if (id.oom || alert.oom ||
+		    kam_resolved(g->am, strbuf_str(&id), strbuf_str(&alert)) < 0)
+			log_error("alertmanager: out of memory: the alert of %s %s is not resolved "
+				  "(Alertmanager resolves it by its endsAt)",
+				  name, key);
+	} else if (r && !id.oom) {
+		kam_holds(g->am, strbuf_str(&id));
+	}
+	kam_changed(g->am);
+}
+
+static void am_status(void *userdata, struct kstatus_extra *x)
+{
+	struct kdaemon_am *g = userdata;
+	struct kam_counters c;
+	kam_counters(g->am, &c);
+	x->am_enabled = true;
+	x->am_posts = c.posts;
+	x->am_failed = c.failed;
+	x->am_alerts = kdaemon_cond_each(g->d, NULL, NULL);
+	x->am_resolved = c.resolved;
+	x->am_up = c.up;
+	x->am_down = !c.up;
+	x->am_off = x->am_last_error = NULL;
+	if (c.off) {
+		snprintf(x->am_off_buf, sizeof(x->am_off_buf), "%s", c.off);
+		x->am_off = x->am_off_buf;
+	}
+	if (c.last_error) {
+		snprintf(x->am_error_buf, sizeof(x->am_error_buf), "%s", c.last_error);
+		x->am_last_error = x->am_error_buf;
+	}
+}
+
+void kdaemon_am_start(struct kdaemon *d)
+{
+	const char *why = NULL;
+	struct kdaemon_am *g = calloc(1, sizeof(*g));
+	if (!g) {
+		log_error("alertmanager: out of memory: no alert is posted");
+		return;
+	}
+	g->d = d;
+	if (gethostname(g->host, sizeof(g->host) - 1) < 0 || !g->host[0])
+		strcpy(g->host, "localhost");
+	if (!d->cond)
+		log_warning("alertmanager: keventd keeps no condition table (--lib-dir none, or "
+			    "condition not in --sources): no alert is posted");
+	int rc = kam_new(d->loop, d->cfg.alertmanager, am_fill, g, &g->am, &why);
+	if (rc < 0) {
+		log_error("alertmanager: %s%s%s: no alert is posted", why ? why : "",
+			  why ? ": " : "", strerror(-rc));
+		free(g);
+		return;
+	}
+	d->am = g;
+	(void)kdaemon_observe(d, &(struct kobserver){.name = "alertmanager",
+						     .event = am_event,
+						     .status = am_status,
+						     .userdata = g});
+}
+
 void kdaemon_outputs_free(struct kdaemon *d)
 {
+	if (d->am) {
+		kam_free(d->am->am);
+		free(TAKE_PTR(d->am));
+	}
 	knotifier_free(TAKE_PTR(d->notifier));
 	kdbus_free(TAKE_PTR(d->dbus));
 	kmqtt_free(TAKE_PTR(d->mqtt));

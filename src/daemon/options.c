@@ -83,6 +83,7 @@ void koptions_init(struct koptions *o)
 	};
 	kmqtt_config_init(&o->mqtt);
 	knotify_config_init(&o->notify);
+	kam_config_init(&o->am);
 }
 
 void koptions_release(struct koptions *o)
@@ -95,6 +96,7 @@ void koptions_release(struct koptions *o)
 	kmqtt_config_release(&o->mqtt);
 	ksource_sections_release(&o->sections);
 	knotify_config_release(&o->notify);
+	kam_config_release(&o->am);
 }
 
 int koptions_takes_value(const char *name)
@@ -395,11 +397,12 @@ static int file_option(struct koptions *o, const struct ynode *k, const struct y
  * one (source-type.h). */
 static const char mqtt_section[] = "mqtt";
 static const char notify_section[] = "notify";
+static const char am_section[] = "alertmanager";
 
 static bool is_section(const char *name)
 {
 	return strcmp(name, mqtt_section) == 0 || strcmp(name, notify_section) == 0 ||
-	       ksource_type_of_section(name);
+	       strcmp(name, am_section) == 0 || ksource_type_of_section(name);
 }
 
 static int parse_section(struct koptions *o, const char *name, const struct ynode *v,
@@ -409,16 +412,19 @@ static int parse_section(struct koptions *o, const char *name, const struct ynod
 		return kmqtt_config_parse(&o->mqtt, v, path, diags);
 	if (strcmp(name, notify_section) == 0)
 		return knotify_config_parse(&o->notify, v, path, diags);
+	if (strcmp(name, am_section) == 0)
+		return kam_config_parse(&o->am, v, path, diags);
 	return ksource_sections_parse(&o->sections, ksource_type_of_section(name), v, path, diags);
 }
 
 /* The sections' names, in that order, into words (at least
- * 2 + KEVENT_SOURCE_MAX); returns how many. */
+ * 3 + KEVENT_SOURCE_MAX); returns how many. */
 static size_t sections_of(const char **words)
 {
 	size_t n = 0;
 	words[n++] = mqtt_section;
 	words[n++] = notify_section;
+	words[n++] = am_section;
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
 		if (ksource_types[i]->section_size)
 			words[n++] = kevent_source_name((enum kevent_source)i);
@@ -428,7 +434,7 @@ static size_t sections_of(const char **words)
 /* "mqtt, fs, trace": the sections, for a message */
 static void section_names(char *buf, size_t size)
 {
-	const char *words[2 + KEVENT_SOURCE_MAX];
+	const char *words[3 + KEVENT_SOURCE_MAX];
 	size_t n = sections_of(words), len = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && len < size; i++)
@@ -438,7 +444,7 @@ static void section_names(char *buf, size_t size)
 /* The option or section nearest to a misspelt name; NULL: none is near. */
 static const char *suggest_option(const char *name)
 {
-	const char *words[ARRAY_SIZE(options) + 2 + KEVENT_SOURCE_MAX];
+	const char *words[ARRAY_SIZE(options) + 3 + KEVENT_SOURCE_MAX];
 	size_t n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(options); i++)
 		words[n++] = options[i].name;
@@ -560,6 +566,7 @@ void koptions_finish(struct koptions *o)
 	o->cfg.n_rule_dirs = o->n_dirs;
 	o->cfg.mqtt = o->mqtt.enabled ? &o->mqtt : NULL;
 	o->cfg.notify = o->notify.n ? &o->notify : NULL;
+	o->cfg.alertmanager = o->am.enabled ? &o->am : NULL;
 	o->cfg.sections = &o->sections;
 	o->cfg.allowed = o->cfg.sources;
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {

@@ -17,6 +17,7 @@
 #include "diag.h"
 #include "log.h"
 #include "mqtt-config.h"
+#include "am-config.h"
 #include "notify-config.h"
 #include "source-type.h"
 
@@ -35,6 +36,7 @@ struct koptions {
 	enum klog_format log_format;
 	struct kmqtt_config mqtt;
 	struct knotify_config notify;	  /* the section notify: */
+	struct kam_config am;		  /* the section alertmanager: */
 	struct ksource_sections sections; /* the sources' (source-type.h) */
 	char **owned;			  /* the strings above that o holds copies of */
 	size_t n_owned;

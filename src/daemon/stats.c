@@ -350,6 +350,26 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_NOTIFY_TARGETS, "; last error: #", "last_error", NULL, "gauge", NTEXT(last_error),
 	 NULL},
 
+	/* the text says "off" alone without the section (text_head()) */
+	{KSTATS_ALERTMANAGER, "up", "up", "alertmanager_up", "gauge", FLAG(am_up),
+	 "1 when the last post to Alertmanager succeeded."},
+	{KSTATS_ALERTMANAGER, NULL, "enabled", "alertmanager_enabled", "gauge", FLAG(am_enabled),
+	 "1 when keventd.yaml has an alertmanager: section."},
+	{KSTATS_ALERTMANAGER, "down", NULL, NULL, "gauge", FLAG(am_down), NULL},
+	{KSTATS_ALERTMANAGER, " (posts #", "posts", "alertmanager_posts_total", "counter",
+	 EXTRA(am_posts), "Posts of the alerts that Alertmanager took."},
+	{KSTATS_ALERTMANAGER, ", failed #", "failed", "alertmanager_failed_total", "counter",
+	 EXTRA(am_failed),
+	 "Posts to Alertmanager that failed: no connection, or an answer not 2xx."},
+	{KSTATS_ALERTMANAGER, ", alerts #", "alerts", "alertmanager_alerts", "gauge",
+	 EXTRA(am_alerts), "Alerts posted now: the condition rows that hold."},
+	{KSTATS_ALERTMANAGER, ", resolved pending #)", "resolved_pending",
+	 "alertmanager_resolved_pending", "gauge", EXTRA(am_resolved),
+	 "Resolved alerts (conditions cleared) that no post has delivered yet."},
+	{KSTATS_ALERTMANAGER, "; off (#)", "off", NULL, "gauge", TEXT(am_off), NULL},
+	{KSTATS_ALERTMANAGER, "; last error: #", "last_error", NULL, "gauge", TEXT(am_last_error),
+	 NULL},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -392,15 +412,17 @@ static const struct {
 	[KSTATS_CONDITIONS] = {"conditions: ", "conditions"},
 	[KSTATS_NOTIFY] = {"notify: ", "notify"},
 	[KSTATS_NOTIFY_TARGETS] = {NULL, "notify_targets"},
+	[KSTATS_ALERTMANAGER] = {"alertmanager: ", "alertmanager"},
 	[KSTATS_RULESET] = {"rules: ", "ruleset"},
 	[KSTATS_RULES] = {NULL, "rules"},
 };
 
 /* The text rendering has the rule set and the queue first. */
 static const enum kstats_section text_order[] = {
-	KSTATS_UPTIME,	   KSTATS_RULESET, KSTATS_QUEUE,	  KSTATS_SOURCES, KSTATS_EVENTS,
-	KSTATS_RUNS,	   KSTATS_CONTROL, KSTATS_HISTORY,	  KSTATS_JOURNAL, KSTATS_MQTT,
-	KSTATS_CONDITIONS, KSTATS_NOTIFY,  KSTATS_NOTIFY_TARGETS, KSTATS_RULES,
+	KSTATS_UPTIME,	       KSTATS_RULESET,	    KSTATS_QUEUE,      KSTATS_SOURCES,
+	KSTATS_EVENTS,	       KSTATS_RUNS,	    KSTATS_CONTROL,    KSTATS_HISTORY,
+	KSTATS_JOURNAL,	       KSTATS_MQTT,	    KSTATS_CONDITIONS, KSTATS_NOTIFY,
+	KSTATS_NOTIFY_TARGETS, KSTATS_ALERTMANAGER, KSTATS_RULES,
 };
 
 /* What a rendering reads. */
@@ -547,6 +569,10 @@ static void text_head(struct strbuf *o, const struct view *v)
 		enum kstats_section sec = text_order[k];
 		if (sec == KSTATS_NOTIFY && !v->x->notify_enabled) {
 			strbuf_puts(o, "notify: off\n"); /* and no counters */
+			continue;
+		}
+		if (sec == KSTATS_ALERTMANAGER && !v->x->am_enabled) {
+			strbuf_puts(o, "alertmanager: off\n");
 			continue;
 		}
 		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(v, sec); i++) {

@@ -135,6 +135,14 @@ struct kstatus_extra {
 	bool notify_enabled;
 	size_t notify_n, notify_damaged, notify_unknown;
 	struct kstatus_notify notify[KSTATUS_NOTIFY_MAX];
+	/* the Alertmanager output (keventd.yaml(5), alertmanager:): none, or
+	 * its posts taken and failed, the alerts that hold, the resolved
+	 * ones not posted yet, whether the last post succeeded; why it posts
+	 * nothing and the last failure's words (NULL: none), in the buffers */
+	bool am_enabled, am_up, am_down; /* am_down: enabled, and not up */
+	size_t am_posts, am_failed, am_alerts, am_resolved;
+	const char *am_off, *am_last_error;
+	char am_off_buf[160], am_error_buf[160];
 };
 
 /* The parts of status, in the order of the JSON and Prometheus renderings
@@ -152,6 +160,7 @@ enum kstats_section {
 	KSTATS_CONDITIONS,
 	KSTATS_NOTIFY,	       /* the notifications, together */
 	KSTATS_NOTIFY_TARGETS, /* per target; text: a line per target */
+	KSTATS_ALERTMANAGER,
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

@@ -404,29 +404,32 @@ int knotify_config_parse(struct knotify_config *c, const struct ynode *n, const 
 	return 0;
 }
 
+const char *knotify_secret_file_problem(const char *f, char *buf, size_t size)
+{
+	struct stat st;
+	if (stat(f, &st) < 0) {
+		snprintf(buf, size, "%s", strerror(errno));
+		return buf;
+	}
+	if (!S_ISREG(st.st_mode))
+		return "is not a regular file";
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		return "may be read by group or others (chmod 600 it): keventd refuses it";
+	return NULL;
+}
+
 void knotify_config_check_files(const struct knotify_config *c, const char *path,
 				struct kdiags *diags)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		const struct knotify_target *t = &c->v[i];
 		for (int s = 0; s < KNOTIFY_NSECRETS; s++) {
-			struct stat st;
-			const char *f = t->files[s];
-			if (!f)
-				continue;
-			if (stat(f, &st) < 0)
+			char buf[128];
+			const char *f = t->files[s], *why;
+			if (f && (why = knotify_secret_file_problem(f, buf, sizeof(buf))))
 				kdiags_add(diags, path, t->file_line[s], t->file_col[s],
-					   "notify: %s: %s %s: %s", t->name, secret_keys[s], f,
-					   strerror(errno));
-			else if (!S_ISREG(st.st_mode))
-				kdiags_add(diags, path, t->file_line[s], t->file_col[s],
-					   "notify: %s: %s %s is not a regular file", t->name,
-					   secret_keys[s], f);
-			else if (st.st_mode & (S_IRWXG | S_IRWXO))
-				kdiags_add(diags, path, t->file_line[s], t->file_col[s],
-					   "notify: %s: %s %s may be read by group or others "
-					   "(chmod 600 it): keventd refuses it",
-					   t->name, secret_keys[s], f);
+					   "notify: %s: %s %s%s%s", t->name, secret_keys[s], f,
+					   why == buf ? ": " : " ", why);
 		}
 	}
 }

@@ -71,5 +71,9 @@ bool knotify_name_valid(const char *s);
  * not, or is missing.  Looks at the files (stat), reads none. */
 void knotify_config_check_files(const struct knotify_config *c, const char *path,
 				struct kdiags *diags);
+/* The same check of one secret file f (the Alertmanager's password_file
+ * has it too): NULL when keventd would take it, else the words saying why
+ * not ("may be read by group or others ...", or strerror()'s in buf). */
+const char *knotify_secret_file_problem(const char *f, char *buf, size_t size);
 
 #endif

@@ -16,8 +16,8 @@
 #include "hmac-sha256.h"
 #include "notify-msg.h"
 
-/* A secret file: group and others may not read it. */
-static int read_secret(const char *path, char **out, size_t *len, bool first_line, const char **why)
+int knotify_secret_read(const char *path, char **out, size_t *len, bool first_line,
+			const char **why)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
@@ -67,11 +67,11 @@ int knotify_secrets_load(const struct knotify_target *t, struct knotify_secrets 
 	*out = (struct knotify_secrets){0};
 	int rc = 0;
 	if (rc == 0 && (*file = t->files[KNOTIFY_PASSWORD]))
-		rc = read_secret(*file, &out->password, NULL, true, why);
+		rc = knotify_secret_read(*file, &out->password, NULL, true, why);
 	if (rc == 0 && (*file = t->files[KNOTIFY_TOKEN]))
-		rc = read_secret(*file, &out->token, NULL, true, why);
+		rc = knotify_secret_read(*file, &out->token, NULL, true, why);
 	if (rc == 0 && (*file = t->files[KNOTIFY_SECRET]))
-		rc = read_secret(*file, &out->secret, &out->secret_len, false, why);
+		rc = knotify_secret_read(*file, &out->secret, &out->secret_len, false, why);
 	if (rc < 0)
 		knotify_secrets_release(out);
 	return rc;

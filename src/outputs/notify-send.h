@@ -35,6 +35,12 @@ struct knotify_secrets {
 int knotify_secrets_load(const struct knotify_target *t, struct knotify_secrets *out,
 			 const char **why, const char **file);
 void knotify_secrets_release(struct knotify_secrets *s);
+/* One secret file, path: a regular file that group and others cannot
+ * read, of at most KNOTIFY_SECRET_MAX bytes, not empty.  Its first line
+ * (first_line) or its text less a last newline into *out (and *len, if
+ * not NULL).  0, or -errno with *why (static). */
+int knotify_secret_read(const char *path, char **out, size_t *len, bool first_line,
+			const char **why);
 
 /* What a try came to. */
 enum knotify_outcome {

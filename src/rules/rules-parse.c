@@ -431,7 +431,8 @@ static char *notify_text(struct krules_parser *p, const struct ynode *n, const c
 }
 
 /* notify: [NAME...] (or one NAME), and its title: and message:. */
-static void parse_notify(struct krules_parser *p, const struct ynode *const *at, struct krule_extra *x)
+static void parse_notify(struct krules_parser *p, const struct ynode *const *at,
+			 struct krule_extra *x)
 {
 	const struct ynode *n = at[K_NOTIFY];
 	if (!n) {

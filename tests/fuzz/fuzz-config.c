@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * keventd's configuration file: koptions_parse_file(), with the section
- * mqtt.  Whatever it accepts must be within keventd's limits (what
+ * keventd's configuration file: koptions_parse_file(), with the sections
+ * mqtt and alertmanager.  Whatever it accepts must be within keventd's limits (what
  * koptions_set() and the section's parser promise), every diagnostic must
  * have a place (or name the file alone), and everything is freed (ASan)
  * whether it parsed or not.
@@ -50,6 +50,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_CHECK(!kmqtt_filter_problem(m->subscribe[i]));
 	} else {
 		FUZZ_CHECK(!m->host && !m->n_subscribe);
+	}
+	const struct kam_config *a = &o.am;
+	if (a->enabled) {
+		FUZZ_CHECK(a->url && a->post_url && !strpbrk(a->url, "?# "));
+		FUZZ_CHECK(strncmp(a->url, "http", 4) == 0);
+		FUZZ_CHECK(a->resend_ms >= KAM_RESEND_MIN_MS && a->resend_ms <= KAM_RESEND_MAX_MS);
+		FUZZ_CHECK(a->n_labels <= KAM_MAX_LABELS);
+		for (size_t i = 0; i < a->n_labels; i++)
+			FUZZ_CHECK(kam_label_name_valid(a->labels[2 * i]) &&
+				   !kam_label_reserved(a->labels[2 * i]) &&
+				   a->labels[2 * i + 1][0]);
+		FUZZ_CHECK(!a->username == !a->password_file);
+		FUZZ_CHECK(!a->password_file || a->password_file[0] == '/');
+	} else {
+		FUZZ_CHECK(!a->url && !a->n_labels);
 	}
 	kdiags_free(&d);
 	koptions_release(&o);

@@ -254,6 +254,14 @@ static int setup(void **state)
 						  .failed = 271,
 						  .dropped = 272,
 						  .off = "token_file /x: may be read by others"};
+	/* the Alertmanager output: up and down both, so that every row shows */
+	fx->x.am_enabled = fx->x.am_up = fx->x.am_down = true;
+	fx->x.am_posts = 281;
+	fx->x.am_failed = 282;
+	fx->x.am_alerts = 283;
+	fx->x.am_resolved = 284;
+	fx->x.am_off = "password_file /a: \x1b unreadable";
+	fx->x.am_last_error = "HTTP 500: \x1b boom";
 	fx->rs = ruleset(true);
 	/* a file that is broken now: a line of its own, and its error */
 	fx->rs->broken = calloc(1, sizeof(*fx->rs->broken));
@@ -547,6 +555,11 @@ static const struct gap {
 	{KSTATS_NOTIFY_TARGETS, "notify_sending", "text json"},
 	{KSTATS_NOTIFY_TARGETS, "off", "prom"},
 	{KSTATS_NOTIFY_TARGETS, "last_error", "prom"},
+	/* likewise "alertmanager: off"; up false: the words down */
+	{KSTATS_ALERTMANAGER, "enabled", "text"},
+	{KSTATS_ALERTMANAGER, "down", "json prom"},
+	{KSTATS_ALERTMANAGER, "off", "prom"},
+	{KSTATS_ALERTMANAGER, "last_error", "prom"},
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -566,6 +579,7 @@ static const struct {
 	[KSTATS_CONDITIONS] = {"conditions: ", "\"conditions\":{"},
 	[KSTATS_NOTIFY] = {"notify: ", "\"notify\":{"},
 	[KSTATS_NOTIFY_TARGETS] = {"notify ops-mail: ", "\"ops-mail\":{"},
+	[KSTATS_ALERTMANAGER] = {"alertmanager: ", "\"alertmanager\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -706,6 +720,7 @@ static void test_golden(void **state)
 		"notify: 2 targets, queue damaged 261, unknown targets 262\n"
 		"notify ops-mail: sent 263, queued 264, retried 265, failed 266, dropped 267; off (password_file /x: \\x1b unreadable); last error: 535 5.7.8 \\x1b no\n"
 		"notify phone: sent 268, queued 269, retried 270, failed 271, dropped 272; off (token_file /x: may be read by others)\n"
+		"alertmanager: updown (posts 281, failed 282, alerts 283, resolved pending 284); off (password_file /a: \\x1b unreadable); last error: HTTP 500: \\x1b boom\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -731,6 +746,7 @@ static void test_golden(void **state)
 		"\"mqtt\":{\"enabled\":true,\"connected\":true,\"published\":251,\"acknowledged\":252,\"spooled\":309,\"dropped\":253,\"corrupt\":256,\"received\":254,\"duplicates\":257,\"connection_attempts\":255,\"publishing\":\"off (spool /x: \\u001b broken)\"},"
 		"\"conditions\":{\"holding\":501,\"critical\":502,\"warning\":503,\"info\":504,\"acknowledged\":505,\"refused\":506,\"write_errors\":507},"
 		"\"notify\":{\"targets\":2,\"enabled\":true,\"damaged\":261,\"unknown_targets\":262},\"notify_targets\":{\"ops-mail\":{\"sent\":263,\"queued\":264,\"retried\":265,\"failed\":266,\"dropped\":267,\"off\":\"password_file /x: \\u001b unreadable\",\"last_error\":\"535 5.7.8 \\u001b no\"},\"phone\":{\"sent\":268,\"queued\":269,\"retried\":270,\"failed\":271,\"dropped\":272,\"off\":\"token_file /x: may be read by others\",\"last_error\":null}},"
+		"\"alertmanager\":{\"up\":true,\"enabled\":true,\"posts\":281,\"failed\":282,\"alerts\":283,\"resolved_pending\":284,\"off\":\"password_file /a: \\u001b unreadable\",\"last_error\":\"HTTP 500: \\u001b boom\"},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},"
 		"\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
@@ -1168,6 +1184,24 @@ static void test_golden(void **state)
 		"# TYPE keventd_notify_sending gauge\n"
 		"keventd_notify_sending{target=\"ops-mail\"} 1\n"
 		"keventd_notify_sending{target=\"phone\"} 0\n"
+		"# HELP keventd_alertmanager_up 1 when the last post to Alertmanager succeeded.\n"
+		"# TYPE keventd_alertmanager_up gauge\n"
+		"keventd_alertmanager_up 1\n"
+		"# HELP keventd_alertmanager_enabled 1 when keventd.yaml has an alertmanager: section.\n"
+		"# TYPE keventd_alertmanager_enabled gauge\n"
+		"keventd_alertmanager_enabled 1\n"
+		"# HELP keventd_alertmanager_posts_total Posts of the alerts that Alertmanager took.\n"
+		"# TYPE keventd_alertmanager_posts_total counter\n"
+		"keventd_alertmanager_posts_total 281\n"
+		"# HELP keventd_alertmanager_failed_total Posts to Alertmanager that failed: no connection, or an answer not 2xx.\n"
+		"# TYPE keventd_alertmanager_failed_total counter\n"
+		"keventd_alertmanager_failed_total 282\n"
+		"# HELP keventd_alertmanager_alerts Alerts posted now: the condition rows that hold.\n"
+		"# TYPE keventd_alertmanager_alerts gauge\n"
+		"keventd_alertmanager_alerts 283\n"
+		"# HELP keventd_alertmanager_resolved_pending Resolved alerts (conditions cleared) that no post has delivered yet.\n"
+		"# TYPE keventd_alertmanager_resolved_pending gauge\n"
+		"keventd_alertmanager_resolved_pending 284\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
