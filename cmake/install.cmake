@@ -76,6 +76,11 @@ install(FILES ${CMAKE_SOURCE_DIR}/keventd/keventctl.fish-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d
         RENAME keventctl.fish)
 
+# A commented keventd.yaml with every section, to copy from (keventd.yaml(5),
+# FILES).
+install(FILES ${CMAKE_SOURCE_DIR}/docs/examples/keventd.yaml
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+
 set(KEVENT_MAN_PAGES keventd.8 keventctl.8 keventd.rules.5 keventd.yaml.5 keventd.sources.7
                      send_kevent.9)
 foreach(page ${KEVENT_MAN_PAGES})

@@ -243,7 +243,8 @@ class Inspect(unittest.TestCase):
         for path in sorted(cited):
             self.assertIn(path, entries, "a man page cites %s; the package has no such file"
                           % path)
-        for name in ("sources.md", "acpid.md", "fleet.md", "trace-recipes.md"):
+        for name in ("sources.md", "acpid.md", "fleet.md", "trace-recipes.md",
+                     "examples/keventd.yaml"):
             self.assertIn("/usr/share/doc/keventd/" + name, entries)
 
     def test_control(self):

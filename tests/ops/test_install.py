@@ -219,6 +219,9 @@ complete_for keventctl --control /x send po
         with open(self.p(E["KEVENT_DATADIR"] + "/zsh/vendor-completions/_keventctl")) as f:
             self.assertEqual(f.readline(), "#compdef keventctl\n")
 
+    def test_example_config(self):
+        self.assertMode(E["KEVENT_DATADIR"] + "/doc/keventd/examples/keventd.yaml", 0o644)
+
     def test_manifest_has_nothing_else(self):
         allowed = [E["KEVENT_SBINDIR"], E["KEVENT_BINDIR"], E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd",
                    E["KEVENT_INCLUDEDIR"] + "/kevent/kevent.h", E["KEVENT_MANDIR"],
@@ -227,7 +230,8 @@ complete_for keventctl --control /x send po
                    E["KEVENT_DATADIR"] + "/fish/vendor_completions.d/keventctl.fish",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",
                    E["KEVENT_DATADIR"] + "/dbus-1/system.d/org.kernel.Event1.conf",
-                   E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc"]
+                   E["KEVENT_DATADIR"] + "/pkgconfig/keventd.pc",
+                   E["KEVENT_DATADIR"] + "/doc/keventd/examples/keventd.yaml"]
         for f in self.manifest.split():
             self.assertTrue(any(f.startswith(self.dest + a) or f.startswith(a) for a in allowed),
                             "unexpected installed file " + f)
