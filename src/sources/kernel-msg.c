@@ -68,23 +68,20 @@ int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **o
 int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
 			struct kkernel_meta *meta, const char **why)
 {
+	static const struct kgenl_shape shape = {
+		{KEVENT_CMD_EVENT, KEVENT_CMD_GET}, 2, KEVENT_A_MAX, KEVENT_A_PAD};
 	struct kgenl_attr at[KEVENT_A_MAX + 1];
-	const char *attrs;
-	size_t attrs_len;
 	uint8_t cmd;
 
 	*meta = (struct kkernel_meta){0};
 	*out = NULL;
-	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
+	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
 	if (rc < 0)
 		return rc;
-	if (cmd != KEVENT_CMD_EVENT && cmd != KEVENT_CMD_GET) {
+	if (rc == 0) {
 		*why = "unknown kevent command";
 		return -EINVAL;
 	}
-	rc = kgenl_attrs(attrs, attrs_len, at, KEVENT_A_MAX, KEVENT_A_PAD, why);
-	if (rc < 0)
-		return rc;
 	if (at[KEVENT_A_INSTANCE].seen && u64_attr(&at[KEVENT_A_INSTANCE], &meta->instance) < 0) {
 		*why = "malformed instance attribute";
 		return -EINVAL;
