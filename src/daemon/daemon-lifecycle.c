@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl-server.h"
 #include "daemon-cond.h"
 #include "daemon-ctl.h"
 #include "daemon-internal.h"
@@ -277,6 +278,13 @@ int kdaemon_start(struct kdaemon *d)
 	int rc = kfdstore_new(&d->fdstore);
 	if (rc < 0)
 		return rc;
+	/* the control socket's directory first: when it is the state
+	 * directory too (/run/keventd, by default), the group of
+	 * --control-group must still reach the socket in it */
+	if (d->cfg.control_path && (rc = kctl_server_make_dir(d->cfg.control_path)) < 0) {
+		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
+		return rc;
+	}
 	/* the state directory, keventd's alone, before any state file */
 	rc = kdaemon_state_open(d);
 	if (rc < 0)
