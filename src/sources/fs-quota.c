@@ -27,8 +27,10 @@ static const char *const warnings[] = {
 int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quota_msg *m,
 		     const char **why)
 {
-	static const struct kgenl_shape shape = {
-		{QUOTA_NL_C_WARNING}, 1, QUOTA_NL_A_MAX, QUOTA_NL_A_PAD};
+	static const struct kgenl_shape shape = {.cmds = {QUOTA_NL_C_WARNING},
+						 .ncmds = 1,
+						 .max = QUOTA_NL_A_MAX,
+						 .pad = QUOTA_NL_A_PAD};
 	struct kgenl_attr at[QUOTA_NL_A_MAX + 1];
 	uint8_t cmd;
 	*m = (struct kfs_quota_msg){0};

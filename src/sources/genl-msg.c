@@ -69,6 +69,10 @@ int kgenl_decode(const void *buf, size_t len, int family_id, const struct kgenl_
 	bool wanted = false;
 	for (size_t i = 0; i < shape->ncmds; i++)
 		wanted |= *cmd == shape->cmds[i];
+	if (!wanted && shape->other) {
+		*why = shape->other;
+		return -EINVAL;
+	}
 	if (!wanted)
 		return 0;
 	rc = kgenl_attrs(attrs, attrs_len, at, shape->max, shape->pad, why);

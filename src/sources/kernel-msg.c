@@ -68,8 +68,11 @@ int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **o
 int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
 			struct kkernel_meta *meta, const char **why)
 {
-	static const struct kgenl_shape shape = {
-		{KEVENT_CMD_EVENT, KEVENT_CMD_GET}, 2, KEVENT_A_MAX, KEVENT_A_PAD};
+	static const struct kgenl_shape shape = {.cmds = {KEVENT_CMD_EVENT, KEVENT_CMD_GET},
+						 .ncmds = 2,
+						 .max = KEVENT_A_MAX,
+						 .pad = KEVENT_A_PAD,
+						 .other = "unknown kevent command"};
 	struct kgenl_attr at[KEVENT_A_MAX + 1];
 	uint8_t cmd;
 
@@ -78,10 +81,6 @@ int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct keven
 	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
 	if (rc < 0)
 		return rc;
-	if (rc == 0) {
-		*why = "unknown kevent command";
-		return -EINVAL;
-	}
 	if (at[KEVENT_A_INSTANCE].seen && u64_attr(&at[KEVENT_A_INSTANCE], &meta->instance) < 0) {
 		*why = "malformed instance attribute";
 		return -EINVAL;

@@ -18,10 +18,9 @@ int kthermal_decode(const void *buf, size_t len, int family_id, struct kthermal_
 	uint32_t val[THERMAL_GENL_ATTR_TZ_TRIP_ID + 1] = {0};
 	/* the zone, trip and temperature attributes are numbered 2..5 */
 	static const struct kgenl_shape shape = {
-		{THERMAL_GENL_EVENT_TZ_TRIP_UP, THERMAL_GENL_EVENT_TZ_TRIP_DOWN},
-		2,
-		THERMAL_GENL_ATTR_TZ_TRIP_ID,
-		0};
+		.cmds = {THERMAL_GENL_EVENT_TZ_TRIP_UP, THERMAL_GENL_EVENT_TZ_TRIP_DOWN},
+		.ncmds = 2,
+		.max = THERMAL_GENL_ATTR_TZ_TRIP_ID};
 	uint8_t cmd;
 
 	*m = (struct kthermal_msg){.kind = KTHERMAL_OTHER};
