@@ -16,14 +16,12 @@
 
 #include "config.h"
 #include "daemon.h"
-#include "dbus.h"
+#include "diag.h"
 #include "fault.h"
-#include "history.h"
 #include "log.h"
-#include "options.h"
+#include "util.h"
 
 #define EXIT_USAGE 2
-#define MAX_DIRS   KOPTIONS_MAX_DIRS
 
 /* The sources' names, wrapped to 80 columns under the options' texts:
  * from the sources' list (event.h), so that none is left out. */
@@ -89,8 +87,8 @@ static void usage(FILE *f)
 		"See keventd(8), keventd.yaml(5), keventd.rules(5) and keventctl(8).\n",
 		KEVENT_DEFAULT_CONFIG, KEVENT_RULES_DIR_ETC, KEVENT_RULES_DIR_RUN,
 		KEVENT_RULES_DIR_LIB, KEVENT_DEFAULT_CONTROL, strbuf_str(&sources),
-		KEVENT_DEFAULT_QUEUE_SIZE, KHISTORY_DEFAULT, KEVENT_DEFAULT_STATE_DIR,
-		KEVENT_DEFAULT_LIB_DIR, kdbus_available() ? "" : "; not in this build");
+		KEVENT_DEFAULT_QUEUE_SIZE, KEVENT_DEFAULT_HISTORY, KEVENT_DEFAULT_STATE_DIR,
+		KEVENT_DEFAULT_LIB_DIR, kdaemon_dbus_available() ? "" : "; not in this build");
 }
 
 static int usage_error(const char *fmt, ...) _printf_(1, 2);
@@ -104,12 +102,6 @@ static int usage_error(const char *fmt, ...)
 	fputs("\nTry 'keventd --help'.\n", stderr);
 	return EXIT_USAGE;
 }
-
-/* The options of the command line, in their order, applied once the
- * configuration file has been: the command line wins. */
-struct arg {
-	const char *name, *value;
-};
 
 /* Prints the configuration file's mistakes and frees them: EXIT_USAGE. */
 static int report_diags(struct kdiags *diags)
@@ -125,7 +117,10 @@ static int report_diags(struct kdiags *diags)
 	return EXIT_USAGE;
 }
 
-static int parse_args(int argc, char **argv, struct koptions *o)
+/* The command line, then the options it and the configuration file give
+ * (kdaemon_options_read()): 0 with *o, -1 when it only asked for help or
+ * the version, or the exit status. */
+static int parse_args(int argc, char **argv, struct koptions **o)
 {
 	enum { O_OPTION = 256, O_CONFIG, O_VERSION };
 	static const struct option opts[] = {
@@ -150,7 +145,7 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 		{"version", no_argument, NULL, O_VERSION},
 		{0},
 	};
-	_cleanup_free_ struct arg *args = calloc((size_t)argc + 1, sizeof(*args));
+	_cleanup_free_ struct kdaemon_arg *args = calloc((size_t)argc + 1, sizeof(*args));
 	size_t n_args = 0;
 	const char *config = NULL;
 	int c, index;
@@ -159,7 +154,7 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 	while ((c = getopt_long(argc, argv, "h", opts, &index)) != -1) {
 		switch (c) {
 		case O_OPTION:
-			args[n_args++] = (struct arg){opts[index].name, optarg};
+			args[n_args++] = (struct kdaemon_arg){opts[index].name, optarg};
 			break;
 		case O_CONFIG:
 			config = optarg;
@@ -178,57 +173,20 @@ static int parse_args(int argc, char **argv, struct koptions *o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
-	/* The file first, then the command line over it.  The default file
-	 * is read only when it is there; one that is named must be. */
+	/* the options of the command line, in their order, applied once the
+	 * configuration file has been: the command line wins */
 	struct kdiags diags = {0};
-	int rc = koptions_load_file(o, config ? config : KEVENT_DEFAULT_CONFIG, o->cfg.trust,
-				    &diags);
-	if (rc == -ENOENT && !config)
-		rc = 0;
+	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+	int rc = kdaemon_options_read(config, args, n_args, o, &diags, &why);
+	if (rc == -EINVAL && diags.n)
+		return report_diags(&diags);
+	kdiags_free(&diags);
+	if (rc == -EINVAL)
+		return usage_error("%s", strbuf_str(&why));
 	if (rc < 0) {
-		fprintf(stderr, "keventd: cannot read %s: %s\n",
-			config ? config : KEVENT_DEFAULT_CONFIG, strerror(-rc));
-		kdiags_free(&diags);
+		fprintf(stderr, "keventd: %s\n", strbuf_str(&why));
 		return 1;
 	}
-	if (diags.n)
-		return report_diags(&diags);
-	for (size_t i = 0; i < n_args; i++) {
-		struct strbuf why = STRBUF_INIT;
-		rc = koptions_set(o, args[i].name, args[i].value, false, &why);
-		if (rc == -EINVAL)
-			rc = usage_error("%s", strbuf_str(&why));
-		else if (rc < 0)
-			rc = usage_error("%s", strerror(-rc));
-		strbuf_release(&why);
-		if (rc)
-			return rc;
-	}
-	koptions_finish(o);
-	/* read again at a reload, for what changes without a restart */
-	o->cfg.config_path = config ? config : KEVENT_DEFAULT_CONFIG;
-	/* the sources' sections as the kernel sees them (the tracepoints
-	 * and their filters): a mistake is the file's, at its line, before
-	 * anything starts */
-	rc = ksource_sections_check(&o->sections, o->cfg.sources, &diags);
-	if (rc < 0)
-		return usage_error("%s", strerror(-rc));
-	if (diags.n)
-		return report_diags(&diags);
-	return 0;
-}
-
-/* Rule directories as absolute paths, so KEVENT_RULE_FILE means the same
- * thing to a handler that runs in "/". */
-static int absolute_dirs(struct koptions *o, char **store)
-{
-	for (size_t i = 0; i < o->cfg.n_rule_dirs; i++) {
-		store[i] = path_absolute(o->dirs[i]);
-		if (!store[i])
-			return -errno;
-		o->dirs[i] = store[i];
-	}
-	o->cfg.rule_dirs = o->dirs;
 	return 0;
 }
 
@@ -258,26 +216,23 @@ int main(int argc, char **argv)
 {
 	if (ensure_std_fds() < 0)
 		return 1;
-	_cleanup_(koptions_release) struct koptions o;
-	koptions_init(&o);
+	_cleanup_(kdaemon_options_freep) struct koptions *o = NULL;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	klog_setup(o.log_level, o.log_format);
+	kdaemon_options_log(o);
 	if (kfault_init() < 0)
 		log_warning(
 			"KEVENTD_FAULT is neither POINT:N[:segv] nor none; no fault point armed");
 	umask(022); /* handlers inherit it */
 
-	char *dirs[MAX_DIRS] = {NULL};
 	_cleanup_(kdaemon_freep) struct kdaemon *d = NULL;
-	rc = absolute_dirs(&o, dirs);
-	o.cfg.thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
-	o.cfg.cgroup_root = getenv("KEVENTD_CGROUP_ROOT"); /* for tests: keventd(8) */
-	const char *journal = getenv("KEVENTD_JOURNAL");   /* for benchmarks: keventd(8) */
-	o.cfg.no_journal = journal && strcmp(journal, "off") == 0;
-	if (rc == 0)
-		rc = kdaemon_new(&o.cfg, &d);
+	struct kdaemon_config *cfg = kdaemon_options_config(o);
+	cfg->thermal_sysfs = getenv("KEVENTD_THERMAL_SYSFS");
+	cfg->cgroup_root = getenv("KEVENTD_CGROUP_ROOT"); /* for tests: keventd(8) */
+	const char *journal = getenv("KEVENTD_JOURNAL");  /* for benchmarks: keventd(8) */
+	cfg->no_journal = journal && strcmp(journal, "off") == 0;
+	rc = kdaemon_new(cfg, &d);
 	if (rc == 0)
 		rc = kdaemon_start(d);
 	if (rc == 0)
@@ -285,7 +240,5 @@ int main(int argc, char **argv)
 	else
 		log_error("cannot start: %s", strerror(-rc));
 	kdaemon_free(TAKE_PTR(d));
-	for (size_t i = 0; i < MAX_DIRS; i++)
-		free(dirs[i]);
 	return rc < 0 ? 1 : 0;
 }

@@ -7,9 +7,12 @@ when
   - an object file of a library uses a symbol defined in a library that is
     not below it in LAYERS (a call in the wrong direction), or
   - object files use each other's symbols in a cycle (A -> B -> ... -> A),
-    inside a library or across them.
+    inside a library or across them, or
+  - a program in PROGRAMS includes a header or uses a symbol beyond its
+    face: keventd sees the daemon through src/daemon/daemon.h alone.
 Prints each problem; exit 1 if any, 0 otherwise, 77 when nm is missing."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +29,15 @@ LAYERS = {
     "control": {"exec", "sources", "rules", "event", "base"},
     "daemon": {"control", "outputs", "cond", "exec", "sources", "rules", "event", "base"},
 }
+
+# Each program's source, its object under the build directory, the one
+# header of libkevent above base it may include, and the libraries whose
+# symbols it may use besides the functions that header declares.
+PROGRAMS = {
+    "keventd/keventd.c": ("keventd/CMakeFiles/keventd.dir/keventd.c.o",
+                          "src/daemon/daemon.h", {"base", "event"}),
+}
+SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def symbols(lib):
@@ -88,6 +100,43 @@ def find_cycles(edges):
     return found
 
 
+def declared(header):
+    """The names a header declares as functions (comments left out)."""
+    with open(os.path.join(SOURCE, header)) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", text))
+
+
+def check_program(src, obj, header, libs, build, where):
+    """The problems of one program: an include beyond its header and
+    base's, a symbol of a library beyond libs that its header does not
+    declare."""
+    problems = []
+    base = set(os.listdir(os.path.join(SOURCE, "src", "base")))
+    allowed = {os.path.basename(header), "config.h"} | {h for h in base if h.endswith(".h")}
+    with open(os.path.join(SOURCE, src)) as f:
+        for n, line in enumerate(f, 1):
+            m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+            if m and m.group(1) not in allowed:
+                problems.append("%s:%d includes %s: it sees the daemon through %s alone"
+                                % (src, n, m.group(1), header))
+    path = os.path.join(build, obj)
+    if not os.path.exists(path):
+        return problems + ["check-layers: %s is missing: build first" % path]
+    out = subprocess.run(["nm", "-P", path], capture_output=True, text=True,
+                         check=True).stdout
+    faces = declared(header)
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2 or parts[1] != "U" or parts[0] not in where:
+            continue
+        lib, o = where[parts[0]]
+        if lib not in libs and parts[0] not in faces:
+            problems.append("%s uses %s of %s/%s: not in %s"
+                            % (src, parts[0], lib, o, header))
+    return problems
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -121,10 +170,13 @@ def main():
                                 % (lib, obj, s, to[0], to[1], lib, to[0]))
     for comp in find_cycles(edges):
         problems.append("cycle: " + " <-> ".join(comp))
+    build = os.path.dirname(os.path.abspath(sys.argv[1]))
+    for src, (obj, header, libs) in sorted(PROGRAMS.items()):
+        problems += check_program(src, obj, header, libs, build, where)
     for p in problems:
         print(p)
-    print("check-layers: %d objects in %d libraries, %d problems"
-          % (len(objects), len(LAYERS), len(problems)))
+    print("check-layers: %d objects in %d libraries, %d programs, %d problems"
+          % (len(objects), len(LAYERS), len(PROGRAMS), len(problems)))
     sys.exit(1 if problems else 0)
 
 

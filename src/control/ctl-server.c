@@ -872,18 +872,35 @@ size_t kctl_client_queued(const struct kctl_client *c)
 	return c->queued;
 }
 
-static int make_parent(const char *path)
+int kctl_server_make_dir(const char *path)
 {
 	_cleanup_free_ char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	char *dir = dirname(copy);
-	struct stat st;
-	if (stat(dir, &st) == 0)
-		return 0;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	const char *dir = dirname(copy);
+	if (mkdir(dir, KCTL_DIR_MODE) < 0)
+		return errno == EEXIST ? 0 : -errno;
+	/* made here: its mode, not the umask's */
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchmod(fd, KCTL_DIR_MODE) < 0)
 		return -errno;
 	return 0;
+}
+
+/* Says when the directory of path keeps the members of gid from searching
+ * it, so from the socket: one that keventd did not make (a state
+ * directory of mode 0700 that someone made before). */
+static void check_dir_admits(const char *path, gid_t gid)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	struct stat st;
+	if (gid == (gid_t)-1 || !copy || stat(dirname(copy), &st) < 0)
+		return;
+	if ((st.st_mode & S_IXOTH) || ((st.st_mode & S_IXGRP) && st.st_gid == gid))
+		return;
+	log_warning("control: %s (mode %04o) keeps the members of --control-group out of the "
+		    "socket in it: give it mode %04o",
+		    copy, (unsigned)(st.st_mode & 07777), KCTL_DIR_MODE);
 }
 
 static const char *file_kind(mode_t mode)
@@ -967,9 +984,10 @@ static int listen_on(struct kctl_server *s, const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	int rc = make_parent(path);
+	int rc = kctl_server_make_dir(path);
 	if (rc < 0)
 		return rc;
+	check_dir_admits(path, s->gid);
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

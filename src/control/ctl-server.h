@@ -84,8 +84,20 @@ struct kctl_server_ops {
 	void (*taken)(void *userdata);
 };
 
+/* The mode of the control socket's directory when keventd makes it: its
+ * user's, and searchable by all, so that the group of --control-group
+ * reaches the socket, whose own mode says who may connect (keventd(8),
+ * --control; docs/SECURITY.md). */
+#define KCTL_DIR_MODE 0755
+
+/* Makes the directory of the socket path when it is missing, mode
+ * KCTL_DIR_MODE whatever the umask; one that is there is left as it is.
+ * 0 or -errno. */
+int kctl_server_make_dir(const char *path);
+
 /*
- * Listens on path, its parent made if missing.  Only a stale socket there
+ * Listens on path, its parent made if missing (kctl_server_make_dir(); a
+ * parent that keeps the group gid out is logged).  Only a stale socket there
  * is replaced: a live one is refused with -EADDRINUSE, anything else (a
  * file, a symlink, a directory) with -EEXIST, logged.  The socket is made
  * mode 0600, or 0660 and group gid unless gid is (gid_t)-1, without

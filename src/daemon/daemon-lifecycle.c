@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl-server.h"
 #include "daemon-cond.h"
 #include "daemon-ctl.h"
 #include "daemon-internal.h"
@@ -100,44 +101,18 @@ static void on_dropped(const struct kjob *job, void *userdata)
 			 : "");
 }
 
-/* "kernel 3": the dropped events that the next start fetches again. */
-static uint64_t format_refetch(const struct kdaemon *d, struct strbuf *sb)
+/* "socket 4199, kernel 3": a count per source (the events dropped at the
+ * stop, those the next start fetches again, those the journal keeps), the
+ * sources with none left out; gives their total. */
+static uint64_t format_per_source(const uint64_t count[KEVENT_SOURCE_MAX], struct strbuf *sb)
 {
 	uint64_t total = 0;
 	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		if (!d->refetch[i])
+		if (!count[i])
 			continue;
 		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
-			      kevent_source_name((enum kevent_source)i), d->refetch[i]);
-		total += d->refetch[i];
-	}
-	return total;
-}
-
-/* "socket 19": the events the journal keeps at the stop, per source. */
-static uint64_t format_kept(const struct kdaemon *d, struct strbuf *sb)
-{
-	uint64_t total = 0;
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		if (!d->stats.kept[i])
-			continue;
-		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
-			      kevent_source_name((enum kevent_source)i), d->stats.kept[i]);
-		total += d->stats.kept[i];
-	}
-	return total;
-}
-
-/* "socket 4199, kernel 3": the events dropped at the stop, per source. */
-static uint64_t format_dropped(const struct kdaemon *d, struct strbuf *sb)
-{
-	uint64_t total = 0;
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
-		if (!d->stats.dropped[i])
-			continue;
-		strbuf_printf(sb, "%s%s %" PRIu64, total ? ", " : "",
-			      kevent_source_name((enum kevent_source)i), d->stats.dropped[i]);
-		total += d->stats.dropped[i];
+			      kevent_source_name((enum kevent_source)i), count[i]);
+		total += count[i];
 	}
 	return total;
 }
@@ -177,9 +152,9 @@ void kdaemon_exit(struct kdaemon *d, int sig)
 
 	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
 				       kept_sb = STRBUF_INIT;
-	size_t dropped = (size_t)format_dropped(d, &per_source);
-	uint64_t refetched = format_refetch(d, &again);
-	uint64_t kept = format_kept(d, &kept_sb);
+	size_t dropped = (size_t)format_per_source(d->stats.dropped, &per_source);
+	uint64_t refetched = format_per_source(d->refetch, &again);
+	uint64_t kept = format_per_source(d->stats.kept, &kept_sb);
 	if (kept)
 		log_notice("%s: stopping; handlers running: %zu; queued events not started, "
 			   "kept in the journal for the next start: %" PRIu64 " (%s)",
@@ -303,6 +278,13 @@ int kdaemon_start(struct kdaemon *d)
 	int rc = kfdstore_new(&d->fdstore);
 	if (rc < 0)
 		return rc;
+	/* the control socket's directory first: when it is the state
+	 * directory too (/run/keventd, by default), the group of
+	 * --control-group must still reach the socket in it */
+	if (d->cfg.control_path && (rc = kctl_server_make_dir(d->cfg.control_path)) < 0) {
+		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
+		return rc;
+	}
 	/* the state directory, keventd's alone, before any state file */
 	rc = kdaemon_state_open(d);
 	if (rc < 0)
@@ -366,9 +348,9 @@ int kdaemon_run(struct kdaemon *d)
 	int rc = kloop_run(d->loop);
 	_cleanup_strbuf_ struct strbuf per_source = STRBUF_INIT, again = STRBUF_INIT,
 				       kept_sb = STRBUF_INIT;
-	uint64_t dropped = format_dropped(d, &per_source);
-	uint64_t refetched = format_refetch(d, &again);
-	uint64_t kept = format_kept(d, &kept_sb);
+	uint64_t dropped = format_per_source(d->stats.dropped, &per_source);
+	uint64_t refetched = format_per_source(d->refetch, &again);
+	uint64_t kept = format_per_source(d->stats.kept, &kept_sb);
 	if (kept)
 		log_info("stopped; events kept in the journal for the next start: %" PRIu64 " (%s)",
 			 kept, strbuf_str(&kept_sb));

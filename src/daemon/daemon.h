@@ -5,9 +5,10 @@
  * runs on the scheduler and hands them to the runner.  docs/HACKING.md
  * follows one event through it.  Its lifecycle is that of systemd's udev
  * manager: kdaemon_new(), kdaemon_start(), kdaemon_run(), kdaemon_exit(),
- * kdaemon_free(); the keventd program only parses options around it.
- * This is all of it that the program sees; the daemon's own files share
- * daemon-internal.h.
+ * kdaemon_free(); the keventd program only parses its command line around
+ * it, and reads its options with kdaemon_options_read().  This is all of
+ * it that the program sees (scripts/check-layers.py holds keventd.c to
+ * it); the daemon's own files share daemon-internal.h.
  */
 #ifndef KEVENT_DAEMON_H
 #define KEVENT_DAEMON_H
@@ -19,11 +20,17 @@
 #include "source-udev.h"
 #include "statedir.h" /* KEVENT_DEFAULT_STATE_DIR, KEVENT_DEFAULT_CONTROL */
 
+/* the configuration file read when --config names none (keventd.yaml(5)) */
+#define KEVENT_DEFAULT_CONFIG "/etc/keventd/keventd.yaml"
 /* what outlives a reboot (keventd(8), --lib-dir) */
 #define KEVENT_DEFAULT_LIB_DIR	  "/var/lib/keventd"
 #define KEVENT_DEFAULT_QUEUE_SIZE 4096
+#define KEVENT_DEFAULT_HISTORY	  1024 /* events kept for keventctl events (--history) */
 
 struct kdaemon;
+struct kdiags;
+struct koptions;
+struct strbuf;
 struct kmqtt_config;
 struct knotify_config;
 struct kam_config;
@@ -80,6 +87,35 @@ struct kdaemon_config {
 		     struct kproc *p, const char **what);
 	void *spawn_userdata;
 };
+
+/* One option of keventd's command line: its long name without "--", and
+ * its value (NULL: a flag). */
+struct kdaemon_arg {
+	const char *name, *value;
+};
+
+/*
+ * keventd's options (keventd(8), keventd.yaml(5)): the configuration file
+ * config (NULL: KEVENT_DEFAULT_CONFIG, read only when it is there), then
+ * args[0..n) over it, the command line winning; the rule directories made
+ * absolute, so that KEVENT_RULE_FILE means the same to a handler that
+ * runs in "/"; and the sources' sections checked against this kernel.
+ * 0 with *out; -EINVAL with the mistakes in diags (the file's, each at
+ * its place) or, none there, an option's in why; another -errno with why
+ * saying what failed (the file cannot be read...).
+ */
+int kdaemon_options_read(const char *config, const struct kdaemon_arg *args, size_t n,
+			 struct koptions **out, struct kdiags *diags, struct strbuf *why);
+/* The daemon's configuration in o, for kdaemon_new(); the program may set
+ * what its environment says (thermal_sysfs, cgroup_root, no_journal). */
+struct kdaemon_config *kdaemon_options_config(struct koptions *o);
+/* Sets up the log as o says (--log-level, --log-format). */
+void kdaemon_options_log(const struct koptions *o);
+/* NULL is fine. */
+void kdaemon_options_free(struct koptions *o);
+void kdaemon_options_freep(struct koptions **o); /* for _cleanup_() */
+/* Whether this build can send events on the system bus (--dbus). */
+bool kdaemon_dbus_available(void);
 
 /* Makes a daemon of cfg (copied; its strings must outlive it) and loads
  * its rules; nothing is read yet.  0 or -errno. */

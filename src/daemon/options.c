@@ -72,7 +72,7 @@ void koptions_init(struct koptions *o)
 				.udev_monitor = KUDEV_AUTO,
 				.max_children = (size_t)(2 * (cpus > 0 ? cpus : 1) + 4),
 				.queue_size = KEVENT_DEFAULT_QUEUE_SIZE,
-				.history = KHISTORY_DEFAULT,
+				.history = KEVENT_DEFAULT_HISTORY,
 				.state_dir = KEVENT_DEFAULT_STATE_DIR,
 				.lib_dir = KEVENT_DEFAULT_LIB_DIR,
 				.journal_size = KJOURNAL_DEFAULT_SIZE,
@@ -574,4 +574,91 @@ void koptions_finish(struct koptions *o)
 		if (t->idle && t->idle(ksource_section(&o->sections, (enum kevent_source)i)))
 			o->cfg.sources &= ~(1u << i);
 	}
+}
+
+/* The rule directories as absolute paths, kept by o.  0 or -errno. */
+static int absolute_dirs(struct koptions *o)
+{
+	for (size_t i = 0; i < o->cfg.n_rule_dirs; i++) {
+		_cleanup_free_ char *abs = path_absolute(o->dirs[i]);
+		if (!abs || !(o->dirs[i] = keep(o, abs)))
+			return -errno;
+	}
+	o->cfg.rule_dirs = o->dirs;
+	return 0;
+}
+
+int kdaemon_options_read(const char *config, const struct kdaemon_arg *args, size_t n,
+			 struct koptions **out, struct kdiags *diags, struct strbuf *why)
+{
+	_cleanup_(kdaemon_options_freep) struct koptions *o = malloc(sizeof(*o));
+	if (!o) {
+		strbuf_puts(why, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	koptions_init(o);
+	/* The file first, then the command line over it.  The default file
+	 * is read only when it is there; one that is named must be. */
+	const char *path = config ? config : KEVENT_DEFAULT_CONFIG;
+	int rc = koptions_load_file(o, path, o->cfg.trust, diags);
+	if (rc == -ENOENT && !config)
+		rc = 0;
+	if (rc < 0) {
+		strbuf_printf(why, "cannot read %s: %s", path, strerror(-rc));
+		return rc == -EINVAL ? -EIO : rc;
+	}
+	if (diags->n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		rc = koptions_set(o, args[i].name, args[i].value, false, why);
+		if (rc < 0) {
+			if (rc != -EINVAL)
+				strbuf_puts(why, strerror(-rc));
+			return rc;
+		}
+	}
+	koptions_finish(o);
+	/* read again at a reload, for what changes without a restart */
+	o->cfg.config_path = path;
+	/* the sources' sections as the kernel sees them (the tracepoints
+	 * and their filters): a mistake is the file's, at its line, before
+	 * anything starts */
+	rc = ksource_sections_check(&o->sections, o->cfg.sources, diags);
+	if (rc == 0 && diags->n)
+		rc = -EINVAL;
+	if (rc == 0 && (rc = absolute_dirs(o)) < 0)
+		strbuf_printf(why, "cannot make the rule directories absolute: %s", strerror(-rc));
+	else if (rc < 0 && rc != -EINVAL)
+		strbuf_puts(why, strerror(-rc));
+	if (rc == 0)
+		*out = TAKE_PTR(o);
+	return rc;
+}
+
+struct kdaemon_config *kdaemon_options_config(struct koptions *o)
+{
+	return &o->cfg;
+}
+
+void kdaemon_options_log(const struct koptions *o)
+{
+	klog_setup(o->log_level, o->log_format);
+}
+
+void kdaemon_options_free(struct koptions *o)
+{
+	if (!o)
+		return;
+	koptions_release(o);
+	free(o);
+}
+
+void kdaemon_options_freep(struct koptions **o)
+{
+	kdaemon_options_free(*o);
+}
+
+bool kdaemon_dbus_available(void)
+{
+	return kdbus_available();
 }

@@ -4,8 +4,10 @@
  * file (keventd(8), FILES): the same names, the same checks, one place.
  * A file sets any long option by name ("max-children: 16") and has
  * sections: "mqtt:" (mqtt-config.h) and those of the sources, named after
- * each (source-type.h); the command line, applied after the file, wins.  Pure: errors are returned,
- * never logged.
+ * each (source-type.h); the command line, applied after the file, wins.
+ * Pure: errors are returned, never logged.  The keventd program sees it
+ * through daemon.h (kdaemon_options_read()), keventctl verify and the
+ * tests through this header.
  */
 #ifndef KEVENT_OPTIONS_H
 #define KEVENT_OPTIONS_H
@@ -21,7 +23,6 @@
 #include "notify-config.h"
 #include "source-type.h"
 
-#define KEVENT_DEFAULT_CONFIG	  "/etc/keventd/keventd.yaml"
 #define KOPTIONS_MAX_DIRS	  64
 #define KOPTIONS_MAX_CHILDREN_MAX 65536
 #define KOPTIONS_QUEUE_SIZE_MAX	  10000000

@@ -155,33 +155,41 @@ static struct unit *find_starting(struct ktrun *t, const char *name)
 	return NULL;
 }
 
-/* The record of the unit's end, from its service's properties. */
-static void unit_ended(struct unit *u, sd_bus_message *m)
+int ktrun_read_props(sd_bus_message *m, const struct ktrun_prop *props, size_t n)
 {
-	const char *result = "";
-	int32_t code = 0, status = 0;
-	uint64_t start_us = 0, exit_us = 0;
 	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
 	while (r >= 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
 		const char *key;
 		r = sd_bus_message_read(m, "s", &key);
 		if (r < 0)
 			break;
-		if (strcmp(key, "Result") == 0)
-			r = sd_bus_message_read(m, "v", "s", &result);
-		else if (strcmp(key, "ExecMainCode") == 0)
-			r = sd_bus_message_read(m, "v", "i", &code);
-		else if (strcmp(key, "ExecMainStatus") == 0)
-			r = sd_bus_message_read(m, "v", "i", &status);
-		else if (strcmp(key, "ExecMainStartTimestampMonotonic") == 0)
-			r = sd_bus_message_read(m, "v", "t", &start_us);
-		else if (strcmp(key, "ExecMainExitTimestampMonotonic") == 0)
-			r = sd_bus_message_read(m, "v", "t", &exit_us);
+		size_t i = 0;
+		while (i < n && strcmp(key, props[i].key) != 0)
+			i++;
+		if (i < n)
+			r = sd_bus_message_read(m, "v", props[i].sig, props[i].a, props[i].b);
 		else
 			r = sd_bus_message_skip(m, "v");
 		if (r >= 0)
 			r = sd_bus_message_exit_container(m);
 	}
+	return r;
+}
+
+/* The record of the unit's end, from its service's properties. */
+static void unit_ended(struct unit *u, sd_bus_message *m)
+{
+	const char *result = "";
+	int32_t code = 0, status = 0;
+	uint64_t start_us = 0, exit_us = 0;
+	const struct ktrun_prop props[] = {
+		{"Result", "s", &result, NULL},
+		{"ExecMainCode", "i", &code, NULL},
+		{"ExecMainStatus", "i", &status, NULL},
+		{"ExecMainStartTimestampMonotonic", "t", &start_us, NULL},
+		{"ExecMainExitTimestampMonotonic", "t", &exit_us, NULL},
+	};
+	int r = ktrun_read_props(m, props, ARRAY_SIZE(props));
 	if (r < 0) {
 		krun_log(LOG_WARNING, u->rule->name, u->seq,
 			 "rule %s[%s]: cannot read the unit's result (%s) (seq %" PRIu64 ")",
@@ -556,29 +564,12 @@ static int on_session(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 	}
 	struct ksession ses = {.id = "", .user = "", .display = "", .type = ""};
 	const char *state = "", *upath;
-	int r = sd_bus_message_enter_container(m, 'a', "{sv}");
-	while (r >= 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-		const char *key;
-		r = sd_bus_message_read(m, "s", &key);
-		if (r < 0)
-			break;
-		if (strcmp(key, "Id") == 0)
-			r = sd_bus_message_read(m, "v", "s", &ses.id);
-		else if (strcmp(key, "Name") == 0)
-			r = sd_bus_message_read(m, "v", "s", &ses.user);
-		else if (strcmp(key, "User") == 0)
-			r = sd_bus_message_read(m, "v", "(uo)", &ses.uid, &upath);
-		else if (strcmp(key, "State") == 0)
-			r = sd_bus_message_read(m, "v", "s", &state);
-		else if (strcmp(key, "Display") == 0)
-			r = sd_bus_message_read(m, "v", "s", &ses.display);
-		else if (strcmp(key, "Type") == 0)
-			r = sd_bus_message_read(m, "v", "s", &ses.type);
-		else
-			r = sd_bus_message_skip(m, "v");
-		if (r >= 0)
-			r = sd_bus_message_exit_container(m);
-	}
+	const struct ktrun_prop props[] = {
+		{"Id", "s", &ses.id, NULL},	      {"Name", "s", &ses.user, NULL},
+		{"User", "(uo)", &ses.uid, &upath},   {"State", "s", &state, NULL},
+		{"Display", "s", &ses.display, NULL}, {"Type", "s", &ses.type, NULL},
+	};
+	int r = ktrun_read_props(m, props, ARRAY_SIZE(props));
 	if (r < 0) {
 		krun_log(LOG_WARNING, u->rule->name, u->seq,
 			 "rule %s: cannot read the active session's properties (%s) (seq %" PRIu64

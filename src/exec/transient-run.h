@@ -56,6 +56,17 @@ size_t ktrun_running(const struct ktrun *t);
  * command goes as ExecStartEx with the flag no-env-expand, so that systemd
  * leaves "$NAME", "${NAME}" and "$$" in argv as they are.  0, or -errno. */
 int ktrun_start_message(sd_bus *bus, const struct ktransient *tu, sd_bus_message **out);
+
+/* One property of an a{sv} to read: its name, its variant's signature and
+ * the places its one or two values go (b: NULL for one). */
+struct ktrun_prop {
+	const char *key, *sig;
+	void *a, *b;
+};
+/* The one reader of a reply's a{sv} (a unit's result, a session's
+ * properties): reads it at m's place into the places of props[0..n) by
+ * name, skipping the other properties.  >= 0, or -errno. */
+int ktrun_read_props(sd_bus_message *m, const struct ktrun_prop *props, size_t n);
 #endif
 
 /* Disconnects: the units go on under systemd, their ends not logged (said

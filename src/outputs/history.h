@@ -27,7 +27,6 @@
 #include "runner.h"
 #include "util.h"
 
-#define KHISTORY_DEFAULT     1024
 #define KHISTORY_MAX	     1048576
 #define KHISTORY_RULES_MAX   32 /* rules named per event; the rest are counted */
 #define KHISTORY_GENERATIONS 8	/* rule sets kept for the entries that were handled by them */

@@ -10,11 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h" /* KEVENT_RULES_DIR_LIB follows the install prefix */
+#include "config.h" /* KEVENT_RULES_DIR_ETC, _RUN, _LIB */
 #include "diag.h"
-
-#define KEVENT_RULES_DIR_ETC "/etc/keventd/rules.d"
-#define KEVENT_RULES_DIR_RUN "/run/keventd/rules.d"
 
 extern const char *const kevent_default_rule_dirs[3];
 

@@ -25,19 +25,13 @@ static bool field_ok(const char *s, size_t size, bool may_be_empty)
 
 int kacpi_decode(const void *buf, size_t len, int family_id, struct kacpi_msg *m, const char **why)
 {
+	static const struct kgenl_shape shape = {.cmds = {KACPI_GENL_CMD_EVENT},
+						 .ncmds = 1,
+						 .max = KACPI_GENL_ATTR_EVENT,
+						 .other = "unknown ACPI event command"};
 	struct kgenl_attr at[KACPI_GENL_ATTR_EVENT + 1];
-	const char *attrs;
-	size_t attrs_len;
 	uint8_t cmd;
-
-	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
-	if (rc < 0)
-		return rc;
-	if (cmd != KACPI_GENL_CMD_EVENT) {
-		*why = "unknown ACPI event command";
-		return -EINVAL;
-	}
-	rc = kgenl_attrs(attrs, attrs_len, at, KACPI_GENL_ATTR_EVENT, 0, why);
+	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
 	if (rc < 0)
 		return rc;
 	const struct kgenl_attr *a = &at[KACPI_GENL_ATTR_EVENT];

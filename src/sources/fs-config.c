@@ -262,8 +262,19 @@ int kfs_config_parse(struct kfs_config *c, const struct ynode *n, const char *pa
 			const struct ynode *kk = v->kids[j], *vv = v->kids[j + 1];
 			char where[64];
 			snprintf(where, sizeof(where), "%.40s: ", k->value);
-			if (kk->kind != YNODE_SCALAR ||
-			    !threshold(&p, kk, vv, &o->t, oset[nc.n_over], where))
+			if (kk->kind == YNODE_SCALAR &&
+			    threshold(&p, kk, vv, &o->t, oset[nc.n_over], where))
+				continue;
+			if (kk->kind == YNODE_SCALAR &&
+			    (near = suggest_word(kk->value, fs_keys + 1, ARRAY_SIZE(fs_keys) - 1)))
+				kdiag_at(&p, kk, "fs: %s: unknown key '%s': did you mean %s?",
+					 k->value, kk->value, near);
+			else if (kk->kind == YNODE_SCALAR)
+				kdiag_at(&p, kk,
+					 "fs: %s: unknown key '%s' (a mount point has space_low, "
+					 "space_critical and inodes_low)",
+					 k->value, kk->value);
+			else
 				kdiag_at(&p, kk,
 					 "fs: %s: a mount point has space_low, space_critical "
 					 "and inodes_low",

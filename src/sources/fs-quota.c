@@ -27,19 +27,16 @@ static const char *const warnings[] = {
 int kfs_quota_decode(const void *buf, size_t len, int family_id, struct kfs_quota_msg *m,
 		     const char **why)
 {
+	static const struct kgenl_shape shape = {.cmds = {QUOTA_NL_C_WARNING},
+						 .ncmds = 1,
+						 .max = QUOTA_NL_A_MAX,
+						 .pad = QUOTA_NL_A_PAD};
 	struct kgenl_attr at[QUOTA_NL_A_MAX + 1];
-	const char *attrs;
-	size_t attrs_len;
 	uint8_t cmd;
 	*m = (struct kfs_quota_msg){0};
-	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
-	if (rc < 0)
-		return rc;
-	if (cmd != QUOTA_NL_C_WARNING)
-		return 0;
-	rc = kgenl_attrs(attrs, attrs_len, at, QUOTA_NL_A_MAX, QUOTA_NL_A_PAD, why);
-	if (rc < 0)
-		return rc;
+	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
+	if (rc <= 0)
+		return rc; /* an error, or another command: not a warning */
 	/* clang-format off */
 	static const struct { unsigned type; size_t size; } want[] = {
 		{QUOTA_NL_A_QTYPE, 4},

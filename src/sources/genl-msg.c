@@ -57,3 +57,24 @@ int kgenl_attrs(const char *p, size_t left, struct kgenl_attr *at, unsigned max,
 	}
 	return 0;
 }
+
+int kgenl_decode(const void *buf, size_t len, int family_id, const struct kgenl_shape *shape,
+		 uint8_t *cmd, struct kgenl_attr *at, const char **why)
+{
+	const char *attrs;
+	size_t attrs_len;
+	int rc = kgenl_header(buf, len, family_id, cmd, &attrs, &attrs_len, why);
+	if (rc < 0)
+		return rc;
+	bool wanted = false;
+	for (size_t i = 0; i < shape->ncmds; i++)
+		wanted |= *cmd == shape->cmds[i];
+	if (!wanted && shape->other) {
+		*why = shape->other;
+		return -EINVAL;
+	}
+	if (!wanted)
+		return 0;
+	rc = kgenl_attrs(attrs, attrs_len, at, shape->max, shape->pad, why);
+	return rc < 0 ? rc : 1;
+}

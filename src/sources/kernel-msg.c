@@ -68,21 +68,17 @@ int kkernel_decode(const void *buf, size_t len, int family_id, struct kevent **o
 int kkernel_decode_meta(const void *buf, size_t len, int family_id, struct kevent **out,
 			struct kkernel_meta *meta, const char **why)
 {
+	static const struct kgenl_shape shape = {.cmds = {KEVENT_CMD_EVENT, KEVENT_CMD_GET},
+						 .ncmds = 2,
+						 .max = KEVENT_A_MAX,
+						 .pad = KEVENT_A_PAD,
+						 .other = "unknown kevent command"};
 	struct kgenl_attr at[KEVENT_A_MAX + 1];
-	const char *attrs;
-	size_t attrs_len;
 	uint8_t cmd;
 
 	*meta = (struct kkernel_meta){0};
 	*out = NULL;
-	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
-	if (rc < 0)
-		return rc;
-	if (cmd != KEVENT_CMD_EVENT && cmd != KEVENT_CMD_GET) {
-		*why = "unknown kevent command";
-		return -EINVAL;
-	}
-	rc = kgenl_attrs(attrs, attrs_len, at, KEVENT_A_MAX, KEVENT_A_PAD, why);
+	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
 	if (rc < 0)
 		return rc;
 	if (at[KEVENT_A_INSTANCE].seen && u64_attr(&at[KEVENT_A_INSTANCE], &meta->instance) < 0) {

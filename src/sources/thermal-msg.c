@@ -16,20 +16,17 @@ int kthermal_decode(const void *buf, size_t len, int family_id, struct kthermal_
 	const unsigned ids[] = {THERMAL_GENL_ATTR_TZ_ID, THERMAL_GENL_ATTR_TZ_TRIP_ID,
 				THERMAL_GENL_ATTR_TZ_TEMP};
 	uint32_t val[THERMAL_GENL_ATTR_TZ_TRIP_ID + 1] = {0};
-	const char *attrs;
-	size_t attrs_len;
+	/* the zone, trip and temperature attributes are numbered 2..5 */
+	static const struct kgenl_shape shape = {
+		.cmds = {THERMAL_GENL_EVENT_TZ_TRIP_UP, THERMAL_GENL_EVENT_TZ_TRIP_DOWN},
+		.ncmds = 2,
+		.max = THERMAL_GENL_ATTR_TZ_TRIP_ID};
 	uint8_t cmd;
 
 	*m = (struct kthermal_msg){.kind = KTHERMAL_OTHER};
-	int rc = kgenl_header(buf, len, family_id, &cmd, &attrs, &attrs_len, why);
-	if (rc < 0)
-		return rc;
-	if (cmd != THERMAL_GENL_EVENT_TZ_TRIP_UP && cmd != THERMAL_GENL_EVENT_TZ_TRIP_DOWN)
-		return 0; /* other thermal news: not an event keventd maps */
-	/* the zone, trip and temperature attributes are numbered 2..5 */
-	rc = kgenl_attrs(attrs, attrs_len, at, THERMAL_GENL_ATTR_TZ_TRIP_ID, 0, why);
-	if (rc < 0)
-		return rc;
+	int rc = kgenl_decode(buf, len, family_id, &shape, &cmd, at, why);
+	if (rc <= 0)
+		return rc; /* an error, or other thermal news: not an event keventd maps */
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		const struct kgenl_attr *a = &at[ids[i]];
 		if (!a->seen)

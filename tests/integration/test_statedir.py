@@ -7,6 +7,7 @@ that is not keventd's user's is never replayed; a symlink named like the
 next segment is never written through; a second keventd on one state
 directory refuses to start, naming state.lock."""
 import os
+import shutil
 import stat
 import subprocess
 
@@ -176,6 +177,37 @@ class StateDir(kdtest.DaemonTest):
                       "refusing to start\n" % d.state_dir, log)
         d.send("general", "/still", "x")
         d.stop_ok(self)
+
+    def test_shared_with_the_control_socket_mode_0755(self):
+        """The control socket's directory is made first, mode 0755 whatever
+        the umask, also when it is the state directory (/run/keventd by
+        default): the socket in it is 0600 (0660 with --control-group),
+        and a member of that group reaches it."""
+        run = self.s.path("run")
+        self.s.ctl = os.path.join(run, "control")
+        args = ["--state-dir", run]
+        member = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        grouped = kdtest.IS_ROOT and shutil.which("setpriv") and self.has_group("nogroup")
+        if grouped:
+            args += ["--control-group", "nogroup"]
+        d = self.start(*args, preexec=lambda: os.umask(0o077))
+        self.assertEqual(stat.S_IMODE(os.stat(run).st_mode), 0o755)
+        self.assertTrue(os.path.exists(os.path.join(run, "state.lock")))
+        self.assertEqual(stat.S_IMODE(os.lstat(self.s.ctl).st_mode), 0o660 if grouped else 0o600)
+        if grouped:
+            r = d.ctl("status", prefix=member)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("keeps the members of --control-group out", d.logtext())
+        d.stop_ok(self)
+
+    @staticmethod
+    def has_group(name):
+        import grp
+        try:
+            grp.getgrnam(name)
+            return True
+        except KeyError:
+            return False
 
 
 if __name__ == "__main__":

@@ -804,6 +804,49 @@ static void test_socket_path(void **state)
 	free(target);
 }
 
+/* The socket's directory, made when missing: KCTL_DIR_MODE (0755)
+ * whatever the umask, so that the socket's group reaches it; one that is
+ * there keeps its mode. */
+static void test_socket_dir(void **state)
+{
+	(void)state;
+	struct kloop *loop;
+	struct kctl_server *s;
+	assert_int_equal(kloop_new(&loop), 0);
+	char *dir = tu_mkdtemp(), *run = tu_printf("%s/run", dir);
+	char *path = tu_printf("%s/ctl", run);
+	struct stat st;
+	mode_t mask = umask(077);
+
+	assert_int_equal(kctl_server_new(loop, path, getegid(), &ops, NULL, &s), 0);
+	assert_int_equal(stat(run, &st), 0);
+	assert_int_equal(st.st_mode & 07777, KCTL_DIR_MODE);
+	assert_int_equal(KCTL_DIR_MODE, 0755);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0660);
+	kctl_server_free(s);
+	assert_int_equal(kctl_server_make_dir(path), 0); /* there: nothing to do */
+
+	/* one made before, 0700: left so (and logged, with a group) */
+	assert_int_equal(rmdir(run), 0);
+	assert_int_equal(mkdir(run, 0700), 0);
+	assert_int_equal(kctl_server_new(loop, path, getegid(), &ops, NULL, &s), 0);
+	assert_int_equal(stat(run, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	kctl_server_free(s);
+
+	/* a parent that is not there either: not made */
+	char *deep = tu_printf("%s/a/b/ctl", dir);
+	assert_int_equal(kctl_server_make_dir(deep), -ENOENT);
+	umask(mask);
+	kloop_free(loop);
+	tu_rm_rf(dir);
+	free(dir);
+	free(run);
+	free(path);
+	free(deep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -814,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_hung_up_make_room),
 		cmocka_unit_test(test_per_user_and_root_slot),
 		cmocka_unit_test(test_socket_path),
+		cmocka_unit_test(test_socket_dir),
 	};
 	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -554,25 +554,15 @@ static void test_fanotify(void **state)
 	}
 }
 
+/* The fs: section read: its values, and what a mount point leaves to the
+ * section (its mistakes: test-source-type.c). */
 static void test_config(void **state)
 {
 	(void)state;
 	/* clang-format off */
-	static const struct { const char *yaml; const char *diag; } cases[] = {
-		{"fs: {mounts: all, space_low: 20%, space_critical: 2.5%, inodes_low: 10000}\n", NULL},
-		{"fs:\n  space_low: 2G\n  /var: {space_low: 30%}\n  /srv/: {space_critical: off}\n", NULL},
-		{"fs:\n  space_low: lots\n", "k.yaml:2:14: error: fs: space_low wants a percentage (10%), a size (2G, 512M) or 'off', not 'lots'"},
-		{"fs:\n  space_lwo: 5%\n", "k.yaml:2:3: error: fs: unknown key 'space_lwo': did you mean space_low?"},
-		{"fs:\n  space_low: 10\n", "k.yaml:2:14: error: fs: space_low: '10' has no unit: did you mean 10%?"},
-		{"fs:\n  /var: {space_critical: 500000}\n", "k.yaml:2:26: error: fs: /var: space_critical: '500000' has no unit: write a percentage (10%) or a size with K, M, G, T or P (2G, 512M)"},
-		{"fs:\n  space_low: 101%\n", "k.yaml:2:14: error: fs: space_low wants a percentage (10%), a size (2G, 512M) or 'off', not '101%'"},
-		{"fs:\n  mounts: some\n", "k.yaml:2:11: error: fs: mounts is 'block' or 'all'"},
-		{"fs:\n  bogus: 1\n", "k.yaml:2:3: error: fs: unknown key 'bogus' (mounts, space_low, space_critical, inodes_low, or a mount point)"},
-		{"fs:\n  /var: {spacelow: 3%}\n", "k.yaml:2:10: error: fs: /var: a mount point has space_low, space_critical and inodes_low"},
-		{"fs:\n  space_low: 3%\n  space_critical: 5%\n", "k.yaml:3:3: error: fs: space_critical is not below space_low"},
-		{"fs:\n  space_critical: 5%\n  /var: {space_low: 4%}\n", "k.yaml:3:10: error: fs: /var: space_critical is not below space_low"},
-		{"fs:\n  /var: {space_low: 4%, space_critical: 4%}\n", "k.yaml:2:25: error: fs: /var: space_critical is not below space_low"},
-		{"fs: [1]\n", "k.yaml:1:5: error: fs: is a mapping (mounts, space_low, space_critical, inodes_low, and mount points), not a list"},
+	static const struct { const char *yaml; } cases[] = {
+		{"fs: {mounts: all, space_low: 20%, space_critical: 2.5%, inodes_low: 10000}\n"},
+		{"fs:\n  space_low: 2G\n  /var: {space_low: 30%}\n  /srv/: {space_critical: off}\n"},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -580,18 +570,8 @@ static void test_config(void **state)
 		struct kfs_config c;
 		kfs_config_init(&c);
 		struct kdiags d = {0};
-		int rc = kfs_config_parse(&c, root->kids[1], "k.yaml", &d);
-		if (!cases[i].diag) {
-			if (rc != 0)
-				fail_msg("case %zu: %s", i, d.n ? d.v[0].msg : "?");
-		} else {
-			assert_int_equal(rc, -EINVAL);
-			assert_true(d.n >= 1);
-			char *got = tu_diag(&d.v[0]);
-			if (strcmp(got, cases[i].diag) != 0)
-				fail_msg("case %zu: got\n%s\nwanted\n%s", i, got, cases[i].diag);
-			free(got);
-		}
+		if (kfs_config_parse(&c, root->kids[1], "k.yaml", &d) != 0)
+			fail_msg("case %zu: %s", i, d.n ? d.v[0].msg : "?");
 		if (i == 0) {
 			assert_true(c.all);
 			assert_int_equal(c.t.space_critical.value, 250);

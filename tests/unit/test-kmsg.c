@@ -643,26 +643,20 @@ static void test_levels(void **state)
 	assert_int_equal(kkmsg_level_from_name(""), -1);
 }
 
+/* The kmsg: section read (its mistakes: test-source-type.c). */
 static void test_config(void **state)
 {
 	(void)state;
 	/* clang-format off */
 	static const struct {
 		const char *yaml;
-		const char *diag; /* NULL: accepted */
 		unsigned priority;
 		bool backlog;
 	} cases[] = {
-		{"{}", NULL, 3, false},
-		{"{priority: warning}", NULL, 4, false},
-		{"{priority: 7, backlog: yes}", NULL, 7, true},
-		{"{priority: emerg, backlog: false}", NULL, 0, false},
-		{"{priority: loud}", "k.yaml:1:12: error: kmsg: priority is one of emerg, alert, crit, err, warning, notice, info, debug (or 0-7), not 'loud'\n", 3, false},
-		{"{priority: [a]}", "k.yaml:1:12: error: kmsg: priority is one of emerg, alert, crit, err, warning, notice, info, debug (or 0-7), not a list\n", 3, false},
-		{"{backlog: maybe}", "k.yaml:1:11: error: kmsg: backlog wants yes or no, not 'maybe'\n", 3, false},
-		{"{backlog: }", "k.yaml:1:11: error: kmsg: backlog wants yes or no, not nothing\n", 3, false},
-		{"{colour: red}", "k.yaml:1:2: error: kmsg: unknown key 'colour' (priority, backlog)\n", 3, false},
-		{"[a]", "k.yaml:1:1: error: kmsg: is a mapping (priority, backlog), not a list\n", 3, false},
+		{"{}", 3, false},
+		{"{priority: warning}", 4, false},
+		{"{priority: 7, backlog: yes}", 7, true},
+		{"{priority: emerg, backlog: false}", 0, false},
 	};
 	/* clang-format on */
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -670,22 +664,9 @@ static void test_config(void **state)
 		struct kkmsg_config c;
 		kkmsg_config_init(&c);
 		struct kdiags d = {0};
-		int rc = kkmsg_config_parse(&c, root, "k.yaml", &d);
-		_cleanup_strbuf_ struct strbuf text = STRBUF_INIT;
-		for (size_t j = 0; j < d.n; j++) {
-			_cleanup_free_ char *s = tu_diag(&d.v[j]);
-			strbuf_puts(&text, s);
-			strbuf_putc(&text, '\n');
-		}
-		if (cases[i].diag) {
-			assert_int_equal(rc, -EINVAL);
-			if (strcmp(strbuf_str(&text), cases[i].diag) != 0)
-				fail_msg("case %zu: %s\nwanted: %sgot:    %s", i, cases[i].yaml,
-					 cases[i].diag, strbuf_str(&text));
-		} else {
-			assert_int_equal(rc, 0);
-			assert_int_equal(d.n, 0);
-		}
+		if (kkmsg_config_parse(&c, root, "k.yaml", &d) != 0)
+			fail_msg("case %zu: %s", i, d.n ? d.v[0].msg : "?");
+		assert_int_equal(d.n, 0);
 		assert_int_equal(c.priority, cases[i].priority);
 		assert_int_equal(c.backlog, cases[i].backlog);
 		kdiags_free(&d);

@@ -11,7 +11,6 @@
 
 #include <cmocka.h>
 
-#include "kmsg.h"
 #include "options.h"
 #include "testutil.h"
 
@@ -283,8 +282,6 @@ static void test_bad(void **state)
 		{"mqtt: {url: mqtt://b, ca_file: /c}\n", "k.yaml:1:13: error: mqtt: ca_file, cert_file and key_file need an mqtts:// url\n"},
 		{"mqtt: {url: mqtts://b, cert_file: /c}\n", "k.yaml:1:7: error: mqtt: cert_file and key_file go together\n"},
 		{"mqtt: {url: mqtts://b, password_file: /p}\n", "k.yaml:1:7: error: mqtt: password_file needs a username\n"},
-		{"kmsg: {priority: 9}\n", "k.yaml:1:18: error: kmsg: priority is one of emerg, alert, crit, err, warning, notice, info, debug (or 0-7), not '9'\n"},
-		{"kmsg: {backlog: yes, x: 1}\n", "k.yaml:1:22: error: kmsg: unknown key 'x' (priority, backlog)\n"},
 		{"mqtt: {url: mqtt://b, colour: blue}\n", "k.yaml:1:23: error: mqtt: unknown key 'colour' (url, client_id, username, password_file, ca_file, cert_file, key_file, topic_prefix, publish, qos, spool, subscribe)\n"},
 	};
 	/* clang-format on */
@@ -302,10 +299,6 @@ static void test_bad(void **state)
 		assert_int_equal(o.log_level, def.log_level);
 		assert_false(o.mqtt.enabled);
 		assert_null(o.mqtt.host);
-		const struct kkmsg_config *k = ksource_section(&o.sections, KEVENT_SOURCE_KMSG),
-					  *dk = ksource_section(&def.sections, KEVENT_SOURCE_KMSG);
-		assert_int_equal(k->priority, dk->priority);
-		assert_int_equal(k->backlog, dk->backlog);
 		koptions_release(&o);
 		koptions_release(&def);
 	}

@@ -388,6 +388,47 @@ static void test_start_message_env(void **state)
 	close(sv[1]);
 	ktransient_release(&t);
 }
+/* The a{sv} reader: the properties named land in their places, whatever
+ * the order, one of two values too; the others are skipped; a value of
+ * another type than asked is an error. */
+static void test_read_props(void **state)
+{
+	(void)state;
+	int sv[2];
+	sd_bus *bus = quiet_bus(sv);
+	sd_bus_message *m = NULL;
+	assert_true(sd_bus_message_new_method_call(bus, &m, "org.example", "/", "org.example",
+						   "X") >= 0);
+	assert_true(sd_bus_message_append(m, "a{sv}", 4, "ExecMainStatus", "i", 3, "Other", "au", 2,
+					  7, 8, "User", "(uo)", 1000, "/org/u/1000", "Result", "s",
+					  "exit-code") >= 0);
+	assert_true(sd_bus_message_append(m, "a{sv}", 1, "Result", "i", 5) >= 0);
+	assert_int_equal(sd_bus_message_seal(m, 1, 0), 0);
+	assert_int_equal(sd_bus_message_rewind(m, true), 1);
+
+	const char *result = "", *upath = "";
+	int32_t status = 0, code = -1;
+	uint32_t uid = 0;
+	const struct ktrun_prop props[] = {
+		{"Result", "s", &result, NULL},
+		{"ExecMainCode", "i", &code, NULL},
+		{"ExecMainStatus", "i", &status, NULL},
+		{"User", "(uo)", &uid, &upath},
+	};
+	assert_true(ktrun_read_props(m, props, 4) >= 0);
+	assert_string_equal(result, "exit-code");
+	assert_int_equal(status, 3);
+	assert_int_equal(code, -1); /* not in the message: left as it was */
+	assert_int_equal(uid, 1000);
+	assert_string_equal(upath, "/org/u/1000");
+	assert_true(sd_bus_message_exit_container(m) >= 0);
+	assert_true(ktrun_read_props(m, props, 4) < 0); /* Result is not a string */
+
+	sd_bus_message_unref(m);
+	sd_bus_close(bus);
+	sd_bus_unref(bus);
+	close(sv[1]);
+}
 #endif
 
 int main(void)
@@ -400,6 +441,7 @@ int main(void)
 #if KEVENT_DBUS
 		cmocka_unit_test(test_start_message),
 		cmocka_unit_test(test_start_message_env),
+		cmocka_unit_test(test_read_props),
 #endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
