@@ -85,11 +85,14 @@ done
 # makes a console login a logind session (the session scenario); mosquitto
 # is the broker of the scenario that sends hostile text through MQTT;
 # mdadm builds the software RAID the md source watches, and quota sets
-# the limits whose warnings the fs source reports.
+# the limits whose warnings the fs source reports; prometheus-alertmanager
+# and python3-aiosmtpd (an SMTP server) receive the md condition's alert
+# and mail, which keventd sends through libcurl (libcurl4, recommended).
 PACKAGES="systemd systemd-sysv udev dbus kmod iproute2 util-linux procps
 e2fsprogs mdadm quota man-db pkg-config dkms libpam-systemd mosquitto mosquitto-clients
+prometheus-alertmanager python3-aiosmtpd
 linux-image-amd64 linux-headers-amd64 linux-image-$KVER_6_12 linux-headers-$KVER_6_12
-libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1 libevdev2"
+libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1 libevdev2 libcurl4"
 PACKAGES=$(echo $PACKAGES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')
 
 # The machine's own Debian sources (bookworm, -updates, -security,

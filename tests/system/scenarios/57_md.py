@@ -7,7 +7,13 @@ mismatch count; keventd restarted while the array is degraded says so
 once with Initial: yes.  The object is the array's udev object.  The
 shipped condition md-degraded (30-conditions.yaml) holds from the failure,
 clears within a second of optimal, and holds across keventd's restart with
-the same since and count (the start-up check confirms it, no new set)."""
+the same since and count (the start-up check confirms it, no new set).
+
+It is told as an admin would have it told (keventd.yaml(5), NOTIFICATIONS
+and ALERTMANAGER): a mail to a real SMTP server in the guest (aiosmtpd)
+on its set and its clear, and an alert in the guest's own Alertmanager
+(Debian's prometheus-alertmanager service) firing from the set, gone at
+the clear, and firing again, not resolved, across keventd's restart."""
 import datetime
 import json
 import os
@@ -73,7 +79,112 @@ def expect_sequence(evs, want, what):
         raise Fail("expected the md events of %s to be\n  %s\ngot\n  %s" % (what, want, got))
 
 
+# keventd.yaml: a mail target on the guest's SMTP server (plain SMTP, to
+# the machine itself only) and the guest's Alertmanager
+CONFIG = """notify:
+  ops-mail:
+    smtp: smtp://127.0.0.1:8025
+    from: keventd@systest
+    to: [ops@systest]
+alertmanager:
+  url: http://127.0.0.1:9093
+  resend: 5s
+"""
+MAIL_RULE = """rules:
+  - name: systest-mail-md
+    match:
+      source: condition
+      signal: [set, clear]
+      payload: {Condition: md-degraded}
+    notify: [ops-mail]
+"""
+MAILDIR = "/run/systest/maildir"
+# the alerts Alertmanager holds (its API leaves out the resolved ones)
+ALERTS = ("/usr/bin/python3 -c 'import urllib.request,sys; "
+          "sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:9093/api/v2/alerts\")"
+          ".read().decode())'")
+
+
+def md_alerts(vm, obj):
+    """Alertmanager's md-degraded alerts of obj."""
+    return [a for a in json.loads(vm.sh(ALERTS))
+            if a["labels"].get("alertname") == "md-degraded"
+            and a["labels"].get("object") == obj]
+
+
+def wait_alert(vm, obj, firing, timeout, what):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = md_alerts(vm, obj)
+        if bool(got) == firing:
+            return got
+        if time.monotonic() > deadline:
+            raise Fail("expected %s within %d s; Alertmanager has %r" % (what, timeout, got))
+        time.sleep(0.2)  # polling Alertmanager's API, not a synchronisation
+
+
+# the subjects of the mails in the server's Maildir, unfolded and decoded
+SUBJECTS = ("/usr/bin/python3 -c 'import mailbox, sys, email.header as h\n"
+            "for m in mailbox.Maildir(sys.argv[1], create=False):\n"
+            "    print(\" \".join(str(h.make_header(h.decode_header(m[\"Subject\"]))).split()))'")
+
+
+def mails(vm):
+    """The subjects of the mails the SMTP server took."""
+    return vm.sh("test -d %s/new && %s %s || true" % (MAILDIR, SUBJECTS, MAILDIR)).splitlines()
+
+
+def wait_mail(vm, word, n, timeout):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = [m for m in mails(vm) if "md-degraded" in m and word in m]
+        if len(got) >= n:
+            return got
+        if time.monotonic() > deadline:
+            raise Fail("expected %d mail(s) of md-degraded %s within %d s; the server took %r"
+                       % (n, word, timeout, mails(vm)))
+        time.sleep(0.2)  # polling the server's mail directory, not a synchronisation
+
+
+def tell_setup(vm):
+    """The SMTP server, Alertmanager, keventd.yaml and the mail rule."""
+    vm.sh("mkdir -p /run/systest && rm -rf %s && systemctl reset-failed systest-smtp "
+          "2>/dev/null; systemd-run --unit=systest-smtp /usr/bin/python3 -m aiosmtpd -n "
+          "-l 127.0.0.1:8025 -c aiosmtpd.handlers.Mailbox %s" % (MAILDIR, MAILDIR))
+    vm.wait("/usr/bin/python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", "
+            "8025))'", 60, "the SMTP server listening")
+    # Debian's Alertmanager, run as its unit would with a receiver that
+    # sends nothing on (the package's own unit mails root), no cluster
+    vm.sh("systemctl stop prometheus-alertmanager; mkdir -p /run/systest/am && "
+          "printf 'route:\\n  receiver: none\\nreceivers:\\n  - name: none\\n' "
+          ">/run/systest/am/am.yml && systemctl reset-failed systest-am 2>/dev/null; "
+          "systemd-run --unit=systest-am /usr/bin/prometheus-alertmanager "
+          "--config.file=/run/systest/am/am.yml --storage.path=/run/systest/am "
+          "--web.listen-address=127.0.0.1:9093 --cluster.listen-address=")
+    rc, out, err = vm.run(ALERTS + " >/dev/null", 5)
+    deadline = time.monotonic() + 120
+    while rc != 0:
+        if time.monotonic() > deadline:
+            raise Fail("expected Alertmanager answering within 120 s: %s; %s" % (
+                err, vm.run("systemctl status systest-am; journalctl -u systest-am | tail")[1]))
+        time.sleep(0.5)  # polling its API, not a synchronisation
+        rc, out, err = vm.run(ALERTS + " >/dev/null", 5)
+    vm.sh("cat > /etc/keventd/keventd.yaml <<'EOF'\n%sEOF\n"
+          "cat > /etc/keventd/rules.d/57-systest-mail.yaml <<'EOF'\n%sEOF\n"
+          "keventctl verify --config /etc/keventd/keventd.yaml && systemctl restart keventd"
+          % (CONFIG, MAIL_RULE))
+
+
 def run(vm):
+    try:
+        tell_setup(vm)
+        run_md(vm)
+    finally:
+        vm.run("rm -f /etc/keventd/keventd.yaml /etc/keventd/rules.d/57-systest-mail.yaml; "
+               "systemctl stop systest-smtp systest-am; systemctl restart keventd")
+
+
+def run_md(vm):
     imgs = []
     for i, serial in enumerate(SERIALS):
         img = os.path.join(vm.workdir, "md%d.img" % i)
@@ -135,6 +246,17 @@ def run(vm):
     rc, out, _ = vm.run("keventctl conditions --check md-degraded")
     if rc != 2:
         raise Fail("expected conditions --check md-degraded to exit 2, got %d: %s" % (rc, out))
+    # told: a mail, and an alert in Alertmanager from the condition's since
+    wait_mail(vm, "set", 1, 30)
+    vm.figure("mdadm --fail -> mail taken by the SMTP server (s, %s)" % vm.kver,
+              round(time.monotonic() - t0, 2))
+    alert = wait_alert(vm, udev_obj, True, 30, "md-degraded firing in Alertmanager")[0]
+    vm.figure("mdadm --fail -> alert in Alertmanager (s, %s)" % vm.kver,
+              round(time.monotonic() - t0, 2))
+    if alert["labels"].get("severity") != "critical" or \
+            utc_s(alert["startsAt"][:19] + "Z") != utc_s(row["since"]):
+        raise Fail("expected the alert critical, starting at the condition's since %s, got %r"
+                   % (row["since"], alert))
 
     # taken out and added again: a recovery, each step, and the array whole
     vm.sh("mdadm /dev/md0 --remove /dev/%s && mdadm --zero-superblock /dev/%s" % (c, c))
@@ -162,6 +284,8 @@ def run(vm):
         raise Fail("expected md-degraded cleared within a second of optimal, got %r after the "
                    "optimal event of %s" % (row, rec[-1]["KEVENT_TIMESTAMP"]))
     vm.figure("optimal -> md-degraded cleared (whole s, %s)" % vm.kver, lag)
+    wait_mail(vm, "clear", 1, 30)
+    wait_alert(vm, udev_obj, False, 30, "the md-degraded alert resolved")
     vm.figure("progress events of the recovery (%s)" % vm.kver,
               "%d of 9" % sum(1 for e in rec if e["KEVENT_SIGNAL"] == "progress"))
 
@@ -194,6 +318,13 @@ def run(vm):
             (before["since_ns"], before["count"]):
         raise Fail("expected md-degraded to hold across the restart with the same since and "
                    "count, got %r before and %r after" % (before, after))
+    # the alert fired again with the second failure and the restart never
+    # resolved it: it is there, from the same since; one more set mail
+    alert = wait_alert(vm, udev_obj, True, 30, "md-degraded firing after the restart")[0]
+    if utc_s(alert["startsAt"][:19] + "Z") != utc_s(after["since"]):
+        raise Fail("expected the alert to start at %s after the restart, got %r"
+                   % (after["since"], alert))
+    wait_mail(vm, "set", 2, 30)
 
     vm.sh("mdadm --stop /dev/md0")
     for i in range(len(SERIALS)):
