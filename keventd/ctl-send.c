@@ -3,10 +3,8 @@
  * (--batch FILE: many, see ctl-batch.c). */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -20,27 +18,19 @@
 int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
 {
 	char buf[KCTL_MSG_MAX + 1];
-	uint64_t deadline = now_monotonic_ns() + timeout_ms * 1000000ull;
+	uint64_t deadline = timeout_ms ? now_monotonic_ns() + timeout_ms * 1000000ull : 0;
 	for (;;) {
-		int ms = -1;
-		if (timeout_ms) {
-			uint64_t now = now_monotonic_ns();
-			ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-		}
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int rc = poll(&p, 1, ms);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0) {
+		struct kctl_msg m;
+		int n = ctl_recv(fd, buf, deadline, &m);
+		if (n == -ETIMEDOUT) {
 			fprintf(stderr,
 				"keventctl: timed out after %s waiting for the handlers of the "
 				"event\n",
 				timeout_text);
 			return 1;
 		}
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-		if (n < 0 && errno == EINTR)
-			continue;
+		if (n == -EBADMSG)
+			return 1;
 		if (n <= 0) {
 			/* after "event seqnum": the event is in keventd's journal,
 			 * unless it runs without one */
@@ -48,11 +38,6 @@ int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text)
 					"were done; the event will be redelivered when keventd "
 					"starts again (if it keeps a journal)\n");
 			return CTL_EXIT_REDELIVERED;
-		}
-		struct kctl_msg m;
-		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
-			fprintf(stderr, "keventctl: malformed reply from keventd\n");
-			return 1;
 		}
 		const char *text = m.n > 1 ? m.f[1] : "";
 		if (strcmp(m.f[0], "data") == 0) {

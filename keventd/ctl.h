@@ -73,6 +73,13 @@ int ctl_payload_arg(const char *arg, char **buf, const char **payload);
 /* Reads replies until "ok" (0) or "err" (1, printed).  Each "data" text
  * goes to on_data.  ok_text, when given, gets the ok's text (malloc'd or
  * NULL); without it, end of stream is a normal end (monitor). */
+/* Receives keventd's next message into m, its fields in buf (of
+ * KCTL_MSG_MAX + 1 bytes), through signals, until deadline (a
+ * now_monotonic_ns() time; 0: none).  1: a message; 0: keventd closed
+ * the connection; -ETIMEDOUT; -EBADMSG (said on stderr); or recv()'s
+ * -errno. */
+struct kctl_msg;
+int ctl_recv(int fd, char *buf, uint64_t deadline, struct kctl_msg *m);
 int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
 
 /* ns since the epoch as "2026-12-03 16:20:01.123 CET": local time, or
