@@ -44,6 +44,28 @@ int ctl_open(struct ctl *c, const char *const *fields, size_t n)
 	return fd;
 }
 
+int ctl_call(struct ctl *c, const char *const *fields, size_t n,
+	     void (*on_data)(const char *text, void *ud), void *ud, char **ok_text)
+{
+	int fd = ctl_open(c, fields, n);
+	if (fd < 0)
+		return 1;
+	char *ok = NULL;
+	int status = ctl_replies(fd, on_data, ud, &ok);
+	close(fd);
+	if (ok_text)
+		*ok_text = ok;
+	else
+		free(ok);
+	return status;
+}
+
+void ctl_put_text(const char *text, void *ud)
+{
+	(void)ud;
+	fputs(text, stdout);
+}
+
 /* keventd may have answered and closed before our request went out (a refused
  * peer): show its answer rather than the broken pipe. */
 static bool print_early_error(int fd)

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "duration.h"
 #include "event.h"
 #include "proto.h"
 #include "util.h"
@@ -77,7 +76,6 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "hjc:t:", opts, NULL)) != -1) {
 		int64_t v;
-		const char *why = NULL;
 		switch (o) {
 		case 'h':
 			printf("Usage: keventctl monitor [--json] [--utc] [--source SRC] [--type "
@@ -102,12 +100,8 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 			w.count = (uint64_t)v;
 			break;
 		case 't':
-			if (parse_int64(optarg, &v) == 0 && v > 0 && v < 86400 * 365)
-				timeout_ms = (uint64_t)v * 1000;
-			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
-				return ctl_usage_error("-t wants seconds or a duration such as "
-						       "500ms, not '%s'",
-						       optarg);
+			if (ctl_timeout_arg("-t", optarg, &timeout_ms))
+				return EXIT_USAGE;
 			break;
 		case 's':
 		case 'T':

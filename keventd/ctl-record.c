@@ -136,11 +136,10 @@ int ctl_record(struct ctl *c, int argc, char **argv)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	unsigned long n = 0;
 	int status = 1;
-	int fd = ctl_connect(c);
+	const char *f[] = {"monitor", "record"};
+	int fd = ctl_open(c, f, 2);
 	if (fd >= 0) {
-		const char *f[] = {"monitor", "record"};
-		status = ctl_request(fd, f, 2) < 0 ? 1
-						   : ctl_replies(fd, NULL, NULL, (char *[]){NULL});
+		status = ctl_replies(fd, NULL, NULL, (char *[]){NULL});
 		if (status == 0) {
 			fprintf(stderr,
 				"keventctl: recording the events of %s (interrupt to stop)\n",

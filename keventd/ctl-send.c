@@ -89,16 +89,9 @@ int ctl_send(struct ctl *c, int argc, char **argv)
 		} else if (o == 'w') {
 			wait = true;
 		} else if (o == 't') {
-			const char *why = NULL;
-			int64_t secs;
 			timeout = optarg;
-			if (parse_int64(optarg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
-				timeout_ms = (uint64_t)secs * 1000;
-			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
-				return ctl_usage_error(
-					"--timeout wants seconds or a duration such as "
-					"500ms, not '%s'",
-					optarg);
+			if (ctl_timeout_arg("--timeout", optarg, &timeout_ms))
+				return EXIT_USAGE;
 		} else {
 			return ctl_option_error("send");
 		}

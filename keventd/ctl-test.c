@@ -263,18 +263,11 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		case 'r':
 			live = true;
 			break;
-		case 'T': {
-			const char *why = NULL;
-			int64_t secs;
+		case 'T':
 			timeout = optarg;
-			if (parse_int64(optarg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
-				timeout_ms = (uint64_t)secs * 1000;
-			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
-				return ctl_usage_error("--timeout wants seconds or a duration such "
-						       "as 500ms, not '%s'",
-						       optarg);
+			if (ctl_timeout_arg("--timeout", optarg, &timeout_ms))
+				return EXIT_USAGE;
 			break;
-		}
 		case 'd':
 			if (n_dirs == MAX_DIRS)
 				return ctl_usage_error("too many --rules-dir");

@@ -67,6 +67,12 @@ int ctl_request(int fd, const char *const *fields, size_t n);
 /* Connects and sends the request fields: the fd, or -1 (said why on
  * stderr, nothing left open). */
 int ctl_open(struct ctl *c, const char *const *fields, size_t n);
+/* A whole exchange: ctl_open(), ctl_replies() (the ok's text in
+ * *ok_text when given, else dropped), close.  0, or 1 (said). */
+int ctl_call(struct ctl *c, const char *const *fields, size_t n,
+	     void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
+/* An on_data of ctl_replies(): keventd's text as it is, to stdout. */
+void ctl_put_text(const char *text, void *ud);
 /* The PAYLOAD argument of send and test: arg itself, or for "-" standard
  * input, read into *buf (the caller frees it).  0, or EXIT_USAGE (said). */
 int ctl_payload_arg(const char *arg, char **buf, const char **payload);
@@ -85,6 +91,10 @@ int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, c
 /* ns since the epoch as "2026-12-03 16:20:01.123 CET": local time, or
  * UTC with utc (ctl-time.c). */
 void ctl_format_time(uint64_t ns, bool utc, char *buf, size_t size);
+/* The value of a time limit, opt (--timeout, -t): whole seconds, or a
+ * duration such as 500ms (duration.h), more than 0.  0, or EXIT_USAGE
+ * (said). */
+int ctl_timeout_arg(const char *opt, const char *arg, uint64_t *ms);
 /* Writes keventd's text to f, the times it gives in UTC at the start of
  * a line (events) or after "time: " (explain) in local time, unless
  * utc. */
