@@ -24,18 +24,21 @@ int ctl_cat(struct ctl *c, int argc, char **argv);
 int ctl_test(struct ctl *c, int argc, char **argv);
 /* test's two halves, for replay --dry-run: loads the rules of dirs
  * (absolute paths; errors in files on stderr), 0 or -errno (said); prints
- * the event and every rule's answer for it. */
+ * the event and every rule's answer for it, as text or (json) one JSON
+ * object on a line; line: the record's line number (replay), 0 for none. */
 struct kruleset;
 struct kevent;
 int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out);
-void ctl_test_print(const struct kruleset *rs, const struct kevent *ev);
+void ctl_test_print(const struct kruleset *rs, const struct kevent *ev, bool json,
+		    unsigned long line);
 int ctl_send(struct ctl *c, int argc, char **argv);
 int ctl_send_batch(struct ctl *c, const char *path, bool verbose);
 /* send --wait and test --run, after the request: prints each rule's
  * outcome as keventd tells it, until the last; 0 if every handler exited
  * 0, 1 if any did not (or timeout_ms passed: 0 is no bound),
- * CTL_EXIT_REDELIVERED when keventd stopped first. */
-int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text);
+ * CTL_EXIT_REDELIVERED when keventd stopped first; json: all of it as one
+ * JSON object at the end (test --run --json). */
+int ctl_wait_replies(int fd, uint64_t timeout_ms, const char *timeout_text, bool json);
 /* What send --batch does (ctl-batch.c), for lines of another kind: parse
  * fills f[1..4] (TYPE, OBJECT, SIGNAL, PAYLOAD; valid until the next call)
  * and returns 5, or sets f[0] to "post-as" and fills f[1..5] (SOURCE
