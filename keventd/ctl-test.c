@@ -147,6 +147,21 @@ int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out)
 	return 0;
 }
 
+/* The next of the conditions test shows, from *i on: those whose set
+ * (*set) or clear matches the event (keventd.rules(5), CONDITIONS), since
+ * a condition's matchers are many; NULL after the last. */
+static const struct kcond_def *next_cond(const struct kruleset *rs, const struct kevent *ev,
+					 size_t *i, bool *set)
+{
+	while (*i < rs->n_cond_defs) {
+		const struct kcond_def *c = rs->cond_defs[(*i)++];
+		*set = krule_match(&c->set, ev, NULL);
+		if (*set || (c->has_clear && krule_match(&c->clear, ev, NULL)))
+			return c;
+	}
+	return NULL;
+}
+
 /* What a matched rule would run, as JSON keys: the same as the text's
  * "argv:", "timeout:", ... lines. */
 static void json_plan(struct strbuf *sb, const struct krule *r, const struct kevent *ev)
@@ -257,11 +272,9 @@ static void print_json(const struct kruleset *rs, const struct kevent *ev, unsig
 	}
 	strbuf_printf(&sb, "],\"matched\":%zu,\"conditions\":[", matched);
 	size_t shown = 0;
-	for (size_t i = 0; i < rs->n_cond_defs; i++) {
-		const struct kcond_def *c = rs->cond_defs[i];
-		bool set = krule_match(&c->set, ev, NULL);
-		if (!set && !(c->has_clear && krule_match(&c->clear, ev, NULL)))
-			continue;
+	const struct kcond_def *c;
+	bool set;
+	for (size_t i = 0; (c = next_cond(rs, ev, &i, &set));) {
 		const char *key = kcond_key_of(c, ev);
 		strbuf_puts(&sb, shown++ ? ",{\"name\":" : "{\"name\":");
 		strbuf_json(&sb, c->name);
@@ -334,11 +347,9 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev, bool jso
 	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
 	/* the conditions it would set or clear (keventd.rules(5), CONDITIONS):
 	 * only those that match, since a condition's matchers are many */
-	for (size_t i = 0; i < rs->n_cond_defs; i++) {
-		const struct kcond_def *c = rs->cond_defs[i];
-		bool set = krule_match(&c->set, ev, NULL);
-		if (!set && !(c->has_clear && krule_match(&c->clear, ev, NULL)))
-			continue;
+	const struct kcond_def *c;
+	bool set;
+	for (size_t i = 0; (c = next_cond(rs, ev, &i, &set));) {
 		const char *key = kcond_key_of(c, ev);
 		ctl_print(stdout, "condition %s (%s:%u:%u): %s it for %s%s%s", c->name,
 			  c->file->path, c->line, c->col, set ? "sets" : "clears",
