@@ -10,24 +10,6 @@
 #include "event.h"
 #include "util.h"
 
-static void print_text(const char *text, void *ud)
-{
-	(void)ud;
-	fputs(text, stdout);
-}
-
-static int simple(struct ctl *c, const char *const *f, size_t n)
-{
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
-	char *ok = NULL;
-	int status = ctl_request(fd, f, n) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
-	free(ok);
-	close(fd);
-	return status;
-}
-
 int ctl_reload(struct ctl *c, int argc, char **argv)
 {
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -38,7 +20,7 @@ int ctl_reload(struct ctl *c, int argc, char **argv)
 	if (argc > 1)
 		return ctl_usage_error("reload takes no arguments");
 	const char *f[] = {"reload"};
-	return simple(c, f, 1);
+	return ctl_call(c, f, 1, ctl_put_text, NULL, NULL);
 }
 
 /* What about tells, for status's verdict. */
@@ -215,14 +197,14 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("status takes no arguments");
 	const char *f[] = {"status", format};
 	if (strcmp(format, "text") != 0)
-		return simple(c, f, 2);
-	int fd = ctl_connect(c);
+		return ctl_call(c, f, 2, ctl_put_text, NULL, NULL);
+	const char *fa[] = {"about"};
+	int fd = ctl_open(c, fa, 1);
 	if (fd < 0)
 		return 1;
 	struct about a = {.head = STRBUF_INIT, .utc = utc};
 	a.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	const char *fa[] = {"about"};
-	int status = ctl_request(fd, fa, 1) < 0 ? 1 : ctl_replies(fd, about_line, &a, NULL);
+	int status = ctl_replies(fd, about_line, &a, NULL);
 	struct counters cs = {.sources = a.sources, .all = all};
 	if (status == 0) {
 		print_verdict(&a);
@@ -321,14 +303,7 @@ int ctl_events(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("events takes no arguments");
 	f[1] = n;
 	f[2] = format;
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
-	char *ok = NULL;
-	int status = ctl_request(fd, f, nf) < 0 ? 1 : ctl_replies(fd, print_local, &utc, &ok);
-	free(ok);
-	close(fd);
-	return status;
+	return ctl_call(c, f, nf, print_local, &utc, NULL);
 }
 
 int ctl_explain(struct ctl *c, int argc, char **argv)
@@ -371,14 +346,7 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("explain wants a sequence number or 'last', not '%s'",
 				       argv[optind]);
 	const char *f[] = {"explain", argv[optind], source, format};
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
-	char *ok = NULL;
-	int status = ctl_request(fd, f, 4) < 0 ? 1 : ctl_replies(fd, print_local, &utc, &ok);
-	free(ok);
-	close(fd);
-	return status;
+	return ctl_call(c, f, 4, print_local, &utc, NULL);
 }
 
 int ctl_trigger(struct ctl *c, int argc, char **argv)
@@ -420,16 +388,12 @@ int ctl_trigger(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("trigger takes no arguments");
 	if (list.oom)
 		return ctl_usage_error("out of memory");
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
 	const char *f[] = {"trigger", action, strbuf_str(&list)};
 	char *ok = NULL;
-	int status = ctl_request(fd, f, 3) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
+	int status = ctl_call(c, f, 3, ctl_put_text, NULL, &ok);
 	if (status == 0)
 		printf("%s device%s reported as %s events\n", ok ? ok : "0",
 		       ok && strcmp(ok, "1") == 0 ? "" : "s", action);
 	free(ok);
-	close(fd);
 	return status;
 }

@@ -182,6 +182,75 @@ static void put_map(struct out *o, const struct ynode *map, unsigned ind, bool f
 	}
 }
 
+/* --json: n as JSON (scalars as strings, as YAML reads them before the
+ * rules do) into o->sb, and into keys where each key and list item comes
+ * from, named by its JSON pointer (RFC 6901) into the content. */
+static void put_json(struct out *o, struct strbuf *keys, struct strbuf *ptr, const struct ynode *n)
+{
+	if (n->kind == YNODE_SCALAR) {
+		if (ynode_is_null(n) && !n->value[0])
+			strbuf_puts(&o->sb, "null");
+		else
+			strbuf_json(&o->sb, n->value);
+		return;
+	}
+	bool map = n->kind == YNODE_MAP;
+	strbuf_putc(&o->sb, map ? '{' : '[');
+	for (size_t i = 0; i < n->n_kids; i += map ? 2 : 1) {
+		const struct ynode *k = n->kids[i], *v = map ? n->kids[i + 1] : n->kids[i];
+		size_t at = ptr->len;
+		strbuf_putc(ptr, '/');
+		if (map) {
+			for (const char *c = k->kind == YNODE_SCALAR ? k->value : "?"; *c; c++)
+				strbuf_puts(ptr, *c == '~'   ? "~0"
+						 : *c == '/' ? "~1"
+							     : (char[]){*c, 0});
+			strbuf_puts(&o->sb, i ? "," : "");
+			strbuf_json(&o->sb, k->kind == YNODE_SCALAR ? k->value : "?");
+			strbuf_putc(&o->sb, ':');
+		} else {
+			strbuf_printf(ptr, "%zu", i);
+			strbuf_puts(&o->sb, i ? "," : "");
+		}
+		strbuf_puts(keys, keys->len ? ",{\"key\":" : "{\"key\":");
+		strbuf_json(keys, strbuf_str(ptr));
+		strbuf_puts(keys, ",\"file\":");
+		strbuf_json(keys, k->file ? k->file : o->base);
+		strbuf_printf(keys, ",\"line\":%u}", k->line);
+		put_json(o, keys, ptr, v);
+		ptr->len = at; /* back to n's own pointer */
+		if (ptr->buf)
+			ptr->buf[at] = '\0';
+	}
+	strbuf_putc(&o->sb, map ? '}' : ']');
+}
+
+/* The whole --json object: the file, its drop-ins, the content, and where
+ * each key comes from. */
+static void cat_json(struct out *o, const struct kentry *en, const struct ynode *tree)
+{
+	struct strbuf keys = STRBUF_INIT, ptr = STRBUF_INIT;
+	strbuf_puts(&o->sb, "{\"name\":");
+	strbuf_json(&o->sb, en->name);
+	strbuf_puts(&o->sb, ",\"path\":");
+	strbuf_json(&o->sb, en->path);
+	strbuf_puts(&o->sb, ",\"dropins\":[");
+	for (size_t i = 0; i < en->n_dropins; i++) {
+		strbuf_puts(&o->sb, i ? ",{\"path\":" : "{\"path\":");
+		strbuf_json(&o->sb, en->dropins[i].path);
+		strbuf_printf(&o->sb, ",\"masked\":%s}", en->dropins[i].masked ? "true" : "false");
+	}
+	strbuf_puts(&o->sb, "],\"content\":");
+	if (tree)
+		put_json(o, &keys, &ptr, tree);
+	else
+		strbuf_puts(&o->sb, "null");
+	strbuf_printf(&o->sb, ",\"keys\":[%s]}\n", strbuf_str(&keys));
+	o->sb.oom |= keys.oom || ptr.oom;
+	strbuf_release(&keys);
+	strbuf_release(&ptr);
+}
+
 /* Opens and reads one file of the rule directories, as keventd does. */
 static int read_src(const char *path, char **buf, size_t *len, struct kdiags *d)
 {
@@ -237,7 +306,9 @@ static int print_diags(const struct kdiags *d, const struct kentry *en, const ch
 	return n ? 1 : 0;
 }
 
-static int cat_entry(const struct kentry *en, struct kdiags *d)
+static void cat_text(struct out *o, const struct kentry *en, const struct ynode *tree);
+
+static int cat_entry(const struct kentry *en, struct kdiags *d, bool json)
 {
 	size_t n = 0;
 	_cleanup_free_ struct ksrc *srcs = calloc(en->n_dropins + 1, sizeof(*srcs));
@@ -261,22 +332,10 @@ static int cat_entry(const struct kentry *en, struct kdiags *d)
 	kfile_unref(f);
 	if (rc == 0) {
 		struct out o = {.sb = STRBUF_INIT, .base = en->path};
-		strbuf_puts(&o.sb, "# ");
-		strbuf_put_escaped(&o.sb, en->name);
-		strbuf_puts(&o.sb, ", as keventd loads it:\n#   ");
-		strbuf_put_escaped(&o.sb, en->path);
-		strbuf_putc(&o.sb, '\n');
-		for (size_t i = 0; i < en->n_dropins; i++) {
-			strbuf_puts(&o.sb, "#   ");
-			strbuf_put_escaped(&o.sb, en->dropins[i].path);
-			strbuf_puts(&o.sb, en->dropins[i].masked ? " (drop-in, masked)\n"
-								 : " (drop-in)\n");
-		}
-		o.line_start = o.sb.len;
-		if (tree && tree->kind == YNODE_MAP)
-			put_map(&o, tree, 0, false);
+		if (json)
+			cat_json(&o, en, tree);
 		else
-			strbuf_puts(&o.sb, "# (no rules)\n");
+			cat_text(&o, en, tree);
 		if (o.sb.oom)
 			rc = -ENOMEM;
 		else
@@ -289,23 +348,50 @@ static int cat_entry(const struct kentry *en, struct kdiags *d)
 	return rc == -ENOMEM ? rc : rc ? 1 : 0;
 }
 
+static void cat_text(struct out *o, const struct kentry *en, const struct ynode *tree)
+{
+	strbuf_puts(&o->sb, "# ");
+	strbuf_put_escaped(&o->sb, en->name);
+	strbuf_puts(&o->sb, ", as keventd loads it:\n#   ");
+	strbuf_put_escaped(&o->sb, en->path);
+	strbuf_putc(&o->sb, '\n');
+	for (size_t i = 0; i < en->n_dropins; i++) {
+		strbuf_puts(&o->sb, "#   ");
+		strbuf_put_escaped(&o->sb, en->dropins[i].path);
+		strbuf_puts(&o->sb,
+			    en->dropins[i].masked ? " (drop-in, masked)\n" : " (drop-in)\n");
+	}
+	o->line_start = o->sb.len;
+	if (tree && tree->kind == YNODE_MAP)
+		put_map(o, tree, 0, false);
+	else
+		strbuf_puts(&o->sb, "# (no rules)\n");
+}
+
 int ctl_cat(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"rules-dir", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *dirs[MAX_DIRS];
 	size_t n_dirs = 0;
+	bool json = false;
 	int o;
 	(void)c;
-	while ((o = getopt_long(argc, argv, "+hd:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "hjd:", opts, NULL)) != -1) {
 		if (o == 'h') {
-			printf("Usage: keventctl cat NAME.yaml [--rules-dir DIR]...\n"
+			printf("Usage: keventctl cat [--json] NAME.yaml [--rules-dir DIR]...\n"
 			       "Prints a rule file with its drop-ins applied, and where each key "
-			       "comes from.\n");
+			       "comes from.\n"
+			       "--json: one object, the content and each key's file and line.\n");
 			return 0;
+		}
+		if (o == 'j') {
+			json = true;
+			continue;
 		}
 		if (o != 'd')
 			return ctl_option_error("cat");
@@ -313,15 +399,7 @@ int ctl_cat(struct ctl *c, int argc, char **argv)
 			return ctl_usage_error("too many --rules-dir");
 		dirs[n_dirs++] = optarg;
 	}
-	/* options may follow the name too, as the synopsis has them */
 	const char *name = optind < argc ? argv[optind++] : NULL;
-	while (name && (o = getopt_long(argc, argv, "+hd:", opts, NULL)) != -1) {
-		if (o != 'd')
-			return ctl_option_error("cat");
-		if (n_dirs == MAX_DIRS)
-			return ctl_usage_error("too many --rules-dir");
-		dirs[n_dirs++] = optarg;
-	}
 	if (!name || optind < argc)
 		return ctl_usage_error("cat needs one rule file's name, NAME.yaml");
 	if (strchr(name, '/') || !str_has_suffix(name, ".yaml") || name[0] == '.')
@@ -349,7 +427,7 @@ int ctl_cat(struct ctl *c, int argc, char **argv)
 		(void)print_diags(&d, en, dirs, n_dirs);
 	} else {
 		kdiags_free(&d);
-		rc = cat_entry(en, &d);
+		rc = cat_entry(en, &d, json);
 		if (rc < 0)
 			fprintf(stderr, "keventctl: %s\n", strerror(-rc));
 		else

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* keventctl's side of the control socket. */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 
 #include "ctl.h"
 #include "proto.h"
+#include "util.h"
 
 int ctl_connect(struct ctl *c)
 {
@@ -42,6 +44,28 @@ int ctl_open(struct ctl *c, const char *const *fields, size_t n)
 	return fd;
 }
 
+int ctl_call(struct ctl *c, const char *const *fields, size_t n,
+	     void (*on_data)(const char *text, void *ud), void *ud, char **ok_text)
+{
+	int fd = ctl_open(c, fields, n);
+	if (fd < 0)
+		return 1;
+	char *ok = NULL;
+	int status = ctl_replies(fd, on_data, ud, &ok);
+	close(fd);
+	if (ok_text)
+		*ok_text = ok;
+	else
+		free(ok);
+	return status;
+}
+
+void ctl_put_text(const char *text, void *ud)
+{
+	(void)ud;
+	fputs(text, stdout);
+}
+
 /* keventd may have answered and closed before our request went out (a refused
  * peer): show its answer rather than the broken pipe. */
 static bool print_early_error(int fd)
@@ -71,15 +95,45 @@ int ctl_request(int fd, const char *const *fields, size_t n)
 	return rc;
 }
 
+int ctl_recv(int fd, char *buf, uint64_t deadline, struct kctl_msg *m)
+{
+	for (;;) {
+		if (deadline) {
+			uint64_t now = now_monotonic_ns();
+			if (now >= deadline)
+				return -ETIMEDOUT;
+			struct pollfd p = {.fd = fd, .events = POLLIN};
+			int rc = poll(&p, 1, (int)((deadline - now + 999999) / 1000000));
+			if (rc < 0 && errno != EINTR)
+				return -errno;
+			if (rc <= 0)
+				continue; /* interrupted, or the deadline: looked at above */
+		}
+		ssize_t n = recv(fd, buf, KCTL_MSG_MAX + 1, MSG_TRUNC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, m) < 0) {
+			fprintf(stderr, "keventctl: malformed reply from keventd\n");
+			return -EBADMSG;
+		}
+		return 1;
+	}
+}
+
 int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, char **ok_text)
 {
 	char buf[KCTL_MSG_MAX + 1];
 	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-		if (n < 0 && errno == EINTR)
-			continue;
+		struct kctl_msg m;
+		int n = ctl_recv(fd, buf, 0, &m);
+		if (n == -EBADMSG)
+			return 1;
 		if (n < 0) {
-			fprintf(stderr, "keventctl: reading from keventd: %s\n", strerror(errno));
+			fprintf(stderr, "keventctl: reading from keventd: %s\n", strerror(-n));
 			return 1;
 		}
 		if (n == 0) {
@@ -88,11 +142,6 @@ int ctl_replies(int fd, void (*on_data)(const char *text, void *ud), void *ud, c
 				return 1;
 			}
 			return 0; /* a stream (monitor) ends when keventd stops */
-		}
-		struct kctl_msg m;
-		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
-			fprintf(stderr, "keventctl: malformed reply from keventd\n");
-			return 1;
 		}
 		if (strcmp(m.f[0], "data") == 0 && m.n > 1) {
 			if (on_data)

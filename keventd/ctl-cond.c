@@ -15,12 +15,6 @@
 /* The monitoring plugins' statuses (Nagios, Icinga). */
 enum { CHECK_OK, CHECK_WARNING, CHECK_CRITICAL, CHECK_UNKNOWN };
 
-static void print_text(const char *text, void *ud)
-{
-	(void)ud;
-	fputs(text, stdout);
-}
-
 /* A table file read here, not asked of keventd: keventd down, or a copy. */
 static int from_file(const char *path, bool json, bool all, bool check, const char *names)
 {
@@ -92,7 +86,7 @@ static int check(struct ctl *c, const char *names)
 	}
 	const char *f[] = {"conditions", "check", "holding", names};
 	char *ok = NULL;
-	int status = ctl_request(fd, f, 4) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
+	int status = ctl_request(fd, f, 4) < 0 ? 1 : ctl_replies(fd, ctl_put_text, NULL, &ok);
 	close(fd);
 	int64_t v = CHECK_UNKNOWN;
 	if (status != 0 || !ok || parse_int64(ok, &v) < 0 || v < 0 || v > CHECK_UNKNOWN) {
@@ -162,15 +156,8 @@ int ctl_conditions(struct ctl *c, int argc, char **argv)
 		return from_file(file, json, all, chk, strbuf_str(&names));
 	if (chk)
 		return check(c, strbuf_str(&names));
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
 	const char *f[] = {"conditions", json ? "json" : "text", all ? "all" : "holding"};
-	char *ok = NULL;
-	int status = ctl_request(fd, f, 3) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
-	free(ok);
-	close(fd);
-	return status;
+	return ctl_call(c, f, 3, ctl_put_text, NULL, NULL);
 }
 
 int ctl_ack(struct ctl *c, int argc, char **argv)
@@ -200,16 +187,12 @@ int ctl_ack(struct ctl *c, int argc, char **argv)
 	if (strlen(note) > KCOND_NOTE_MAX || str_has_control(note))
 		return ctl_usage_error("--note is one line of printable text, at most %d bytes",
 				       KCOND_NOTE_MAX);
-	int fd = ctl_connect(c);
-	if (fd < 0)
-		return 1;
 	const char *f[] = {"ack", argv[optind], argc - optind > 1 ? argv[optind + 1] : "", note};
 	char *ok = NULL;
-	int status = ctl_request(fd, f, 4) < 0 ? 1 : ctl_replies(fd, print_text, NULL, &ok);
+	int status = ctl_call(c, f, 4, ctl_put_text, NULL, &ok);
 	if (status == 0)
 		printf("%s row%s acknowledged\n", ok ? ok : "0",
 		       ok && strcmp(ok, "1") == 0 ? "" : "s");
 	free(ok);
-	close(fd);
 	return status;
 }

@@ -3,14 +3,11 @@
  * monitor does: with the time, filtered, for a count or a time. */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ctl.h"
-#include "duration.h"
 #include "event.h"
 #include "proto.h"
 #include "util.h"
@@ -40,33 +37,16 @@ static bool print_line(struct watch *w, const char *text)
 static int watch_stream(int fd, struct watch *w, uint64_t timeout_ms)
 {
 	char buf[KCTL_MSG_MAX + 1];
-	uint64_t deadline = now_monotonic_ns() + timeout_ms * 1000000ull;
+	uint64_t deadline = timeout_ms ? now_monotonic_ns() + timeout_ms * 1000000ull : 0;
 	for (;;) {
-		int ms = -1;
-		if (timeout_ms) {
-			uint64_t now = now_monotonic_ns();
-			if (now >= deadline)
-				return 0;
-			ms = (int)((deadline - now + 999999) / 1000000);
-		}
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int rc = poll(&p, 1, ms);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0)
-			return 0;
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			fprintf(stderr, "keventctl: reading from keventd: %s\n", strerror(errno));
-			return 1;
-		}
-		if (n == 0)
-			return 0; /* keventd stopped */
 		struct kctl_msg m;
-		if ((size_t)n > KCTL_MSG_MAX || kctl_decode(buf, (size_t)n, &m) < 0) {
-			fprintf(stderr, "keventctl: malformed reply from keventd\n");
+		int n = ctl_recv(fd, buf, deadline, &m);
+		if (n == 0 || n == -ETIMEDOUT)
+			return 0; /* keventd stopped, or the time is up */
+		if (n == -EBADMSG)
+			return 1;
+		if (n < 0) {
+			fprintf(stderr, "keventctl: reading from keventd: %s\n", strerror(-n));
 			return 1;
 		}
 		if (strcmp(m.f[0], "err") == 0) {
@@ -96,7 +76,6 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 	int o;
 	while ((o = getopt_long(argc, argv, "hjc:t:", opts, NULL)) != -1) {
 		int64_t v;
-		const char *why = NULL;
 		switch (o) {
 		case 'h':
 			printf("Usage: keventctl monitor [--json] [--utc] [--source SRC] [--type "
@@ -121,12 +100,8 @@ int ctl_monitor(struct ctl *c, int argc, char **argv)
 			w.count = (uint64_t)v;
 			break;
 		case 't':
-			if (parse_int64(optarg, &v) == 0 && v > 0 && v < 86400 * 365)
-				timeout_ms = (uint64_t)v * 1000;
-			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
-				return ctl_usage_error("-t wants seconds or a duration such as "
-						       "500ms, not '%s'",
-						       optarg);
+			if (ctl_timeout_arg("-t", optarg, &timeout_ms))
+				return EXIT_USAGE;
 			break;
 		case 's':
 		case 'T':

@@ -136,11 +136,10 @@ int ctl_record(struct ctl *c, int argc, char **argv)
 	(void)sigaction(SIGTERM, &sa, NULL);
 	unsigned long n = 0;
 	int status = 1;
-	int fd = ctl_connect(c);
+	const char *f[] = {"monitor", "record"};
+	int fd = ctl_open(c, f, 2);
 	if (fd >= 0) {
-		const char *f[] = {"monitor", "record"};
-		status = ctl_request(fd, f, 2) < 0 ? 1
-						   : ctl_replies(fd, NULL, NULL, (char *[]){NULL});
+		status = ctl_replies(fd, NULL, NULL, (char *[]){NULL});
 		if (status == 0) {
 			fprintf(stderr,
 				"keventctl: recording the events of %s (interrupt to stop)\n",
@@ -189,7 +188,7 @@ static size_t parse_record(void *userdata, char *line, size_t len, const char *f
 	return k;
 }
 
-static int replay_dry(const char *path, const char **dirs, size_t n_dirs, bool strict)
+static int replay_dry(const char *path, const char **dirs, size_t n_dirs, bool strict, bool json)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	FILE *in = is_stdin ? stdin : fopen(path, "re");
@@ -232,10 +231,9 @@ static int replay_dry(const char *path, const char **dirs, size_t n_dirs, bool s
 				break;
 			continue;
 		}
-		if (events++)
+		if (events++ && !json)
 			putchar('\n');
-		printf("line %lu: seqnum=%llu\n", line, (unsigned long long)ev->seqnum);
-		ctl_test_print(rs, ev);
+		ctl_test_print(rs, ev, json, line);
 	}
 	if (!is_stdin)
 		fclose(in);
@@ -247,13 +245,17 @@ static int replay_dry(const char *path, const char **dirs, size_t n_dirs, bool s
 int ctl_replay(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"dry-run", no_argument, NULL, 'n'}, {"rules-dir", required_argument, NULL, 'd'},
-		{"strict", no_argument, NULL, 's'},  {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},    {0},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"rules-dir", required_argument, NULL, 'd'},
+		{"strict", no_argument, NULL, 's'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
 	};
 	const char *dirs[MAX_DIRS];
 	size_t n_dirs = 0;
-	bool dry = false, strict = false, verbose = false;
+	bool dry = false, strict = false, verbose = false, json = false;
 	int o;
 	while ((o = getopt_long(argc, argv, "hnd:sv", opts, NULL)) != -1) {
 		switch (o) {
@@ -271,14 +273,17 @@ int ctl_replay(struct ctl *c, int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'j':
+			json = true;
+			break;
 		case 'h':
-			printf("Usage: keventctl replay FILE|- [--dry-run] [--rules-dir DIR]... "
-			       "[--strict] [-v]\n"
+			printf("Usage: keventctl replay FILE|- [--dry-run [--json]] [--rules-dir "
+			       "DIR]... [--strict] [-v]\n"
 			       "Feeds the events of a record (keventctl record) through the "
 			       "rules:\n"
 			       "with --dry-run offline, printing what keventctl test prints for\n"
-			       "each; else into keventd, as socket events.  A bad line is an "
-			       "error\n"
+			       "each (--json: one JSON object per event); else into keventd,\n"
+			       "each event as its source's.  A bad line is an error\n"
 			       "with its number, and the next line is read (--strict: stop).\n");
 			return 0;
 		default:
@@ -287,6 +292,8 @@ int ctl_replay(struct ctl *c, int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return ctl_usage_error("replay needs FILE");
+	if (json && !dry)
+		return ctl_usage_error("--json goes with --dry-run");
 	if (n_dirs && !dry)
 		return ctl_usage_error(
 			"--rules-dir goes with --dry-run: keventd has its own rules");
@@ -314,7 +321,7 @@ int ctl_replay(struct ctl *c, int argc, char **argv)
 			dirs[i] = abs[i];
 	}
 	if (status == 0)
-		status = replay_dry(path, dirs, n_dirs, strict);
+		status = replay_dry(path, dirs, n_dirs, strict, json);
 	for (size_t i = 0; i < n_dirs; i++)
 		free(abs[i]);
 	return status;

@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 #include "ctl.h"
-#include "table.h"
 #include "duration.h"
+#include "event-json.h"
+#include "table.h"
 #include "plan.h"
 #include "ruleset.h"
 #include "transient.h"
@@ -146,8 +147,165 @@ int ctl_test_load(const char **dirs, size_t n_dirs, struct kruleset **out)
 	return 0;
 }
 
-void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
+/* The next of the conditions test shows, from *i on: those whose set
+ * (*set) or clear matches the event (keventd.rules(5), CONDITIONS), since
+ * a condition's matchers are many; NULL after the last. */
+static const struct kcond_def *next_cond(const struct kruleset *rs, const struct kevent *ev,
+					 size_t *i, bool *set)
 {
+	while (*i < rs->n_cond_defs) {
+		const struct kcond_def *c = rs->cond_defs[(*i)++];
+		*set = krule_match(&c->set, ev, NULL);
+		if (*set || (c->has_clear && krule_match(&c->clear, ev, NULL)))
+			return c;
+	}
+	return NULL;
+}
+
+/* What a matched rule would run, as JSON keys: the same as the text's
+ * "argv:", "timeout:", ... lines. */
+static void json_plan(struct strbuf *sb, const struct krule *r, const struct kevent *ev)
+{
+	struct kplan plan;
+	const struct krule_extra *x = krule_extra(r);
+	if (kplan_build(r, ev, &plan) < 0) {
+		sb->oom = true;
+		return;
+	}
+	strbuf_puts(sb, ",\"argv\":[");
+	for (size_t i = 0; i < plan.argc; i++) {
+		strbuf_puts(sb, i ? "," : "");
+		strbuf_json(sb, plan.argv[i]);
+	}
+	strbuf_printf(sb, "],\"timeout_ms\":%" PRIu64, x->timeout_ms);
+	if (x->user) {
+		strbuf_puts(sb, ",\"user\":");
+		strbuf_json(sb, x->user);
+	}
+	if (r->no_new_privs)
+		strbuf_puts(sb, ",\"no_new_privs\":true");
+	_cleanup_free_ char *unit = NULL;
+	if (r->transient && ktransient_unit_name(r->name, 0, 0, &unit) == 0) {
+		strbuf_puts(sb, ",\"transient\":");
+		strbuf_json(sb, unit);
+	}
+	if (x->n_limits)
+		strbuf_puts(sb, ",\"limits\":{");
+	for (size_t i = 0; i < x->n_limits; i++) {
+		strbuf_printf(sb, "%s\"%s\":", i ? "," : "", krlimit_name(x->limits[i].resource));
+		if (x->limits[i].value == UINT64_MAX)
+			strbuf_puts(sb, "\"infinity\"");
+		else
+			strbuf_printf(sb, "%" PRIu64, x->limits[i].value);
+	}
+	if (x->n_limits)
+		strbuf_putc(sb, '}');
+	if (x->rl_period_ms) {
+		strbuf_printf(sb, ",\"ratelimit\":{\"count\":%" PRIu32 ",\"period_ms\":%" PRIu64,
+			      x->rl_count, x->rl_period_ms);
+		if (x->key == KRULE_KEY_PAYLOAD) {
+			_cleanup_free_ char *key = NULL;
+			if (asprintf(&key, "payload.%s", x->key_prop) < 0)
+				sb->oom = true;
+			strbuf_puts(sb, ",\"key\":");
+			strbuf_json(sb, key ? key : "");
+			strbuf_putc(sb, '}');
+		} else {
+			strbuf_printf(sb, ",\"key\":\"%s\"}",
+				      x->key == KRULE_KEY_RULE ? "rule" : "object");
+		}
+	}
+	strbuf_puts(sb, ",\"env\":{");
+	for (size_t i = 0; i < plan.n_env; i++) {
+		const char *e = plan.envp[i];
+		size_t n = strcspn(e, "=");
+		_cleanup_free_ char *name = strndup(e, n);
+		strbuf_puts(sb, i ? "," : "");
+		strbuf_json(sb, name ? name : "");
+		strbuf_putc(sb, ':');
+		strbuf_json(sb, e + n + 1);
+	}
+	strbuf_putc(sb, '}');
+	kplan_release(&plan);
+}
+
+/* test --json, replay --dry-run --json: one object, on one line (line:
+ * the record's line, 0 for none).  The event as keventctl monitor --json
+ * shows it, each rule's answer with explain --json's keys, and what it
+ * would run. */
+static void print_json(const struct kruleset *rs, const struct kevent *ev, unsigned long line)
+{
+	struct strbuf sb = STRBUF_INIT, why = STRBUF_INIT;
+	if (line)
+		strbuf_printf(&sb, "{\"line\":%lu,\"event\":", line);
+	else
+		strbuf_puts(&sb, "{\"event\":");
+	kevent_json_open(&sb, ev, ev->payload, false);
+	strbuf_printf(&sb, "},\"rule_files\":%zu,\"rules\":[", rs->n_files);
+	const struct krule *stopper = NULL;
+	size_t matched = 0;
+	for (size_t i = 0; i < rs->n_rules; i++) {
+		const struct krule *r = rs->rules[i];
+		strbuf_puts(&sb, i ? ",{\"name\":" : "{\"name\":");
+		strbuf_json(&sb, r->name);
+		strbuf_puts(&sb, ",\"file\":");
+		strbuf_json(&sb, r->file->path);
+		strbuf_printf(&sb, ",\"line\":%u,\"column\":%u", r->line, r->col);
+		strbuf_reset(&why);
+		if (stopper) {
+			strbuf_puts(&sb, ",\"result\":\"not tried\",\"why\":");
+			strbuf_json(&sb, stopper->name);
+		} else if (!krule_match(r, ev, &why)) {
+			strbuf_puts(&sb, ",\"result\":\"no match\",\"why\":");
+			strbuf_json(&sb, strbuf_str(&why));
+		} else {
+			matched++;
+			strbuf_printf(&sb, ",\"result\":\"matched\",\"runs\":%s,\"last\":%s",
+				      krule_runs_something(r) ? "true" : "false",
+				      r->last ? "true" : "false");
+			if (krule_runs_something(r))
+				json_plan(&sb, r, ev);
+			if (r->last)
+				stopper = r;
+		}
+		strbuf_putc(&sb, '}');
+	}
+	strbuf_printf(&sb, "],\"matched\":%zu,\"conditions\":[", matched);
+	size_t shown = 0;
+	const struct kcond_def *c;
+	bool set;
+	for (size_t i = 0; (c = next_cond(rs, ev, &i, &set));) {
+		const char *key = kcond_key_of(c, ev);
+		strbuf_puts(&sb, shown++ ? ",{\"name\":" : "{\"name\":");
+		strbuf_json(&sb, c->name);
+		strbuf_puts(&sb, ",\"file\":");
+		strbuf_json(&sb, c->file->path);
+		strbuf_printf(&sb, ",\"line\":%u,\"column\":%u,\"action\":\"%s\",\"key\":", c->line,
+			      c->col, set ? "set" : "clear");
+		if (key)
+			strbuf_json(&sb, key);
+		else
+			strbuf_puts(&sb, "null");
+		if (set)
+			strbuf_printf(&sb, ",\"severity\":\"%s\"",
+				      kcond_severity_name(c->severity));
+		strbuf_putc(&sb, '}');
+	}
+	strbuf_puts(&sb, "]}");
+	puts(sb.oom ? "{}" : strbuf_str(&sb));
+	strbuf_release(&sb);
+	strbuf_release(&why);
+}
+
+void ctl_test_print(const struct kruleset *rs, const struct kevent *ev, bool json,
+		    unsigned long line)
+{
+	if (json) {
+		print_json(rs, ev, line);
+		return;
+	}
+	if (line)
+		printf("line %lu: seqnum=%llu\n", line, (unsigned long long)ev->seqnum);
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_quote(&sb, ev->payload);
 	printf("event: type=%s object=%s signal=%s source=%s payload=%s\n",
@@ -189,11 +347,9 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
 	printf("\n%zu of %zu rules matched\n", matched, rs->n_rules);
 	/* the conditions it would set or clear (keventd.rules(5), CONDITIONS):
 	 * only those that match, since a condition's matchers are many */
-	for (size_t i = 0; i < rs->n_cond_defs; i++) {
-		const struct kcond_def *c = rs->cond_defs[i];
-		bool set = krule_match(&c->set, ev, NULL);
-		if (!set && !(c->has_clear && krule_match(&c->clear, ev, NULL)))
-			continue;
+	const struct kcond_def *c;
+	bool set;
+	for (size_t i = 0; (c = next_cond(rs, ev, &i, &set));) {
 		const char *key = kcond_key_of(c, ev);
 		ctl_print(stdout, "condition %s (%s:%u:%u): %s it for %s%s%s", c->name,
 			  c->file->path, c->line, c->col, set ? "sets" : "clears",
@@ -203,7 +359,7 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev)
 }
 
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
-		    int64_t seqnum, int64_t timestamp);
+		    int64_t seqnum, int64_t timestamp, bool json);
 
 /* TYPE OBJECT SIGNAL [PAYLOAD] at optind, for both halves: the type's
  * number in *type, the payload (read into *buf for "-").  0, or
@@ -220,7 +376,7 @@ static int event_args(int argc, char **argv, int *type, char **buf, const char *
 /* test --run: the event through keventd, its handlers run once with
  * KEVENT_TEST=1, each rule's outcome printed as send --wait does. */
 static int run_live(struct ctl *c, int argc, char **argv, int source, uint64_t timeout_ms,
-		    const char *timeout_text)
+		    const char *timeout_text, bool json)
 {
 	_cleanup_free_ char *stdin_payload = NULL;
 	const char *payload;
@@ -233,7 +389,7 @@ static int run_live(struct ctl *c, int argc, char **argv, int source, uint64_t t
 	int fd = ctl_open(c, f, 6);
 	if (fd < 0)
 		return 1;
-	int status = ctl_wait_replies(fd, timeout_ms, timeout_text);
+	int status = ctl_wait_replies(fd, timeout_ms, timeout_text, json);
 	close(fd);
 	return status;
 }
@@ -247,6 +403,7 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		{"timestamp", required_argument, NULL, 't'},
 		{"run", no_argument, NULL, 'r'},
 		{"timeout", required_argument, NULL, 'T'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -254,7 +411,7 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	size_t n_dirs = 0;
 	int source = KEVENT_SOURCE_SOCKET;
 	int64_t seqnum = 1, timestamp = (int64_t)now_realtime_ns();
-	bool live = false, fixed = false;
+	bool live = false, fixed = false, json = false;
 	uint64_t timeout_ms = 0;
 	const char *timeout = NULL;
 	int o;
@@ -263,18 +420,14 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		case 'r':
 			live = true;
 			break;
-		case 'T': {
-			const char *why = NULL;
-			int64_t secs;
-			timeout = optarg;
-			if (parse_int64(optarg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
-				timeout_ms = (uint64_t)secs * 1000;
-			else if (duration_parse(optarg, &timeout_ms, &why) < 0 || !timeout_ms)
-				return ctl_usage_error("--timeout wants seconds or a duration such "
-						       "as 500ms, not '%s'",
-						       optarg);
+		case 'j':
+			json = true;
 			break;
-		}
+		case 'T':
+			timeout = optarg;
+			if (ctl_timeout_arg("--timeout", optarg, &timeout_ms))
+				return EXIT_USAGE;
+			break;
 		case 'd':
 			if (n_dirs == MAX_DIRS)
 				return ctl_usage_error("too many --rules-dir");
@@ -295,16 +448,18 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 				return ctl_usage_error("bad number '%s'", optarg);
 			break;
 		case 'h':
-			printf("Usage: keventctl test [--rules-dir DIR]... [--source SRC] "
+			printf("Usage: keventctl test [--json] [--rules-dir DIR]... [--source SRC] "
 			       "[--seqnum N] "
 			       "[--timestamp NS] TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
-			       "       keventctl test --run [--source SRC] [--timeout DURATION] "
+			       "       keventctl test --run [--json] [--source SRC] [--timeout "
+			       "DURATION] "
 			       "TYPE OBJECT SIGNAL [PAYLOAD|-]\n"
 			       "The first is a dry run, offline: which rules match and what they "
 			       "would run.\n"
 			       "--run has keventd run the handlers the event would run, once, with "
 			       "KEVENT_TEST=1,\n"
-			       "and prints each rule's outcome: exit 0 if all exited 0, else 1.\n");
+			       "and prints each rule's outcome: exit 0 if all exited 0, else 1.\n"
+			       "--json: the same as one JSON object.\n");
 			return 0;
 		default:
 			return ctl_option_error("test");
@@ -321,7 +476,7 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 	if (live) {
 		char t[32];
 		duration_format(timeout_ms, t, sizeof(t));
-		return run_live(c, argc, argv, source, timeout_ms, timeout ? t : "");
+		return run_live(c, argc, argv, source, timeout_ms, timeout ? t : "", json);
 	}
 	if (!n_dirs)
 		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
@@ -337,14 +492,14 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		}
 		dirs[i] = abs[i];
 	}
-	int status = run_test(argc, argv, dirs, n_dirs, source, seqnum, timestamp);
+	int status = run_test(argc, argv, dirs, n_dirs, source, seqnum, timestamp, json);
 	for (size_t i = 0; i < n_dirs; i++)
 		free(abs[i]);
 	return status;
 }
 
 static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int source,
-		    int64_t seqnum, int64_t timestamp)
+		    int64_t seqnum, int64_t timestamp, bool json)
 {
 
 	_cleanup_free_ char *stdin_payload = NULL;
@@ -365,6 +520,6 @@ static int run_test(int argc, char **argv, const char **dirs, size_t n_dirs, int
 	_cleanup_(kruleset_freep) struct kruleset *rs = NULL;
 	if (ctl_test_load(dirs, n_dirs, &rs) < 0)
 		return 1;
-	ctl_test_print(rs, ev);
+	ctl_test_print(rs, ev, json, 0);
 	return 0;
 }

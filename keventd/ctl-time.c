@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "ctl.h"
+#include "duration.h"
+#include "util.h"
 
 void ctl_format_time(uint64_t ns, bool utc, char *buf, size_t size)
 {
@@ -60,4 +62,16 @@ void ctl_put_times(FILE *f, const char *text, bool utc)
 		}
 		text += len;
 	}
+}
+
+int ctl_timeout_arg(const char *opt, const char *arg, uint64_t *ms)
+{
+	const char *why = NULL;
+	int64_t secs;
+	if (parse_int64(arg, &secs) == 0 && secs > 0 && secs < 86400 * 365)
+		*ms = (uint64_t)secs * 1000;
+	else if (duration_parse(arg, ms, &why) < 0 || !*ms)
+		return ctl_usage_error("%s wants seconds or a duration such as 500ms, not '%s'",
+				       opt, arg);
+	return 0;
 }

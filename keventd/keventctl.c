@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  explain SEQ|last [--source SRC] [--json]\n"
 		"                                         why a past event matched what it did\n"
 		"  record [-o FILE]                       write every event as a JSON line\n"
-		"  replay FILE [--dry-run] [--rules-dir DIR]... [--strict]\n"
+		"  replay FILE [--dry-run [--json]] [--rules-dir DIR]... [--strict]\n"
 		"                                         feed recorded events through the rules\n"
 		"  trigger [--subsystem S]... [--action add|change]\n"
 		"                                         report the devices present as udev\n"
@@ -62,17 +62,19 @@ static void usage(FILE *f)
 		"  conditions --check [NAME]...           a monitoring plugin's line and status\n"
 		"  ack NAME [OBJECT] [--note TEXT]        acknowledge a condition: no reminders\n"
 		"  verify [PATH]...                       check rule files or directories\n"
-		"  cat NAME.yaml [--rules-dir DIR]...     a rule file with its drop-ins applied\n"
-		"  test [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
+		"  cat [--json] NAME.yaml [--rules-dir DIR]...\n"
+		"                                         a rule file with its drop-ins applied\n"
+		"  test [--json] [--rules-dir DIR]... [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         show which rules an event matches\n"
-		"  test --run [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
+		"  test --run [--json] [--source SRC] TYPE OBJECT SIGNAL [PAYLOAD]\n"
 		"                                         run its handlers once, through keventd,\n"
 		"                                         with KEVENT_TEST=1\n"
 		"  notify test NAME [--config FILE]       send a test message to a notification\n"
 		"                                         target and print the server's answer\n"
 		"\n"
 		"Options:\n"
-		"  --control PATH   keventd's control socket (default %s)\n"
+		"  --control PATH   keventd's control socket (default %s);\n"
+		"                   before or after the command\n"
 		"  -h, --help       show this help\n"
 		"  --version        show the version\n"
 		"\n"
@@ -130,6 +132,28 @@ bool ctl_trust(void)
 	return geteuid() == 0;
 }
 
+/* --control after the command as before it ("keventctl status --control
+ * PATH"), up to a "--": taken out of argv[1..argc), the new argc. */
+static int take_control(struct ctl *c, int argc, char **argv)
+{
+	int n = 1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (strncmp(argv[i], "--control=", 10) == 0)
+			c->control = argv[i] + 10;
+		else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
+			c->control = argv[++i];
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -164,6 +188,7 @@ int main(int argc, char **argv)
 			continue;
 		argc -= optind;
 		argv += optind;
+		argc = take_control(&c, argc, argv);
 		optind = 0; /* restart getopt for the command's own options */
 		return commands[i].fn(&c, argc, argv);
 	}

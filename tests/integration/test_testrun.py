@@ -68,9 +68,23 @@ class TestRun(DaemonTest):
         r = d.ctl("test", "--run", "--source", "md", "storage", "/org/kernel/md/md0", "resync",
                   check=0)
         self.assertEqual(r.stdout.splitlines()[1:], ["no rule runs anything for it"])
+        # --json: the same, one object (options after the event, too)
+        r = d.ctl("test", "--run", "--source", "md", "storage", "/org/kernel/md/md0", "failed",
+                  "--json", check=1)
+        o = json.loads(r.stdout)
+        self.assertEqual((o["result"], o["failed"], o["notes"]), ("done", 1, []))
+        self.assertIsInstance(o["seqnum"], int)
+        self.assertEqual(len(o["runs"]), 1, o)
+        self.assertEqual(o["runs"][0]["rule"], "raid-mail")
+        self.assertRegex(o["runs"][0]["outcome"], r"^exited 2 after \d+ ms$")
+        self.assertEqual(o["runs"][0]["stderr"], ["no mail for failed"])
+        o = json.loads(d.ctl("test", "--run", "--json", "--source", "md", "storage",
+                             "/org/kernel/md/md0", "resync", check=0).stdout)
+        self.assertEqual((o["runs"], o["notes"], o["failed"]),
+                         ([], ["no rule runs anything for it"], 0))
         # a send is the socket's, without KEVENT_TEST
         d.send("storage", "/org/kernel/md/md0", "degraded")
-        d.wait_idle(4)
+        d.wait_idle(6)
         self.assertTrue(os.path.exists(os.path.join(self.out, "socket-ran")))
         st = d.status()
         d.stop_ok(self)

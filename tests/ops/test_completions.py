@@ -16,6 +16,9 @@ BASH = os.path.join(SRC, "keventd", "keventctl.bash-completion")
 ZSH = os.path.join(SRC, "keventd", "keventctl.zsh-completion")
 FISH = os.path.join(SRC, "keventd", "keventctl.fish-completion")
 BASH_LIB = "/usr/share/bash-completion/bash_completion"
+# every command that reads offers --json (keventctl(8))
+JSON_COMMANDS = ("test", "cat", "replay", "verify", "monitor", "events", "status", "explain",
+                 "conditions")
 
 
 def read(path):
@@ -108,6 +111,8 @@ class Completions(unittest.TestCase):
         for cmd in ("test", "monitor", "events", "explain"):
             self.assertEqual(sorted(self.fish_complete("keventctl %s --source " % cmd)),
                              sorted(self.sources), cmd)
+        for cmd in JSON_COMMANDS:
+            self.assertIn("--json", self.fish_complete("keventctl %s --" % cmd), cmd)
 
     def bash_complete(self, *words):
         bash = shutil.which("bash")
@@ -129,6 +134,15 @@ printf '%s\n' "${COMPREPLY[@]}"
         for cmd in ("test", "monitor", "events", "explain"):
             self.assertEqual(sorted(self.bash_complete("keventctl", cmd, "--source", "")),
                              sorted(self.sources), cmd)
+        for cmd in JSON_COMMANDS:
+            self.assertIn("--json", self.bash_complete("keventctl", cmd, "--"), cmd)
+
+    def test_zsh_offers_json(self):
+        text = read(ZSH)
+        for cmd in JSON_COMMANDS:
+            block = text[text.index("\t\t%s)\n" % cmd):]
+            block = block[:block.index(";;")]
+            self.assertIn("--json[", block, cmd)
 
 
 if __name__ == "__main__":
