@@ -9,6 +9,8 @@
 #   <includedir>/kevent/kevent.h               the UAPI header, for listeners
 #   <mandir>/man{5,7,8,9}/                     the man pages
 #   <unitdir>/keventd.service                  the systemd unit
+#   <userunitdir>/keventd.service              the user unit (keventd --user)
+#   /etc/keventd/user-rules.d/                 the admin's layer for users, empty
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/zsh/vendor-completions/_keventctl
 #   <datadir>/fish/vendor_completions.d/keventctl.fish
@@ -31,6 +33,18 @@ if(NOT DEFINED KEVENT_SYSTEMD_UNITDIR)
   endif()
   set(KEVENT_SYSTEMD_UNITDIR "${unitdir}")
 endif()
+# The user manager's: /usr/lib/systemd/user for /usr (systemd's
+# systemduserunitdir), <prefix>/lib/systemd/user otherwise.
+if(NOT DEFINED KEVENT_SYSTEMD_USERUNITDIR)
+  set(userunitdir "${CMAKE_INSTALL_PREFIX}/lib/systemd/user")
+  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+    pkg_get_variable(sd_userunitdir systemd systemduserunitdir)
+    if(sd_userunitdir)
+      set(userunitdir "${sd_userunitdir}")
+    endif()
+  endif()
+  set(KEVENT_SYSTEMD_USERUNITDIR "${userunitdir}")
+endif()
 set(KEVENT_CONF_DIR /etc/keventd) # fixed, whatever the prefix
 set(KEVENT_ADMIN_RULES_DIR ${KEVENT_CONF_DIR}/rules.d)
 
@@ -42,6 +56,8 @@ install(FILES ${CMAKE_BINARY_DIR}/keventd.pc DESTINATION ${CMAKE_INSTALL_DATADIR
 
 configure_file(${CMAKE_SOURCE_DIR}/keventd/keventd.service.in
                ${CMAKE_BINARY_DIR}/keventd.service @ONLY)
+configure_file(${CMAKE_SOURCE_DIR}/keventd/keventd-user.service.in
+               ${CMAKE_BINARY_DIR}/user/keventd.service @ONLY)
 
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/rules.d/
         DESTINATION ${KEVENT_VENDOR_RULES_SUBDIR}
@@ -56,6 +72,10 @@ install(DIRECTORY DESTINATION ${KEVENT_ADMIN_RULES_DIR}
 install(FILES ${CMAKE_SOURCE_DIR}/kernel/include/uapi/linux/kevent.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kevent)
 install(FILES ${CMAKE_BINARY_DIR}/keventd.service DESTINATION ${KEVENT_SYSTEMD_UNITDIR})
+install(FILES ${CMAKE_BINARY_DIR}/user/keventd.service DESTINATION ${KEVENT_SYSTEMD_USERUNITDIR})
+install(DIRECTORY DESTINATION ${KEVENT_CONF_DIR}/user-rules.d
+        DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
+                              GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/org.kernel.Event.xml # keventd --dbus's interface
         DESTINATION ${CMAKE_INSTALL_DATADIR}/dbus-1/interfaces)
 # The bus policy for keventd --dbus's name (the system bus reads

@@ -406,8 +406,7 @@ int ctl_cat(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("cat takes a rule file's name (NAME.yaml), not a path: "
 				       "the file is looked up in the rule directories");
 	if (!n_dirs)
-		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
-			dirs[n_dirs++] = kevent_default_rule_dirs[i];
+		n_dirs = ctl_default_dirs(c, dirs);
 
 	struct kdiags d = {0};
 	struct kentries e = {0};

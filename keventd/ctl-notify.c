@@ -32,9 +32,8 @@ int ctl_notify(struct ctl *c, int argc, char **argv)
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
 					     {"config", required_argument, NULL, O_CONFIG},
 					     {0}};
-	const char *config = KEVENT_DEFAULT_CONFIG;
+	const char *config = ctl_default_config(c);
 	int o;
-	(void)c;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (o == 'h')
 			return usage(stdout, 0);

@@ -309,8 +309,7 @@ int ctl_replay(struct ctl *c, int argc, char **argv)
 		return status;
 	}
 	if (!n_dirs)
-		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
-			dirs[n_dirs++] = kevent_default_rule_dirs[i];
+		n_dirs = ctl_default_dirs(c, dirs);
 	char *abs[MAX_DIRS] = {NULL};
 	int status = 0;
 	for (size_t i = 0; i < n_dirs && status == 0; i++) {

@@ -479,8 +479,7 @@ int ctl_test(struct ctl *c, int argc, char **argv)
 		return run_live(c, argc, argv, source, timeout_ms, timeout ? t : "", json);
 	}
 	if (!n_dirs)
-		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
-			dirs[n_dirs++] = kevent_default_rule_dirs[i];
+		n_dirs = ctl_default_dirs(c, dirs);
 	/* absolute, as keventd makes them: KEVENT_RULE_FILE is what a handler gets */
 	char *abs[MAX_DIRS] = {NULL};
 	for (size_t i = 0; i < n_dirs; i++) {

@@ -348,7 +348,6 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	bool quiet = false, json = false;
 	const char *config = NULL, *root = NULL;
 	int o;
-	(void)c;
 	/* options anywhere: "verify FILE -q" as well ("--" ends them) */
 	while ((o = getopt_long(argc, argv, "hqj", opts, NULL)) != -1) {
 		if (o == 'h') {
@@ -404,15 +403,19 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 	 * it names are those checked */
 	_cleanup_(koptions_release) struct koptions ko;
 	koptions_init(&ko);
+	if (c->user && koptions_init_user(&ko, c->user) < 0) {
+		fprintf(stderr, "keventctl: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	const char *default_config = ctl_default_config(c);
 	size_t checked_configs = 0;
 	if (config || !n_paths) {
 		bool checked;
-		rc = check_config(&ko, config ? config : KEVENT_DEFAULT_CONFIG, !config, &checked,
-				  &t, &d);
+		rc = check_config(&ko, config ? config : default_config, !config, &checked, &t, &d);
 		checked_configs += checked;
 		if (checked) {
 			t.notify = &ko.notify;
-			t.config = config ? config : KEVENT_DEFAULT_CONFIG;
+			t.config = config ? config : default_config;
 		}
 	}
 	for (size_t i = first_extra; rc == 0 && i < n_configs; i++) {

@@ -14,9 +14,20 @@
 /* send --wait: keventd stopped or went away; its journal keeps the event */
 #define CTL_EXIT_REDELIVERED 3
 
+struct kuserdirs;
 struct ctl {
 	const char *control; /* control socket path */
+	/* --user: the user instance's places (userdirs.h); NULL: the
+	 * system instance's */
+	const struct kuserdirs *user;
 };
+/* The rule directories an offline command reads when it is given none:
+ * the user instance's with --user, else the system's; into dirs (room for
+ * KUSERDIRS_MAX_RULE_DIRS), their number returned. */
+size_t ctl_default_dirs(const struct ctl *c, const char **dirs);
+/* keventd's configuration file when none is named: the user's one with
+ * --user. */
+const char *ctl_default_config(const struct ctl *c);
 
 int ctl_verify(struct ctl *c, int argc, char **argv);
 int ctl_notify(struct ctl *c, int argc, char **argv);
@@ -112,7 +123,8 @@ void ctl_print(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* After getopt has printed what is wrong with an option of COMMAND: adds
  * the "Try" line, returns EXIT_USAGE. */
 int ctl_option_error(const char *command);
-/* Rule files are trust-checked exactly when keventd would: running as root. */
+/* Rule files are trust-checked exactly when keventd would: running as root,
+ * or with --user (then a file may be root's or the user's own). */
 bool ctl_trust(void);
 
 #endif

@@ -10,8 +10,11 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "daemon.h" /* KEVENT_DEFAULT_CONFIG */
 #include "event.h"
+#include "ruledirs.h"
 #include "statedir.h"
+#include "userdirs.h"
 #include "util.h"
 
 static const struct {
@@ -38,7 +41,7 @@ static const struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: keventctl [--control PATH] COMMAND [ARGS]\n"
+		"Usage: keventctl [--user] [--control PATH] COMMAND [ARGS]\n"
 		"\n"
 		"Commands:\n"
 		"  send TYPE OBJECT SIGNAL [PAYLOAD|-]    inject an event into keventd\n"
@@ -73,6 +76,9 @@ static void usage(FILE *f)
 		"                                         target and print the server's answer\n"
 		"\n"
 		"Options:\n"
+		"  --user           the user instance (keventd --user): its control socket,\n"
+		"                   $XDG_RUNTIME_DIR/keventd/control, and the user's rule\n"
+		"                   directories for verify, test, cat and replay --dry-run\n"
 		"  --control PATH   keventd's control socket (default %s);\n"
 		"                   before or after the command\n"
 		"  -h, --help       show this help\n"
@@ -127,9 +133,29 @@ int ctl_option_error(const char *command)
 	return EXIT_USAGE;
 }
 
+/* --user, for ctl_trust(), which has no ctl to ask */
+static bool user_instance;
+
 bool ctl_trust(void)
 {
-	return geteuid() == 0;
+	return geteuid() == 0 || user_instance;
+}
+
+size_t ctl_default_dirs(const struct ctl *c, const char **dirs)
+{
+	size_t n = 0;
+	if (c->user)
+		for (size_t i = 0; i < c->user->n_rule_dirs; i++)
+			dirs[n++] = c->user->rule_dirs[i];
+	else
+		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
+			dirs[n++] = kevent_default_rule_dirs[i];
+	return n;
+}
+
+const char *ctl_default_config(const struct ctl *c)
+{
+	return c->user ? c->user->config : KEVENT_DEFAULT_CONFIG;
 }
 
 /* --control after the command as before it ("keventctl status --control
@@ -158,16 +184,22 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"control", required_argument, NULL, 'c'},
+		{"user", no_argument, NULL, 'u'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
 	struct ctl c = {.control = KEVENT_DEFAULT_CONTROL};
+	_cleanup_(kuserdirs_release) struct kuserdirs u = {0};
+	const char *control = NULL;
 	int o;
 	while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c':
-			c.control = optarg;
+			control = optarg;
+			break;
+		case 'u':
+			user_instance = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -182,6 +214,18 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ctl_usage_error("missing command");
+	if (user_instance) {
+		const char *why = NULL;
+		int rc = kuserdirs_get(&u, &why);
+		if (rc < 0) {
+			fprintf(stderr, "keventctl: --user: %s\n", why ? why : strerror(-rc));
+			return 1;
+		}
+		c.user = &u;
+		c.control = u.control;
+	}
+	if (control)
+		c.control = control;
 	const char *cmd = argv[optind];
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(cmd, commands[i].name) != 0)

@@ -19,6 +19,7 @@
 #include "diag.h"
 #include "fault.h"
 #include "log.h"
+#include "userdirs.h"
 #include "util.h"
 
 #define EXIT_USAGE 2
@@ -53,6 +54,9 @@ static void usage(FILE *f)
 		"Usage: keventd [OPTION]...\n"
 		"Receives kernel events, matches them against rules, runs their handlers.\n"
 		"\n"
+		"  --user                 the user instance: the user's own rules, run as the\n"
+		"                         user; the defaults below become the user's (see\n"
+		"                         USER INSTANCE in keventd(8))\n"
 		"  --config PATH          configuration file (default %s,\n"
 		"                         read when it exists)\n"
 		"  --rules-dir DIR        rule directory, highest precedence first (repeatable;\n"
@@ -122,7 +126,7 @@ static int report_diags(struct kdiags *diags)
  * the version, or the exit status. */
 static int parse_args(int argc, char **argv, struct koptions **o)
 {
-	enum { O_OPTION = 256, O_CONFIG, O_VERSION };
+	enum { O_OPTION = 256, O_CONFIG, O_VERSION, O_USER };
 	static const struct option opts[] = {
 		{"rules-dir", required_argument, NULL, O_OPTION},
 		{"control", required_argument, NULL, O_OPTION},
@@ -141,6 +145,7 @@ static int parse_args(int argc, char **argv, struct koptions **o)
 		{"dry-run", no_argument, NULL, O_OPTION},
 		{"dbus", no_argument, NULL, O_OPTION},
 		{"config", required_argument, NULL, O_CONFIG},
+		{"user", no_argument, NULL, O_USER},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{0},
@@ -148,6 +153,7 @@ static int parse_args(int argc, char **argv, struct koptions **o)
 	_cleanup_free_ struct kdaemon_arg *args = calloc((size_t)argc + 1, sizeof(*args));
 	size_t n_args = 0;
 	const char *config = NULL;
+	bool user = false;
 	int c, index;
 	if (!args)
 		return usage_error("%s", strerror(ENOMEM));
@@ -158,6 +164,9 @@ static int parse_args(int argc, char **argv, struct koptions **o)
 			break;
 		case O_CONFIG:
 			config = optarg;
+			break;
+		case O_USER:
+			user = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -173,11 +182,27 @@ static int parse_args(int argc, char **argv, struct koptions **o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 
+	/* the user instance's places, from its environment (userdirs.h) */
+	_cleanup_(kuserdirs_release) struct kuserdirs u = {0};
+	if (user) {
+		const char *bad = NULL;
+		int rc = kuserdirs_get(&u, &bad);
+		if (rc < 0) {
+			fprintf(stderr, "keventd: --user: %s\n", bad ? bad : strerror(-rc));
+			return 1;
+		}
+		/* $XDG_STATE_HOME, for --lib-dir's default */
+		if ((rc = kuserdirs_make_lib_parents(&u)) < 0)
+			fprintf(stderr,
+				"keventd: --user: cannot make the directories above %s: %s\n",
+				u.lib_dir, strerror(-rc));
+	}
+
 	/* the options of the command line, in their order, applied once the
 	 * configuration file has been: the command line wins */
 	struct kdiags diags = {0};
 	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
-	int rc = kdaemon_options_read(config, args, n_args, o, &diags, &why);
+	int rc = kdaemon_options_read(config, user ? &u : NULL, args, n_args, o, &diags, &why);
 	if (rc == -EINVAL && diags.n)
 		return report_diags(&diags);
 	kdiags_free(&diags);

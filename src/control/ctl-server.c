@@ -872,17 +872,17 @@ size_t kctl_client_queued(const struct kctl_client *c)
 	return c->queued;
 }
 
-int kctl_server_make_dir(const char *path)
+int kctl_server_make_dir(const char *path, mode_t mode)
 {
 	_cleanup_free_ char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	const char *dir = dirname(copy);
-	if (mkdir(dir, KCTL_DIR_MODE) < 0)
+	if (mkdir(dir, mode) < 0)
 		return errno == EEXIST ? 0 : -errno;
 	/* made here: its mode, not the umask's */
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchmod(fd, KCTL_DIR_MODE) < 0)
+	if (fd < 0 || fchmod(fd, mode) < 0)
 		return -errno;
 	return 0;
 }
@@ -984,7 +984,7 @@ static int listen_on(struct kctl_server *s, const char *path)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	int rc = kctl_server_make_dir(path);
+	int rc = kctl_server_make_dir(path, KCTL_DIR_MODE); /* when the daemon did not */
 	if (rc < 0)
 		return rc;
 	check_dir_admits(path, s->gid);

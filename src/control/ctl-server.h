@@ -90,10 +90,10 @@ struct kctl_server_ops {
  * --control; docs/SECURITY.md). */
 #define KCTL_DIR_MODE 0755
 
-/* Makes the directory of the socket path when it is missing, mode
- * KCTL_DIR_MODE whatever the umask; one that is there is left as it is.
- * 0 or -errno. */
-int kctl_server_make_dir(const char *path);
+/* Makes the directory of the socket path when it is missing, mode mode
+ * (KCTL_DIR_MODE; the user instance's, 0700) whatever the umask; one that
+ * is there is left as it is.  0 or -errno. */
+int kctl_server_make_dir(const char *path, mode_t mode);
 
 /*
  * Listens on path, its parent made if missing (kctl_server_make_dir(); a

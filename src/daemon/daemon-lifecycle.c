@@ -280,8 +280,11 @@ int kdaemon_start(struct kdaemon *d)
 		return rc;
 	/* the control socket's directory first: when it is the state
 	 * directory too (/run/keventd, by default), the group of
-	 * --control-group must still reach the socket in it */
-	if (d->cfg.control_path && (rc = kctl_server_make_dir(d->cfg.control_path)) < 0) {
+	 * --control-group must still reach the socket in it; the user
+	 * instance's is the user's alone */
+	if (d->cfg.control_path &&
+	    (rc = kctl_server_make_dir(d->cfg.control_path, d->cfg.user ? 0700 : KCTL_DIR_MODE)) <
+		    0) {
 		log_error("cannot listen on %s: %s", d->cfg.control_path, strerror(-rc));
 		return rc;
 	}

@@ -30,6 +30,7 @@
 struct kdaemon;
 struct kdiags;
 struct koptions;
+struct kuserdirs;
 struct strbuf;
 struct kmqtt_config;
 struct knotify_config;
@@ -62,7 +63,12 @@ struct kdaemon_config {
 	size_t max_children;
 	size_t queue_size;
 	bool dry_run;
-	bool trust;	      /* check rule file ownership: running as root */
+	/* check rule file ownership: root's (or, not running as root,
+	 * keventd's user's own), writable by no one else */
+	bool trust;
+	/* the user instance (keventd --user): its control socket's directory
+	 * is made 0700, the user's alone */
+	bool user;
 	bool dbus;	      /* forward every event to the system bus (--dbus) */
 	size_t history;	      /* events kept for `keventctl events` (--history); 0: none */
 	size_t history_bytes; /* their text's bytes at most (--history-bytes); 0: the default */
@@ -95,8 +101,11 @@ struct kdaemon_arg {
 };
 
 /*
- * keventd's options (keventd(8), keventd.yaml(5)): the configuration file
- * config (NULL: KEVENT_DEFAULT_CONFIG, read only when it is there), then
+ * keventd's options (keventd(8), keventd.yaml(5)): the defaults, the
+ * system instance's or with user those of the user instance
+ * (userdirs.h: its places; the sources socket and condition), then the
+ * configuration file config (NULL: KEVENT_DEFAULT_CONFIG or the user's
+ * one, read only when it is there), then
  * args[0..n) over it, the command line winning; the rule directories made
  * absolute, so that KEVENT_RULE_FILE means the same to a handler that
  * runs in "/"; and the sources' sections checked against this kernel.
@@ -104,8 +113,9 @@ struct kdaemon_arg {
  * its place) or, none there, an option's in why; another -errno with why
  * saying what failed (the file cannot be read...).
  */
-int kdaemon_options_read(const char *config, const struct kdaemon_arg *args, size_t n,
-			 struct koptions **out, struct kdiags *diags, struct strbuf *why);
+int kdaemon_options_read(const char *config, const struct kuserdirs *user,
+			 const struct kdaemon_arg *args, size_t n, struct koptions **out,
+			 struct kdiags *diags, struct strbuf *why);
 /* The daemon's configuration in o, for kdaemon_new(); the program may set
  * what its environment says (thermal_sysfs, cgroup_root, no_journal). */
 struct kdaemon_config *kdaemon_options_config(struct koptions *o);

@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "ruledirs.h"
 #include "suggest.h"
+#include "userdirs.h"
 #include "yamltree.h"
 
 enum opt {
@@ -93,6 +94,8 @@ void koptions_release(struct koptions *o)
 	free(o->owned);
 	o->owned = NULL;
 	o->n_owned = 0;
+	free(o->default_dirs);
+	o->default_dirs = NULL;
 	kmqtt_config_release(&o->mqtt);
 	ksource_sections_release(&o->sections);
 	knotify_config_release(&o->notify);
@@ -118,6 +121,31 @@ static const char *keep(struct koptions *o, const char *s)
 	if (c)
 		o->owned[o->n_owned++] = c;
 	return c;
+}
+
+int koptions_init_user(struct koptions *o, const struct kuserdirs *u)
+{
+	const char *control = keep(o, u->control), *state = keep(o, u->state_dir),
+		   *lib = keep(o, u->lib_dir);
+	const char **dirs = calloc(u->n_rule_dirs, sizeof(*dirs));
+	if (!control || !state || !lib || !dirs) {
+		free(dirs);
+		return -ENOMEM;
+	}
+	free(o->default_dirs);
+	o->default_dirs = dirs;
+	for (size_t i = 0; i < u->n_rule_dirs; i++)
+		if (!(dirs[i] = keep(o, u->rule_dirs[i])))
+			return -ENOMEM;
+	o->n_default_dirs = u->n_rule_dirs;
+	o->cfg.control_path = control;
+	o->cfg.state_dir = state;
+	o->cfg.lib_dir = lib;
+	/* the kernel's sources are the system instance's */
+	o->cfg.sources = 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_CONDITION;
+	o->cfg.trust = true;
+	o->cfg.user = true;
+	return 0;
 }
 
 static int parse_size(const char *s, size_t min, size_t max, size_t *out)
@@ -559,7 +587,10 @@ int koptions_load_file(struct koptions *o, const char *path, bool trust, struct 
 
 void koptions_finish(struct koptions *o)
 {
-	if (!o->n_dirs)
+	if (!o->n_dirs && o->default_dirs)
+		for (size_t i = 0; i < o->n_default_dirs; i++)
+			o->dirs[o->n_dirs++] = o->default_dirs[i];
+	else if (!o->n_dirs)
 		for (size_t i = 0; i < ARRAY_SIZE(kevent_default_rule_dirs); i++)
 			o->dirs[o->n_dirs++] = kevent_default_rule_dirs[i];
 	o->cfg.rule_dirs = o->dirs;
@@ -588,8 +619,9 @@ static int absolute_dirs(struct koptions *o)
 	return 0;
 }
 
-int kdaemon_options_read(const char *config, const struct kdaemon_arg *args, size_t n,
-			 struct koptions **out, struct kdiags *diags, struct strbuf *why)
+int kdaemon_options_read(const char *config, const struct kuserdirs *user,
+			 const struct kdaemon_arg *args, size_t n, struct koptions **out,
+			 struct kdiags *diags, struct strbuf *why)
 {
 	_cleanup_(kdaemon_options_freep) struct koptions *o = malloc(sizeof(*o));
 	if (!o) {
@@ -597,9 +629,17 @@ int kdaemon_options_read(const char *config, const struct kdaemon_arg *args, siz
 		return -ENOMEM;
 	}
 	koptions_init(o);
+	if (user && koptions_init_user(o, user) < 0) {
+		strbuf_puts(why, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	/* The file first, then the command line over it.  The default file
 	 * is read only when it is there; one that is named must be. */
-	const char *path = config ? config : KEVENT_DEFAULT_CONFIG;
+	const char *path = config ? config : user ? keep(o, user->config) : KEVENT_DEFAULT_CONFIG;
+	if (!path) {
+		strbuf_puts(why, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	int rc = koptions_load_file(o, path, o->cfg.trust, diags);
 	if (rc == -ENOENT && !config)
 		rc = 0;

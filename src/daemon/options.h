@@ -31,7 +31,11 @@
 struct koptions {
 	struct kdaemon_config cfg; /* cfg.rule_dirs: see koptions_finish() */
 	const char *dirs[KOPTIONS_MAX_DIRS];
-	size_t n_dirs;	     /* given so far; 0: the default directories */
+	size_t n_dirs; /* given so far; 0: the default directories */
+	/* the default directories: NULL, the system's (ruledirs.h); else the
+	 * user instance's (koptions_init_user()), o's own */
+	const char **default_dirs;
+	size_t n_default_dirs;
 	bool dirs_from_file; /* a --rules-dir on the command line replaces them */
 	int log_level;
 	enum klog_format log_format;
@@ -46,6 +50,12 @@ struct koptions {
 /* The defaults of keventd(8).  koptions_release() frees what was set. */
 void koptions_init(struct koptions *o);
 void koptions_release(struct koptions *o);
+/* The defaults of the user instance (keventd(8), USER INSTANCE) over
+ * koptions_init()'s: u's places (copied), the sources socket and
+ * condition, and the trust checks on (a rule file is root's or the
+ * user's own).  0 or -ENOMEM. */
+struct kuserdirs;
+int koptions_init_user(struct koptions *o, const struct kuserdirs *u);
 
 /*
  * Sets the long option name (without its "--") to value: NULL for a flag

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ruledirs.h"
 #include "util.h"
@@ -21,8 +22,10 @@ static const char *trust_problem(const struct stat *st, bool trust)
 {
 	if (!trust)
 		return NULL;
-	if (st->st_uid != 0)
-		return "not owned by root";
+	/* keventd's own user's too: the user instance's (keventd --user) */
+	uid_t self = geteuid();
+	if (st->st_uid != 0 && st->st_uid != self)
+		return self == 0 ? "not owned by root" : "owned by neither root nor keventd's user";
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
 		return "writable by group or others";
 	return NULL;

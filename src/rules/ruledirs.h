@@ -44,7 +44,8 @@ struct kentries {
  * Lists the .yaml files of dirs (highest precedence first): a name in a
  * higher directory hides the same name below; the result is ordered by
  * name.  Missing directories are skipped.  With trust, a directory or file
- * not owned by root or writable by group or others is refused.  Symlinks
+ * owned by neither root nor keventd's user (geteuid(): root itself for
+ * the system instance) or writable by group or others is refused.  Symlinks
  * are followed only to /dev/null (a mask) or into one of dirs.
  */
 int kentries_scan(const char *const *dirs, size_t n_dirs, bool trust, struct kentries *out,
@@ -57,7 +58,8 @@ int kentry_scan_dropins(struct kentry *en, const char *const *dirs, size_t n_dir
 			struct kdiags *diags);
 void kentry_release(struct kentry *en);
 
-/* Checks an open rule file: a regular file, and with trust, owned by root and
+/* Checks an open rule file: a regular file, and with trust, owned by root (or
+ * keventd's user) and
  * not writable by group or others.  NULL, or a static reason. */
 const char *kentry_check_fd(int fd, bool trust);
 

@@ -27,8 +27,8 @@ class CommandLine(DaemonTest):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertRegex(r.stdout, r"^%s \d+\.\d+\.\d+\n$" % name)
         r = run(kdtest.KEVENTD, "--help")
-        for opt in ("--rules-dir", "--control", "--sources", "--max-children", "--log-level",
-                    "--dry-run"):
+        for opt in ("--user", "--rules-dir", "--control", "--sources", "--max-children",
+                    "--log-level", "--dry-run"):
             self.assertIn(opt, r.stdout)
         # every source of the sources' list (event.h), kmsg the last added
         sources = ("kernel", "udev", "thermal", "socket", "acpi", "input", "fs", "mqtt",
@@ -39,6 +39,7 @@ class CommandLine(DaemonTest):
                          list(sources), r.stdout)
         self.assertTrue(all(len(l) <= 80 for l in listed.splitlines()), listed)
         r = run(kdtest.KEVENTCTL, "--help")
+        self.assertIn("  --user ", r.stdout)
         for cmd in ("send", "monitor", "test", "verify", "reload", "status"):
             self.assertIn("  " + cmd + " ", r.stdout)
         for cmd in ("send", "monitor", "reload", "status"):

@@ -329,9 +329,20 @@ class Inspect(unittest.TestCase):
         env, log = self.stubs()
         run(["sh", os.path.join(d, "postinst"), "configure"], env=env)
         self.assertIn("deb-systemd-helper enable keventd.service", self.calls(log))
+        # dh_installsystemduser's: the user unit enabled for every user
+        # (systemctl --global), started by nobody: each user's manager
+        # starts it at the next login
+        self.assertIn("deb-systemd-helper --user enable keventd.service", self.calls(log))
+        self.assertEqual([c for c in self.calls(log) if "--user" in c and
+                          ("start" in c.split() or "restart" in c.split())], [])
         env, log = self.stubs()
         run(["sh", os.path.join(d, "postrm"), "purge"], env=env)
         self.assertIn("deb-systemd-helper purge keventd.service", self.calls(log))
+        self.assertIn("deb-systemd-helper --user purge keventd.service", self.calls(log))
+        # the user unit as shipped: never for system users
+        unit = read(os.path.join(self.unpack("keventd"), "usr/lib/systemd/user/keventd.service"))
+        self.assertIn("\nConditionUser=!@system\n", unit)
+        self.assertIn("\nExecStart=/usr/sbin/keventd --user\n", unit)
         # the trigger on the vendor rule directory, and what it runs
         self.assertEqual([l.split() for l in read(os.path.join(d, "triggers")).splitlines()
                           if l and not l.startswith("#")],

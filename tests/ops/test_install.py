@@ -151,6 +151,52 @@ class InstallTree(unittest.TestCase):
                     if "keventd.service" in l]
         self.assertEqual(problems, [], r.stdout + r.stderr)
 
+    def test_user_unit(self):
+        """The user unit (keventd(8), USER INSTANCE): keventd --user under
+        the user's manager, never for system users; and the admin's rule
+        directory for every user's instance."""
+        unit = E["KEVENT_USERUNITDIR"] + "/keventd.service"
+        self.assertMode(unit, 0o644)
+        self.assertMode("/etc/keventd/user-rules.d", 0o755, stat.S_IFDIR)
+        text = read(self.p(unit))
+        keys = {}
+        for line in text.splitlines():
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                keys.setdefault(k, []).append(v)
+        self.assertEqual(keys["Type"], ["notify"])
+        self.assertEqual(keys["ExecStart"], [E["KEVENT_SBINDIR"] + "/keventd --user"])
+        self.assertEqual(keys["ExecReload"], ["/bin/kill -HUP $MAINPID"])
+        self.assertEqual(keys["Restart"], ["on-failure"])
+        self.assertEqual(keys["ConditionUser"], ["!@system"])
+        self.assertEqual(keys["WantedBy"], ["default.target"])
+        # nothing a user manager cannot do, nor a system unit's ordering
+        for k in ("Delegate", "User", "DefaultDependencies", "RuntimeDirectory",
+                  "NoNewPrivileges", "ProtectSystem"):
+            self.assertNotIn(k, keys)
+        self.assertNotIn("@", text.replace("man:", "").replace("!@system", ""),
+                         "unconfigured @VAR@ in the unit")
+        sa = shutil.which("systemd-analyze")
+        if not sa:
+            self.skipTest("no systemd-analyze: the user unit's settings not verified")
+        tmp = os.path.join(self.dest, "verify-user")
+        run_dir = os.path.join(self.dest, "xdg-run")
+        os.makedirs(tmp)
+        os.makedirs(run_dir, 0o700)
+        with open(os.path.join(tmp, "keventd.service"), "w") as f:
+            f.write(text.replace("ExecStart=" + E["KEVENT_SBINDIR"] + "/keventd",
+                                 "ExecStart=/bin/true"))
+        # a user manager's view of it (systemd-analyze wants a run-time
+        # directory for that, as a user manager has)
+        r = subprocess.run([sa, "--user", "verify", "--man=no",
+                            os.path.join(tmp, "keventd.service")],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, XDG_RUNTIME_DIR=run_dir))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        problems = [l for l in (r.stdout + r.stderr).splitlines()
+                    if "keventd.service" in l]
+        self.assertEqual(problems, [], r.stdout + r.stderr)
+
     def test_pkgconfig(self):
         """keventd.pc names the vendor rule directory (the one keventd reads)
         and the configuration directory, for packagers of rule packs."""
@@ -225,7 +271,8 @@ complete_for keventctl --control /x send po
     def test_manifest_has_nothing_else(self):
         allowed = [E["KEVENT_SBINDIR"], E["KEVENT_BINDIR"], E["KEVENT_PREFIX"].rstrip("/") + "/lib/keventd",
                    E["KEVENT_INCLUDEDIR"] + "/kevent/kevent.h", E["KEVENT_MANDIR"],
-                   E["KEVENT_UNITDIR"], E["KEVENT_DATADIR"] + "/bash-completion",
+                   E["KEVENT_UNITDIR"], E["KEVENT_USERUNITDIR"] + "/keventd.service",
+                   E["KEVENT_DATADIR"] + "/bash-completion",
                    E["KEVENT_DATADIR"] + "/zsh/vendor-completions/_keventctl",
                    E["KEVENT_DATADIR"] + "/fish/vendor_completions.d/keventctl.fish",
                    E["KEVENT_DATADIR"] + "/dbus-1/interfaces/org.kernel.Event.xml",

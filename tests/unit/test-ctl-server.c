@@ -825,7 +825,7 @@ static void test_socket_dir(void **state)
 	assert_int_equal(lstat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0660);
 	kctl_server_free(s);
-	assert_int_equal(kctl_server_make_dir(path), 0); /* there: nothing to do */
+	assert_int_equal(kctl_server_make_dir(path, KCTL_DIR_MODE), 0); /* there: nothing to do */
 
 	/* one made before, 0700: left so (and logged, with a group) */
 	assert_int_equal(rmdir(run), 0);
@@ -835,9 +835,17 @@ static void test_socket_dir(void **state)
 	assert_int_equal(st.st_mode & 07777, 0700);
 	kctl_server_free(s);
 
+	/* the user instance's, 0700 whatever the umask */
+	umask(0);
+	assert_int_equal(rmdir(run), 0);
+	assert_int_equal(kctl_server_make_dir(path, 0700), 0);
+	assert_int_equal(stat(run, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	umask(077);
+
 	/* a parent that is not there either: not made */
 	char *deep = tu_printf("%s/a/b/ctl", dir);
-	assert_int_equal(kctl_server_make_dir(deep), -ENOENT);
+	assert_int_equal(kctl_server_make_dir(deep, KCTL_DIR_MODE), -ENOENT);
 	umask(mask);
 	kloop_free(loop);
 	tu_rm_rf(dir);

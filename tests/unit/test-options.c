@@ -13,6 +13,7 @@
 
 #include "options.h"
 #include "testutil.h"
+#include "userdirs.h"
 
 /* Parses yaml as "k.yaml" into o (initialised here); returns the
  * diagnostics as one string of lines, NULL for none. */
@@ -430,6 +431,53 @@ static void test_lib_dir(void **state)
 	koptions_release(&o);
 }
 
+/* The user instance's defaults: its places, the sources socket and
+ * condition, the trust checks; every option still wins. */
+static void test_user(void **state)
+{
+	(void)state;
+	struct kuserenv env = {.home = "/home/a", .runtime_dir = "/run/user/7"};
+	struct kuserdirs u;
+	const char *bad;
+	assert_int_equal(kuserdirs_compute(&env, &u, &bad), 0);
+	struct koptions o;
+	koptions_init(&o);
+	assert_int_equal(koptions_init_user(&o, &u), 0);
+	kuserdirs_release(&u); /* o has its own copies */
+	koptions_finish(&o);
+	assert_int_equal(o.cfg.n_rule_dirs, 4);
+	assert_string_equal(o.cfg.rule_dirs[0], "/home/a/.config/keventd/rules.d");
+	assert_string_equal(o.cfg.rule_dirs[1], "/run/user/7/keventd/rules.d");
+	assert_string_equal(o.cfg.rule_dirs[2], KEVENT_USER_RULES_DIR_ETC);
+	assert_string_equal(o.cfg.rule_dirs[3], KEVENT_USER_RULES_DIR_LIB);
+	assert_string_equal(o.cfg.control_path, "/run/user/7/keventd/control");
+	assert_string_equal(o.cfg.state_dir, "/run/user/7/keventd");
+	assert_string_equal(o.cfg.lib_dir, "/home/a/.local/state/keventd");
+	assert_int_equal(o.cfg.sources, 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_CONDITION);
+	assert_true(o.cfg.trust);
+	assert_true(o.cfg.user);
+	koptions_release(&o);
+
+	/* the options over them */
+	assert_int_equal(kuserdirs_compute(&env, &u, &bad), 0);
+	koptions_init(&o);
+	assert_int_equal(koptions_init_user(&o, &u), 0);
+	kuserdirs_release(&u);
+	struct strbuf why = STRBUF_INIT;
+	assert_int_equal(koptions_set(&o, "rules-dir", "/x", false, &why), 0);
+	assert_int_equal(koptions_set(&o, "control", "/c/ctl", false, &why), 0);
+	assert_int_equal(koptions_set(&o, "sources", "socket,udev", false, &why), 0);
+	assert_int_equal(koptions_set(&o, "lib-dir", "none", false, &why), 0);
+	koptions_finish(&o);
+	assert_int_equal(o.cfg.n_rule_dirs, 1);
+	assert_string_equal(o.cfg.rule_dirs[0], "/x");
+	assert_string_equal(o.cfg.control_path, "/c/ctl");
+	assert_int_equal(o.cfg.sources, 1u << KEVENT_SOURCE_SOCKET | 1u << KEVENT_SOURCE_UDEV);
+	assert_null(o.cfg.lib_dir);
+	strbuf_release(&why);
+	koptions_release(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_history_bytes),
 		cmocka_unit_test(test_state),
 		cmocka_unit_test(test_lib_dir),
+		cmocka_unit_test(test_user),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Rule directories: layering, masking, ordering, symlinks, trust, reloads. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +196,56 @@ static void test_symlinks(void **state)
 	free(out_target);
 	free(d_yaml);
 	tu_tree_free(&t);
+}
+
+/* The user instance's trust: a file of root's or of keventd's own user,
+ * writable by no one else; another user's is refused. */
+static void test_trust_user(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		tu_skip("needs root to make files of three owners and become nobody");
+	char *dir = tu_mkdtemp();
+	char *mine = tu_printf("%s/mine", dir), *roots = tu_printf("%s/roots", dir),
+	     *other = tu_printf("%s/other", dir), *loose = tu_printf("%s/loose", dir);
+	const char *paths[] = {mine, roots, other, loose};
+	const uid_t owner[] = {65534, 0, 1, 65534};
+	const mode_t mode[] = {0644, 0644, 0644, 0664};
+	for (size_t i = 0; i < 4; i++) {
+		int fd = open(paths[i], O_WRONLY | O_CREAT | O_EXCL, mode[i]);
+		assert_true(fd >= 0);
+		close(fd);
+		if (chown(paths[i], owner[i], 0) < 0 || chmod(paths[i], mode[i]) < 0) {
+			tu_rm_rf(dir);
+			tu_skip("cannot chown: %s", strerror(errno));
+		}
+	}
+	assert_int_equal(chmod(dir, 0755), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int bad = setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0;
+		const char *want[] = {NULL, NULL, "owned by neither root nor keventd's user",
+				      "writable by group or others"};
+		for (size_t i = 0; !bad && i < 4; i++) {
+			int fd = open(paths[i], O_RDONLY);
+			const char *why = fd < 0 ? "cannot open" : kentry_check_fd(fd, true);
+			bad |= want[i] ? !why || strcmp(why, want[i]) != 0 : why != NULL;
+			if (bad)
+				fprintf(stderr, "%s: %s\n", paths[i], why ? why : "(accepted)");
+			close(fd);
+		}
+		_exit(bad);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tu_rm_rf(dir);
+	free(dir);
+	free(mine);
+	free(roots);
+	free(other);
+	free(loose);
 }
 
 static void test_trust(void **state)
@@ -462,7 +514,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layering),   cmocka_unit_test(test_missing_dirs),
 		cmocka_unit_test(test_symlinks),   cmocka_unit_test(test_trust),
-		cmocka_unit_test(test_kfile_load), cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_trust_user), cmocka_unit_test(test_kfile_load),
+		cmocka_unit_test(test_reload),
 	};
 	return tu_result(cmocka_run_group_tests(tests, NULL, NULL));
 }
