@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -78,9 +79,27 @@ void kdiag_at(struct kdiag_file *f, const struct ynode *n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	kdiags_vadd(f->diags, f->path, n->line, n->col, fmt, ap);
+	if (!f->prefix) {
+		kdiags_vadd(f->diags, f->path, n->line, n->col, fmt, ap);
+	} else {
+		_cleanup_free_ char *msg = NULL;
+		if (vasprintf(&msg, fmt, ap) < 0)
+			msg = NULL;
+		if (msg)
+			kdiags_add(f->diags, f->path, n->line, n->col, "%s%s", f->prefix, msg);
+		else
+			f->oom = true;
+	}
 	va_end(ap);
 	f->errors++;
+}
+
+char *kdiag_dup(struct kdiag_file *f, const char *s)
+{
+	char *d = strdup(s);
+	if (!d)
+		f->oom = true;
+	return d;
 }
 
 void kdiags_report(const struct kdiags *d, struct strbuf *report)

@@ -5,6 +5,7 @@
 #define KEVENT_DIAG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util.h"
@@ -37,14 +38,20 @@ void kdiags_report(const struct kdiags *d, struct strbuf *report);
 
 struct ynode;
 
-/* The mistakes of one configuration file: where they go, how many. */
+/* The mistakes of one configuration file (or of one of its sections):
+ * where they go, how many, whether memory ran out, and the words each
+ * message starts with ("alertmanager: "; NULL: none). */
 struct kdiag_file {
 	const char *path;
 	struct kdiags *diags;
 	size_t errors;
+	bool oom;
+	const char *prefix;
 };
 
 /* One mistake at node n's line and column, counted. */
 void kdiag_at(struct kdiag_file *f, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
+/* strdup(s), or NULL with f->oom set. */
+char *kdiag_dup(struct kdiag_file *f, const char *s);
 
 #endif

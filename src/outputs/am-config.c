@@ -54,45 +54,13 @@ bool kam_label_reserved(const char *name)
 	return false;
 }
 
-struct parse {
-	const char *path;
-	struct kdiags *diags;
-	size_t errors;
-	bool oom;
-};
-
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	_cleanup_free_ char *msg = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg) {
-		p->oom = true;
-		return;
-	}
-	kdiags_add(p->diags, p->path, n->line, n->col, "alertmanager: %s", msg);
-	p->errors++;
-}
-
-static char *pdup(struct parse *p, const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		p->oom = true;
-	return d;
-}
-
 /* A scalar's text, or a diagnostic and NULL. */
-static const char *scalar(struct parse *p, const char *key, const struct ynode *v)
+static const char *scalar(struct kdiag_file *p, const char *key, const struct ynode *v)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
-		err(p, v, "'%s' wants a value, not %s", key,
-		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
-									 : ynode_kind_name(v));
+		kdiag_at(p, v, "'%s' wants a value, not %s", key,
+			 v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									      : ynode_kind_name(v));
 		return NULL;
 	}
 	return v->value;
@@ -117,7 +85,7 @@ static bool host_local(const char *host, size_t len)
 }
 
 /* url: http[s]://HOST[:PORT][/PREFIX], to which KAM_PATH is appended. */
-static void url(struct parse *p, const struct ynode *v, struct kam_config *c, bool *tls)
+static void url(struct kdiag_file *p, const struct ynode *v, struct kam_config *c, bool *tls)
 {
 	const char *s = scalar(p, "url", v), *rest;
 	if (!s)
@@ -129,27 +97,29 @@ static void url(struct parse *p, const struct ynode *v, struct kam_config *c, bo
 		*tls = false;
 		rest = s + 7;
 	} else {
-		err(p, v, "url \"%s\" is neither https://HOST nor http://HOST", s);
+		kdiag_at(p, v, "url \"%s\" is neither https://HOST nor http://HOST", s);
 		return;
 	}
 	if (strlen(s) > KAM_URL_MAX || !printable(s)) {
-		err(p, v, "url: at most %d printable characters, no spaces", KAM_URL_MAX);
+		kdiag_at(p, v, "url: at most %d printable characters, no spaces", KAM_URL_MAX);
 		return;
 	}
 	if (strpbrk(s, "?#")) {
-		err(p, v, "url \"%s\": no query nor fragment (%s is appended to it)", s, KAM_PATH);
+		kdiag_at(p, v, "url \"%s\": no query nor fragment (%s is appended to it)", s,
+			 KAM_PATH);
 		return;
 	}
 	if (memchr(rest, '@', strcspn(rest, "/"))) {
-		err(p, v, "url \"%s\": a user goes in username and password_file, not in the URL",
-		    s);
+		kdiag_at(p, v,
+			 "url \"%s\": a user goes in username and password_file, not in the URL",
+			 s);
 		return;
 	}
 	const char *host = rest, *end;
 	if (*host == '[') {
 		end = strchr(host, ']');
 		if (!end) {
-			err(p, v, "url \"%s\": no ']' after the IPv6 address", s);
+			kdiag_at(p, v, "url \"%s\": no ']' after the IPv6 address", s);
 			return;
 		}
 		end++;
@@ -157,14 +127,14 @@ static void url(struct parse *p, const struct ynode *v, struct kam_config *c, bo
 		end = host + strcspn(host, ":/");
 	}
 	if (end == host) {
-		err(p, v, "url \"%s\" names no host", s);
+		kdiag_at(p, v, "url \"%s\" names no host", s);
 		return;
 	}
 	if (*end == ':') {
 		size_t digits = strspn(end + 1, "0123456789");
 		long port = digits && digits <= 5 ? strtol(end + 1, NULL, 10) : 0;
 		if (port < 1 || port > 65535 || (end[1 + digits] && end[1 + digits] != '/')) {
-			err(p, v, "url \"%s\": a port is 1 to 65535", s);
+			kdiag_at(p, v, "url \"%s\": a port is 1 to 65535", s);
 			return;
 		}
 	}
@@ -179,15 +149,16 @@ static void url(struct parse *p, const struct ynode *v, struct kam_config *c, bo
 	}
 }
 
-static void labels(struct parse *p, const struct ynode *v, struct kam_config *c)
+static void labels(struct kdiag_file *p, const struct ynode *v, struct kam_config *c)
 {
 	if (v->kind != YNODE_MAP) {
-		err(p, v, "labels: a mapping of label names to values, not %s", ynode_kind_name(v));
+		kdiag_at(p, v, "labels: a mapping of label names to values, not %s",
+			 ynode_kind_name(v));
 		return;
 	}
 	size_t n = v->n_kids / 2;
 	if (n > KAM_MAX_LABELS) {
-		err(p, v, "labels: at most %d", KAM_MAX_LABELS);
+		kdiag_at(p, v, "labels: at most %d", KAM_MAX_LABELS);
 		return;
 	}
 	c->labels = calloc(2 * n + 1, sizeof(*c->labels));
@@ -199,33 +170,34 @@ static void labels(struct parse *p, const struct ynode *v, struct kam_config *c)
 		const struct ynode *k = v->kids[i], *val = v->kids[i + 1];
 		const char *name = k->kind == YNODE_SCALAR ? k->value : "";
 		if (!kam_label_name_valid(name)) {
-			err(p, k, "labels: \"%s\" is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)",
-			    name);
+			kdiag_at(p, k,
+				 "labels: \"%s\" is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)",
+				 name);
 			continue;
 		}
 		if (kam_label_reserved(name)) {
-			err(p, k,
-			    "labels: '%s' is keventd's own (alertname, instance, object, "
-			    "severity): it may not be overridden",
-			    name);
+			kdiag_at(p, k,
+				 "labels: '%s' is keventd's own (alertname, instance, object, "
+				 "severity): it may not be overridden",
+				 name);
 			continue;
 		}
 		bool twice = false;
 		for (size_t j = 0; j < c->n_labels && !twice; j++)
 			twice = strcmp(c->labels[2 * j], name) == 0;
 		if (twice) {
-			err(p, k, "labels: '%s' given twice", name);
+			kdiag_at(p, k, "labels: '%s' given twice", name);
 			continue;
 		}
 		const char *s =
 			val->kind == YNODE_SCALAR && !ynode_is_null(val) ? val->value : NULL;
 		if (!s || !*s || strlen(s) > KAM_LABEL_VALUE_MAX || str_has_control(s)) {
-			err(p, val,
-			    "labels: %s: a value of 1 to %d characters, no control characters",
-			    name, KAM_LABEL_VALUE_MAX);
+			kdiag_at(p, val,
+				 "labels: %s: a value of 1 to %d characters, no control characters",
+				 name, KAM_LABEL_VALUE_MAX);
 			continue;
 		}
-		char *kn = pdup(p, name), *kv = pdup(p, s);
+		char *kn = kdiag_dup(p, name), *kv = kdiag_dup(p, s);
 		if (!kn || !kv) {
 			free(kn);
 			free(kv);
@@ -237,7 +209,7 @@ static void labels(struct parse *p, const struct ynode *v, struct kam_config *c)
 	}
 }
 
-static void duration(struct parse *p, const char *key, const struct ynode *v, uint64_t min,
+static void duration(struct kdiag_file *p, const char *key, const struct ynode *v, uint64_t min,
 		     uint64_t max, uint64_t *out)
 {
 	const char *s = scalar(p, key, v), *why = NULL;
@@ -245,7 +217,7 @@ static void duration(struct parse *p, const char *key, const struct ynode *v, ui
 	if (!s)
 		return;
 	if (duration_parse(s, &ms, &why) < 0 || ms < min || ms > max) {
-		err(p, v, "bad %s \"%s\": %s", key, s, why ? why : "out of range");
+		kdiag_at(p, v, "bad %s \"%s\": %s", key, s, why ? why : "out of range");
 		return;
 	}
 	*out = ms;
@@ -256,13 +228,13 @@ static const char keys[] = "url, resend, labels, username, password_file, ca_fil
 int kam_config_parse(struct kam_config *c, const struct ynode *n, const char *path,
 		     struct kdiags *diags)
 {
-	struct parse p = {.path = path, .diags = diags};
+	struct kdiag_file p = {.path = path, .diags = diags, .prefix = "alertmanager: "};
 	struct kam_config nc;
 	kam_config_init(&nc);
 	nc.line = n->line;
 	nc.col = n->col;
 	if (n->kind != YNODE_MAP) {
-		err(&p, n, "a mapping (%s), not %s", keys, ynode_kind_name(n));
+		kdiag_at(&p, n, "a mapping (%s), not %s", keys, ynode_kind_name(n));
 		return p.oom ? -ENOMEM : -EINVAL;
 	}
 	bool tls = false;
@@ -275,7 +247,7 @@ int kam_config_parse(struct kam_config *c, const struct ynode *n, const char *pa
 			twice = n->kids[j]->kind == YNODE_SCALAR &&
 				strcmp(n->kids[j]->value, key) == 0;
 		if (twice) {
-			err(&p, k, "'%s' given twice", key);
+			kdiag_at(&p, k, "'%s' given twice", key);
 		} else if (strcmp(key, "url") == 0) {
 			at_url = v;
 			url(&p, v, &nc, &tls);
@@ -287,36 +259,37 @@ int kam_config_parse(struct kam_config *c, const struct ynode *n, const char *pa
 			labels(&p, v, &nc);
 		} else if (strcmp(key, "username") == 0) {
 			if ((s = scalar(&p, key, v)) && (!printable(s) || strchr(s, ':')))
-				err(&p, v, "a username has no spaces, control characters or ':'");
+				kdiag_at(&p, v,
+					 "a username has no spaces, control characters or ':'");
 			else if (s)
-				nc.username = pdup(&p, s);
+				nc.username = kdiag_dup(&p, s);
 		} else if (strcmp(key, "password_file") == 0 || strcmp(key, "ca_file") == 0) {
 			if ((s = scalar(&p, key, v)) && s[0] != '/')
-				err(&p, v, "'%s' is an absolute path, not \"%s\"", key, s);
+				kdiag_at(&p, v, "'%s' is an absolute path, not \"%s\"", key, s);
 			else if (s && key[0] == 'p')
-				nc.password_file = pdup(&p, s);
+				nc.password_file = kdiag_dup(&p, s);
 			else if (s)
-				nc.ca_file = pdup(&p, s);
+				nc.ca_file = kdiag_dup(&p, s);
 			if (key[0] == 'p') {
 				nc.password_line = v->line;
 				nc.password_col = v->col;
 			}
 		} else {
-			err(&p, k, "unknown key '%s' (%s)", key, keys);
+			kdiag_at(&p, k, "unknown key '%s' (%s)", key, keys);
 		}
 	}
 	if (!at_url && !p.oom)
-		err(&p, n, "says no url (http://HOST:9093)");
+		kdiag_at(&p, n, "says no url (http://HOST:9093)");
 	if (!p.errors && !p.oom) {
 		if (nc.password_file && !nc.username)
-			err(&p, n, "password_file needs a username");
+			kdiag_at(&p, n, "password_file needs a username");
 		else if (nc.username && !nc.password_file)
-			err(&p, n, "username needs a password_file");
+			kdiag_at(&p, n, "username needs a password_file");
 		else if (nc.username && !tls && !nc.local)
-			err(&p, at_url,
-			    "\"%s\" would send the password in clear text: https://, or "
-			    "http:// to localhost only",
-			    nc.url);
+			kdiag_at(&p, at_url,
+				 "\"%s\" would send the password in clear text: https://, or "
+				 "http:// to localhost only",
+				 nc.url);
 	}
 	if (p.oom || p.errors) {
 		kam_config_release(&nc);

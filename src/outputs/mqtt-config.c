@@ -95,37 +95,13 @@ const char *kmqtt_config_warning(const struct kmqtt_config *c)
 	return NULL;
 }
 
-struct parse {
-	const char *path;
-	struct kdiags *diags;
-	size_t errors;
-	bool oom;
-};
-
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	_cleanup_free_ char *msg = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg) {
-		p->oom = true;
-		return;
-	}
-	kdiags_add(p->diags, p->path, n->line, n->col, "%s", msg);
-	p->errors++;
-}
-
 /* A scalar value of key: copied into *out, or a diagnostic. */
-static void scalar(struct parse *p, const char *key, const struct ynode *v, char **out)
+static void scalar(struct kdiag_file *p, const char *key, const struct ynode *v, char **out)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
-		err(p, v, "mqtt: '%s' wants a value, not %s", key,
-		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
-									 : ynode_kind_name(v));
+		kdiag_at(p, v, "mqtt: '%s' wants a value, not %s", key,
+			 v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									      : ynode_kind_name(v));
 		return;
 	}
 	char *s = strdup(v->value);
@@ -137,25 +113,26 @@ static void scalar(struct parse *p, const char *key, const struct ynode *v, char
 	*out = s;
 }
 
-static bool number(struct parse *p, const char *key, const struct ynode *v, int64_t lo, int64_t hi,
-		   int64_t *out)
+static bool number(struct kdiag_file *p, const char *key, const struct ynode *v, int64_t lo,
+		   int64_t hi, int64_t *out)
 {
 	if (v->kind != YNODE_SCALAR || parse_int64(v->value, out) < 0 || *out < lo || *out > hi) {
-		err(p, v, "mqtt: %s wants a number from %" PRId64 " to %" PRId64 ", not %s%s%s",
-		    key, lo, hi, v->kind == YNODE_SCALAR ? "'" : "",
-		    v->kind == YNODE_SCALAR ? v->value : ynode_kind_name(v),
-		    v->kind == YNODE_SCALAR ? "'" : "");
+		kdiag_at(p, v,
+			 "mqtt: %s wants a number from %" PRId64 " to %" PRId64 ", not %s%s%s", key,
+			 lo, hi, v->kind == YNODE_SCALAR ? "'" : "",
+			 v->kind == YNODE_SCALAR ? v->value : ynode_kind_name(v),
+			 v->kind == YNODE_SCALAR ? "'" : "");
 		return false;
 	}
 	return true;
 }
 
 /* mqtt://HOST[:PORT] or mqtts://HOST[:PORT]; HOST may be [an IPv6 address]. */
-static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+static void url(struct kdiag_file *p, const struct ynode *v, struct kmqtt_config *c)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v)) {
-		err(p, v, "mqtt: 'url' wants mqtt://HOST:PORT or mqtts://HOST:PORT, not %s",
-		    ynode_kind_name(v));
+		kdiag_at(p, v, "mqtt: 'url' wants mqtt://HOST:PORT or mqtts://HOST:PORT, not %s",
+			 ynode_kind_name(v));
 		return;
 	}
 	const char *s = v->value, *rest;
@@ -167,7 +144,8 @@ static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 		tls = true;
 		rest = s + 8;
 	} else {
-		err(p, v, "mqtt: url \"%s\" is neither mqtt://HOST:PORT nor mqtts://HOST:PORT", s);
+		kdiag_at(p, v, "mqtt: url \"%s\" is neither mqtt://HOST:PORT nor mqtts://HOST:PORT",
+			 s);
 		return;
 	}
 	const char *host = rest, *end;
@@ -175,7 +153,7 @@ static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 		host = rest + 1;
 		end = strchr(host, ']');
 		if (!end) {
-			err(p, v, "mqtt: url \"%s\": no ']' after the IPv6 address", s);
+			kdiag_at(p, v, "mqtt: url \"%s\": no ']' after the IPv6 address", s);
 			return;
 		}
 		rest = end + 1;
@@ -184,13 +162,13 @@ static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 		rest = end;
 	}
 	if (end == host) {
-		err(p, v, "mqtt: url \"%s\" names no host", s);
+		kdiag_at(p, v, "mqtt: url \"%s\" names no host", s);
 		return;
 	}
 	for (const char *h = host; h < end; h++)
 		if ((unsigned char)*h <= ' ' || *h == '@' || *h == '?' || *h == '#' ||
 		    (unsigned char)*h >= 0x7f) {
-			err(p, v, "mqtt: url \"%s\": a host name has no '%c'", s, *h);
+			kdiag_at(p, v, "mqtt: url \"%s\": a host name has no '%c'", s, *h);
 			return;
 		}
 	int64_t port = tls ? 8883 : 1883;
@@ -203,13 +181,13 @@ static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 			return;
 		}
 		if (!digits || parse_int64(num, &port) < 0 || port < 1 || port > 65535) {
-			err(p, v, "mqtt: url \"%s\": the port is a number from 1 to 65535", s);
+			kdiag_at(p, v, "mqtt: url \"%s\": the port is a number from 1 to 65535", s);
 			return;
 		}
 		rest += digits;
 	}
 	if (*rest && strcmp(rest, "/") != 0) {
-		err(p, v, "mqtt: url \"%s\": nothing may follow HOST:PORT", s);
+		kdiag_at(p, v, "mqtt: url \"%s\": nothing may follow HOST:PORT", s);
 		return;
 	}
 	char *h = strndup(host, (size_t)(end - host));
@@ -223,11 +201,11 @@ static void url(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
 	c->tls = tls;
 }
 
-static void spool(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+static void spool(struct kdiag_file *p, const struct ynode *v, struct kmqtt_config *c)
 {
 	if (v->kind != YNODE_MAP) {
-		err(p, v, "mqtt: 'spool' is a mapping with 'dir' and 'max_mb', not %s",
-		    ynode_kind_name(v));
+		kdiag_at(p, v, "mqtt: 'spool' is a mapping with 'dir' and 'max_mb', not %s",
+			 ynode_kind_name(v));
 		return;
 	}
 	for (size_t i = 0; i + 1 < v->n_kids; i += 2) {
@@ -237,21 +215,22 @@ static void spool(struct parse *p, const struct ynode *v, struct kmqtt_config *c
 		if (strcmp(key, "dir") == 0) {
 			scalar(p, "spool: dir", val, &c->spool_dir);
 			if (c->spool_dir && c->spool_dir[0] != '/') {
-				err(p, val, "mqtt: spool: 'dir' is an absolute path, not \"%s\"",
-				    c->spool_dir);
+				kdiag_at(p, val,
+					 "mqtt: spool: 'dir' is an absolute path, not \"%s\"",
+					 c->spool_dir);
 			}
 		} else if (strcmp(key, "max_mb") == 0) {
 			if (number(p, "spool: 'max_mb'", val, 1, KMQTT_SPOOL_MAX_MB_MAX, &n))
 				c->spool_max_mb = (unsigned)n;
 		} else {
-			err(p, k, "mqtt: spool: unknown key '%s' (dir, max_mb)", key);
+			kdiag_at(p, k, "mqtt: spool: unknown key '%s' (dir, max_mb)", key);
 		}
 	}
 }
 
 /* One item of 'subscribe': a filter, or {filter: F, host_level: N}.
  * Adds it to c, or a diagnostic. */
-static void subscription(struct parse *p, const struct ynode *f, struct kmqtt_config *c)
+static void subscription(struct kdiag_file *p, const struct ynode *f, struct kmqtt_config *c)
 {
 	const struct ynode *filter = f, *level = NULL;
 	if (f->kind == YNODE_MAP) {
@@ -264,28 +243,29 @@ static void subscription(struct parse *p, const struct ynode *f, struct kmqtt_co
 			} else if (strcmp(key, "host_level") == 0 && !level) {
 				level = v;
 			} else {
-				err(p, k,
-				    "mqtt: subscribe: unknown or repeated key '%s' (filter, "
-				    "host_level)",
-				    key);
+				kdiag_at(p, k,
+					 "mqtt: subscribe: unknown or repeated key '%s' (filter, "
+					 "host_level)",
+					 key);
 				return;
 			}
 		}
 		if (!filter) {
-			err(p, f, "mqtt: subscribe: a mapping needs 'filter'");
+			kdiag_at(p, f, "mqtt: subscribe: a mapping needs 'filter'");
 			return;
 		}
 	}
 	if (filter->kind != YNODE_SCALAR || ynode_is_null(filter)) {
-		err(p, filter,
-		    "mqtt: a topic filter of 'subscribe' is a value or {filter: F, host_level: N}, "
-		    "not %s",
-		    ynode_kind_name(filter));
+		kdiag_at(p, filter,
+			 "mqtt: a topic filter of 'subscribe' is a value or {filter: F, "
+			 "host_level: N}, "
+			 "not %s",
+			 ynode_kind_name(filter));
 		return;
 	}
 	const char *why = kmqtt_filter_problem(filter->value);
 	if (why) {
-		err(p, filter, "mqtt: bad topic filter \"%s\": %s", filter->value, why);
+		kdiag_at(p, filter, "mqtt: bad topic filter \"%s\": %s", filter->value, why);
 		return;
 	}
 	const char *topics = kmqtt_filter_topics(filter->value);
@@ -298,17 +278,18 @@ static void subscription(struct parse *p, const struct ynode *f, struct kmqtt_co
 		/* a level past the filter's only under its '#' (a topic without
 		 * it is refused when it comes) */
 		if ((unsigned)v > n && !hash) {
-			err(p, level, "mqtt: host_level %u: the filter \"%s\" has %u levels",
-			    (unsigned)v, filter->value, n);
+			kdiag_at(p, level, "mqtt: host_level %u: the filter \"%s\" has %u levels",
+				 (unsigned)v, filter->value, n);
 			return;
 		}
 		host = (unsigned)v;
 	} else if (!host) {
 		/* the host would be the message's own word: any sender could name any */
-		err(p, filter,
-		    "mqtt: topic filter \"%s\" names no host: the level of its first '+' is the "
-		    "host, or say which level is with {filter: \"%s\", host_level: N}",
-		    filter->value, filter->value);
+		kdiag_at(p, filter,
+			 "mqtt: topic filter \"%s\" names no host: the level of its first '+' is "
+			 "the "
+			 "host, or say which level is with {filter: \"%s\", host_level: N}",
+			 filter->value, filter->value);
 		return;
 	}
 	char *dup = strdup(filter->value);
@@ -321,15 +302,16 @@ static void subscription(struct parse *p, const struct ynode *f, struct kmqtt_co
 	c->n_subscribe++;
 }
 
-static void subscribe(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+static void subscribe(struct kdiag_file *p, const struct ynode *v, struct kmqtt_config *c)
 {
 	if (v->kind != YNODE_SEQ) {
-		err(p, v, "mqtt: 'subscribe' is a list of topic filters, not %s",
-		    ynode_kind_name(v));
+		kdiag_at(p, v, "mqtt: 'subscribe' is a list of topic filters, not %s",
+			 ynode_kind_name(v));
 		return;
 	}
 	if (v->n_kids > KMQTT_MAX_SUBSCRIBE) {
-		err(p, v, "mqtt: at most %d topic filters in 'subscribe'", KMQTT_MAX_SUBSCRIBE);
+		kdiag_at(p, v, "mqtt: at most %d topic filters in 'subscribe'",
+			 KMQTT_MAX_SUBSCRIBE);
 		return;
 	}
 	for (size_t i = 0; i < c->n_subscribe; i++)
@@ -347,18 +329,18 @@ static void subscribe(struct parse *p, const struct ynode *v, struct kmqtt_confi
 		subscription(p, v->kids[i], c);
 }
 
-static void topic_prefix(struct parse *p, const struct ynode *v, struct kmqtt_config *c)
+static void topic_prefix(struct kdiag_file *p, const struct ynode *v, struct kmqtt_config *c)
 {
 	scalar(p, "topic_prefix", v, &c->topic_prefix);
 	const char *s = c->topic_prefix;
 	if (!s)
 		return;
 	if (strpbrk(s, "+#"))
-		err(p, v, "mqtt: topic_prefix \"%s\" has a wildcard ('+' or '#')", s);
+		kdiag_at(p, v, "mqtt: topic_prefix \"%s\" has a wildcard ('+' or '#')", s);
 	else if (s[strlen(s) - 1] == '/')
-		err(p, v, "mqtt: topic_prefix \"%s\" ends with '/'", s);
+		kdiag_at(p, v, "mqtt: topic_prefix \"%s\" ends with '/'", s);
 	else if (strlen(s) > 1024)
-		err(p, v, "mqtt: topic_prefix is at most 1024 bytes");
+		kdiag_at(p, v, "mqtt: topic_prefix is at most 1024 bytes");
 }
 
 /* clang-format off */
@@ -367,20 +349,20 @@ static const char *const keys =
 	"topic_prefix, publish, qos, spool, subscribe";
 /* clang-format on */
 
-static void section(struct parse *p, const struct ynode *n, struct kmqtt_config *c)
+static void section(struct kdiag_file *p, const struct ynode *n, struct kmqtt_config *c)
 {
 	const struct ynode *url_node = NULL;
 	for (size_t i = 0; i + 1 < n->n_kids; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		if (k->kind != YNODE_SCALAR) {
-			err(p, k, "mqtt: a key is a name, not %s", ynode_kind_name(k));
+			kdiag_at(p, k, "mqtt: a key is a name, not %s", ynode_kind_name(k));
 			continue;
 		}
 		const char *key = k->value;
 		for (size_t j = 0; j < i; j += 2)
 			if (n->kids[j]->kind == YNODE_SCALAR &&
 			    strcmp(n->kids[j]->value, key) == 0) {
-				err(p, k, "mqtt: '%s' given twice", key);
+				kdiag_at(p, k, "mqtt: '%s' given twice", key);
 				key = NULL;
 				break;
 			}
@@ -395,7 +377,7 @@ static void section(struct parse *p, const struct ynode *n, struct kmqtt_config 
 		} else if (strcmp(key, "client_id") == 0) {
 			scalar(p, key, v, &c->client_id);
 			if (c->client_id && strlen(c->client_id) > 65535)
-				err(p, v, "mqtt: client_id is at most 65535 bytes");
+				kdiag_at(p, v, "mqtt: client_id is at most 65535 bytes");
 		} else if (strcmp(key, "username") == 0) {
 			scalar(p, key, v, &c->username);
 		} else if (strcmp(key, "password_file") == 0) {
@@ -417,10 +399,11 @@ static void section(struct parse *p, const struct ynode *n, struct kmqtt_config 
 			else if (strcmp(s, "none") == 0)
 				c->publish = KMQTT_PUBLISH_NONE;
 			else
-				err(p, v, "mqtt: 'publish' is all, matched or none, not %s%s%s",
-				    v->kind == YNODE_SCALAR ? "'" : "",
-				    v->kind == YNODE_SCALAR ? s : ynode_kind_name(v),
-				    v->kind == YNODE_SCALAR ? "'" : "");
+				kdiag_at(p, v,
+					 "mqtt: 'publish' is all, matched or none, not %s%s%s",
+					 v->kind == YNODE_SCALAR ? "'" : "",
+					 v->kind == YNODE_SCALAR ? s : ynode_kind_name(v),
+					 v->kind == YNODE_SCALAR ? "'" : "");
 		} else if (strcmp(key, "qos") == 0) {
 			if (number(p, "'qos'", v, 0, 1, &num))
 				c->qos = (int)num;
@@ -429,29 +412,29 @@ static void section(struct parse *p, const struct ynode *n, struct kmqtt_config 
 		} else if (strcmp(key, "subscribe") == 0) {
 			subscribe(p, v, c);
 		} else {
-			err(p, k, "mqtt: unknown key '%s' (%s)", key, keys);
+			kdiag_at(p, k, "mqtt: unknown key '%s' (%s)", key, keys);
 		}
 	}
 	if (!url_node) {
-		err(p, n, "mqtt: 'url' is missing (mqtt://HOST:PORT or mqtts://HOST:PORT)");
+		kdiag_at(p, n, "mqtt: 'url' is missing (mqtt://HOST:PORT or mqtts://HOST:PORT)");
 		return;
 	}
 	if (p->errors)
 		return;
 	if (!c->tls && (c->ca_file || c->cert_file || c->key_file))
-		err(p, url_node, "mqtt: ca_file, cert_file and key_file need an mqtts:// url");
+		kdiag_at(p, url_node, "mqtt: ca_file, cert_file and key_file need an mqtts:// url");
 	if (!c->cert_file != !c->key_file)
-		err(p, n, "mqtt: cert_file and key_file go together");
+		kdiag_at(p, n, "mqtt: cert_file and key_file go together");
 	if (c->password_file && !c->username)
-		err(p, n, "mqtt: password_file needs a username");
+		kdiag_at(p, n, "mqtt: password_file needs a username");
 }
 
 int kmqtt_config_parse(struct kmqtt_config *c, const struct ynode *n, const char *path,
 		       struct kdiags *diags)
 {
-	struct parse p = {.path = path, .diags = diags};
+	struct kdiag_file p = {.path = path, .diags = diags};
 	if (n->kind != YNODE_MAP) {
-		err(&p, n, "mqtt: a mapping of keys (%s), not %s", keys, ynode_kind_name(n));
+		kdiag_at(&p, n, "mqtt: a mapping of keys (%s), not %s", keys, ynode_kind_name(n));
 		return p.oom ? -ENOMEM : -EINVAL;
 	}
 	struct kmqtt_config nc;

@@ -81,45 +81,14 @@ bool knotify_name_valid(const char *s)
 	return true;
 }
 
-struct parse {
-	const char *path;
-	struct kdiags *diags;
-	size_t errors;
-	bool oom;
-};
-
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...) _printf_(3, 4);
-static void err(struct parse *p, const struct ynode *n, const char *fmt, ...)
-{
-	va_list ap;
-	_cleanup_free_ char *msg = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg) {
-		p->oom = true;
-		return;
-	}
-	kdiags_add(p->diags, p->path, n->line, n->col, "%s", msg);
-	p->errors++;
-}
-
-static char *pdup(struct parse *p, const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		p->oom = true;
-	return d;
-}
-
 /* A scalar of target name's key: its text, or a diagnostic and NULL. */
-static const char *scalar(struct parse *p, const char *name, const char *key, const struct ynode *v)
+static const char *scalar(struct kdiag_file *p, const char *name, const char *key,
+			  const struct ynode *v)
 {
 	if (v->kind != YNODE_SCALAR || ynode_is_null(v) || !v->value[0]) {
-		err(p, v, "notify: %s: '%s' wants a value, not %s", name, key,
-		    v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
-									 : ynode_kind_name(v));
+		kdiag_at(p, v, "notify: %s: '%s' wants a value, not %s", name, key,
+			 v->kind == YNODE_SCALAR && !v->value[0] && !v->plain ? "an empty string"
+									      : ynode_kind_name(v));
 		return NULL;
 	}
 	return v->value;
@@ -153,7 +122,7 @@ static bool host_local(const char *host, size_t len)
 }
 
 /* The url of target t of kind t->kind: the scheme, a host, the rest. */
-static void url(struct parse *p, const struct ynode *v, struct knotify_target *t)
+static void url(struct kdiag_file *p, const struct ynode *v, struct knotify_target *t)
 {
 	const char *s = scalar(p, t->name, kinds[t->kind], v);
 	if (!s)
@@ -168,25 +137,27 @@ static void url(struct parse *p, const struct ynode *v, struct knotify_target *t
 		t->tls = false;
 		rest = s + strlen(plain);
 	} else {
-		err(p, v, "notify: %s: %s \"%s\" is neither %sHOST nor %sHOST", t->name,
-		    kinds[t->kind], s, secure, plain);
+		kdiag_at(p, v, "notify: %s: %s \"%s\" is neither %sHOST nor %sHOST", t->name,
+			 kinds[t->kind], s, secure, plain);
 		return;
 	}
 	if (strlen(s) > KNOTIFY_URL_MAX || !printable(s)) {
-		err(p, v, "notify: %s: %s: a URL of at most %d printable characters, no spaces",
-		    t->name, kinds[t->kind], KNOTIFY_URL_MAX);
+		kdiag_at(p, v,
+			 "notify: %s: %s: a URL of at most %d printable characters, no spaces",
+			 t->name, kinds[t->kind], KNOTIFY_URL_MAX);
 		return;
 	}
 	if (memchr(rest, '@', strcspn(rest, "/?#"))) {
-		err(p, v, "notify: %s: \"%s\": a user goes in username and %s, not in the URL",
-		    t->name, s, "password_file");
+		kdiag_at(p, v, "notify: %s: \"%s\": a user goes in username and %s, not in the URL",
+			 t->name, s, "password_file");
 		return;
 	}
 	const char *host = rest, *end;
 	if (*host == '[') {
 		end = strchr(host, ']');
 		if (!end) {
-			err(p, v, "notify: %s: \"%s\": no ']' after the IPv6 address", t->name, s);
+			kdiag_at(p, v, "notify: %s: \"%s\": no ']' after the IPv6 address", t->name,
+				 s);
 			return;
 		}
 		end++;
@@ -194,31 +165,32 @@ static void url(struct parse *p, const struct ynode *v, struct knotify_target *t
 		end = host + strcspn(host, ":/?#");
 	}
 	if (end == host) {
-		err(p, v, "notify: %s: \"%s\" names no host", t->name, s);
+		kdiag_at(p, v, "notify: %s: \"%s\" names no host", t->name, s);
 		return;
 	}
 	const char *path = end + strcspn(end, "/?#");
 	if (t->kind == KNOTIFY_SMTP && *path && strcmp(path, "/") != 0) {
-		err(p, v, "notify: %s: smtp \"%s\": nothing may follow HOST:PORT", t->name, s);
+		kdiag_at(p, v, "notify: %s: smtp \"%s\": nothing may follow HOST:PORT", t->name, s);
 		return;
 	}
 	if (t->kind == KNOTIFY_NTFY && (!*path || !path[1])) {
-		err(p, v, "notify: %s: ntfy \"%s\" names no topic: https://HOST/TOPIC", t->name, s);
+		kdiag_at(p, v, "notify: %s: ntfy \"%s\" names no topic: https://HOST/TOPIC",
+			 t->name, s);
 		return;
 	}
 	t->local = host_local(host, (size_t)(end - host));
 	if (!t->tls && !t->local && t->kind != KNOTIFY_SMTP) {
-		err(p, v,
-		    "notify: %s: \"%s\" would send in clear text: https://, or http:// to "
-		    "localhost only",
-		    t->name, s);
+		kdiag_at(p, v,
+			 "notify: %s: \"%s\" would send in clear text: https://, or http:// to "
+			 "localhost only",
+			 t->name, s);
 		return;
 	}
-	t->url = pdup(p, s);
+	t->url = kdiag_dup(p, s);
 }
 
 /* to: an address or a list of them. */
-static void recipients(struct parse *p, const struct ynode *v, struct knotify_target *t)
+static void recipients(struct kdiag_file *p, const struct ynode *v, struct knotify_target *t)
 {
 	const struct ynode *const *items = (const struct ynode *const *)&v;
 	size_t n = 1;
@@ -227,7 +199,7 @@ static void recipients(struct parse *p, const struct ynode *v, struct knotify_ta
 		n = v->n_kids;
 	}
 	if (!n || n > KNOTIFY_MAX_TO) {
-		err(p, v, "notify: %s: 'to' is 1 to %d addresses", t->name, KNOTIFY_MAX_TO);
+		kdiag_at(p, v, "notify: %s: 'to' is 1 to %d addresses", t->name, KNOTIFY_MAX_TO);
 		return;
 	}
 	t->to = calloc(n, sizeof(*t->to));
@@ -238,9 +210,9 @@ static void recipients(struct parse *p, const struct ynode *v, struct knotify_ta
 	for (size_t i = 0; i < n; i++) {
 		const char *s = scalar(p, t->name, "to", items[i]);
 		if (s && !address_valid(s))
-			err(p, items[i], "notify: %s: to: \"%s\" is not a mail address", t->name,
-			    s);
-		else if (s && (t->to[t->n_to] = pdup(p, s)))
+			kdiag_at(p, items[i], "notify: %s: to: \"%s\" is not a mail address",
+				 t->name, s);
+		else if (s && (t->to[t->n_to] = kdiag_dup(p, s)))
 			t->n_to++;
 	}
 }
@@ -251,14 +223,15 @@ static const char *const keys =
 	"token_file, ca_file, max_age";
 /* clang-format on */
 
-static void target(struct parse *p, const struct ynode *k, const struct ynode *n,
+static void target(struct kdiag_file *p, const struct ynode *k, const struct ynode *n,
 		   struct knotify_target *t)
 {
 	t->line = k->line;
 	t->col = k->col;
 	t->max_age_ms = KNOTIFY_DEFAULT_MAX_AGE_MS;
 	if (n->kind != YNODE_MAP) {
-		err(p, n, "notify: %s: a mapping (%s), not %s", t->name, keys, ynode_kind_name(n));
+		kdiag_at(p, n, "notify: %s: a mapping (%s), not %s", t->name, keys,
+			 ynode_kind_name(n));
 		return;
 	}
 	const struct ynode *kind_node = NULL, *at_from = NULL, *at_to = NULL;
@@ -270,7 +243,7 @@ static void target(struct parse *p, const struct ynode *k, const struct ynode *n
 			twice = n->kids[j]->kind == YNODE_SCALAR &&
 				strcmp(n->kids[j]->value, key) == 0;
 		if (twice) {
-			err(p, kk, "notify: %s: '%s' given twice", t->name, key);
+			kdiag_at(p, kk, "notify: %s: '%s' given twice", t->name, key);
 			continue;
 		}
 		int kind = -1, secret = -1;
@@ -283,10 +256,11 @@ static void target(struct parse *p, const struct ynode *k, const struct ynode *n
 		const char *s;
 		if (kind >= 0) {
 			if (kind_node) {
-				err(p, kk,
-				    "notify: %s: one of smtp, webhook, ntfy or gotify, not both "
-				    "%s and %s",
-				    t->name, kinds[t->kind], key);
+				kdiag_at(p, kk,
+					 "notify: %s: one of smtp, webhook, ntfy or gotify, not "
+					 "both "
+					 "%s and %s",
+					 t->name, kinds[t->kind], key);
 				continue;
 			}
 			kind_node = v;
@@ -294,86 +268,87 @@ static void target(struct parse *p, const struct ynode *k, const struct ynode *n
 			url(p, v, t);
 		} else if (secret >= 0) {
 			if ((s = scalar(p, t->name, key, v)) && s[0] != '/')
-				err(p, v, "notify: %s: '%s' is an absolute path, not \"%s\"",
-				    t->name, key, s);
+				kdiag_at(p, v, "notify: %s: '%s' is an absolute path, not \"%s\"",
+					 t->name, key, s);
 			else if (s)
-				t->files[secret] = pdup(p, s);
+				t->files[secret] = kdiag_dup(p, s);
 			t->file_line[secret] = v->line;
 			t->file_col[secret] = v->col;
 		} else if (strcmp(key, "ca_file") == 0) {
 			if ((s = scalar(p, t->name, key, v)) && s[0] != '/')
-				err(p, v, "notify: %s: 'ca_file' is an absolute path, not \"%s\"",
-				    t->name, s);
+				kdiag_at(p, v,
+					 "notify: %s: 'ca_file' is an absolute path, not \"%s\"",
+					 t->name, s);
 			else if (s)
-				t->ca_file = pdup(p, s);
+				t->ca_file = kdiag_dup(p, s);
 		} else if (strcmp(key, "from") == 0) {
 			at_from = v;
 			if ((s = scalar(p, t->name, key, v)) && !address_valid(s))
-				err(p, v, "notify: %s: from: \"%s\" is not a mail address", t->name,
-				    s);
+				kdiag_at(p, v, "notify: %s: from: \"%s\" is not a mail address",
+					 t->name, s);
 			else if (s)
-				t->from = pdup(p, s);
+				t->from = kdiag_dup(p, s);
 		} else if (strcmp(key, "to") == 0) {
 			at_to = v;
 			recipients(p, v, t);
 		} else if (strcmp(key, "username") == 0) {
 			if ((s = scalar(p, t->name, key, v)) && (!printable(s) || strchr(s, ':')))
-				err(p, v,
-				    "notify: %s: a username has no spaces, control characters "
-				    "or ':'",
-				    t->name);
+				kdiag_at(p, v,
+					 "notify: %s: a username has no spaces, control characters "
+					 "or ':'",
+					 t->name);
 			else if (s)
-				t->username = pdup(p, s);
+				t->username = kdiag_dup(p, s);
 		} else if (strcmp(key, "max_age") == 0) {
 			const char *why = NULL;
 			if ((s = scalar(p, t->name, key, v)) &&
 			    (duration_parse(s, &t->max_age_ms, &why) < 0 ||
 			     t->max_age_ms < KNOTIFY_MAX_AGE_MIN_MS))
-				err(p, v, "notify: %s: bad max_age \"%s\": %s", t->name, s,
-				    why ? why : "at least 1s");
+				kdiag_at(p, v, "notify: %s: bad max_age \"%s\": %s", t->name, s,
+					 why ? why : "at least 1s");
 		} else {
-			err(p, kk, "notify: %s: unknown key '%s' (%s)", t->name, key, keys);
+			kdiag_at(p, kk, "notify: %s: unknown key '%s' (%s)", t->name, key, keys);
 		}
 	}
 	if (!kind_node) {
-		err(p, n, "notify: %s: says none of smtp, webhook, ntfy or gotify", t->name);
+		kdiag_at(p, n, "notify: %s: says none of smtp, webhook, ntfy or gotify", t->name);
 		return;
 	}
 	if (p->errors)
 		return;
 	bool smtp = t->kind == KNOTIFY_SMTP;
 	if (smtp && (!t->from || !t->n_to))
-		err(p, n, "notify: %s: mail needs 'from' and 'to'", t->name);
+		kdiag_at(p, n, "notify: %s: mail needs 'from' and 'to'", t->name);
 	if (!smtp && (at_from || at_to))
-		err(p, at_from ? at_from : at_to, "notify: %s: 'from' and 'to' are for smtp",
-		    t->name);
+		kdiag_at(p, at_from ? at_from : at_to, "notify: %s: 'from' and 'to' are for smtp",
+			 t->name);
 	if (smtp && (t->files[KNOTIFY_SECRET] || t->files[KNOTIFY_TOKEN]))
-		err(p, n, "notify: %s: smtp takes username and password_file, not %s", t->name,
-		    t->files[KNOTIFY_SECRET] ? "secret_file" : "token_file");
+		kdiag_at(p, n, "notify: %s: smtp takes username and password_file, not %s", t->name,
+			 t->files[KNOTIFY_SECRET] ? "secret_file" : "token_file");
 	if (t->files[KNOTIFY_SECRET] && t->kind != KNOTIFY_WEBHOOK)
-		err(p, n, "notify: %s: secret_file is for webhook (its signature)", t->name);
+		kdiag_at(p, n, "notify: %s: secret_file is for webhook (its signature)", t->name);
 	if (t->files[KNOTIFY_PASSWORD] && !t->username)
-		err(p, n, "notify: %s: password_file needs a username", t->name);
+		kdiag_at(p, n, "notify: %s: password_file needs a username", t->name);
 	if (t->username && !t->files[KNOTIFY_PASSWORD])
-		err(p, n, "notify: %s: username needs a password_file", t->name);
+		kdiag_at(p, n, "notify: %s: username needs a password_file", t->name);
 	if (t->files[KNOTIFY_PASSWORD] && t->files[KNOTIFY_TOKEN])
-		err(p, n, "notify: %s: a password_file or a token_file, not both", t->name);
+		kdiag_at(p, n, "notify: %s: a password_file or a token_file, not both", t->name);
 	if (t->kind == KNOTIFY_GOTIFY && !t->files[KNOTIFY_TOKEN])
-		err(p, n, "notify: %s: gotify needs the application's token_file", t->name);
+		kdiag_at(p, n, "notify: %s: gotify needs the application's token_file", t->name);
 }
 
 int knotify_config_parse(struct knotify_config *c, const struct ynode *n, const char *path,
 			 struct kdiags *diags)
 {
-	struct parse p = {.path = path, .diags = diags};
+	struct kdiag_file p = {.path = path, .diags = diags};
 	if (n->kind != YNODE_MAP) {
-		err(&p, n, "notify: a mapping of target names to targets, not %s",
-		    ynode_kind_name(n));
+		kdiag_at(&p, n, "notify: a mapping of target names to targets, not %s",
+			 ynode_kind_name(n));
 		return p.oom ? -ENOMEM : -EINVAL;
 	}
 	size_t count = n->n_kids / 2;
 	if (count > KNOTIFY_MAX_TARGETS) {
-		err(&p, n, "notify: at most %d targets", KNOTIFY_MAX_TARGETS);
+		kdiag_at(&p, n, "notify: at most %d targets", KNOTIFY_MAX_TARGETS);
 		return -EINVAL;
 	}
 	struct knotify_config nc = {.v = calloc(count + 1, sizeof(*nc.v))};
@@ -382,16 +357,16 @@ int knotify_config_parse(struct knotify_config *c, const struct ynode *n, const 
 	for (size_t i = 0; i + 1 < n->n_kids && !p.oom; i += 2) {
 		const struct ynode *k = n->kids[i], *v = n->kids[i + 1];
 		if (k->kind != YNODE_SCALAR || !knotify_name_valid(k->value)) {
-			err(&p, k, "notify: a target's name is 1 to %d of [A-Za-z0-9_.-]",
-			    KNOTIFY_NAME_MAX);
+			kdiag_at(&p, k, "notify: a target's name is 1 to %d of [A-Za-z0-9_.-]",
+				 KNOTIFY_NAME_MAX);
 			continue;
 		}
 		if (knotify_config_find(&nc, k->value)) {
-			err(&p, k, "notify: target '%s' given twice", k->value);
+			kdiag_at(&p, k, "notify: target '%s' given twice", k->value);
 			continue;
 		}
 		struct knotify_target *t = &nc.v[nc.n++];
-		t->name = pdup(&p, k->value);
+		t->name = kdiag_dup(&p, k->value);
 		if (t->name)
 			target(&p, k, v, t);
 	}
