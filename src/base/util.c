@@ -50,6 +50,15 @@ void strbuf_putc(struct strbuf *sb, char c)
 	strbuf_add(sb, &c, 1);
 }
 
+void strbuf_put_u64(struct strbuf *sb, uint64_t v)
+{
+	char buf[20], *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	strbuf_add(sb, p, (size_t)(buf + sizeof(buf) - p));
+}
+
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list aq;
@@ -73,30 +82,39 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
 static void strbuf_escaped(struct strbuf *sb, const char *s, bool json)
 {
 	strbuf_putc(sb, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	/* the bytes that need no escape go in runs, one copy each */
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	for (; *p; p++) {
+		const char *esc;
 		switch (*p) {
 		case '"':
-			strbuf_puts(sb, "\\\"");
+			esc = "\\\"";
 			break;
 		case '\\':
-			strbuf_puts(sb, "\\\\");
+			esc = "\\\\";
 			break;
 		case '\n':
-			strbuf_puts(sb, "\\n");
+			esc = "\\n";
 			break;
 		case '\t':
-			strbuf_puts(sb, "\\t");
+			esc = "\\t";
 			break;
 		case '\r':
-			strbuf_puts(sb, "\\r");
+			esc = "\\r";
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f || (!json && *p >= 0x80))
-				strbuf_printf(sb, json ? "\\u%04x" : "\\x%02x", *p);
-			else
-				strbuf_putc(sb, (char)*p);
+			if (*p >= 0x20 && *p != 0x7f && (json || *p < 0x80))
+				continue;
+			esc = NULL;
 		}
+		strbuf_add(sb, (const char *)run, (size_t)(p - run));
+		if (esc)
+			strbuf_puts(sb, esc);
+		else
+			strbuf_printf(sb, json ? "\\u%04x" : "\\x%02x", *p);
+		run = p + 1;
 	}
+	strbuf_add(sb, (const char *)run, (size_t)(p - run));
 	strbuf_putc(sb, '"');
 }
 

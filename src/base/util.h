@@ -69,6 +69,8 @@ struct strbuf {
 void strbuf_add(struct strbuf *sb, const char *s, size_t n);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_putc(struct strbuf *sb, char c);
+/* v in decimal (as "%" PRIu64, without printf's cost). */
+void strbuf_put_u64(struct strbuf *sb, uint64_t v);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) _printf_(2, 3);
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap) _printf_(2, 0);
 /* Appends s quoted as a C string literal ("a\nb"), escaping anything unprintable. */

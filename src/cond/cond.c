@@ -45,11 +45,24 @@ void kcond_put_time(struct strbuf *sb, uint64_t ns)
 {
 	time_t t = (time_t)(ns / KCOND_NS_PER_S);
 	struct tm tm;
-	char buf[32];
-	if (!gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
 		strbuf_puts(sb, "?");
-	else
-		strbuf_puts(sb, buf);
+		return;
+	}
+	/* YYYY-MM-DDTHH:MM:SSZ by hand: a large table has many (strftime()
+	 * was a good part of keventctl conditions --json's time) */
+	char buf[20];
+	const int f[] = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			 tm.tm_hour,	    tm.tm_min,	   tm.tm_sec};
+	memcpy(buf, "0000-00-00T00:00:00Z", sizeof(buf));
+	buf[0] = (char)('0' + f[0] / 1000);
+	buf[1] = (char)('0' + f[0] / 100 % 10);
+	for (int i = 0; i < 6; i++) {
+		char *d = buf + (i ? 2 + 3 * i : 2);
+		d[0] = (char)('0' + f[i] / 10 % 10);
+		d[1] = (char)('0' + f[i] % 10);
+	}
+	strbuf_add(sb, buf, sizeof(buf));
 }
 
 /* The event of a change: the row's type and object, the signal, and the

@@ -73,9 +73,24 @@ void kcond_render_text_foot(struct strbuf *sb, const struct kcond_counts *c)
 		      c->by_severity[KCOND_INFO], c->acked);
 }
 
+/* ,"key": (a constant key: nothing to escape; no printf, the rows of a
+ * large table are many) */
+static void json_key(struct strbuf *sb, const char *key)
+{
+	strbuf_puts(sb, ",\"");
+	strbuf_puts(sb, key);
+	strbuf_puts(sb, "\":");
+}
+
+static void json_u64(struct strbuf *sb, const char *key, uint64_t v)
+{
+	json_key(sb, key);
+	strbuf_put_u64(sb, v);
+}
+
 static void json_time(struct strbuf *sb, const char *key, uint64_t ns)
 {
-	strbuf_printf(sb, ",\"%s\":", key);
+	json_key(sb, key);
 	if (!ns) {
 		strbuf_puts(sb, "null");
 		return;
@@ -87,7 +102,7 @@ static void json_time(struct strbuf *sb, const char *key, uint64_t ns)
 
 static void json_str(struct strbuf *sb, const char *key, const char *v)
 {
-	strbuf_printf(sb, ",\"%s\":", key);
+	json_key(sb, key);
 	if (v)
 		strbuf_json(sb, v);
 	else
@@ -103,10 +118,12 @@ void kcond_render_json(struct strbuf *sb, const struct kcond_row *r)
 	json_str(sb, "type", kevent_type_name(r->type));
 	json_str(sb, "source", kevent_source_name(r->source));
 	json_str(sb, "severity", kcond_severity_name(r->severity));
-	strbuf_printf(sb, ",\"holds\":%s", kcond_row_holds(r) ? "true" : "false");
+	strbuf_puts(sb, kcond_row_holds(r) ? ",\"holds\":true" : ",\"holds\":false");
 	json_time(sb, "since", r->since);
-	strbuf_printf(sb, ",\"since_ns\":%" PRIu64 ",\"count\":%" PRIu64, r->since, r->count);
-	strbuf_printf(sb, ",\"last\":{\"seqnum\":%" PRIu64, r->last_seqnum);
+	json_u64(sb, "since_ns", r->since);
+	json_u64(sb, "count", r->count);
+	strbuf_puts(sb, ",\"last\":{\"seqnum\":");
+	strbuf_put_u64(sb, r->last_seqnum);
 	json_time(sb, "time", r->last_time);
 	json_str(sb, "signal", r->last_signal);
 	json_str(sb, "payload", r->last_payload);
@@ -121,7 +138,7 @@ void kcond_render_json(struct strbuf *sb, const struct kcond_row *r)
 		strbuf_puts(sb, "null");
 	}
 	json_time(sb, "next_reminder", r->next_remind);
-	strbuf_printf(sb, ",\"reminders\":%" PRIu32, r->reminds);
+	json_u64(sb, "reminders", r->reminds);
 	json_time(sb, "cleared", r->cleared);
 	json_str(sb, "reason", r->reason);
 	strbuf_puts(sb, "}\n");

@@ -200,6 +200,26 @@ class VM:
         disk = os.path.join(self.workdir, "root.qcow2")
         subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b",
                         self.image["IMAGE"], disk], check=True, timeout=60)
+        self.start_qemu(timeout)
+
+    def reboot(self, timeout=240):
+        """A clean reboot of the guest, its disk kept: systemd stops every
+        service, the guest resets (QEMU, run with -no-reboot, exits), and
+        the same disk boots again.  What a scenario added with QMP
+        (hot-plugged disks) is gone."""
+        self.agent.request("systemctl --no-block reboot", 20)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise Fail("the guest did not go down within %d s of reboot" % timeout)
+        for c in (self.qmp, self.agent):
+            c.close()
+        shutil.rmtree(self.sockdir, ignore_errors=True)
+        self.sockdir = tempfile.mkdtemp(prefix="systest-", dir="/tmp")
+        self.start_qemu(timeout)
+
+    def start_qemu(self, timeout):
+        disk = os.path.join(self.workdir, "root.qcow2")
         out = self.image["OUT"]
         qmp = os.path.join(self.sockdir, "qmp")
         agent = os.path.join(self.sockdir, "agent")
