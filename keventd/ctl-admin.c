@@ -204,6 +204,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		return 1;
 	struct about a = {.head = STRBUF_INIT, .utc = utc};
 	a.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	ctl_pager(c); /* after the terminal's colours were decided */
 	int status = ctl_replies(fd, about_line, &a, NULL);
 	struct counters cs = {.sources = a.sources, .all = all};
 	if (status == 0) {
@@ -303,6 +304,8 @@ int ctl_events(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("events takes no arguments");
 	f[1] = n;
 	f[2] = format;
+	if (strcmp(format, "text") == 0)
+		ctl_pager(c);
 	return ctl_call(c, f, nf, print_local, &utc, NULL);
 }
 
@@ -346,6 +349,8 @@ int ctl_explain(struct ctl *c, int argc, char **argv)
 		return ctl_usage_error("explain wants a sequence number or 'last', not '%s'",
 				       argv[optind]);
 	const char *f[] = {"explain", argv[optind], source, format};
+	if (strcmp(format, "text") == 0)
+		ctl_pager(c);
 	return ctl_call(c, f, 4, print_local, &utc, NULL);
 }
 

@@ -426,6 +426,8 @@ int ctl_cat(struct ctl *c, int argc, char **argv)
 		(void)print_diags(&d, en, dirs, n_dirs);
 	} else {
 		kdiags_free(&d);
+		if (!json)
+			ctl_pager(c);
 		rc = cat_entry(en, &d, json);
 		if (rc < 0)
 			fprintf(stderr, "keventctl: %s\n", strerror(-rc));

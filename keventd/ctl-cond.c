@@ -157,6 +157,8 @@ int ctl_conditions(struct ctl *c, int argc, char **argv)
 	if (chk)
 		return check(c, strbuf_str(&names));
 	const char *f[] = {"conditions", json ? "json" : "text", all ? "all" : "holding"};
+	if (!json)
+		ctl_pager(c);
 	return ctl_call(c, f, 3, ctl_put_text, NULL, NULL);
 }
 

@@ -20,7 +20,12 @@ struct ctl {
 	/* --user: the user instance's places (userdirs.h); NULL: the
 	 * system instance's */
 	const struct kuserdirs *user;
+	bool no_pager; /* --no-pager */
 };
+/* On a terminal, the rest of the output through a pager (ctl-pager.c),
+ * unless --no-pager; the reading commands call it once they have
+ * something to show. */
+void ctl_pager(const struct ctl *c);
 /* The rule directories an offline command reads when it is given none:
  * the user instance's with --user, else the system's; into dirs (room for
  * KUSERDIRS_MAX_RULE_DIRS), their number returned. */

@@ -81,6 +81,9 @@ static void usage(FILE *f)
 		"                   directories for verify, test, cat and replay --dry-run\n"
 		"  --control PATH   keventd's control socket (default %s);\n"
 		"                   before or after the command\n"
+		"  --no-pager       status, events, explain, conditions and cat write to\n"
+		"                   the terminal directly, not through $KEVENTCTL_PAGER,\n"
+		"                   $PAGER or less\n"
 		"  -h, --help       show this help\n"
 		"  --version        show the version\n"
 		"\n"
@@ -158,8 +161,9 @@ const char *ctl_default_config(const struct ctl *c)
 	return c->user ? c->user->config : KEVENT_DEFAULT_CONFIG;
 }
 
-/* --control after the command as before it ("keventctl status --control
- * PATH"), up to a "--": taken out of argv[1..argc), the new argc. */
+/* --control and --no-pager after the command as before it ("keventctl
+ * status --control PATH"), up to a "--": taken out of argv[1..argc), the
+ * new argc. */
 static int take_control(struct ctl *c, int argc, char **argv)
 {
 	int n = 1;
@@ -169,7 +173,9 @@ static int take_control(struct ctl *c, int argc, char **argv)
 				argv[n++] = argv[i++];
 			break;
 		}
-		if (strncmp(argv[i], "--control=", 10) == 0)
+		if (strcmp(argv[i], "--no-pager") == 0)
+			c->no_pager = true;
+		else if (strncmp(argv[i], "--control=", 10) == 0)
 			c->control = argv[i] + 10;
 		else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
 			c->control = argv[++i];
@@ -183,11 +189,9 @@ static int take_control(struct ctl *c, int argc, char **argv)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"control", required_argument, NULL, 'c'},
-		{"user", no_argument, NULL, 'u'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+		{"control", required_argument, NULL, 'c'}, {"user", no_argument, NULL, 'u'},
+		{"no-pager", no_argument, NULL, 'P'},	   {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},	   {0},
 	};
 	struct ctl c = {.control = KEVENT_DEFAULT_CONTROL};
 	_cleanup_(kuserdirs_release) struct kuserdirs u = {0};
@@ -200,6 +204,9 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			user_instance = true;
+			break;
+		case 'P':
+			c.no_pager = true;
 			break;
 		case 'h':
 			usage(stdout);
