@@ -218,17 +218,24 @@ static size_t shown_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
+/* The n bytes at s, shown as they are where shown_len() allows (and, with
+ * backslash, a \ doubled; with ascii, nothing past 0x7f), the rest as
+ * \n, \t or \xHH: strbuf_add_escaped()'s and strbuf_add_name()'s. */
+static void add_shown(struct strbuf *sb, const char *s, size_t n, bool backslash, bool ascii)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
 	while (p < end) {
 		const unsigned char *run = p;
-		for (size_t len; p < end && (len = shown_len(p, (size_t)(end - p))); p += len)
+		for (size_t len; p < end && !(backslash && *p == '\\') && (!ascii || *p < 0x80) &&
+				 (len = shown_len(p, (size_t)(end - p)));
+		     p += len)
 			;
 		strbuf_add(sb, (const char *)run, (size_t)(p - run));
 		if (p == end)
 			break;
-		if (*p == '\n')
+		if (*p == '\\')
+			strbuf_puts(sb, "\\\\");
+		else if (*p == '\n')
 			strbuf_puts(sb, "\\n");
 		else if (*p == '\t')
 			strbuf_puts(sb, "\\t");
@@ -236,6 +243,11 @@ void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
 			strbuf_printf(sb, "\\x%02x", *p);
 		p++;
 	}
+}
+
+void strbuf_add_escaped(struct strbuf *sb, const char *s, size_t n)
+{
+	add_shown(sb, s, n, false, false);
 }
 
 void strbuf_put_escaped(struct strbuf *sb, const char *s)
@@ -255,26 +267,7 @@ void strbuf_put_time(struct strbuf *sb, uint64_t ns)
 
 void strbuf_add_name(struct strbuf *sb, const char *s, size_t n, bool ascii)
 {
-	const unsigned char *p = (const unsigned char *)s, *end = p + n;
-	while (p < end) {
-		const unsigned char *run = p;
-		for (size_t len; p < end && *p != '\\' && (!ascii || *p < 0x80) &&
-				 (len = shown_len(p, (size_t)(end - p)));
-		     p += len)
-			;
-		strbuf_add(sb, (const char *)run, (size_t)(p - run));
-		if (p == end)
-			break;
-		if (*p == '\\')
-			strbuf_puts(sb, "\\\\");
-		else if (*p == '\n')
-			strbuf_puts(sb, "\\n");
-		else if (*p == '\t')
-			strbuf_puts(sb, "\\t");
-		else
-			strbuf_printf(sb, "\\x%02x", *p);
-		p++;
-	}
+	add_shown(sb, s, n, true, ascii);
 }
 
 size_t escaped_cut(const char *s, size_t n, size_t max)
@@ -436,6 +429,40 @@ int read_file(const char *path, size_t max, char **out, size_t *out_len)
 	if (fd < 0)
 		return -errno;
 	return read_fd(fd, max, out, out_len);
+}
+
+bool str_is_name(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (!n || n > max)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return false;
+	return true;
+}
+
+bool str_is_token(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
+			return false;
+	return true;
+}
+
+bool parse_digits(const char *s, size_t n, unsigned *out)
+{
+	unsigned long v = 0;
+	if (!n || n > 9)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	*out = (unsigned)v;
+	return true;
 }
 
 int parse_int64(const char *s, int64_t *out)

@@ -150,6 +150,14 @@ static inline void strv_freep(char ***v)
 #define strv_foreach(s, v) for (char *const *s = (v); s && *s; s++)
 
 bool str_has_suffix(const char *s, const char *suffix);
+/* Whether s is a name of 1 to max bytes of [A-Za-z0-9_.-] (a notification
+ * target's, keventd.yaml(5)). */
+bool str_is_name(const char *s, size_t max);
+/* Whether s has no blank and no control byte (a URL, an address, a label). */
+bool str_is_token(const char *s);
+/* The n bytes at s as a decimal number of 1 to 9 digits (a mount table's
+ * ids); false when they are not. */
+bool parse_digits(const char *s, size_t n, unsigned *out);
 /* Reads a whole file (at most max bytes; -EFBIG beyond).  Returns 0 or -errno. */
 int read_file(const char *path, size_t max, char **out, size_t *out_len);
 /* Reads a whole open fd, as read_file. */

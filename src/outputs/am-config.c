@@ -66,14 +66,6 @@ static const char *scalar(struct kdiag_file *p, const char *key, const struct yn
 	return v->value;
 }
 
-static bool printable(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
-			return false;
-	return true;
-}
-
 /* Whether host (len bytes) is the machine itself. */
 static bool host_local(const char *host, size_t len)
 {
@@ -100,7 +92,7 @@ static void url(struct kdiag_file *p, const struct ynode *v, struct kam_config *
 		kdiag_at(p, v, "url \"%s\" is neither https://HOST nor http://HOST", s);
 		return;
 	}
-	if (strlen(s) > KAM_URL_MAX || !printable(s)) {
+	if (strlen(s) > KAM_URL_MAX || !str_is_token(s)) {
 		kdiag_at(p, v, "url: at most %d printable characters, no spaces", KAM_URL_MAX);
 		return;
 	}
@@ -258,7 +250,7 @@ int kam_config_parse(struct kam_config *c, const struct ynode *n, const char *pa
 		} else if (strcmp(key, "labels") == 0) {
 			labels(&p, v, &nc);
 		} else if (strcmp(key, "username") == 0) {
-			if ((s = scalar(&p, key, v)) && (!printable(s) || strchr(s, ':')))
+			if ((s = scalar(&p, key, v)) && (!str_is_token(s) || strchr(s, ':')))
 				kdiag_at(&p, v,
 					 "a username has no spaces, control characters or ':'");
 			else if (s)

@@ -71,14 +71,7 @@ const struct knotify_target *knotify_config_find(const struct knotify_config *c,
 
 bool knotify_name_valid(const char *s)
 {
-	size_t n = strlen(s);
-	if (!n || n > KNOTIFY_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-			return false;
-	return true;
+	return str_is_name(s, KNOTIFY_NAME_MAX);
 }
 
 /* A scalar of target name's key: its text, or a diagnostic and NULL. */
@@ -94,21 +87,13 @@ static const char *scalar(struct kdiag_file *p, const char *name, const char *ke
 	return v->value;
 }
 
-static bool printable(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s <= ' ' || (unsigned char)*s == 0x7f)
-			return false;
-	return true;
-}
-
 /* A mail address of from: or to:: local@domain, printable, no spaces nor
  * the characters that would end it in a header (<>,;"). */
 static bool address_valid(const char *s)
 {
 	const char *at = strchr(s, '@');
-	return at && at != s && at[1] && !strchr(at + 1, '@') && strlen(s) <= 254 && printable(s) &&
-	       !strpbrk(s, "<>,;\"()[]\\");
+	return at && at != s && at[1] && !strchr(at + 1, '@') && strlen(s) <= 254 &&
+	       str_is_token(s) && !strpbrk(s, "<>,;\"()[]\\");
 }
 
 /* Whether host (len bytes) is the machine itself. */
@@ -141,7 +126,7 @@ static void url(struct kdiag_file *p, const struct ynode *v, struct knotify_targ
 			 kinds[t->kind], s, secure, plain);
 		return;
 	}
-	if (strlen(s) > KNOTIFY_URL_MAX || !printable(s)) {
+	if (strlen(s) > KNOTIFY_URL_MAX || !str_is_token(s)) {
 		kdiag_at(p, v,
 			 "notify: %s: %s: a URL of at most %d printable characters, no spaces",
 			 t->name, kinds[t->kind], KNOTIFY_URL_MAX);
@@ -292,7 +277,8 @@ static void target(struct kdiag_file *p, const struct ynode *k, const struct yno
 			at_to = v;
 			recipients(p, v, t);
 		} else if (strcmp(key, "username") == 0) {
-			if ((s = scalar(p, t->name, key, v)) && (!printable(s) || strchr(s, ':')))
+			if ((s = scalar(p, t->name, key, v)) &&
+			    (!str_is_token(s) || strchr(s, ':')))
 				kdiag_at(p, v,
 					 "notify: %s: a username has no spaces, control characters "
 					 "or ':'",

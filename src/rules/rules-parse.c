@@ -399,19 +399,6 @@ static void parse_transient(struct krules_parser *p, const struct ynode *const *
 		parse_unit_props(p, at[K_UNIT_PROPS], x);
 }
 
-/* A target's name in notify: as keventd.yaml(5) spells them. */
-static bool notify_name_valid(const char *s)
-{
-	size_t n = strlen(s);
-	if (!n || n > KRULE_NOTIFY_NAME_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-			return false;
-	return true;
-}
-
 /* title: or message: of a rule that notifies: a template, as run's
  * arguments are (template.h). */
 static char *notify_text(struct krules_parser *p, const struct ynode *n, const char *key)
@@ -462,7 +449,7 @@ static void parse_notify(struct krules_parser *p, const struct ynode *const *at,
 		const char *s = krules_want_scalar(p, items[i], "notify");
 		if (!s)
 			continue;
-		if (!notify_name_valid(s)) {
+		if (!str_is_name(s, KRULE_NOTIFY_NAME_MAX)) {
 			err(p, items[i],
 			    "'notify': \"%s\" is not a target's name (1 to %d of "
 			    "[A-Za-z0-9_.-])",

@@ -48,20 +48,6 @@ char *kfs_unescape(const char *s, size_t n)
 	return out;
 }
 
-static bool parse_uint(const char *s, size_t n, unsigned *out)
-{
-	unsigned long v = 0;
-	if (!n || n > 9)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	*out = (unsigned)v;
-	return true;
-}
-
 /* One line: 0, -EINVAL (not mountinfo's) or -ENOMEM. */
 static int parse_line(const char *s, size_t len, struct kfs_mount *m)
 {
@@ -87,9 +73,9 @@ static int parse_line(const char *s, size_t len, struct kfs_mount *m)
 		return -EINVAL;
 	const char *colon = memchr(f[2], ':', fl[2]);
 	*m = (struct kfs_mount){0};
-	if (!parse_uint(f[0], fl[0], &m->id) || !colon ||
-	    !parse_uint(f[2], (size_t)(colon - f[2]), &m->major) ||
-	    !parse_uint(colon + 1, fl[2] - (size_t)(colon - f[2]) - 1, &m->minor) || fl[4] == 0 ||
+	if (!parse_digits(f[0], fl[0], &m->id) || !colon ||
+	    !parse_digits(f[2], (size_t)(colon - f[2]), &m->major) ||
+	    !parse_digits(colon + 1, fl[2] - (size_t)(colon - f[2]) - 1, &m->minor) || fl[4] == 0 ||
 	    f[4][0] != '/')
 		return -EINVAL;
 	m->mountpoint = kfs_unescape(f[4], fl[4]);

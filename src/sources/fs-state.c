@@ -82,20 +82,6 @@ void kfs_state_render(const char *boot_id, bool all, const struct kfs_table *t,
 	}
 }
 
-static bool parse_uint(const char *s, size_t n, unsigned *out)
-{
-	unsigned long v = 0;
-	if (!n || n > 9)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	*out = (unsigned)v;
-	return true;
-}
-
 /* Splits a line into at most max fields at single spaces: their count,
  * or 0 when there are more or one is empty. */
 static size_t split(const char *s, size_t len, const char **f, size_t *fl, size_t max)
@@ -141,9 +127,10 @@ static int parse_mount(const char **f, const size_t *fl, struct kfs_mount *m)
 {
 	*m = (struct kfs_mount){0};
 	const char *colon = memchr(f[2], ':', fl[2]);
-	if (!parse_uint(f[1], fl[1], &m->id) || !colon ||
-	    !parse_uint(f[2], (size_t)(colon - f[2]), &m->major) ||
-	    !parse_uint(colon + 1, fl[2] - (size_t)(colon - f[2]) - 1, &m->minor) || f[3][0] != '/')
+	if (!parse_digits(f[1], fl[1], &m->id) || !colon ||
+	    !parse_digits(f[2], (size_t)(colon - f[2]), &m->major) ||
+	    !parse_digits(colon + 1, fl[2] - (size_t)(colon - f[2]) - 1, &m->minor) ||
+	    f[3][0] != '/')
 		return -EINVAL;
 	m->mountpoint = kfs_unescape(f[3], fl[3]);
 	m->options = kfs_unescape(f[4], fl[4]);
@@ -229,7 +216,7 @@ static int parse(const char *text, size_t len, struct kfs_state *s, const char *
 			while (lv < ARRAY_SIZE(levels) && !is_word(f[2], fl[2], levels[lv]))
 				lv++;
 			bool il = is_word(f[3], fl[3], "inodes-low");
-			if (!parse_uint(f[1], fl[1], &x.id) || lv == ARRAY_SIZE(levels) ||
+			if (!parse_digits(f[1], fl[1], &x.id) || lv == ARRAY_SIZE(levels) ||
 			    (!il && !is_word(f[3], fl[3], "inodes-ok"))) {
 				*why = "a space line that is not one";
 				return -EINVAL;

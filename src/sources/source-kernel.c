@@ -417,6 +417,17 @@ static int pos_where(struct kernel_state *st, const char *path)
 	return st->pos_name && st->pos_path ? 0 : -ENOMEM;
 }
 
+/* What kernel_init() allocates, freed (also half made). */
+static void state_free(struct kernel_state *st)
+{
+	free(st->pos_path);
+	free(st->pos_name);
+	if (st->pos_dirfd >= 0)
+		close(st->pos_dirfd);
+	free(st->buf);
+	free(st);
+}
+
 static int kernel_init(const void *arg, void **state)
 {
 	struct kernel_state *st = calloc(1, sizeof(*st));
@@ -432,12 +443,7 @@ static int kernel_init(const void *arg, void **state)
 		int rc = pos_where(st, path);
 		st->buf = malloc(DUMP_BUF);
 		if (rc < 0 || !st->buf) {
-			free(st->pos_path);
-			free(st->pos_name);
-			if (st->pos_dirfd >= 0)
-				close(st->pos_dirfd);
-			free(st->buf);
-			free(st);
+			state_free(st);
 			return rc < 0 ? rc : -ENOMEM;
 		}
 		pos_load(st);
@@ -455,12 +461,7 @@ static void kernel_fini(void *state)
 	pos_save(st);
 	kinflight_release(&st->flight);
 	kseqsync_release(&st->sync);
-	free(st->pos_path);
-	free(st->pos_name);
-	if (st->pos_dirfd >= 0)
-		close(st->pos_dirfd);
-	free(st->buf);
-	free(st);
+	state_free(st);
 }
 
 static int kernel_decode(void *state, const struct nlmsghdr *nlh, size_t left, int family_id,
