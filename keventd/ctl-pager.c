@@ -3,8 +3,8 @@
  * terminal, their output goes through $KEVENTCTL_PAGER, else $PAGER, else
  * less (with LESS=FRXMK unless set: it quits when the text fits a
  * screen, keeps colours and does not clear the screen), as systemctl and
- * git do.  Not when stdout is not a terminal, with --no-pager, or when the
- * pager is "" or "cat". */
+ * git do.  Not when stdout is not a terminal (or $TERM is unset or
+ * "dumb"), with --no-pager, or when the pager is "" or "cat". */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +33,10 @@ static void pager_close(void)
 void ctl_pager(const struct ctl *c)
 {
 	if (c->no_pager || pager_pid || !isatty(STDOUT_FILENO))
+		return;
+	/* a terminal that cannot show a pager (as systemd's pager decides) */
+	const char *term = getenv("TERM");
+	if (!term || !*term || strcmp(term, "dumb") == 0)
 		return;
 	const char *pager = getenv("KEVENTCTL_PAGER");
 	if (!pager)

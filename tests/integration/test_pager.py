@@ -36,6 +36,7 @@ class PagerTest(kdtest.DaemonTest):
         master, slave = pty.openpty()
         e = dict(os.environ)
         e.pop("PAGER", None)
+        e["TERM"] = "xterm"
         e["KEVENTCTL_PAGER"] = "%s %s" % (self.pager, self.paged)
         e.update(env or {})
         p = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl] + list(args),
@@ -92,6 +93,13 @@ class PagerTest(kdtest.DaemonTest):
         rc, tty = self.on_tty("events", env={"KEVENTCTL_PAGER": ""})
         self.assertIn("/org/kernel/pager hello", tty)
 
+    def test_not_on_a_dumb_terminal(self):
+        for term in ("dumb", ""):
+            rc, tty = self.on_tty("events", env={"TERM": term})
+            self.assertEqual(rc, 0, tty)
+            self.assertIn("/org/kernel/pager hello", tty)
+            self.assertFalse(os.path.exists(self.paged), term)
+
     def test_pager_from_PAGER(self):
         if os.path.exists(self.paged):
             os.unlink(self.paged)
@@ -99,6 +107,7 @@ class PagerTest(kdtest.DaemonTest):
         master, slave = pty.openpty()
         env = dict(os.environ)
         env.pop("KEVENTCTL_PAGER", None)
+        env["TERM"] = "xterm"
         env.update(e)
         p = subprocess.Popen([KEVENTCTL, "--control", self.s.ctl, "events"],
                              stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)

@@ -5,6 +5,9 @@
 /bin/busybox mount -t proc proc /proc
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+# the console is a terminal: keventctl would page its text through less,
+# which would wait for a key (keventctl(8), --no-pager)
+export KEVENTCTL_PAGER=cat
 mount -t devtmpfs devtmpfs /dev
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
