@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fuzz.h"
 #include "options.h"
@@ -54,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct kam_config *a = &o.am;
 	if (a->enabled) {
 		FUZZ_CHECK(a->url && a->post_url && !strpbrk(a->url, "?# "));
-		FUZZ_CHECK(strncmp(a->url, "http", 4) == 0);
+		FUZZ_CHECK(strncasecmp(a->url, "http", 4) == 0); /* schemes: any case */
 		FUZZ_CHECK(a->resend_ms >= KAM_RESEND_MIN_MS && a->resend_ms <= KAM_RESEND_MAX_MS);
 		FUZZ_CHECK(a->n_labels <= KAM_MAX_LABELS);
 		for (size_t i = 0; i < a->n_labels; i++)
