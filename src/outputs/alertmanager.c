@@ -90,12 +90,7 @@ static void plan(struct kam *a)
 static size_t on_write(char *buf, size_t size, size_t n, void *userdata)
 {
 	struct kam *a = userdata;
-	size_t len = size * n;
-	if (a->answer.len < KAM_ANSWER_MAX)
-		strbuf_add(&a->answer, buf,
-			   len < KAM_ANSWER_MAX - a->answer.len ? len
-								: KAM_ANSWER_MAX - a->answer.len);
-	return len;
+	return kcurl_keep_answer(&a->answer, KAM_ANSWER_MAX, buf, size * n);
 }
 
 static int add_resolved(const char *key, void *value, void *ud)

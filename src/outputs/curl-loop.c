@@ -130,3 +130,10 @@ void kcurl_loop_free(struct kcurl_loop *c)
 	ktimer_cancel(c->timer);
 	free(c);
 }
+
+size_t kcurl_keep_answer(struct strbuf *answer, size_t max, const char *buf, size_t len)
+{
+	if (answer->len < max)
+		strbuf_add(answer, buf, len < max - answer->len ? len : max - answer->len);
+	return len;
+}

@@ -9,6 +9,8 @@
 #ifndef KEVENT_CURL_LOOP_H
 #define KEVENT_CURL_LOOP_H
 
+#include <stddef.h>
+
 #include "loop.h"
 
 struct kcurl_loop;
@@ -28,5 +30,11 @@ int kcurl_loop_running(const struct kcurl_loop *c);
 /* Frees the multi handle, its watches and timer; the transfers added must
  * have been removed first.  NULL is fine. */
 void kcurl_loop_free(struct kcurl_loop *c);
+
+struct strbuf;
+/* A transfer's write callback's work: of the len bytes the server sent,
+ * what fits in answer's first max bytes is kept (for status and the log);
+ * returns len, so that libcurl reads on. */
+size_t kcurl_keep_answer(struct strbuf *answer, size_t max, const char *buf, size_t len);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "curl-dl.h"
+#include "curl-loop.h"
 #include "hmac-sha256.h"
 #include "notify-msg.h"
 
@@ -120,12 +121,7 @@ static size_t on_read(char *buf, size_t size, size_t n, void *userdata)
 static size_t on_write(char *buf, size_t size, size_t n, void *userdata)
 {
 	struct knotify_xfer *x = userdata;
-	size_t len = size * n;
-	if (x->got.len < KNOTIFY_ANSWER_MAX)
-		strbuf_add(&x->got, buf,
-			   len < KNOTIFY_ANSWER_MAX - x->got.len ? len
-								 : KNOTIFY_ANSWER_MAX - x->got.len);
-	return len;
+	return kcurl_keep_answer(&x->got, KNOTIFY_ANSWER_MAX, buf, size * n);
 }
 
 /* SMTP's replies come as "headers": the last one is the answer. */
