@@ -25,30 +25,56 @@ int ctl_reload(struct ctl *c, int argc, char **argv)
 
 /* What about tells, for status's verdict. */
 struct about {
-	struct strbuf head; /* the verdict's lines after the first */
+	struct strbuf head;	  /* the verdict's lines after the first */
+	struct strbuf sources;	  /* a line per source on */
+	struct strbuf conditions; /* the rows that hold, the first of them */
 	char version[32], since[32], pid[16], rules[32], files[32];
-	unsigned sources; /* bit per source enabled */
-	size_t broken;
+	unsigned sources_on; /* bit per source enabled */
+	size_t broken, holding;
 	bool failing, utc, colour;
 };
+
+static void head_line(struct strbuf *o, const char *label, const char *value)
+{
+	strbuf_printf(o, "%10s: ", label);
+	strbuf_put_escaped(o, value);
+	strbuf_putc(o, '\n');
+}
+
+/* "  critical  md-degraded /org/kernel/block/md0 since 10:02:11 (acknowledged)" */
+static void condition_line(struct about *a, const char *const *f)
+{
+	int64_t since = 0;
+	(void)parse_int64(f[4], &since);
+	char when[64];
+	ctl_format_time((uint64_t)since, a->utc, when, sizeof(when));
+	const char *c = !a->colour			? ""
+			: strcmp(f[1], "critical") == 0 ? "\033[1;31m"
+			: strcmp(f[1], "warning") == 0	? "\033[1;33m"
+							: "";
+	strbuf_printf(&a->conditions, "            %s%-8s%s ", c, f[1], a->colour ? "\033[0m" : "");
+	strbuf_put_escaped(&a->conditions, f[2]);
+	strbuf_putc(&a->conditions, ' ');
+	strbuf_put_escaped(&a->conditions, f[3]);
+	strbuf_printf(&a->conditions, " since %s%s\n", when,
+		      strcmp(f[5], "1") == 0 ? " (acknowledged)" : "");
+}
 
 static void about_line(const char *text, void *ud)
 {
 	struct about *a = ud;
-	const char *f[3] = {text, NULL, NULL};
 	_cleanup_free_ char *copy = strdup(text);
 	if (!copy)
 		return;
-	char *sep = strchr(copy, '\x1f'), *sep2 = sep ? strchr(sep + 1, '\x1f') : NULL;
-	if (!sep)
-		return;
-	*sep = '\0';
-	f[0] = copy;
-	f[1] = sep + 1;
-	if (sep2) {
-		*sep2 = '\0';
-		f[2] = sep2 + 1;
+	/* KEY and up to five values, split at \x1f */
+	const char *f[6] = {copy, NULL, NULL, NULL, NULL, NULL};
+	size_t n = 1;
+	for (char *p = strchr(copy, '\x1f'); p && n < 6; p = strchr(p + 1, '\x1f')) {
+		*p = '\0';
+		f[n++] = p + 1;
 	}
+	if (n < 2)
+		return;
 	const char *bold = a->colour ? "\033[1;31m" : "", *off = a->colour ? "\033[0m" : "";
 	if (strcmp(f[0], "version") == 0) {
 		snprintf(a->version, sizeof(a->version), "%s", f[1]);
@@ -57,25 +83,24 @@ static void about_line(const char *text, void *ud)
 	} else if (strcmp(f[0], "since") == 0) {
 		snprintf(a->since, sizeof(a->since), "%s", f[1]);
 	} else if (strcmp(f[0], "config") == 0) {
-		strbuf_puts(&a->head, "    config: ");
-		strbuf_put_escaped(&a->head, f[1]);
-		strbuf_putc(&a->head, '\n');
+		head_line(&a->head, "config", f[1]);
 	} else if (strcmp(f[0], "rule_dir") == 0) {
-		strbuf_puts(&a->head, "  rule dir: ");
-		strbuf_put_escaped(&a->head, f[1]);
-		strbuf_putc(&a->head, '\n');
+		head_line(&a->head, "rule dir", f[1]);
 	} else if (strcmp(f[0], "state_dir") == 0) {
-		strbuf_puts(&a->head, "     state: ");
-		strbuf_put_escaped(&a->head, f[1]);
-		strbuf_putc(&a->head, '\n');
+		head_line(&a->head, "state", f[1]);
+	} else if (strcmp(f[0], "lib_dir") == 0) {
+		head_line(&a->head, "lib", f[1]);
 	} else if (strcmp(f[0], "source") == 0) {
 		int src = kevent_source_from_name(f[1]);
 		if (src >= 0)
-			a->sources |= 1u << src;
-	} else if (strcmp(f[0], "rules") == 0 && f[2]) {
+			a->sources_on |= 1u << src;
+		strbuf_printf(&a->sources, "%s%-10s ", a->sources.len ? "            " : "", f[1]);
+		strbuf_put_escaped(&a->sources, n > 2 ? f[2] : "");
+		strbuf_putc(&a->sources, '\n');
+	} else if (strcmp(f[0], "rules") == 0 && n > 2) {
 		snprintf(a->rules, sizeof(a->rules), "%s", f[1]);
 		snprintf(a->files, sizeof(a->files), "%s", f[2]);
-	} else if ((strcmp(f[0], "broken") == 0 || strcmp(f[0], "broken_kept") == 0) && f[2]) {
+	} else if ((strcmp(f[0], "broken") == 0 || strcmp(f[0], "broken_kept") == 0) && n > 2) {
 		a->broken++;
 		strbuf_printf(&a->head, "    %sbroken%s: ", bold, off);
 		strbuf_put_escaped(&a->head, f[1]);
@@ -89,6 +114,17 @@ static void about_line(const char *text, void *ud)
 		strbuf_printf(&a->head, "   %sjournal%s: failing (", bold, off);
 		strbuf_put_escaped(&a->head, f[1]);
 		strbuf_puts(&a->head, "): accepted events are not kept for a restart\n");
+	} else if (strcmp(f[0], "conditions") == 0 && n == 5) {
+		int64_t h = 0;
+		(void)parse_int64(f[1], &h);
+		a->holding = (size_t)h;
+		if (!h)
+			strbuf_puts(&a->conditions, "none hold\n");
+		else
+			strbuf_printf(&a->conditions, "%s hold: %s critical, %s warning, %s info\n",
+				      f[1], f[2], f[3], f[4]);
+	} else if (strcmp(f[0], "condition") == 0 && n == 6) {
+		condition_line(a, f);
 	}
 }
 
@@ -124,11 +160,17 @@ static void print_verdict(const struct about *a)
 	       strcmp(a->files, "1") == 0 ? "" : "s",
 	       a->broken ? "; broken files below (keventctl verify says more)" : "");
 	fputs(strbuf_str(&a->head), stdout);
-	printf("   sources:");
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (a->sources & (1u << i))
-			printf(" %s", kevent_source_name((enum kevent_source)i));
-	printf("\n\n");
+	printf("   sources: %s", a->sources.len ? strbuf_str(&a->sources) : "none\n");
+	if (a->conditions.len) {
+		printf("conditions: %s", strbuf_str(&a->conditions));
+		size_t shown = 0;
+		for (const char *p = strbuf_str(&a->conditions); (p = strchr(p, '\n')); p++)
+			shown++;
+		if (a->holding + 1 > shown)
+			printf("            ... %zu more (keventctl conditions)\n",
+			       a->holding + 1 - shown);
+	}
+	putchar('\n');
 }
 
 /* The counters' text, without the rows of the sources that are off. */
@@ -172,11 +214,13 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 			printf("Usage: keventctl status [--all] [--utc] [--json|--prometheus]\n"
 			       "Prints, as systemctl status does, keventd's verdict (version, "
 			       "pid,\n"
-			       "since, config, rule and state directories, the sources on, the\n"
-			       "broken files), then its counters (the sources that are off only\n"
-			       "with --all); as JSON, or in the Prometheus text exposition "
-			       "format,\n"
-			       "the counters alone.\n");
+			       "since, config, rule, state and lib directories, each source on "
+			       "with\n"
+			       "what it watches, the broken files, the conditions that hold), "
+			       "then\n"
+			       "its counters (the sources that are off only with --all).  --json:\n"
+			       "the verdict as \"keventd\", then the counters; --prometheus: the\n"
+			       "counters alone.\n");
 			return 0;
 		}
 		if (o == 'a') {
@@ -202,16 +246,19 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	int fd = ctl_open(c, fa, 1);
 	if (fd < 0)
 		return 1;
-	struct about a = {.head = STRBUF_INIT, .utc = utc};
+	struct about a = {
+		.head = STRBUF_INIT, .sources = STRBUF_INIT, .conditions = STRBUF_INIT, .utc = utc};
 	a.colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 	ctl_pager(c); /* after the terminal's colours were decided */
 	int status = ctl_replies(fd, about_line, &a, NULL);
-	struct counters cs = {.sources = a.sources, .all = all};
+	struct counters cs = {.sources = a.sources_on, .all = all};
 	if (status == 0) {
 		print_verdict(&a);
 		status = ctl_request(fd, f, 2) < 0 ? 1 : ctl_replies(fd, counters_text, &cs, NULL);
 	}
 	strbuf_release(&a.head);
+	strbuf_release(&a.sources);
+	strbuf_release(&a.conditions);
 	close(fd);
 	return status;
 }

@@ -341,50 +341,25 @@ static void do_reload(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 			       : NULL);
 }
 
-/* One field of about's reply: "KEY\x1fVALUE[\x1fVALUE2]". */
-static void about_field(struct kctl_peer *p, const char *key, const char *value, const char *value2)
+/* One field of about's reply: "KEY\x1fVALUE[\x1fVALUE...]". */
+static void about_field(void *ud, const char *key, const char *const *v, size_t n)
 {
+	struct kctl_peer *p = ud;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	strbuf_printf(&sb, "%s\x1f%s", key, value);
-	if (value2)
-		strbuf_printf(&sb, "\x1f%s", value2);
+	strbuf_puts(&sb, key);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_putc(&sb, '\x1f');
+		strbuf_puts(&sb, v[i]);
+	}
 	if (!sb.oom)
 		p->ops->reply(p, "data", strbuf_str(&sb));
 }
 
 /* about: what status's verdict says of keventd (keventctl(8)), a field a
- * message (docs/control-protocol.md): version, pid, since (ns since the
- * epoch), config, each rule directory, the state directory, each source
- * enabled, the rules and files in force, each broken file and its error,
- * and why the journal cannot write. */
+ * message (reply.h, docs/control-protocol.md). */
 static void do_about(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 {
-	const struct kdaemon *d = ctl->d;
-	char a[32], b[32];
-	about_field(p, "version", KEVENT_VERSION, NULL);
-	snprintf(a, sizeof(a), "%d", (int)getpid());
-	about_field(p, "pid", a, NULL);
-	snprintf(a, sizeof(a), "%" PRIu64,
-		 now_realtime_ns() - (now_monotonic_ns() - d->stats.started_ns));
-	about_field(p, "since", a, NULL);
-	if (d->cfg.config_path)
-		about_field(p, "config", d->cfg.config_path, NULL);
-	for (size_t i = 0; i < d->cfg.n_rule_dirs; i++)
-		about_field(p, "rule_dir", d->cfg.rule_dirs[i], NULL);
-	if (d->cfg.state_dir)
-		about_field(p, "state_dir", d->cfg.state_dir, NULL);
-	for (int i = 0; i < KEVENT_SOURCE_MAX; i++)
-		if (d->cfg.sources & (1u << i))
-			about_field(p, "source", kevent_source_name((enum kevent_source)i), NULL);
-	snprintf(a, sizeof(a), "%zu", d->rules ? d->rules->n_rules : 0);
-	snprintf(b, sizeof(b), "%zu", d->rules ? d->rules->n_files : 0);
-	about_field(p, "rules", a, b);
-	for (size_t i = 0; d->rules && i < d->rules->n_broken; i++)
-		about_field(p, d->rules->broken[i].kept ? "broken_kept" : "broken",
-			    d->rules->broken[i].name, d->rules->broken[i].why);
-	int failing = kjournal_failing(d->journal);
-	if (failing)
-		about_field(p, "journal_failing", strerror(-failing), NULL);
+	kreply_about(ctl->d, about_field, p);
 	p->ops->reply(p, "ok", NULL);
 }
 
@@ -1093,6 +1068,19 @@ static void src_stop(struct ksource *s)
 	kdaemon_ctl_stop(container_of(s, struct kdaemon_ctl, src));
 }
 
+static void src_describe(struct ksource *s, struct strbuf *out)
+{
+	const struct kdaemon_ctl *ctl = container_of(s, struct kdaemon_ctl, src);
+	if (!ctl->srv || !ctl->d->cfg.control_path) {
+		strbuf_puts(out, "no control socket");
+		return;
+	}
+	strbuf_puts(out, "the control socket ");
+	strbuf_put_escaped(out, ctl->d->cfg.control_path);
+	size_t n = kctl_server_clients(ctl->srv);
+	strbuf_printf(out, ", %zu client%s", n, n == 1 ? "" : "s");
+}
+
 static void src_free(struct ksource *s)
 {
 	(void)s; /* owned by the daemon as d->ctl */
@@ -1118,6 +1106,7 @@ int kdaemon_ctl_new(struct kdaemon *d, const char *path, gid_t gid, struct kdaem
 				    .kind = KEVENT_SOURCE_SOCKET,
 				    .pause = src_pause,
 				    .stop = src_stop,
+				    .describe = src_describe,
 				    .free = src_free};
 	int rc = path ? kctl_server_new(d->loop, path, gid, &srv_ops, ctl, &ctl->srv) : 0;
 	if (rc == 0)

@@ -6,10 +6,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "daemon-cond.h"
 #include "daemon-internal.h"
 #include "explain.h"
+#include "journal.h"
+#include "source.h"
+#include "table.h"
 
 /* What a reply that reads today's rules ends with when a reload replaced
  * them before it was all sent: the parts of two rule sets would not add
@@ -68,6 +73,7 @@ struct status_stream {
 	bool reloaded;
 	/* Prometheus: then a sample per condition row that holds */
 	struct kctl_stream *conds;
+	char *about_json; /* JSON: the verdict (x.about_json) */
 };
 
 static bool status_next(struct kctl_stream *s, struct strbuf *out)
@@ -87,6 +93,7 @@ static void status_free(struct kctl_stream *s)
 	struct status_stream *ss = container_of(s, struct status_stream, s);
 	if (ss->conds)
 		ss->conds->free(ss->conds);
+	free(ss->about_json);
 	free(ss);
 }
 
@@ -111,8 +118,13 @@ struct kctl_stream *kreply_status(struct kdaemon *d, enum kstatus_format format)
 		free(ss);
 		return NULL;
 	}
+	if (format == KSTATUS_JSON && !(ss->about_json = kreply_about_json(d))) {
+		free(ss);
+		return NULL;
+	}
 	kstats_cursor_init(&ss->cur, format);
 	kdaemon_status_extra(d, &ss->x);
+	ss->x.about_json = ss->about_json;
 	return &ss->s;
 }
 
@@ -212,4 +224,197 @@ int kreply_explain(struct kdaemon *d, const struct khistory_entry *e, bool json,
 	explain_notes(e, json, &xs->notes);
 	*out = &xs->s;
 	return 0;
+}
+
+/* --- about: status's verdict --- */
+
+static void about1(kreply_about_fn *fn, void *ud, const char *key, const char *value)
+{
+	fn(ud, key, &value, 1);
+}
+
+/* The rows shown: the most severe first, then the oldest. */
+struct shown_rows {
+	const struct kcond_row *v[KREPLY_ABOUT_CONDITIONS];
+	size_t n;
+};
+
+static bool before(const struct kcond_row *a, const struct kcond_row *b)
+{
+	return a->severity != b->severity ? a->severity > b->severity : a->since < b->since;
+}
+
+static void keep_row(void *ud, const struct kcond_row *r)
+{
+	struct shown_rows *sr = ud;
+	size_t i = sr->n;
+	if (i == KREPLY_ABOUT_CONDITIONS) {
+		if (!before(r, sr->v[i - 1]))
+			return;
+		i--;
+	} else {
+		sr->n++;
+	}
+	for (; i > 0 && before(r, sr->v[i - 1]); i--)
+		sr->v[i] = sr->v[i - 1];
+	sr->v[i] = r;
+}
+
+static void about_sources(struct kdaemon *d, kreply_about_fn *fn, void *ud)
+{
+	for (int i = 0; i < KEVENT_SOURCE_MAX; i++) {
+		if (!(d->cfg.sources & (1u << i)))
+			continue;
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		struct ksource *s = d->source[i];
+		if (s && s->describe)
+			s->describe(s, &sb);
+		else if (i == KEVENT_SOURCE_CONDITION)
+			strbuf_puts(&sb, d->cond ? "the condition table in the lib directory"
+						 : "no condition table (--lib-dir none)");
+		else if (i == KEVENT_SOURCE_MQTT && !s)
+			strbuf_puts(&sb, "nothing subscribed (keventd.yaml's mqtt: subscribe)");
+		else if (!s)
+			strbuf_puts(&sb, "not running: keventd's log says why");
+		const char *v[] = {kevent_source_name((enum kevent_source)i),
+				   sb.oom ? "" : strbuf_str(&sb)};
+		fn(ud, "source", v, 2);
+	}
+}
+
+static void about_conditions(struct kdaemon *d, kreply_about_fn *fn, void *ud)
+{
+	if (!d->cond)
+		return;
+	struct kstatus_extra x;
+	kdaemon_status_extra(d, &x);
+	char n[4][24];
+	snprintf(n[0], sizeof(n[0]), "%zu", x.cond_holding);
+	snprintf(n[1], sizeof(n[1]), "%zu", x.cond_critical);
+	snprintf(n[2], sizeof(n[2]), "%zu", x.cond_warning);
+	snprintf(n[3], sizeof(n[3]), "%zu", x.cond_info);
+	const char *counts[] = {n[0], n[1], n[2], n[3]};
+	fn(ud, "conditions", counts, 4);
+	struct shown_rows sr = {.n = 0};
+	kdaemon_cond_each(d, keep_row, &sr);
+	for (size_t i = 0; i < sr.n; i++) {
+		const struct kcond_row *r = sr.v[i];
+		char since[24];
+		snprintf(since, sizeof(since), "%" PRIu64, r->since);
+		const char *v[] = {kcond_severity_name((enum kcond_severity)r->severity), r->name,
+				   r->object ? r->object : r->key, since, r->acked_at ? "1" : "0"};
+		fn(ud, "condition", v, 5);
+	}
+}
+
+void kreply_about(struct kdaemon *d, kreply_about_fn *fn, void *ud)
+{
+	char a[32], b[32];
+	about1(fn, ud, "version", KEVENT_VERSION);
+	snprintf(a, sizeof(a), "%d", (int)getpid());
+	about1(fn, ud, "pid", a);
+	snprintf(a, sizeof(a), "%" PRIu64,
+		 now_realtime_ns() - (now_monotonic_ns() - d->stats.started_ns));
+	about1(fn, ud, "since", a);
+	if (d->cfg.config_path)
+		about1(fn, ud, "config", d->cfg.config_path);
+	for (size_t i = 0; i < d->cfg.n_rule_dirs; i++)
+		about1(fn, ud, "rule_dir", d->cfg.rule_dirs[i]);
+	if (d->cfg.state_dir)
+		about1(fn, ud, "state_dir", d->cfg.state_dir);
+	if (d->cfg.lib_dir)
+		about1(fn, ud, "lib_dir", d->cfg.lib_dir);
+	about_sources(d, fn, ud);
+	snprintf(a, sizeof(a), "%zu", d->rules ? d->rules->n_rules : 0);
+	snprintf(b, sizeof(b), "%zu", d->rules ? d->rules->n_files : 0);
+	const char *rules[] = {a, b};
+	fn(ud, "rules", rules, 2);
+	for (size_t i = 0; d->rules && i < d->rules->n_broken; i++) {
+		const char *v[] = {d->rules->broken[i].name, d->rules->broken[i].why};
+		fn(ud, d->rules->broken[i].kept ? "broken_kept" : "broken", v, 2);
+	}
+	int failing = kjournal_failing(d->journal);
+	if (failing)
+		about1(fn, ud, "journal_failing", strerror(-failing));
+	about_conditions(d, fn, ud);
+}
+
+/* The verdict as JSON: status --json's "keventd" member. */
+struct about_json {
+	struct strbuf head, dirs, sources, rows;
+	bool degraded;
+};
+
+static void json_member(struct strbuf *o, const char *key, const char *value)
+{
+	strbuf_printf(o, ",\"%s\":", key);
+	strbuf_json(o, value);
+}
+
+static void about_json_field(void *ud, const char *key, const char *const *v, size_t n)
+{
+	struct about_json *j = ud;
+	if (strcmp(key, "version") == 0) {
+		strbuf_puts(&j->head, "\"version\":");
+		strbuf_json(&j->head, v[0]);
+	} else if (strcmp(key, "pid") == 0) {
+		strbuf_printf(&j->head, ",\"pid\":%s", v[0]);
+	} else if (strcmp(key, "since") == 0) {
+		int64_t ns = 0;
+		(void)parse_int64(v[0], &ns);
+		strbuf_puts(&j->head, ",\"since\":\"");
+		strbuf_put_time(&j->head, (uint64_t)ns);
+		strbuf_putc(&j->head, '"');
+	} else if (strcmp(key, "rule_dir") == 0) {
+		strbuf_puts(&j->dirs, j->dirs.len ? "," : "");
+		strbuf_json(&j->dirs, v[0]);
+	} else if (strcmp(key, "source") == 0 && n == 2) {
+		strbuf_puts(&j->sources, j->sources.len ? "," : "");
+		strbuf_json(&j->sources, v[0]);
+		strbuf_putc(&j->sources, ':');
+		strbuf_json(&j->sources, v[1]);
+	} else if (strcmp(key, "rules") == 0 && n == 2) {
+		strbuf_printf(&j->head, ",\"rules\":%s,\"rule_files\":%s", v[0], v[1]);
+	} else if (strcmp(key, "conditions") == 0 && n == 4) {
+		strbuf_printf(&j->head,
+			      ",\"conditions\":{\"holding\":%s,\"critical\":%s,\"warning\":%s,"
+			      "\"info\":%s}",
+			      v[0], v[1], v[2], v[3]);
+	} else if (strcmp(key, "condition") == 0 && n == 5) {
+		int64_t ns = 0;
+		(void)parse_int64(v[3], &ns);
+		strbuf_puts(&j->rows, j->rows.len ? ",{\"severity\":" : "{\"severity\":");
+		strbuf_json(&j->rows, v[0]);
+		json_member(&j->rows, "condition", v[1]);
+		json_member(&j->rows, "object", v[2]);
+		strbuf_puts(&j->rows, ",\"since\":\"");
+		strbuf_put_time(&j->rows, (uint64_t)ns);
+		strbuf_printf(&j->rows, "\",\"acknowledged\":%s}",
+			      strcmp(v[4], "1") == 0 ? "true" : "false");
+	} else if (strncmp(key, "broken", 6) == 0 || strcmp(key, "journal_failing") == 0) {
+		j->degraded = true; /* the files are status's broken_files */
+		if (key[0] == 'j')
+			json_member(&j->head, key, v[0]);
+	} else if (n == 1) { /* config, state_dir, lib_dir */
+		json_member(&j->head, key, v[0]);
+	}
+}
+
+char *kreply_about_json(struct kdaemon *d)
+{
+	struct about_json j = {STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, false};
+	kreply_about(d, about_json_field, &j);
+	strbuf_printf(&j.head, ",\"state\":\"%s\",\"rule_dirs\":[%s],\"sources\":{%s}",
+		      j.degraded ? "degraded" : "running", strbuf_str(&j.dirs),
+		      strbuf_str(&j.sources));
+	strbuf_printf(&j.head, ",\"conditions_shown\":[%s]", strbuf_str(&j.rows));
+	bool oom = j.head.oom || j.dirs.oom || j.sources.oom || j.rows.oom;
+	strbuf_release(&j.dirs);
+	strbuf_release(&j.sources);
+	strbuf_release(&j.rows);
+	if (oom) {
+		strbuf_release(&j.head);
+		return NULL;
+	}
+	return j.head.buf ? j.head.buf : strdup("");
 }

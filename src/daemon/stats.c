@@ -632,6 +632,8 @@ static void json_members(struct strbuf *o, const struct view *v, enum kstats_sec
 static void json_head(struct strbuf *o, const struct view *v)
 {
 	strbuf_putc(o, '{');
+	if (v->x->about_json)
+		strbuf_printf(o, "\"keventd\":{%s},", v->x->about_json);
 	json_members(o, v, KSTATS_UPTIME, 0, "");
 	for (int sec = KSTATS_UPTIME + 1; sec < KSTATS_RULES; sec++) {
 		strbuf_printf(o, ",\"%s\":{", sections[sec].json);

@@ -91,6 +91,9 @@ struct kstatus_notify {
 };
 
 struct kstatus_extra {
+	/* JSON only: the members of the verdict's object, "keventd" (NULL:
+	 * none), first in the reply */
+	const char *about_json;
 	size_t pending, running, max_children, queue_size, clients;
 	bool paused; /* some source is paused */
 	/* containment: a cgroup per handler run, or the process group alone */

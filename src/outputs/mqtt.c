@@ -447,6 +447,17 @@ static void source_stop(struct ksource *src)
 		sync_io(m);
 }
 
+/* "broker HOST:PORT, connected, 2 subscriptions" */
+static void source_describe(struct ksource *src, struct strbuf *out)
+{
+	struct kmqtt *m = container_of(src, struct kmqtt, src);
+	strbuf_puts(out, "broker ");
+	strbuf_put_escaped(out, m->host);
+	strbuf_printf(out, ":%u, %s, %zu subscription%s", m->port,
+		      m->state == CONNECTED ? "connected" : "not connected", m->n_filters,
+		      m->n_filters == 1 ? "" : "s");
+}
+
 struct ksource *kmqtt_source(struct kmqtt *m)
 {
 	return &m->src;
@@ -793,7 +804,8 @@ int kmqtt_new(struct kloop *loop, const struct kmqtt_config *cfg, const struct k
 	m->src = (struct ksource){.name = "mqtt",
 				  .kind = KEVENT_SOURCE_MQTT,
 				  .pause = source_pause,
-				  .stop = source_stop};
+				  .stop = source_stop,
+				  .describe = source_describe};
 	if (sink && cfg->n_subscribe) {
 		m->sink = *sink;
 		m->subscribing = true;

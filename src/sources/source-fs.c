@@ -802,6 +802,28 @@ static void resume(struct fs_source *fs, const struct kstatedir *state)
 			   fs->n_synthetic);
 }
 
+/* "4 mounts (2 for space: /, /home), errors on 3, quota warnings" */
+static void fs_describe(struct ksource *s, struct strbuf *out)
+{
+	struct fs_source *fs = container_of(s, struct fs_source, base);
+	size_t space = 0, marked = 0, shown = 0;
+	_cleanup_strbuf_ struct strbuf where = STRBUF_INIT;
+	for (size_t i = 0; i < fs->n_w; i++) {
+		const struct watch *w = fs->w[i];
+		marked += w->marked;
+		if (!w->space)
+			continue;
+		if (space++ < 4) {
+			strbuf_puts(&where, shown++ ? ", " : ": ");
+			strbuf_put_escaped(&where, w->m.mountpoint);
+		}
+	}
+	strbuf_printf(out, "%zu mount%s (%zu for space%s%s), errors on %zu", fs->n_w,
+		      fs->n_w == 1 ? "" : "s", space, strbuf_str(&where),
+		      space > shown ? ", ..." : "", marked);
+	strbuf_puts(out, fs->quota ? ", quota warnings" : ", no quota family");
+}
+
 int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struct ksource **out)
 {
 	struct fs_source *fs = calloc(1, sizeof(*fs));
@@ -812,6 +834,7 @@ int ksource_fs_new(const struct ksink *sink, const struct kfs_config *cfg, struc
 		.kind = KEVENT_SOURCE_FS,
 		.pause = fs_pause,
 		.stop = fs_stop,
+		.describe = fs_describe,
 		.free = fs_free,
 	};
 	fs->sink = *sink;

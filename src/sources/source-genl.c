@@ -255,6 +255,24 @@ static void genl_handled(struct ksource *s, const struct kevent *ev)
 	g->desc->handled(g->state, ev);
 }
 
+static void genl_describe(struct ksource *s, struct strbuf *out)
+{
+	struct kgenl_source *g = of(s);
+	if (g->family_id < 0) {
+		if (g->desc->say_waiting)
+			strbuf_puts(out, g->desc->say_waiting);
+		else
+			strbuf_printf(out, "waiting for the %s netlink family", g->desc->family);
+		return;
+	}
+	if (g->desc->describe) {
+		g->desc->describe(g->state, out);
+		return;
+	}
+	strbuf_printf(out, "the %s netlink family, %zu group%s", g->desc->family, g->desc->n_groups,
+		      g->desc->n_groups == 1 ? "" : "s");
+}
+
 static void genl_free(struct ksource *s)
 {
 	struct kgenl_source *g = of(s);
@@ -281,6 +299,7 @@ static int make(const struct ksource_genl_desc *desc, const struct ksink *sink, 
 				  .stop = genl_stop,
 				  .unhandled = desc->unhandled ? genl_unhandled : NULL,
 				  .handled = desc->handled ? genl_handled : NULL,
+				  .describe = genl_describe,
 				  .free = genl_free};
 	int rc = desc->init ? desc->init(arg, &g->state) : 0;
 	if (rc < 0) {

@@ -60,10 +60,14 @@ struct ksource_genl_desc {
 	int (*unhandled)(void *state, const struct kevent *ev);
 	/* The source's handled() (source.h), also after stop. */
 	void (*handled)(void *state, const struct kevent *ev);
+	/* What the state watches, once the family is subscribed (source.h's
+	 * describe(); the family's name and groups are said without it). */
+	void (*describe)(void *state, struct strbuf *out);
 
 	/* What the source logs, after "NAME: "; NULL logs nothing (but see say_subscribed). */
-	const char *say_subscribed;	  /* info; NULL: the family's name, id and groups */
-	const char *say_absent;		  /* notice: at start-up, the family is not registered */
+	const char *say_subscribed; /* info; NULL: the family's name, id and groups */
+	const char *say_absent;	    /* notice: at start-up, the family is not registered */
+	const char *say_waiting; /* status, while it is not: "waiting for ..." (NULL: the family) */
 	const char *say_appeared;	  /* info: the controller announced the family */
 	const char *say_gone;		  /* notice: the family was unregistered */
 	const char *say_cannot_subscribe; /* error, and why */

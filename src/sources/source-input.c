@@ -404,6 +404,30 @@ static void input_free(struct ksource *s)
 	free(in);
 }
 
+/* "2 devices: Power Button (event0), Lid Switch (event1)" */
+static void input_describe(struct ksource *s, struct strbuf *out)
+{
+	struct kinput *in = container_of(s, struct kinput, src);
+	size_t n = 0;
+	for (const struct kinput_dev *d = in->devs; d; d = d->next)
+		n++;
+	if (!n) {
+		strbuf_puts(out, "no device with power keys or switches yet");
+		return;
+	}
+	strbuf_printf(out, "%zu device%s:", n, n == 1 ? "" : "s");
+	size_t i = 0;
+	for (const struct kinput_dev *d = in->devs; d && i < 4; d = d->next, i++) {
+		const char *name = d->evdev ? libevdev_get_name(d->evdev) : NULL;
+		const char *node = strrchr(d->devnode, '/');
+		strbuf_puts(out, i ? ", " : " ");
+		strbuf_put_escaped(out, name ? name : "?");
+		strbuf_printf(out, " (%s)", node ? node + 1 : d->devnode);
+	}
+	if (n > i)
+		strbuf_puts(out, ", ...");
+}
+
 int ksource_input_new(const struct ksink *sink, enum kudev_monitor mode, struct ksource **out)
 {
 	struct kinput *in = calloc(1, sizeof(*in));
@@ -414,6 +438,7 @@ int ksource_input_new(const struct ksink *sink, enum kudev_monitor mode, struct 
 				   .kind = KEVENT_SOURCE_INPUT,
 				   .pause = input_pause,
 				   .stop = input_stop,
+				   .describe = input_describe,
 				   .free = input_free};
 	if (mode == KUDEV_AUTO)
 		mode = access("/run/udev/control", F_OK) == 0 ? KUDEV_UDEV : KUDEV_KERNEL;

@@ -631,6 +631,7 @@ const struct ksource_genl_desc ksource_kernel_desc = {
 	.unhandled = kernel_unhandled,
 	.handled = kernel_handled,
 	.say_absent = "the kevent module is not loaded; subscribing when it appears",
+	.say_waiting = "waiting for kevent.ko to be loaded (modprobe kevent)",
 	.say_appeared = "the kevent family appeared",
 	.say_gone = "the kevent family went away (module unloaded); waiting for it",
 	.say_cannot_subscribe = "cannot subscribe to the kevent groups",

@@ -390,6 +390,16 @@ int ksource_kmsg_new(const struct ksink *sink, const struct kkmsg_config *cfg, s
 	return ksource_kmsg_open(sink, cfg, fd, out);
 }
 
+/* "/dev/kmsg, records at err or more urgent, next 1234" */
+static void kmsg_describe(struct ksource *s, struct strbuf *out)
+{
+	struct kmsg_source *k = container_of(s, struct kmsg_source, base);
+	strbuf_printf(out, "/dev/kmsg, records at %s or more urgent",
+		      kkmsg_level_name(k->cfg.priority) ? kkmsg_level_name(k->cfg.priority) : "?");
+	if (k->have_next)
+		strbuf_printf(out, ", next %" PRIu64, k->next);
+}
+
 int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, int fd,
 		      struct ksource **out)
 {
@@ -405,6 +415,7 @@ int ksource_kmsg_open(const struct ksink *sink, const struct kkmsg_config *cfg, 
 		.pause = kmsg_pause,
 		.stop = kmsg_stop,
 		.journaled = kmsg_journaled,
+		.describe = kmsg_describe,
 		.free = kmsg_free,
 	};
 	k->sink = *sink;

@@ -460,6 +460,36 @@ static void md_free(struct ksource *s)
 	free(md);
 }
 
+/* "2 arrays: md0 raid1 clean, md1 raid5 degraded (1 missing)";
+ * "no array (/proc/mdstat)" */
+static void md_describe(struct ksource *s, struct strbuf *out)
+{
+	struct md_source *md = container_of(s, struct md_source, base);
+	if (!md->n) {
+		strbuf_puts(out, md->stat_fd >= 0 ? "no array yet (/proc/mdstat)"
+						  : "waiting for the md driver (uevents)");
+		return;
+	}
+	strbuf_printf(out, "%zu arra%s:", md->n, md->n == 1 ? "y" : "ys");
+	for (size_t i = 0; i < md->n && i < 8; i++) {
+		const struct kmd_array *a = &md->a[i]->t.last;
+		strbuf_printf(out, "%s %s", i ? "," : "", md->a[i]->name);
+		if (!md->a[i]->t.known || !a->active) {
+			strbuf_puts(out, " inactive");
+			continue;
+		}
+		strbuf_printf(out, " %s", a->level);
+		if (a->degraded > 0)
+			strbuf_printf(out, " degraded (%d missing)", a->degraded);
+		else if (a->array_state[0])
+			strbuf_printf(out, " %s", a->array_state);
+		if (a->syncing)
+			strbuf_puts(out, " syncing");
+	}
+	if (md->n > 8)
+		strbuf_puts(out, ", ...");
+}
+
 int ksource_md_new(const struct ksink *sink, struct ksource **out)
 {
 	struct md_source *md = calloc(1, sizeof(*md));
@@ -470,6 +500,7 @@ int ksource_md_new(const struct ksink *sink, struct ksource **out)
 		.kind = KEVENT_SOURCE_MD,
 		.pause = md_pause,
 		.stop = md_stop,
+		.describe = md_describe,
 		.free = md_free,
 	};
 	md->sink = *sink;

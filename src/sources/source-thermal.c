@@ -69,6 +69,11 @@ static void thermal_scan(void *state, const struct ksink *sink)
 	}
 }
 
+static void thermal_describe(void *state, struct strbuf *out)
+{
+	kthermal_describe(state, out);
+}
+
 const struct ksource_genl_desc ksource_thermal_desc = {
 	.name = "thermal",
 	.kind = KEVENT_SOURCE_THERMAL,
@@ -80,6 +85,7 @@ const struct ksource_genl_desc ksource_thermal_desc = {
 	.init = thermal_init,
 	.fini = thermal_fini,
 	.resync = thermal_scan,
+	.describe = thermal_describe,
 	.say_subscribed = "subscribed to the thermal family's trip events",
 	.say_absent = "the kernel has no thermal netlink family (yet)",
 };

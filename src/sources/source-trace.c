@@ -443,6 +443,18 @@ static int open_entry(struct ktrace_src *t, const struct ktrace_entry *e, const 
 	return opened ? 0 : -ENODEV;
 }
 
+/* "2 tracepoints: sched:sched_process_exit, ..., on 2 CPUs" */
+static void trace_describe(struct ksource *s, struct strbuf *out)
+{
+	struct ktrace_src *t = container_of(s, struct ktrace_src, src);
+	strbuf_printf(out, "%zu tracepoint%s:", t->n_tps, t->n_tps == 1 ? "" : "s");
+	for (size_t i = 0; i < t->n_tps && i < 4; i++)
+		strbuf_printf(out, "%s %s:%s", i ? "," : "", t->tps[i].name.system,
+			      t->tps[i].name.event);
+	strbuf_printf(out, "%s on %zu CPU%s", t->n_tps > 4 ? ", ..." : "", t->n_rings,
+		      t->n_rings == 1 ? "" : "s");
+}
+
 int ksource_trace_new(const struct ksink *sink, const struct ktrace_config *c, struct ksource **out)
 {
 	*out = NULL;
@@ -457,6 +469,7 @@ int ksource_trace_new(const struct ksink *sink, const struct ktrace_config *c, s
 		.kind = KEVENT_SOURCE_TRACE,
 		.pause = trace_pause,
 		.stop = trace_stop,
+		.describe = trace_describe,
 		.free = trace_free,
 	};
 	t->sink = *sink;

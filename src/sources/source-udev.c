@@ -548,6 +548,14 @@ static void adopt_stored(struct kudev *u)
 	log_info("udev: the monitor's socket of the last run taken back");
 }
 
+static void udev_describe(struct ksource *s, struct strbuf *out)
+{
+	struct kudev *u = container_of(s, struct kudev, src);
+	strbuf_printf(out, "%s, %zu devices known",
+		      u->from_kernel ? "the kernel's uevents (no udevd)" : "udevd's uevents",
+		      u->table.n);
+}
+
 int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct ksource **out)
 {
 	struct kudev *u = calloc(1, sizeof(*u));
@@ -558,6 +566,7 @@ int ksource_udev_new(const struct ksink *sink, enum kudev_monitor mode, struct k
 				  .kind = KEVENT_SOURCE_UDEV,
 				  .pause = udev_pause,
 				  .stop = udev_stop,
+				  .describe = udev_describe,
 				  .free = udev_free};
 	if (mode == KUDEV_AUTO)
 		mode = access("/run/udev/control", F_OK) == 0 ? KUDEV_UDEV : KUDEV_KERNEL;

@@ -18,6 +18,7 @@
 struct kfdstore;
 struct kstatedir;
 struct kloop;
+struct strbuf;
 
 /* What a source may tell its sink.  Every callback is called from the
  * loop, never from inside another callback of the same sink. */
@@ -110,6 +111,10 @@ struct ksource {
 	 * nothing is; also after stop(), and from inside ksink_submit() (a
 	 * run that starts at once writes the journal first). */
 	void (*journaled)(struct ksource *s);
+	/* May be NULL.  What the source watches now, or why it waits, in a
+	 * few words on one line, for the verdict of keventctl status
+	 * ("2 zones, 3 trip points", "waiting for the kevent family"). */
+	void (*describe)(struct ksource *s, struct strbuf *out);
 	void (*free)(struct ksource *s);
 };
 

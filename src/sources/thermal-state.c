@@ -249,3 +249,49 @@ size_t kthermal_scan(struct kthermal *t, uint64_t now, struct kevent **out, size
 	save(t);
 	return n;
 }
+
+void kthermal_describe(const struct kthermal *t, struct strbuf *out)
+{
+	uint64_t present[KTHERMAL_MAX_ZONES / 64] = {0}; /* in order, whatever readdir's */
+	DIR *d = opendir(t->root);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		unsigned zone;
+		char tail;
+		if (sscanf(de->d_name, "thermal_zone%u%c", &zone, &tail) == 1 &&
+		    zone < KTHERMAL_MAX_ZONES)
+			present[zone / 64] |= 1ull << (zone % 64);
+	}
+	if (d)
+		closedir(d);
+	size_t zones = 0, trips = 0, hot = 0, shown = 0;
+	_cleanup_strbuf_ struct strbuf types = STRBUF_INIT;
+	for (uint32_t zone = 0; zone < KTHERMAL_MAX_ZONES; zone++) {
+		if (!(present[zone / 64] & (1ull << (zone % 64))))
+			continue;
+		zones++;
+		hot += t->crossed[zone] != 0;
+		for (uint32_t trip = 0; trip < KTHERMAL_MAX_TRIPS; trip++) {
+			char attr[64];
+			int64_t tt;
+			snprintf(attr, sizeof(attr), "trip_point_%" PRIu32 "_temp", trip);
+			if (read_int(t, zone, attr, &tt) < 0)
+				break;
+			trips++;
+		}
+		char type[32];
+		if (shown < 4 && read_attr(t, zone, "type", type, sizeof(type)) == 0) {
+			strbuf_printf(&types, "%s%s", shown ? ", " : "", type);
+			shown++;
+		}
+	}
+	if (!zones) {
+		strbuf_printf(out, "no thermal zone under %s", t->root);
+		return;
+	}
+	strbuf_printf(out, "%zu zone%s (%s%s), %zu trip point%s", zones, zones == 1 ? "" : "s",
+		      strbuf_str(&types), zones > shown ? ", ..." : "", trips,
+		      trips == 1 ? "" : "s");
+	if (hot)
+		strbuf_printf(out, "; %zu above a trip now", hot);
+}

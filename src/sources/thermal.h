@@ -67,4 +67,9 @@ int kthermal_apply(struct kthermal *t, const struct kthermal_msg *m, uint64_t no
  * and cool now gets a normal.  Returns how many events were made. */
 size_t kthermal_scan(struct kthermal *t, uint64_t now_ns, struct kevent **out, size_t max);
 
+struct strbuf;
+/* The zones under the sysfs root, their types, trip points, and how many
+ * are above a trip now: one line for keventctl status. */
+void kthermal_describe(const struct kthermal *t, struct strbuf *out);
+
 #endif

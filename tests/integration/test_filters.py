@@ -119,30 +119,70 @@ class Monitor(DaemonTest):
         d.stop_ok(self)
 
 
+# two conditions of two severities, to order in the verdict
+COND = """conditions:
+  - name: too-hot
+    set: {source: socket, object: /org/kernel/b, signal: hot}
+    clear: {source: socket, object: /org/kernel/b, signal: cool}
+    severity: critical
+  - name: warm
+    set: {source: socket, object: /org/kernel/a, signal: hot}
+    clear: {source: socket, object: /org/kernel/a, signal: cool}
+    severity: warning
+"""
+
+
 class Status(DaemonTest):
     def test_the_verdict_first(self):
         self.s.write_rule("10-f.yaml", RULES)
         self.s.write_rule("20-typo.yaml", "rules:\n  - name: t\n    timout: 5s\n")
-        d = self.start("--sources", "socket,fs")
+        self.s.write_rule("30-cond.yaml", COND)
+        d = self.start("--sources", "socket,fs,condition")
+        for obj in ("/org/kernel/a", "/org/kernel/b"):
+            d.ctl("send", "--wait", "power", obj, "hot")
         out = d.ctl("status", check=0).stdout
         lines = out.splitlines()
         self.assertRegex(lines[0], r"^\u25cf keventd \S+: running, degraded since "
                          r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+ \(\d+s ago\), pid %d$"
                          % d.proc.pid)
-        self.assertIn("     rules: 3 in 1 file; broken files below", out)
+        self.assertIn("     rules: 3 in 2 files; broken files below", out)
         self.assertIn("  rule dir: %s\n" % self.s.rules, out)
         self.assertIn("     state: %s\n" % d.state_dir, out)
         self.assertIn("    broken: 20-typo.yaml (not in force): ", out)
         self.assertIn("did you mean timeout?", out)
-        self.assertIn("   sources: socket fs\n", out)
+        # each source on, with what it watches
+        self.assertRegex(out, r"\n   sources: socket +the control socket %s, \d+ clients?\n"
+                         r" {12}fs +\d+ mounts? \(\d+ for space[^)]*\), errors on \d+, "
+                         r"(quota warnings|no quota family)\n"
+                         r" {12}condition +the condition table in the lib directory\n"
+                         % re.escape(self.s.ctl))
+        # the conditions that hold, the most severe first
+        self.assertRegex(out, r"\nconditions: 2 hold: 1 critical, 1 warning, 0 info\n"
+                         r" {12}critical +too-hot /org/kernel/b since \d{4}-[^\n]+\n"
+                         r" {12}warning +warm /org/kernel/a since ")
         self.assertNotIn("\033[", out)  # no colour off a terminal
         # then the counters, the sources that are off left out
         rows = [l.split()[0] for l in lines if re.match(r"^[a-z]+ +\d", l)]
-        self.assertEqual(rows, ["socket", "fs"])
+        self.assertEqual(rows, ["socket", "fs", "condition"])
+        # the same verdict in JSON, before the counters
+        j = json.loads(d.ctl("status", "--json", check=0).stdout)["keventd"]
+        self.assertEqual(j["state"], "degraded")
+        self.assertEqual(j["pid"], d.proc.pid)
+        self.assertEqual(list(j["sources"]), ["socket", "fs", "condition"])
+        self.assertTrue(j["sources"]["socket"].startswith("the control socket "))
+        self.assertEqual(j["conditions"], {"holding": 2, "critical": 1, "warning": 1, "info": 0})
+        self.assertEqual([(r["severity"], r["object"]) for r in j["conditions_shown"]],
+                         [("critical", "/org/kernel/b"), ("warning", "/org/kernel/a")])
+        self.assertEqual(j["rule_dirs"], [self.s.rules])
         rows = [l.split()[0] for l in d.ctl("status", "--all", check=0).stdout.splitlines()
                 if re.match(r"^[a-z]+ +\d", l)]
         self.assertIn("kernel", rows)
         self.assertEqual(len(rows), 12)  # every source of KEVENT_SOURCE_LIST
+        # cleared, a row leaves the verdict
+        d.ctl("send", "--wait", "power", "/org/kernel/b", "cool")
+        out = d.ctl("status", check=0).stdout
+        self.assertIn("\nconditions: 1 hold: 0 critical, 1 warning, 0 info\n", out)
+        self.assertNotIn("/org/kernel/b since", out)
         # fixed: the verdict says running
         os.unlink(os.path.join(self.s.rules, "20-typo.yaml"))
         d.ctl("reload", check=0)

@@ -173,6 +173,43 @@ static void test_state(void **state)
 	free(root);
 }
 
+/* What status says of the zones: counted, named in order, and how many
+ * are above a trip now (known from the start-up scan). */
+static void test_describe(void **state)
+{
+	(void)state;
+	struct {
+		bool scan;
+		const char *want;
+	} cases[] = {
+		{false, "2 zones (acpitz, iwlwifi_1), 3 trip points"},
+		{true, "2 zones (acpitz, iwlwifi_1), 3 trip points; 1 above a trip now"},
+	};
+	char *root = fake_sysfs();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kthermal *t = NULL;
+		assert_int_equal(kthermal_new(root, &t), 0);
+		struct kevent *evs[8];
+		if (cases[i].scan)
+			for (size_t n = kthermal_scan(t, 1, evs, 8); n > 0; n--)
+				kevent_free(evs[n - 1]);
+		struct strbuf sb = STRBUF_INIT;
+		kthermal_describe(t, &sb);
+		assert_string_equal(strbuf_str(&sb), cases[i].want);
+		strbuf_release(&sb);
+		kthermal_free(t);
+	}
+	struct kthermal *t = NULL;
+	assert_int_equal(kthermal_new("/nonexistent", &t), 0);
+	struct strbuf sb = STRBUF_INIT;
+	kthermal_describe(t, &sb);
+	assert_string_equal(strbuf_str(&sb), "no thermal zone under /nonexistent");
+	strbuf_release(&sb);
+	kthermal_free(t);
+	tu_rm_rf(root);
+	free(root);
+}
+
 /* A zone above a trip when keventd stopped, cool at the next start: its
  * normal, flagged synthetic; a zone still hot: no second high; a start
  * after that: nothing. */
@@ -232,9 +269,8 @@ static void test_memory(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_decode),
-		cmocka_unit_test(test_decode_rejects),
-		cmocka_unit_test(test_state),
+		cmocka_unit_test(test_decode), cmocka_unit_test(test_decode_rejects),
+		cmocka_unit_test(test_state),  cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
