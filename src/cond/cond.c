@@ -364,7 +364,9 @@ void kcond_weigh(struct kcond *c, const struct kevent *ev)
 			log_error("conditions: out of memory reading back a condition event");
 		return;
 	}
-	if (weighed(c, ev))
+	/* keventctl test --run: a try of the handlers, not news of the
+	 * system; and an event weighed already */
+	if (ev->test || weighed(c, ev))
 		return;
 	if (ev->source == KEVENT_SOURCE_SOCKET && c->boot[0]) {
 		memcpy(c->marks.boot, c->boot, sizeof(c->boot));

@@ -36,6 +36,11 @@ struct waiter {
 	struct kctl_peer *p;
 	uint64_t serial; /* the event's number in the daemon */
 	unsigned failed;
+	/* the event waited for, as its observers see it: the events its
+	 * commit makes (a condition's set) are seen while it is armed too */
+	enum kevent_source src;
+	uint64_t seqnum;
+	bool seen;
 };
 
 struct kdaemon_ctl {
@@ -59,7 +64,8 @@ struct kdaemon_ctl {
 	uint64_t monitor_dropped; /* events not shown to a monitor too slow */
 };
 
-static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum);
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kevent_source src,
+			       uint64_t seqnum);
 static void end_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, int rc);
 static void forget_waits(struct kdaemon_ctl *ctl, struct kctl_peer *p);
 static bool drop_arming(struct kdaemon_ctl *ctl);
@@ -217,7 +223,7 @@ static void do_send(struct kdaemon_ctl *ctl, struct kctl_peer *p, const struct k
 	/* not staged (send --wait, or a source the journal does not keep):
 	 * after those that are, in the order they came */
 	resolve_staged(ctl);
-	if (wait && !arm_wait(ctl, p, v)) {
+	if (wait && !arm_wait(ctl, p, ev->source, v)) {
 		kevent_free(ev);
 		reply_send_error(p, false, "out of memory", NULL);
 		return;
@@ -685,12 +691,13 @@ void kdaemon_ctl_forget(struct kdaemon_ctl *ctl, struct kctl_peer *p)
 /* send --wait: what became of its event's rules, told as each is over. */
 
 /* Before the event goes in: its waiter, and the first line of the reply. */
-static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, uint64_t seqnum)
+static struct waiter *arm_wait(struct kdaemon_ctl *ctl, struct kctl_peer *p, enum kevent_source src,
+			       uint64_t seqnum)
 {
 	struct waiter *w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
-	*w = (struct waiter){.next = ctl->waiters, .p = p};
+	*w = (struct waiter){.next = ctl->waiters, .p = p, .src = src, .seqnum = seqnum};
 	ctl->waiters = w;
 	ctl->arming = w;
 	ctl->armed_runs = 0;
@@ -853,7 +860,9 @@ static void on_event(void *userdata, const struct kobs_event *e)
 	const struct kevent *ev = e->ev;
 	const struct krule *const *rules = e->rules;
 	size_t n = e->n_rules;
-	if (ctl->arming) {
+	if (ctl->arming && !ctl->arming->seen && ev->source == ctl->arming->src &&
+	    ev->seqnum == ctl->arming->seqnum) {
+		ctl->arming->seen = true;
 		ctl->arming->serial = ctl->d->serial;
 		for (size_t i = 0; i < n; i++)
 			ctl->armed_runs += krule_runs_something(rules[i]) && !rules[i]->debounce_ms;

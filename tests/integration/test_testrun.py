@@ -39,9 +39,17 @@ class TestRun(DaemonTest):
 
     def test_the_handlers_run_once_with_kevent_test(self):
         self.rules()
-        d = self.start()
+        # a condition the event would set: a test sets none, and its
+        # answer waits for its own handlers, not for the condition's event
+        self.s.write_rule("20-cond.yaml", """conditions:
+  - name: raid-degraded
+    set: {source: md, signal: degraded}
+    clear: {source: md, signal: optimal}
+""")
+        d = self.start("--sources", "socket,condition")
         r = d.ctl("test", "--run", "--source", "md", "storage", "/org/kernel/md/md0",
                   "degraded", "Level: raid1\nDevice: sdb1", check=0)
+        self.assertEqual(d.ctl("conditions", "--json", "--all", check=0).stdout, "")
         lines = r.stdout.splitlines()
         self.assertRegex(lines[0], r"^event seqnum \d+$")
         seq = lines[0].split()[-1]
