@@ -355,13 +355,24 @@ static bool weigh_one(const struct krule *r, void *userdata)
 	return true;
 }
 
+void kcond_read_back(struct kcond *c, const struct kevent *ev)
+{
+	if (!c || !c->dir || ev->source != KEVENT_SOURCE_CONDITION)
+		return;
+	if (kcond_table_replay(&c->table, ev) < 0)
+		log_error("conditions: out of memory reading back a condition event");
+	/* the next change is numbered past it, never again with its number */
+	if (ev->seqnum > c->marks.seq)
+		c->marks.seq = ev->seqnum;
+}
+
 void kcond_weigh(struct kcond *c, const struct kevent *ev)
 {
 	if (!c || !c->dir)
 		return;
 	if (ev->source == KEVENT_SOURCE_CONDITION) {
-		if (ev->redelivered && kcond_table_replay(&c->table, ev) < 0)
-			log_error("conditions: out of memory reading back a condition event");
+		if (ev->redelivered)
+			kcond_read_back(c, ev);
 		return;
 	}
 	/* keventctl test --run: a try of the handlers, not news of the

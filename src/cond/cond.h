@@ -68,6 +68,13 @@ void kcond_set_rules(struct kcond *c, const struct kruleset *rs);
  * to a table that lacks it (kcond_table_replay()). */
 void kcond_weigh(struct kcond *c, const struct kevent *ev);
 
+/* A condition event of the last run, read back from the journal before
+ * anything is handed again (kjournal_peek()): its change made to a table
+ * that lacks it, and the events made from now on numbered past it.  So an
+ * event handed again whose change the journal holds makes no second
+ * event, and no number is given twice. */
+void kcond_read_back(struct kcond *c, const struct kevent *ev);
+
 /* The next condition event, oldest first (taken), or NULL. */
 struct kevent *kcond_take(struct kcond *c);
 

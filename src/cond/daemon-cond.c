@@ -116,10 +116,16 @@ static void on_round_end(struct kdaemon *d);
 static void save(struct kdaemon *d);
 static void on_status(void *userdata, struct kstatus_extra *x);
 
+static void on_read_back(struct kdaemon *d, const struct kevent *ev)
+{
+	kcond_read_back(d->cond->c, ev);
+}
+
 static const struct kdaemon_cond_hooks hooks = {
 	.committed = on_committed,
 	.reloaded = on_reloaded,
 	.round_end = on_round_end,
+	.read_back = on_read_back,
 };
 
 int kdaemon_cond_start(struct kdaemon *d)

@@ -48,6 +48,8 @@ struct kdaemon_cond_hooks {
 	void (*committed)(struct kdaemon *d);
 	void (*reloaded)(struct kdaemon *d);
 	void (*round_end)(struct kdaemon *d);
+	/* a condition event of the journal, before the replay (journal.h) */
+	void (*read_back)(struct kdaemon *d, const struct kevent *ev);
 };
 
 struct kdaemon {

@@ -1164,6 +1164,12 @@ int kdaemon_lib_open(struct kdaemon *d)
 	return open_own_dir("lib", d->cfg.lib_dir, &d->lib);
 }
 
+static void read_back(void *userdata, const struct kevent *ev)
+{
+	struct kdaemon *d = userdata;
+	d->cond_hooks->read_back(d, ev);
+}
+
 int kdaemon_journal_start(struct kdaemon *d)
 {
 	/* what a round of the loop accepted is written at its end at the
@@ -1184,6 +1190,10 @@ int kdaemon_journal_start(struct kdaemon *d)
 			  d->cfg.state_dir, kstatedir_strerror(rc));
 		return 0;
 	}
+	/* the condition table first takes back the changes the journal
+	 * holds, so that an event handed again makes none twice */
+	if (d->cond_hooks)
+		kjournal_peek(d->journal, KEVENT_SOURCE_CONDITION, read_back, d);
 	/* fed within the sources' shares (kdaemon_replay_more()), the first
 	 * ones now; the sources wait until they are all in */
 	kjournal_replay_start(d->journal);

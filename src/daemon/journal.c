@@ -536,6 +536,32 @@ static void read_segment(struct kjournal *j, uint64_t no)
 	j->at_backlog = 0;
 }
 
+void kjournal_peek(struct kjournal *j, enum kevent_source src,
+		   void (*fn)(void *userdata, const struct kevent *ev), void *userdata)
+{
+	for (size_t i = 0; j && i < j->n_old; i++) {
+		const struct segment *s = &j->segs[i];
+		_cleanup_free_ char *data = NULL;
+		size_t len = 0;
+		if (lseek(s->fd, 0, SEEK_SET) < 0 || read_fd(s->fd, SIZE_MAX / 2, &data, &len) < 0)
+			continue; /* the replay says why */
+		struct kjrec r;
+		for (size_t off = 0; kjrec_next(data, len, off, &r), r.kind != KJREC_END;
+		     off = r.off + r.len) {
+			struct kevent *ev = NULL;
+			const char *why;
+			if (r.kind != KJREC_RECORD || !r.live ||
+			    kjrec_decode(r.body, r.body_len, &ev, &why) < 0)
+				continue;
+			if (ev->source == src) {
+				ev->redelivered = true;
+				fn(userdata, ev);
+			}
+			kevent_free(ev);
+		}
+	}
+}
+
 void kjournal_replay_start(struct kjournal *j)
 {
 	if (!j || j->replay_nos || !j->n_old)

@@ -70,6 +70,13 @@ size_t kjournal_replay_more(struct kjournal *j,
 			    bool (*may)(void *userdata, const struct kevent *ev),
 			    int (*submit)(void *userdata, struct kevent *ev), void *userdata);
 bool kjournal_replaying(const struct kjournal *j);
+/* Before the replay: fn(userdata, ev) for each unfinished event of source
+ * src in the segments found at open, in order, read only (ev is freed
+ * after the call; damage is left for the replay to count).  The
+ * condition table reads back its events so, before any event that made
+ * them is weighed again. */
+void kjournal_peek(struct kjournal *j, enum kevent_source src,
+		   void (*fn)(void *userdata, const struct kevent *ev), void *userdata);
 /* All at once: kjournal_replay_start() and kjournal_replay_more(NULL). */
 size_t kjournal_replay(struct kjournal *j, int (*submit)(void *userdata, struct kevent *ev),
 		       void *userdata);

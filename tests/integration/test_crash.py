@@ -382,13 +382,22 @@ class CrashTest(kdtest.DaemonTest):
         table holds exactly the objects whose last answered send was up
         (a send the kill cut off is sent again first, so that its fate is
         known).  The table file is never found damaged, and every row that
-        held across a kill keeps its since."""
+        held across a kill keeps its since.  A rule on the condition events
+        logs each run: no condition event is told twice unless the later
+        telling says KEVENT_REDELIVERED=1, and no number is given to two
+        different events."""
         s = self.s
+        told = s.path("told")
         s.write_rule("10-cond.yaml",
                      "conditions:\n"
                      "  - name: flip\n"
                      "    set: {source: socket, signal: up}\n"
-                     "    clear: {source: socket, signal: down}\n")
+                     "    clear: {source: socket, signal: down}\n"
+                     "rules:\n"
+                     "  - name: tell\n"
+                     "    match: {source: condition}\n"
+                     "    shell: 'echo \"$KEVENT_SEQNUM $KEVENT_SIGNAL $KEVENT_OBJECT "
+                     "${KEVENT_REDELIVERED:-0}\" >> %s'\n" % told)
         state, lib = s.path("state"), s.path("lib")
         seed = int(os.environ.get("KEVENT_CRASH_SEED", "0")) or int(time.time())
         rnd = random.Random(seed)
@@ -461,9 +470,24 @@ class CrashTest(kdtest.DaemonTest):
         d.stop_ok(self)
         self.assertNotIn("damaged", log)
         self.assertFalse(os.path.exists(os.path.join(lib, "conditions.damaged")))
+        # each condition event told once, or again only as redelivered
+        first, again = {}, 0
+        with open(told) as f:
+            for line in f:
+                seq, sig, obj, redelivered = line.split()
+                if seq in first:
+                    self.assertEqual(first[seq], (sig, obj),
+                                     "condition event %s numbered twice (seed %d)" % (seq, seed))
+                    self.assertEqual(redelivered, "1", "condition event %s %s %s told twice, "
+                                     "the second time not as redelivered (seed %d)"
+                                     % (seq, sig, obj, seed))
+                    again += 1
+                first[seq] = (sig, obj)
+        self.assertGreater(len(first), COND_KILLS, "the condition events told")
         print("conditions: %d kills in %.0f s; sends %d, answered %d; holding at the end %d "
-              "of %d objects (seed %d)" % (COND_KILLS, time.monotonic() - t0, sends, answered,
-                                           len(rows), COND_OBJECTS, seed))
+              "of %d objects; condition events told %d, again as redelivered %d (seed %d)"
+              % (COND_KILLS, time.monotonic() - t0, sends, answered, len(rows), COND_OBJECTS,
+                 len(first), again, seed))
 
 
 if __name__ == "__main__":
