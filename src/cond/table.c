@@ -59,6 +59,7 @@ void kcond_table_release(struct kcond_table *t)
 	for (size_t i = 0; i < t->n; i++)
 		kcond_row_free(t->v[i]);
 	free(t->v);
+	free(t->sorted);
 	*t = (struct kcond_table){0};
 }
 
@@ -538,13 +539,50 @@ static int cmp_rows(const void *a, const void *b)
 	return kcond_row_cmp(*(struct kcond_row *const *)a, *(struct kcond_row *const *)b);
 }
 
-struct kcond_row **kcond_table_sorted(const struct kcond_table *t)
+/* The order, brought up to date: sorted again whole after a removal
+ * (its pointers may dangle), else the rows added since sorted alone and
+ * merged in -- a table read again and again sorts once. */
+static int sort_rows(struct kcond_table *t)
 {
+	if (t->sorted && t->removals == t->sorted_removals && t->n_sorted == t->n)
+		return 0;
 	struct kcond_row **v = malloc((t->n + 1) * sizeof(*v));
 	if (!v)
+		return -ENOMEM;
+	size_t old = t->sorted && t->removals == t->sorted_removals ? t->n_sorted : 0;
+	size_t add = t->n - old;
+	if (add)
+		memcpy(v + old, t->v + old, add * sizeof(*v));
+	qsort(v + old, add, sizeof(*v), cmp_rows);
+	if (old) {
+		/* merge the sorted old rows and the new ones, from the back */
+		struct kcond_row **a = t->sorted, **b = v + old;
+		_cleanup_free_ struct kcond_row **nb = malloc((add + 1) * sizeof(*nb));
+		if (!nb) {
+			free(v);
+			return -ENOMEM;
+		}
+		memcpy(nb, b, add * sizeof(*nb));
+		size_t i = old, j = add, k = t->n;
+		while (j > 0)
+			v[--k] = i > 0 && cmp_rows(&a[i - 1], &nb[j - 1]) > 0 ? a[--i] : nb[--j];
+		while (i > 0)
+			v[--k] = a[--i];
+	}
+	free(t->sorted);
+	t->sorted = v;
+	t->n_sorted = t->n;
+	t->sorted_removals = t->removals;
+	return 0;
+}
+
+struct kcond_row **kcond_table_sorted(const struct kcond_table *t)
+{
+	/* the order kept is a cache of the rows', not the table's content */
+	if (sort_rows((struct kcond_table *)t) < 0)
 		return NULL;
-	if (t->n)
-		memcpy(v, t->v, t->n * sizeof(*v));
-	qsort(v, t->n, sizeof(*v), cmp_rows);
+	struct kcond_row **v = malloc((t->n + 1) * sizeof(*v));
+	if (v && t->n)
+		memcpy(v, t->sorted, t->n * sizeof(*v));
 	return v;
 }

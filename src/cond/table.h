@@ -75,7 +75,13 @@ struct kcond_table {
 	size_t max;	   /* of them, at most */
 	uint64_t refused;  /* sets refused for the bound */
 	uint64_t removals; /* rows freed so far (a cursor over v knows) */
-	bool dirty;	   /* changed since it was last written */
+	/* the rows in order (kcond_table_sorted()): the first n_sorted of v
+	 * as they were sorted while removals was sorted_removals; rows added
+	 * since are v[n_sorted..n), merged in at the next call */
+	struct kcond_row **sorted;
+	size_t n_sorted;
+	uint64_t sorted_removals;
+	bool dirty; /* changed since it was last written */
 	/* the soonest time a change since the caller last read it needs a
 	 * tick at (a new row's reminder or expiry, a cleared row's removal);
 	 * 0: none.  The caller resets it. */

@@ -523,6 +523,44 @@ static void test_replay(void **state)
 	strbuf_release(&told);
 }
 
+/* The rows in order, as rows come: sorted once, the later ones merged. */
+static void test_sorted(void **state)
+{
+	(void)state;
+	static const char *const batches[][4] = {
+		{"/d", "/b", "/f", NULL},
+		{"/c", "/a", NULL},
+		{"/g", "/e", "/0", NULL},
+		{NULL},
+	};
+	static const char *const want[] = {
+		"/b /d /f",
+		"/a /b /c /d /f",
+		"/0 /a /b /c /d /e /f /g",
+		"/0 /a /b /c /d /e /f /g",
+	};
+	struct kcond_table t;
+	struct strbuf told = STRBUF_INIT;
+	assert_int_equal(kcond_table_init(&t, 0, record, &told), 0);
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+		for (size_t i = 0; batches[b][i]; i++) {
+			struct kevent *ev = cond_event("set", batches[b][i], 1700000000, "x", T0);
+			assert_int_equal(kcond_table_replay(&t, ev), 1);
+			kevent_free(ev);
+		}
+		struct kcond_row **v = kcond_table_sorted(&t);
+		assert_non_null(v);
+		struct strbuf got = STRBUF_INIT;
+		for (size_t i = 0; i < t.n; i++)
+			strbuf_printf(&got, "%s%s", i ? " " : "", v[i]->key);
+		assert_string_equal(strbuf_str(&got), want[b]);
+		strbuf_release(&got);
+		free(v);
+	}
+	kcond_table_release(&t);
+	strbuf_release(&told);
+}
+
 /* The plugin's line and status. */
 static void test_check(void **state)
 {
@@ -556,7 +594,7 @@ int main(void)
 		cmocka_unit_test(test_dropin),	      cmocka_unit_test(test_remind_schedule),
 		cmocka_unit_test(test_state_machine), cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_damage),   cmocka_unit_test(test_replay),
-		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_sorted),	      cmocka_unit_test(test_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
