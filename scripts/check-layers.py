@@ -24,10 +24,12 @@ LAYERS = {
     "rules": {"event", "base"},
     "exec": {"rules", "event", "base"},
     "cond": {"rules", "event", "base"},
+    "users": {"rules", "event", "base"},
     "sources": {"event", "base"},
     "outputs": {"exec", "sources", "rules", "event", "base"},
     "control": {"exec", "sources", "rules", "event", "base"},
-    "daemon": {"control", "outputs", "cond", "exec", "sources", "rules", "event", "base"},
+    "daemon": {"control", "outputs", "cond", "users", "exec", "sources", "rules", "event",
+               "base"},
 }
 
 # Each program's source, its object under the build directory, the one
