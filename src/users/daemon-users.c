@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #if KEVENT_DBUS
@@ -35,12 +36,20 @@ static bool active_session(void *ud, uid_t uid)
 #endif
 }
 
-/* Whether mountpoint is a mount point in pid's mount namespace: the
- * fifth field of a line of its mountinfo, octal escapes undone. */
+/* Whether mountpoint is a mount point in pid's mount namespace: it is the
+ * system's own, or mountpoint is the fifth field of a line of its
+ * mountinfo, octal escapes undone. */
 static bool mount_visible(void *ud, pid_t pid, const char *mountpoint)
 {
 	(void)ud;
 	char path[64];
+	struct stat mine, theirs;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	/* the system's own mount namespace: every mount of the system's,
+	 * one being unmounted too, is the user's */
+	if (stat("/proc/self/ns/mnt", &mine) == 0 && stat(path, &theirs) == 0 &&
+	    mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino)
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
