@@ -78,6 +78,10 @@ static void usage(FILE *f)
 		"  --lib-dir DIR          what outlives a reboot: the condition table and the\n"
 		"                         notifications' queue (default %s; none: nothing\n"
 		"                         kept, no conditions)\n"
+		"  --users-socket PATH    where the user instances get the system's events:\n"
+		"                         the system instance listens (default: 'users'\n"
+		"                         beside --control), a user instance connects\n"
+		"                         (default " KEVENT_DEFAULT_USERS "); none: neither\n"
 		"  --journal-size SIZE    the journal's bytes before intake pauses (K, M, G;\n"
 		"                         default 4M)\n"
 		"  --log-level LEVEL      err, warning, notice, info or debug (default info)\n"
@@ -139,6 +143,7 @@ static int parse_args(int argc, char **argv, struct koptions **o)
 		{"history-bytes", required_argument, NULL, O_OPTION},
 		{"state-dir", required_argument, NULL, O_OPTION},
 		{"lib-dir", required_argument, NULL, O_OPTION},
+		{"users-socket", required_argument, NULL, O_OPTION},
 		{"journal-size", required_argument, NULL, O_OPTION},
 		{"log-level", required_argument, NULL, O_OPTION},
 		{"log-format", required_argument, NULL, O_OPTION},

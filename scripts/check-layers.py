@@ -27,7 +27,9 @@ LAYERS = {
     "sources": {"event", "base"},
     "outputs": {"exec", "sources", "rules", "event", "base"},
     "control": {"exec", "sources", "rules", "event", "base"},
-    "daemon": {"control", "outputs", "cond", "exec", "sources", "rules", "event", "base"},
+    "users": {"control", "outputs", "exec", "sources", "rules", "event", "base"},
+    "daemon": {"users", "control", "outputs", "cond", "exec", "sources", "rules", "event",
+               "base"},
 }
 
 # Each program's source, its object under the build directory, the one

@@ -21,6 +21,9 @@
  * keventd and keventctl both spell them from here */
 #define KEVENT_DEFAULT_STATE_DIR "/run/keventd"
 #define KEVENT_DEFAULT_CONTROL	 KEVENT_DEFAULT_STATE_DIR "/control"
+/* the system instance's socket for the user instances (keventd(8), USER
+ * INSTANCE): beside its control socket */
+#define KEVENT_DEFAULT_USERS KEVENT_DEFAULT_STATE_DIR "/users"
 
 #define KSTATEDIR_MODE 0700
 #define KSTATEDIR_LOCK "state.lock"

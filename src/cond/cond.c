@@ -357,7 +357,8 @@ static bool weigh_one(const struct krule *r, void *userdata)
 
 void kcond_read_back(struct kcond *c, const struct kevent *ev)
 {
-	if (!c || !c->dir || ev->source != KEVENT_SOURCE_CONDITION)
+	/* injected: another instance's (the system's, forwarded to a user's) */
+	if (!c || !c->dir || ev->source != KEVENT_SOURCE_CONDITION || ev->injected)
 		return;
 	if (kcond_table_replay(&c->table, ev) < 0)
 		log_error("conditions: out of memory reading back a condition event");

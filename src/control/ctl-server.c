@@ -948,8 +948,8 @@ static int clear_path(const char *path, const struct sockaddr_un *sa)
  * by then.  Only where that could not be (no CAP_SETGID, a set-group-ID
  * directory, a default ACL) are they set after, on the path without
  * following a symlink, before anyone may connect (listen() comes later). */
-static int bind_as(struct kctl_server *s, int fd, const struct sockaddr_un *sa, mode_t mode,
-		   gid_t gid)
+static int bind_as(int fd, const struct sockaddr_un *sa, mode_t mode, gid_t gid, dev_t *dev,
+		   ino_t *ino)
 {
 	const char *path = sa->sun_path;
 	gid_t fsgid = gid == (gid_t)-1 ? (gid_t)-1 : (gid_t)setfsgid(gid);
@@ -973,32 +973,37 @@ static int bind_as(struct kctl_server *s, int fd, const struct sockaddr_un *sa, 
 		(void)unlink(path);
 		return rc;
 	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
 	return 0;
 }
 
-static int listen_on(struct kctl_server *s, const char *path)
+int kctl_listen(const char *path, mode_t mode, gid_t gid, dev_t *dev, ino_t *ino)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	int rc = kctl_server_make_dir(path, KCTL_DIR_MODE); /* when the daemon did not */
-	if (rc < 0)
-		return rc;
-	check_dir_admits(path, s->gid);
 	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	rc = clear_path(path, &sa);
+	int rc = clear_path(path, &sa);
 	if (rc == 0)
-		rc = bind_as(s, fd, &sa, s->gid == (gid_t)-1 ? 0600 : 0660, s->gid);
+		rc = bind_as(fd, &sa, mode, gid, dev, ino);
 	if (rc < 0)
 		return rc;
 	if (listen(fd, 128) < 0)
 		return -errno;
 	return TAKE_FD(fd);
+}
+
+static int listen_on(struct kctl_server *s, const char *path)
+{
+	int rc = kctl_server_make_dir(path, KCTL_DIR_MODE); /* when the daemon did not */
+	if (rc < 0)
+		return rc;
+	check_dir_admits(path, s->gid);
+	return kctl_listen(path, s->gid == (gid_t)-1 ? 0600 : 0660, s->gid, &s->dev, &s->ino);
 }
 
 int kctl_server_new(struct kloop *loop, const char *path, gid_t gid,

@@ -95,6 +95,13 @@ struct kctl_server_ops {
  * is there is left as it is.  0 or -errno. */
 int kctl_server_make_dir(const char *path, mode_t mode);
 
+/* A SOCK_SEQPACKET socket listening on path (non-blocking, close-on-exec),
+ * as kctl_server_new() makes it: only a stale socket there is replaced;
+ * made mode mode, and group gid unless (gid_t)-1, without following a
+ * symlink; *dev and *ino say which it is (unlink only that one).  The
+ * descriptor, or -errno. */
+int kctl_listen(const char *path, mode_t mode, gid_t gid, dev_t *dev, ino_t *ino);
+
 /*
  * Listens on path, its parent made if missing (kctl_server_make_dir(); a
  * parent that keeps the group gid out is logged).  Only a stale socket there

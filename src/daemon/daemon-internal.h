@@ -39,6 +39,7 @@ struct kwatch;
 struct debounce_run;
 struct kdaemon;
 struct kdaemon_cond;
+struct kdaemon_users;
 
 /* How the core tells the condition table's glue (cond/daemon-cond.c,
  * which calls the core and so is called back, never called) that an
@@ -83,6 +84,8 @@ struct kdaemon {
 	/* the condition table (cond/daemon-cond.h; NULL: none), which the
 	 * core tells through cond_hooks */
 	struct kdaemon_cond *cond;
+	/* the users socket, either side (users/daemon-users.h; NULL: none) */
+	struct kdaemon_users *users;
 	const struct kdaemon_cond_hooks *cond_hooks;
 	size_t debounce_kept; /* at the stop (kdaemon_keep_debounced()) */
 	/* the tag of the debounced run being pushed, for the one it replaces */

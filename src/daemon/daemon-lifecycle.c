@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ctl-server.h"
 #include "daemon-cond.h"
+#include "daemon-users.h"
 #include "daemon-ctl.h"
 #include "daemon-internal.h"
 #include "fdstore.h"
@@ -335,6 +336,9 @@ int kdaemon_start(struct kdaemon *d)
 	 * input report as they start (Initial: yes) confirms a row, it is no
 	 * new set */
 	kdaemon_cond_settle(d);
+	/* the user instances' socket (keventd(8), USER INSTANCE): its failure
+	 * is logged, and keventd runs on */
+	(void)kdaemon_users_start(d, &sink);
 	kdaemon_start_sources(d, &sink, made);
 	/* while the last run's events are fed in, the sources wait */
 	kdaemon_flow_journaled(d);
@@ -386,7 +390,8 @@ void kdaemon_free(struct kdaemon *d)
 		if (d->source[i] && d->source[i]->free)
 			d->source[i]->free(d->source[i]);
 	kdaemon_ctl_free(d->ctl); /* after the sources: it holds the socket source */
-	kdaemon_cond_free(d);	  /* its last write, before the journal goes */
+	kdaemon_users_free(d);
+	kdaemon_cond_free(d); /* its last write, before the journal goes */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
 	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */

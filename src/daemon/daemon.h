@@ -69,6 +69,12 @@ struct kdaemon_config {
 	/* the user instance (keventd --user): its control socket's directory
 	 * is made 0700, the user's alone */
 	bool user;
+	/* --users-socket: the system instance listens there for the user
+	 * instances, a user instance connects there (users-server.h,
+	 * users-client.h); NULL: the system instance's beside its control
+	 * socket, the user instance's KEVENT_DEFAULT_USERS; users_none: none */
+	const char *users_socket;
+	bool users_none;
 	bool dbus;	      /* forward every event to the system bus (--dbus) */
 	size_t history;	      /* events kept for `keventctl events` (--history); 0: none */
 	size_t history_bytes; /* their text's bytes at most (--history-bytes); 0: the default */

@@ -30,6 +30,7 @@ enum opt {
 	O_HISTORY_BYTES,
 	O_STATE_DIR,
 	O_LIB_DIR,
+	O_USERS,
 	O_JOURNAL_SIZE,
 	O_LEVEL,
 	O_FORMAT,
@@ -53,6 +54,7 @@ static const struct {
 	[O_HISTORY_BYTES] = {"history-bytes", true},
 	[O_STATE_DIR] = {"state-dir", true},
 	[O_LIB_DIR] = {"lib-dir", true},
+	[O_USERS] = {"users-socket", true},
 	[O_JOURNAL_SIZE] = {"journal-size", true},
 	[O_LEVEL] = {"log-level", true},
 	[O_FORMAT] = {"log-format", true},
@@ -233,8 +235,8 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 	if (!options[id].value && from_file && parse_bool(value, &flag) < 0)
 		return fail(why, "%s wants true or false, not '%s'", name, value);
 	const char *kept = NULL;
-	if (options[id].value &&
-	    (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR || id == O_LIB_DIR)) {
+	if (options[id].value && (id == O_RULES || id == O_CONTROL || id == O_STATE_DIR ||
+				  id == O_LIB_DIR || id == O_USERS)) {
 		kept = keep(o, value);
 		if (!kept)
 			return -ENOMEM;
@@ -330,6 +332,15 @@ int koptions_set(struct koptions *o, const char *name, const char *value, bool f
 			return fail(why, "%slib-dir wants an absolute path or none, not '%s'", dash,
 				    value);
 		o->cfg.lib_dir = kept;
+		break;
+	case O_USERS:
+		o->cfg.users_none = strcmp(value, "none") == 0;
+		if (o->cfg.users_none)
+			break;
+		if (value[0] != '/')
+			return fail(why, "%susers-socket wants an absolute path or none, not '%s'",
+				    dash, value);
+		o->cfg.users_socket = kept;
 		break;
 	case O_JOURNAL_SIZE:
 		if (parse_bytes(value, KJOURNAL_SIZE_MIN, KJOURNAL_SIZE_MAX, &n) < 0)

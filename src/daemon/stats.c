@@ -370,6 +370,27 @@ const struct kstats_row kstats_rows[] = {
 	{KSTATS_ALERTMANAGER, "; last error: #", "last_error", NULL, "gauge", TEXT(am_last_error),
 	 NULL},
 
+	/* the text has a line of its own (text_users()) */
+	{KSTATS_USERS, NULL, "instances", "users_instances", "gauge", EXTRA(users_peers),
+	 "User instances connected to the system instance's users socket."},
+	{KSTATS_USERS, NULL, "sent", "users_sent_total", "counter", EXTRA(users_sent),
+	 "Events sent to user instances."},
+	{KSTATS_USERS, NULL, "withheld", "users_withheld_total", "counter", EXTRA(users_withheld),
+	 "Events a user instance was not sent: the forwarding policy kept them from its user."},
+	{KSTATS_USERS, NULL, "dropped", "users_dropped_total", "counter", EXTRA(users_dropped),
+	 "Events dropped, the oldest, from a user instance's full queue (it did not read)."},
+	{KSTATS_USERS, NULL, "refused", "users_refused_total", "counter", EXTRA(users_refused),
+	 "Connections to the users socket refused (too many)."},
+	{KSTATS_USERS, NULL, "connected", "users_connected", "gauge", EXTRA(users_connected),
+	 "1 while this user instance is connected to the system's."},
+	{KSTATS_USERS, NULL, "received", "users_received_total", "counter", EXTRA(users_received),
+	 "Events this user instance received from the system's."},
+	{KSTATS_USERS, NULL, "dropped_at_system", "users_dropped_at_system_total", "counter",
+	 EXTRA(users_dropped_at_system),
+	 "Events the system instance dropped for this user (its queue for us was full)."},
+	{KSTATS_USERS, NULL, "bad", "users_bad_total", "counter", EXTRA(users_bad),
+	 "Messages of the system instance that were not an event."},
+
 	{KSTATS_RULESET, "#", "rules", "rules", "gauge", RULESET(n_rules), "Rules loaded."},
 	{KSTATS_RULESET, " in # files", "files", "rule_files", "gauge", RULESET(n_files),
 	 "Rule files loaded."},
@@ -413,6 +434,7 @@ static const struct {
 	[KSTATS_NOTIFY] = {"notify: ", "notify"},
 	[KSTATS_NOTIFY_TARGETS] = {NULL, "notify_targets"},
 	[KSTATS_ALERTMANAGER] = {"alertmanager: ", "alertmanager"},
+	[KSTATS_USERS] = {"users: ", "users"},
 	[KSTATS_RULESET] = {"rules: ", "ruleset"},
 	[KSTATS_RULES] = {NULL, "rules"},
 };
@@ -422,7 +444,7 @@ static const enum kstats_section text_order[] = {
 	KSTATS_UPTIME,	       KSTATS_RULESET,	    KSTATS_QUEUE,      KSTATS_SOURCES,
 	KSTATS_EVENTS,	       KSTATS_RUNS,	    KSTATS_CONTROL,    KSTATS_HISTORY,
 	KSTATS_JOURNAL,	       KSTATS_MQTT,	    KSTATS_CONDITIONS, KSTATS_NOTIFY,
-	KSTATS_NOTIFY_TARGETS, KSTATS_ALERTMANAGER, KSTATS_RULES,
+	KSTATS_NOTIFY_TARGETS, KSTATS_ALERTMANAGER, KSTATS_USERS,      KSTATS_RULES,
 };
 
 /* What a rendering reads. */
@@ -563,6 +585,26 @@ static void text_broken(struct strbuf *o, const struct kruleset *rs)
 	}
 }
 
+/* The users socket's line: the side this instance is on. */
+static void text_users(struct strbuf *o, const struct kstatus_extra *x)
+{
+	if (x->users_server)
+		strbuf_printf(
+			o,
+			"users: listening, %zu connected, sent %zu, withheld %zu, dropped %zu, "
+			"refused %zu\n",
+			x->users_peers, x->users_sent, x->users_withheld, x->users_dropped,
+			x->users_refused);
+	else if (x->users_client)
+		strbuf_printf(o,
+			      "users: %s the system instance, received %zu, dropped there %zu, "
+			      "bad %zu\n",
+			      x->users_connected ? "connected to" : "waiting for",
+			      x->users_received, x->users_dropped_at_system, x->users_bad);
+	else
+		strbuf_puts(o, "users: off\n");
+}
+
 static void text_head(struct strbuf *o, const struct view *v)
 {
 	for (size_t k = 0; k < ARRAY_SIZE(text_order) && text_order[k] != KSTATS_RULES; k++) {
@@ -573,6 +615,10 @@ static void text_head(struct strbuf *o, const struct view *v)
 		}
 		if (sec == KSTATS_ALERTMANAGER && !v->x->am_enabled) {
 			strbuf_puts(o, "alertmanager: off\n");
+			continue;
+		}
+		if (sec == KSTATS_USERS) {
+			text_users(o, v->x);
 			continue;
 		}
 		for (long i = sec == KSTATS_SOURCES ? -1 : 0; i < (long)count(v, sec); i++) {

@@ -129,6 +129,15 @@ struct kstatus_extra {
 	char mqtt_off_buf[160], mqtt_publishing_buf[176];
 	/* the condition table (cond.h): rows that hold, by severity,
 	 * acknowledged; sets refused for its bound; failed writes; off */
+	/* the users socket (users-server.h, users-client.h): the system
+	 * instance's side (user instances connected, events sent, withheld by
+	 * the policy, dropped from a full queue, connections refused) or a user
+	 * instance's (connected, events received, dropped for it at the
+	 * system, messages not an event) */
+	bool users_server, users_client;
+	size_t users_connected, users_peers, users_sent, users_withheld, users_dropped,
+		users_refused;
+	size_t users_received, users_dropped_at_system, users_bad;
 	size_t cond_holding, cond_critical, cond_warning, cond_info, cond_acked;
 	size_t cond_refused, cond_write_errors;
 	bool cond_off;
@@ -164,6 +173,7 @@ enum kstats_section {
 	KSTATS_NOTIFY,	       /* the notifications, together */
 	KSTATS_NOTIFY_TARGETS, /* per target; text: a line per target */
 	KSTATS_ALERTMANAGER,
+	KSTATS_USERS, /* the users socket: the system's side or a user's */
 	KSTATS_RULESET,
 	KSTATS_RULES, /* per rule; text: a line per rule */
 	KSTATS_NSECTIONS,

@@ -37,6 +37,7 @@ void krule_extra_release(struct krule_extra *x)
 	strv_free(x->notify);
 	free(x->notify_title);
 	free(x->notify_message);
+	strv_free(x->share);
 }
 
 static void krule_extra_free(struct krule_extra *x)

@@ -206,13 +206,14 @@ enum rule_key {
 	K_NOTIFY,
 	K_TITLE,
 	K_MESSAGE,
+	K_SHARE,
 	K_MAX
 };
 static const char *const rule_keys[K_MAX] = {
 	"name",	      "match",	   "run",	 "shell",	 "timeout",
 	"user",	      "ratelimit", "last",	 "no_new_privs", "limits",
 	"memory_max", "tasks_max", "cpu_weight", "transient",	 "unit_properties",
-	"session",    "notify",	   "title",	 "message",
+	"session",    "notify",	   "title",	 "message",	 "share",
 };
 
 /* The key of a rule nearest to a misspelt one, of rule_keys and the keys
@@ -521,7 +522,8 @@ static void keep_extra(struct krules_parser *p, struct krule *r, struct krule_ex
 {
 	if (x->timeout_ms == KRULE_DEFAULT_TIMEOUT_MS && !x->user && !x->ids && !x->limits &&
 	    !x->cg_limits && !x->rl_count && !x->rl_period_ms && x->key == KRULE_KEY_OBJECT &&
-	    !x->key_prop && !x->unit_props && !x->notify && !x->notify_title && !x->notify_message)
+	    !x->key_prop && !x->unit_props && !x->notify && !x->notify_title &&
+	    !x->notify_message && !x->share_users && !x->share)
 		return;
 	r->extra = malloc(sizeof(*r->extra));
 	if (r->extra) {
@@ -610,7 +612,7 @@ static void parse_rule(struct krules_parser *p, const struct ynode *n, struct kf
 			    "unknown key '%s' in rule (expected name, match, run, shell, timeout, "
 			    "user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, "
 			    "memory_max, tasks_max, cpu_weight, transient, unit_properties, "
-			    "session, notify, title or message)",
+			    "session, notify, title, message or share)",
 			    k->kind == YNODE_SCALAR ? k->value : "?");
 			continue;
 		}
@@ -671,6 +673,8 @@ static void parse_rule(struct krules_parser *p, const struct ynode *n, struct kf
 		parse_limits(p, at[K_LIMITS], &x);
 	parse_transient(p, at, r, &x);
 	parse_notify(p, at, &x);
+	if (at[K_SHARE])
+		krules_parse_share(p, at[K_SHARE], &x);
 	keep_extra(p, r, &x);
 	share_lists(p, r);
 

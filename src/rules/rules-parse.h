@@ -37,6 +37,8 @@ void krules_parse_matcher(struct krules_parser *p, const struct ynode *n, struct
 			  struct krule *r, unsigned index);
 /* The file's conditions: list (conddef.c). */
 void krules_parse_conditions(struct krules_parser *p, const struct ynode *list, struct kfile *f);
+/* A rule's share: (share.c). */
+void krules_parse_share(struct krules_parser *p, const struct ynode *n, struct krule_extra *x);
 /* Frees what a condition holds (rule.c). */
 void kcond_def_release(struct kcond_def *c);
 

@@ -24,6 +24,10 @@
 #define KRULE_NOTIFY_TEXT_MAX	 (64 * 1024)
 #define KRULE_FILE_MAX_BYTES	 (1024 * 1024)
 #define KRULE_DEFAULT_TIMEOUT_MS 60000
+/* share: at most this many names, each a user's or "@" and a group's
+ * (krule_share_name_valid()) */
+#define KRULE_SHARE_MAX	     64
+#define KRULE_SHARE_NAME_MAX 256
 
 enum kpayload_kind { KPT_GLOB, KPT_CMP, KPT_RANGE };
 enum kcmp_op { KCMP_GT, KCMP_GE, KCMP_LT, KCMP_LE, KCMP_EQ };
@@ -82,6 +86,12 @@ struct krule_extra {
 	 * templates (NULL: the defaults, keventd.rules(5)) */
 	char **notify;
 	char *notify_title, *notify_message;
+	/* share: the user instances a system rule's events are forwarded to
+	 * beyond what the policy lets them see (keventd.rules(5), SHARE):
+	 * share_users, every user's ("share: users"); else share, the names
+	 * of users and, "@" first, of groups (NULL-terminated; NULL: none) */
+	bool share_users;
+	char **share;
 };
 
 /* Which of a rule's lists are another rule's of the same file, shared
@@ -203,6 +213,11 @@ static inline void kfile_unrefp(struct kfile **f)
 
 /* Frees what x holds, not x itself. */
 void krule_extra_release(struct krule_extra *x);
+
+/* Whether s may stand in share: a user's name, or "@" and a group's: 1 to
+ * KRULE_SHARE_NAME_MAX bytes of [A-Za-z0-9._-], the first not '-' nor
+ * '.', and a last '$' allowed (a machine account), as useradd(8) takes. */
+bool krule_share_name_valid(const char *s);
 
 /* Whether r has a handler: a 'run' or a 'shell'. */
 bool krule_runs_something(const struct krule *r);

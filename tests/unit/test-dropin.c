@@ -88,7 +88,7 @@ static const struct merge_case merge_cases[] = {
 	{"names no rule, in the second drop-in", {"rules:\n  - name: hot\n    timeout: 5s\n", "\nrules:\n  - name: hto\n"}, D("20-b.yaml") ":3:11: error: no rule named \"hto\" in 50-v.yaml"},
 	{"no name", {"rules:\n  - timeout: 5s\n"}, D("10-a.yaml") ":2:5: error: a drop-in rule needs 'name': the rule of 50-v.yaml that it changes"},
 	{"name is a list", {"rules:\n  - name: [hot]\n"}, D("10-a.yaml") ":2:11: error: 'name' must be a value, not a list"},
-	{"an unknown key", {"rules:\n  - name: hot\n    colour: red\n"}, D("10-a.yaml") ":3:5: error: unknown key 'colour' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties, session, notify, title or message)"},
+	{"an unknown key", {"rules:\n  - name: hot\n    colour: red\n"}, D("10-a.yaml") ":3:5: error: unknown key 'colour' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties, session, notify, title, message or share)"},
 	{"a bad value", {"rules:\n  - name: hot\n    timeout: soon\n"}, D("10-a.yaml") ":3:14: error: bad timeout \"soon\": "},
 	{"a bad value deep in match", {NULL, NULL, "rules:\n  - name: hot\n    match:\n      type: [power, heat]\n"}, D("30-c.yaml") ":4:21: error: bad 'type' value \"heat\": "},
 	{"a key twice", {"rules:\n  - name: hot\n    timeout: 1s\n    timeout: 2s\n"}, D("10-a.yaml") ":4:5: error: key 'timeout' given twice"},

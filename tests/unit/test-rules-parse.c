@@ -19,7 +19,7 @@ struct err_case {
 	"unknown key 'bogus' in rule (expected name, match, run, shell, timeout, user, "          \
 	"ratelimit, "                                                                             \
 	"debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, " \
-	"transient, unit_properties, session, notify, title or message)"
+	"transient, unit_properties, session, notify, title, message or share)"
 #define NOT_A_TYPE "not an event type (general, storage, power, fs or hotplug)"
 #define BAD_VAR                                                                              \
 	"\"${\" must be followed by a variable name and \"}\" (write \"$${\" for a literal " \
@@ -88,7 +88,7 @@ static const struct err_case err_cases[] = {
 	{"name with DEL", "rules:\n  - name: \"a\\x7fb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a C1 control (CSI)", "rules:\n  - name: \"a\\x9b2Jb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
 	{"name with a tab", "rules:\n  - name: \"a\\tb\"\n", "t.yaml:2:11: error: a rule name is 1-128 printable characters", false},
-	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties, session, notify, title or message)", false},
+	{"echoed key with ESC and a newline, escaped", "rules:\n  - name: a\n    \"k\\e[31m\\nt.yaml:9:9: error: forged\": 1\n", "t.yaml:3:5: error: unknown key 'k\\x1b[31m\\nt.yaml:9:9: error: forged' in rule (expected name, match, run, shell, timeout, user, ratelimit, debounce, key, enabled, last, no_new_privs, limits, memory_max, tasks_max, cpu_weight, transient, unit_properties, session, notify, title, message or share)", false},
 	{"echoed glob with a C1 control, escaped", "rules:\n  - match:\n      object: \"/a/[\\x9b\\r\"\n", "t.yaml:3:15: error: bad 'object' value \"/a/[\\xc2\\x9b\\x0d\": glob has '[' without a closing ']'", false},
 	{"match is a list", "rules:\n  - match: [a]\n", "t.yaml:2:12: error: 'match' must be a mapping, not a list", false},
 	{"type is a mapping", "rules:\n  - match:\n      type: {a: b}\n", "t.yaml:3:13: error: 'type' must be a value or a list of values, not a mapping", false},
@@ -140,6 +140,21 @@ static const struct err_case err_cases[] = {
 	{"duplicate rule key", "rules:\n  - name: a\n    name: b\n", "t.yaml:3:5: error: key 'name' given twice", false},
 	{"duplicate match key", "rules:\n  - match:\n      type: power\n      type: fs\n", "t.yaml:4:7: error: key 'type' given twice", false},
 	{"duplicate payload key", "rules:\n  - match:\n      payload:\n        Cpu: 1\n        CPU: 2\n", "t.yaml:5:9: error: payload property 'CPU' is tested twice", false},
+	{"share a mapping", "rules:\n  - run: [/bin/true]\n    share: {a: b}\n", "t.yaml:3:12: error: 'share' must be users or a list of user names and \"@group\" names, not a mapping", false},
+	{"share nothing", "rules:\n  - run: [/bin/true]\n    share:\n", "t.yaml:3:11: error: 'share' must be users or a list of user names and \"@group\" names, not nothing", false},
+	{"share an empty list", "rules:\n  - run: [/bin/true]\n    share: []\n", "t.yaml:3:12: error: 'share' names 1 to 64 users or \"@group\"s", false},
+	{"share one name", "rules:\n  - run: [/bin/true]\n    share: alice\n", "t.yaml:3:12: error: 'share' is users or a list of names: did you mean [alice]?", false},
+	{"share one group", "rules:\n  - run: [/bin/true]\n    share: \"@wheel\"\n", "t.yaml:3:12: error: 'share' is users or a list of names: did you mean [\"@wheel\"]?", false},
+	{"share another word", "rules:\n  - run: [/bin/true]\n    share: all users\n", "t.yaml:3:12: error: 'share' is users or a list of names, not \"all users\"", false},
+	{"share a name with a blank", "rules:\n  - run: [/bin/true]\n    share: [bob, \"al ice\"]\n", "t.yaml:3:18: error: 'share': \"al ice\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a name with a colon", "rules:\n  - run: [/bin/true]\n    share: [\"a:b\"]\n", "t.yaml:3:13: error: 'share': \"a:b\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a name with a slash", "rules:\n  - run: [/bin/true]\n    share: [../root]\n", "t.yaml:3:13: error: 'share': \"../root\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a name starting with -", "rules:\n  - run: [/bin/true]\n    share: [-alice]\n", "t.yaml:3:13: error: 'share': \"-alice\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a lone @", "rules:\n  - run: [/bin/true]\n    share: [\"@\"]\n", "t.yaml:3:13: error: 'share': \"@\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a lone $", "rules:\n  - run: [/bin/true]\n    share: [\"$\"]\n", "t.yaml:3:13: error: 'share': \"$\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a name with a newline", "rules:\n  - run: [/bin/true]\n    share: [\"a\\nb\"]\n", "t.yaml:3:13: error: 'share': \"a\\nb\" is not a user's name nor \"@\" and a group's (1 to 256 of [A-Za-z0-9._-], not starting with '-' or '.', a last '$' allowed)", false},
+	{"share a list in the list", "rules:\n  - run: [/bin/true]\n    share: [[alice]]\n", "t.yaml:3:13: error: 'share' must be a value, not a list", false},
+	{"share a name twice", "rules:\n  - run: [/bin/true]\n    share: [alice, \"@wheel\", alice]\n", "t.yaml:3:30: error: 'share': 'alice' given twice", false},
 	{"duplicate top-level key", "rules: []\nrules: []\n", "t.yaml:2:1: error: key 'rules' given twice", false},
 };
 /* clang-format on */
@@ -729,6 +744,56 @@ static void test_transient(void **state)
 	kfile_unref(f);
 }
 
+/* share: every user, or names of users and "@groups", kept as written */
+static void test_share(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse(
+		"rules:\n"
+		"  - run: [/bin/true]\n"
+		"    share: users\n"
+		"  - run: [/bin/true]\n"
+		"    share: [alice, \"@wheel\", \"host01$\", u.ser_1-x, \"@Domain.Users\"]\n"
+		"  - run: [/bin/true]\n"
+		"    share: [users]\n"
+		"  - run: [/bin/true]\n",
+		NULL);
+	const struct krule *r = f->rules;
+	assert_true(krule_extra(&r[0])->share_users);
+	assert_null(krule_extra(&r[0])->share);
+	assert_false(krule_extra(&r[1])->share_users);
+	char **v = krule_extra(&r[1])->share;
+	assert_int_equal(strv_length(v), 5);
+	assert_string_equal(v[0], "alice");
+	assert_string_equal(v[1], "@wheel");
+	assert_string_equal(v[2], "host01$");
+	assert_string_equal(v[3], "u.ser_1-x");
+	assert_string_equal(v[4], "@Domain.Users");
+	/* in a list, "users" is a user of that name, not everyone */
+	assert_false(krule_extra(&r[2])->share_users);
+	assert_string_equal(krule_extra(&r[2])->share[0], "users");
+	assert_null(krule_extra(&r[2])->share[1]);
+	/* a rule without share: shares nothing, and keeps no extra for it */
+	assert_null(r[3].extra);
+	assert_false(krule_extra(&r[3])->share_users);
+	assert_null(krule_extra(&r[3])->share);
+	kfile_unref(f);
+
+	/* the longest name, and one byte more */
+	char name[KRULE_SHARE_NAME_MAX + 3];
+	memset(name, 'a', sizeof(name));
+	name[KRULE_SHARE_NAME_MAX] = '\0';
+	assert_true(krule_share_name_valid(name));
+	name[KRULE_SHARE_NAME_MAX] = 'a';
+	name[KRULE_SHARE_NAME_MAX + 1] = '\0';
+	assert_false(krule_share_name_valid(name));
+	assert_false(krule_share_name_valid(""));
+	assert_false(krule_share_name_valid(".hidden"));
+	assert_false(krule_share_name_valid("@-x"));
+	assert_false(krule_share_name_valid("a$b"));
+	assert_true(krule_share_name_valid("@wheel"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_booleans),
 		cmocka_unit_test(test_refcount),
 		cmocka_unit_test(test_shared_lists),
+		cmocka_unit_test(test_share),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

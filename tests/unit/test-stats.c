@@ -262,6 +262,17 @@ static int setup(void **state)
 	fx->x.am_resolved = 284;
 	fx->x.am_off = "password_file /a: \x1b unreadable";
 	fx->x.am_last_error = "HTTP 500: \x1b boom";
+	/* the users socket: the system's side shown in the text */
+	fx->x.users_server = true;
+	fx->x.users_peers = 291;
+	fx->x.users_sent = 292;
+	fx->x.users_withheld = 293;
+	fx->x.users_dropped = 294;
+	fx->x.users_refused = 295;
+	fx->x.users_connected = 1;
+	fx->x.users_received = 296;
+	fx->x.users_dropped_at_system = 297;
+	fx->x.users_bad = 298;
 	fx->rs = ruleset(true);
 	/* a file that is broken now: a line of its own, and its error */
 	fx->rs->broken = calloc(1, sizeof(*fx->rs->broken));
@@ -560,6 +571,16 @@ static const struct gap {
 	{KSTATS_ALERTMANAGER, "down", "json prom"},
 	{KSTATS_ALERTMANAGER, "off", "prom"},
 	{KSTATS_ALERTMANAGER, "last_error", "prom"},
+	/* the text's users line is text_users()'s: one side's words */
+	{KSTATS_USERS, "instances", "text"},
+	{KSTATS_USERS, "sent", "text"},
+	{KSTATS_USERS, "withheld", "text"},
+	{KSTATS_USERS, "dropped", "text"},
+	{KSTATS_USERS, "refused", "text"},
+	{KSTATS_USERS, "connected", "text"},
+	{KSTATS_USERS, "received", "text"},
+	{KSTATS_USERS, "dropped_at_system", "text"},
+	{KSTATS_USERS, "bad", "text"},
 };
 
 /* The text line of each section (the per-rule one: of the first rule) and
@@ -580,6 +601,7 @@ static const struct {
 	[KSTATS_NOTIFY] = {"notify: ", "\"notify\":{"},
 	[KSTATS_NOTIFY_TARGETS] = {"notify ops-mail: ", "\"ops-mail\":{"},
 	[KSTATS_ALERTMANAGER] = {"alertmanager: ", "\"alertmanager\":{"},
+	[KSTATS_USERS] = {"users: ", "\"users\":{"},
 	[KSTATS_RULESET] = {"rules: ", "\"ruleset\":{"},
 	[KSTATS_RULES] = {"rule on-high ", "{\"name\":\"on-high\""},
 };
@@ -721,6 +743,7 @@ static void test_golden(void **state)
 		"notify ops-mail: sent 263, queued 264, retried 265, failed 266, dropped 267; off (password_file /x: \\x1b unreadable); last error: 535 5.7.8 \\x1b no\n"
 		"notify phone: sent 268, queued 269, retried 270, failed 271, dropped 272; off (token_file /x: may be read by others)\n"
 		"alertmanager: updown (posts 281, failed 282, alerts 283, resolved pending 284); off (password_file /a: \\x1b unreadable); last error: HTTP 500: \\x1b boom\n"
+		"users: listening, 291 connected, sent 292, withheld 293, dropped 294, refused 295\n"
 		"rule on-high (10-power.yaml): matched 401, runs 402, failures 403, timeouts 404, rate-limited 405, debounced 406\n"
 		"rule on-low \"q\" \\ end (10-power.yaml): matched 0, runs 0, failures 0, timeouts 0, rate-limited 0, debounced 0\n"
 		"rule spin-down (20-disk.yaml): matched 411, runs 412, failures 413, timeouts 414, rate-limited 415, debounced 416\n");
@@ -747,6 +770,7 @@ static void test_golden(void **state)
 		"\"conditions\":{\"holding\":501,\"critical\":502,\"warning\":503,\"info\":504,\"acknowledged\":505,\"refused\":506,\"write_errors\":507},"
 		"\"notify\":{\"targets\":2,\"enabled\":true,\"damaged\":261,\"unknown_targets\":262},\"notify_targets\":{\"ops-mail\":{\"sent\":263,\"queued\":264,\"retried\":265,\"failed\":266,\"dropped\":267,\"off\":\"password_file /x: \\u001b unreadable\",\"last_error\":\"535 5.7.8 \\u001b no\"},\"phone\":{\"sent\":268,\"queued\":269,\"retried\":270,\"failed\":271,\"dropped\":272,\"off\":\"token_file /x: may be read by others\",\"last_error\":null}},"
 		"\"alertmanager\":{\"up\":true,\"enabled\":true,\"posts\":281,\"failed\":282,\"alerts\":283,\"resolved_pending\":284,\"off\":\"password_file /a: \\u001b unreadable\",\"last_error\":\"HTTP 500: \\u001b boom\"},"
+		"\"users\":{\"instances\":291,\"sent\":292,\"withheld\":293,\"dropped\":294,\"refused\":295,\"connected\":1,\"received\":296,\"dropped_at_system\":297,\"bad\":298},"
 		"\"ruleset\":{\"rules\":3,\"files\":2,\"reloads\":241,\"reload_errors\":242,\"broken\":1},"
 		"\"broken_files\":[{\"file\":\"30-bad.yaml\",\"error\":\"/etc/keventd/rules.d/30-bad.yaml:3:5: error: unknown key 'timout' in rule: did you mean timeout?\",\"last_good_in_force\":false}],\"rules\":[{\"name\":\"on-high\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":401,\"runs\":402,\"failures\":403,\"timeouts\":404,\"ratelimited\":405,\"debounced\":406},"
 		"{\"name\":\"on-low \\\"q\\\" \\\\ end\",\"file\":\"/etc/keventd/rules.d/10-power.yaml\",\"matched\":0,\"runs\":0,\"failures\":0,\"timeouts\":0,\"ratelimited\":0,\"debounced\":0},"
@@ -1202,6 +1226,33 @@ static void test_golden(void **state)
 		"# HELP keventd_alertmanager_resolved_pending Resolved alerts (conditions cleared) that no post has delivered yet.\n"
 		"# TYPE keventd_alertmanager_resolved_pending gauge\n"
 		"keventd_alertmanager_resolved_pending 284\n"
+		"# HELP keventd_users_instances User instances connected to the system instance's users socket.\n"
+		"# TYPE keventd_users_instances gauge\n"
+		"keventd_users_instances 291\n"
+		"# HELP keventd_users_sent_total Events sent to user instances.\n"
+		"# TYPE keventd_users_sent_total counter\n"
+		"keventd_users_sent_total 292\n"
+		"# HELP keventd_users_withheld_total Events a user instance was not sent: the forwarding policy kept them from its user.\n"
+		"# TYPE keventd_users_withheld_total counter\n"
+		"keventd_users_withheld_total 293\n"
+		"# HELP keventd_users_dropped_total Events dropped, the oldest, from a user instance's full queue (it did not read).\n"
+		"# TYPE keventd_users_dropped_total counter\n"
+		"keventd_users_dropped_total 294\n"
+		"# HELP keventd_users_refused_total Connections to the users socket refused (too many).\n"
+		"# TYPE keventd_users_refused_total counter\n"
+		"keventd_users_refused_total 295\n"
+		"# HELP keventd_users_connected 1 while this user instance is connected to the system's.\n"
+		"# TYPE keventd_users_connected gauge\n"
+		"keventd_users_connected 1\n"
+		"# HELP keventd_users_received_total Events this user instance received from the system's.\n"
+		"# TYPE keventd_users_received_total counter\n"
+		"keventd_users_received_total 296\n"
+		"# HELP keventd_users_dropped_at_system_total Events the system instance dropped for this user (its queue for us was full).\n"
+		"# TYPE keventd_users_dropped_at_system_total counter\n"
+		"keventd_users_dropped_at_system_total 297\n"
+		"# HELP keventd_users_bad_total Messages of the system instance that were not an event.\n"
+		"# TYPE keventd_users_bad_total counter\n"
+		"keventd_users_bad_total 298\n"
 		"# HELP keventd_rules Rules loaded.\n"
 		"# TYPE keventd_rules gauge\n"
 		"keventd_rules 3\n"
