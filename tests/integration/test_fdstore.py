@@ -68,6 +68,11 @@ def stored_fds(d):
     return out, texts
 
 
+
+def done(st):
+    """Nothing queued or running: every run counted has ended."""
+    return st["queue"]["pending"] == 0 and st["queue"]["running"] == 0
+
 class FdStore(DaemonTest):
     def setUp(self):
         if not kdtest.IS_ROOT or not os.access(UEVENT, os.W_OK):
@@ -127,6 +132,8 @@ class FdStore(DaemonTest):
         return seqs
 
     def runs(self, path):
+        """The SEQNUMs the handler wrote: read once its runs are over (a
+        run is counted when it starts, before it writes)."""
         if not os.path.exists(path):
             return []
         with open(path) as f:
@@ -147,7 +154,7 @@ class FdStore(DaemonTest):
 
         meanwhile = self.change_lo(N)  # no keventd reads
         d2 = self.start_with(named, *args)
-        d2.wait_status(lambda st: st["rules"][0]["runs"] == N,
+        d2.wait_status(lambda st: st["rules"][0]["runs"] == N and done(st),
                        "the %d uevents sent while stopped run" % N)
         self.assertEqual(sorted(self.runs(out)), sorted(first | meanwhile))
         log = d2.logtext()
@@ -157,7 +164,8 @@ class FdStore(DaemonTest):
         self.assertTrue(any("FDSTOREREMOVE=1\nFDNAME=udev" == n for n in d2.notes), d2.notes)
         # and it still reads what comes now
         now = self.change_lo(1)
-        d2.wait_status(lambda st: st["rules"][0]["runs"] == N + 1, "a uevent after the start")
+        d2.wait_status(lambda st: st["rules"][0]["runs"] == N + 1 and done(st),
+                       "a uevent after the start")
         self.assertEqual(set(self.runs(out)), first | meanwhile | now)
         st = d2.status()
         self.assertEqual(st["sources"]["udev"]["rejected"], 0)
