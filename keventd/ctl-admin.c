@@ -29,8 +29,8 @@ struct about {
 	struct strbuf sources;	  /* a line per source on */
 	struct strbuf conditions; /* the rows that hold, the first of them */
 	char version[32], since[32], pid[16], rules[32], files[32];
-	unsigned sources_on; /* bit per source enabled */
-	size_t broken, holding;
+	unsigned sources_on;	       /* bit per source enabled */
+	size_t broken, holding, shown; /* conditions: holding, and named */
 	bool failing, utc, colour;
 };
 
@@ -58,6 +58,7 @@ static void condition_line(struct about *a, const char *const *f)
 	strbuf_put_escaped(&a->conditions, f[3]);
 	strbuf_printf(&a->conditions, " since %s%s\n", when,
 		      strcmp(f[5], "1") == 0 ? " (acknowledged)" : "");
+	a->shown++;
 }
 
 static void about_line(const char *text, void *ud)
@@ -163,12 +164,9 @@ static void print_verdict(const struct about *a)
 	printf("   sources: %s", a->sources.len ? strbuf_str(&a->sources) : "none\n");
 	if (a->conditions.len) {
 		printf("conditions: %s", strbuf_str(&a->conditions));
-		size_t shown = 0;
-		for (const char *p = strbuf_str(&a->conditions); (p = strchr(p, '\n')); p++)
-			shown++;
-		if (a->holding + 1 > shown)
+		if (a->holding > a->shown)
 			printf("            ... %zu more (keventctl conditions)\n",
-			       a->holding + 1 - shown);
+			       a->holding - a->shown);
 	}
 	putchar('\n');
 }

@@ -551,23 +551,17 @@ static int sort_rows(struct kcond_table *t)
 		return -ENOMEM;
 	size_t old = t->sorted && t->removals == t->sorted_removals ? t->n_sorted : 0;
 	size_t add = t->n - old;
+	/* the new rows sorted at the front, then the old ones merged in from
+	 * the back: a place written, i + j - 1, is never before the next new
+	 * row read, j - 1, and the new rows left when the old run out are in
+	 * their places already */
 	if (add)
-		memcpy(v + old, t->v + old, add * sizeof(*v));
-	qsort(v + old, add, sizeof(*v), cmp_rows);
-	if (old) {
-		/* merge the sorted old rows and the new ones, from the back */
-		struct kcond_row **a = t->sorted, **b = v + old;
-		_cleanup_free_ struct kcond_row **nb = malloc((add + 1) * sizeof(*nb));
-		if (!nb) {
-			free(v);
-			return -ENOMEM;
-		}
-		memcpy(nb, b, add * sizeof(*nb));
-		size_t i = old, j = add, k = t->n;
-		while (j > 0)
-			v[--k] = i > 0 && cmp_rows(&a[i - 1], &nb[j - 1]) > 0 ? a[--i] : nb[--j];
-		while (i > 0)
-			v[--k] = a[--i];
+		memcpy(v, t->v + old, add * sizeof(*v));
+	qsort(v, add, sizeof(*v), cmp_rows);
+	struct kcond_row **a = t->sorted;
+	for (size_t i = old, j = add; i > 0;) {
+		size_t k = i + j - 1;
+		v[k] = j > 0 && cmp_rows(&v[j - 1], &a[i - 1]) > 0 ? v[--j] : a[--i];
 	}
 	free(t->sorted);
 	t->sorted = v;

@@ -811,11 +811,7 @@ void kctl_server_stop(struct kctl_server *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-	/* the path, if it is still the socket we made there */
-	struct stat st;
-	if (s->path && lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
-	    st.st_ino == s->ino)
-		unlink(s->path);
+	kctl_unlink_own(s->path, s->dev, s->ino);
 	ktimer_cancel(s->resume);
 	s->resume = NULL;
 	while (s->clients)
@@ -995,6 +991,14 @@ int kctl_listen(const char *path, mode_t mode, gid_t gid, dev_t *dev, ino_t *ino
 	if (listen(fd, 128) < 0)
 		return -errno;
 	return TAKE_FD(fd);
+}
+
+void kctl_unlink_own(const char *path, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	if (path && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == dev &&
+	    st.st_ino == ino)
+		(void)unlink(path);
 }
 
 static int listen_on(struct kctl_server *s, const char *path)

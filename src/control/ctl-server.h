@@ -101,6 +101,9 @@ int kctl_server_make_dir(const char *path, mode_t mode);
  * symlink; *dev and *ino say which it is (unlink only that one).  The
  * descriptor, or -errno. */
 int kctl_listen(const char *path, mode_t mode, gid_t gid, dev_t *dev, ino_t *ino);
+/* Unlinks path if it is still the socket kctl_listen() made there (dev,
+ * ino), never one put there since.  NULL path: nothing. */
+void kctl_unlink_own(const char *path, dev_t dev, ino_t ino);
 
 /*
  * Listens on path, its parent made if missing (kctl_server_make_dir(); a

@@ -233,10 +233,12 @@ static void about1(kreply_about_fn *fn, void *ud, const char *key, const char *v
 	fn(ud, key, &value, 1);
 }
 
-/* The rows shown: the most severe first, then the oldest. */
+/* The rows that hold, counted by severity, and those shown: the most
+ * severe first, then the oldest. */
 struct shown_rows {
 	const struct kcond_row *v[KREPLY_ABOUT_CONDITIONS];
 	size_t n;
+	size_t holding, by_severity[3]; /* enum kcond_severity */
 };
 
 static bool before(const struct kcond_row *a, const struct kcond_row *b)
@@ -247,6 +249,9 @@ static bool before(const struct kcond_row *a, const struct kcond_row *b)
 static void keep_row(void *ud, const struct kcond_row *r)
 {
 	struct shown_rows *sr = ud;
+	sr->holding++;
+	if (r->severity < ARRAY_SIZE(sr->by_severity))
+		sr->by_severity[r->severity]++;
 	size_t i = sr->n;
 	if (i == KREPLY_ABOUT_CONDITIONS) {
 		if (!before(r, sr->v[i - 1]))
@@ -286,17 +291,15 @@ static void about_conditions(struct kdaemon *d, kreply_about_fn *fn, void *ud)
 {
 	if (!d->cond)
 		return;
-	struct kstatus_extra x;
-	kdaemon_status_extra(d, &x);
-	char n[4][24];
-	snprintf(n[0], sizeof(n[0]), "%zu", x.cond_holding);
-	snprintf(n[1], sizeof(n[1]), "%zu", x.cond_critical);
-	snprintf(n[2], sizeof(n[2]), "%zu", x.cond_warning);
-	snprintf(n[3], sizeof(n[3]), "%zu", x.cond_info);
-	const char *counts[] = {n[0], n[1], n[2], n[3]};
-	fn(ud, "conditions", counts, 4);
 	struct shown_rows sr = {.n = 0};
 	kdaemon_cond_each(d, keep_row, &sr);
+	char n[4][24];
+	snprintf(n[0], sizeof(n[0]), "%zu", sr.holding);
+	snprintf(n[1], sizeof(n[1]), "%zu", sr.by_severity[KCOND_CRITICAL]);
+	snprintf(n[2], sizeof(n[2]), "%zu", sr.by_severity[KCOND_WARNING]);
+	snprintf(n[3], sizeof(n[3]), "%zu", sr.by_severity[KCOND_INFO]);
+	const char *counts[] = {n[0], n[1], n[2], n[3]};
+	fn(ud, "conditions", counts, 4);
 	for (size_t i = 0; i < sr.n; i++) {
 		const struct kcond_row *r = sr.v[i];
 		char since[24];

@@ -36,6 +36,7 @@ struct kusers_client {
 };
 
 static void try_connect(struct kusers_client *c);
+static void later(struct kusers_client *c, unsigned ms);
 
 static void on_timer(struct ktimer *t, void *userdata)
 {
@@ -48,8 +49,7 @@ static void on_timer(struct ktimer *t, void *userdata)
 		(void)ksink_submit(&c->sink, TAKE_PTR(c->held));
 		(void)kio_set_events(c->io, EPOLLIN);
 	} else if (c->held) {
-		(void)kloop_add_timer(c->sink.loop, now_monotonic_ns() + HELD_RETRY_MS * 1000000ull,
-				      on_timer, c, &c->timer);
+		later(c, HELD_RETRY_MS);
 	}
 }
 

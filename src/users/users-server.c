@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl-server.h"
@@ -228,7 +227,7 @@ int kusers_server_new(struct kloop *loop, const char *path, const struct kusers_
 	struct kusers_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	*s = (struct kusers_server){.loop = loop, .facts = *facts};
+	*s = (struct kusers_server){.loop = loop, .facts = *facts, .fd = -1};
 	s->log = (struct klog_throttle){.name = "users", .what = "refusals", .counted = true};
 	int rc = kctl_server_make_dir(path, KCTL_DIR_MODE);
 	if (rc == 0)
@@ -238,8 +237,10 @@ int kusers_server_new(struct kloop *loop, const char *path, const struct kusers_
 	if (rc >= 0)
 		rc = kloop_add_io(loop, s->fd, EPOLLIN, on_accept, s, &s->io);
 	if (rc < 0) {
-		if (s->fd > 0)
+		if (s->fd >= 0) { /* listening: its socket goes too */
+			kctl_unlink_own(path, s->dev, s->ino);
 			close(s->fd);
+		}
 		free(s->path);
 		free(s);
 		return rc;
@@ -258,11 +259,7 @@ void kusers_server_free(struct kusers_server *s)
 		peer_free(p);
 	}
 	kio_free(s->io);
-	struct stat st;
-	/* only the socket this server made, never one put there since */
-	if (s->path && lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
-	    st.st_ino == s->ino)
-		(void)unlink(s->path);
+	kctl_unlink_own(s->path, s->dev, s->ino);
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->path);
@@ -300,7 +297,6 @@ void kusers_server_offer(struct kusers_server *s, const struct kevent *ev,
 	_cleanup_strbuf_ struct strbuf rec = STRBUF_INIT;
 	for (struct peer *p = s->peers, *next; p; p = next) {
 		next = p->next;
-		s->c.offered++;
 		enum kusers_why why;
 		if (!kusers_may_see(&p->who, &s->facts, ev, rules, n, &why)) {
 			s->c.withheld++;

@@ -38,7 +38,7 @@ struct kusers_server;
 
 struct kusers_counts {
 	size_t peers;
-	uint64_t offered, sent, withheld, dropped, refused;
+	uint64_t sent, withheld, dropped, refused;
 };
 
 /* Listens on path (mode 0666: any local user; a stale socket replaced, a
