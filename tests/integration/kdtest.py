@@ -208,6 +208,36 @@ def assert_accounted(tc, st):
                        src["received"], "the account of source %s: %r" % (name, src))
 
 
+def start_ready(argv, npath, log, env, preexec_fn, what):
+    """Starts argv with its output to the file log and NOTIFY_SOCKET=npath
+    (a socket of its own there, which any user may send to), and returns
+    the process once it says READY=1; AssertionError with its log if it
+    exits or stays silent for TIMEOUT."""
+    if os.path.exists(npath):
+        os.unlink(npath)
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(npath)
+    os.chmod(npath, 0o777)
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                         env=dict(env, NOTIFY_SOCKET=npath), preexec_fn=preexec_fn)
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        while True:
+            left = deadline_left(deadline)
+            ns.settimeout(min(left, 0.2) or 0.01)
+            try:
+                if "READY=1" in ns.recv(4096).decode().split("\n"):
+                    return p
+            except socket.timeout:
+                pass
+            if p.poll() is not None or not left:
+                log.seek(0)
+                raise AssertionError("%s: no READY=1 (exit %s); log:\n%s"
+                                     % (what, p.poll(), log.read()))
+    finally:
+        ns.close()
+
+
 def deadline_left(deadline):
     return max(0.0, deadline - time.monotonic())
 

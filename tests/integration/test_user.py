@@ -15,11 +15,9 @@ import json
 import os
 import pwd
 import signal
-import socket
 import stat
 import subprocess
 import sys
-import time
 
 import kdtest
 from kdtest import KEVENTCTL, KEVENTD, TIMEOUT
@@ -101,32 +99,13 @@ class UserTest(kdtest.DaemonTest):
 
     def start_user(self, *args, **env):
         """keventd --user as nobody; waits for READY=1 on a socket of its own."""
-        npath = self.s.path("notify-%d" % len(self.procs_user))
-        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        ns.bind(npath)
-        os.chmod(npath, 0o777)
-        log = open(self.s.path("keventd-%d.log" % len(self.procs_user)), "w+")
-        p = subprocess.Popen([KEVENTD, "--user"] + list(args), stdin=subprocess.DEVNULL,
-                             stdout=log, stderr=subprocess.STDOUT,
-                             env=self.env(NOTIFY_SOCKET=npath, **env), preexec_fn=self.as_user())
+        n = len(self.procs_user)
+        log = open(self.s.path("keventd-%d.log" % n), "w+")
+        p = kdtest.start_ready([KEVENTD, "--user"] + list(args), self.s.path("notify-%d" % n),
+                               log, self.env(**env), self.as_user(), "keventd --user")
         p.log = log
         self.procs_user.append(p)
-        deadline = time.monotonic() + TIMEOUT
-        try:
-            while True:
-                left = kdtest.deadline_left(deadline)
-                ns.settimeout(min(left, 0.2) or 0.01)
-                try:
-                    if "READY=1" in ns.recv(4096).decode().split("\n"):
-                        return p
-                except socket.timeout:
-                    pass
-                if p.poll() is not None or not left:
-                    log.seek(0)
-                    raise AssertionError("keventd --user: no READY=1 (exit %s); log:\n%s"
-                                         % (p.poll(), log.read()))
-        finally:
-            ns.close()
+        return p
 
     def stop_user(self, p):
         p.send_signal(signal.SIGTERM)

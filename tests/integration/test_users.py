@@ -12,7 +12,6 @@ nothing of what it handled meanwhile is sent."""
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 
@@ -85,32 +84,12 @@ class User:
     def start(self):
         """keventd --user; waits for READY=1."""
         s = self.test.s
-        npath = s.path("notify-" + self.tag)
-        if os.path.exists(npath):
-            os.unlink(npath)
-        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        ns.bind(npath)
-        os.chmod(npath, 0o777)
         self.log = open(s.path("keventd-%s.log" % self.tag), "a+")
-        self.proc = subprocess.Popen(
+        self.proc = kdtest.start_ready(
             [KEVENTD, "--user", "--users-socket", self.test.users_socket],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-            env=self.env(NOTIFY_SOCKET=npath), preexec_fn=self.drop())
-        deadline = time.monotonic() + TIMEOUT
-        try:
-            while True:
-                left = kdtest.deadline_left(deadline)
-                ns.settimeout(min(left, 0.2) or 0.01)
-                try:
-                    if "READY=1" in ns.recv(4096).decode().split("\n"):
-                        return self
-                except socket.timeout:
-                    pass
-                if self.proc.poll() is not None or not left:
-                    raise AssertionError("keventd --user (%s): no READY=1; log:\n%s"
-                                         % (self.tag, self.logtext()))
-        finally:
-            ns.close()
+            s.path("notify-" + self.tag), self.log, self.env(), self.drop(),
+            "keventd --user (%s)" % self.tag)
+        return self
 
     def logtext(self):
         self.log.seek(0)
