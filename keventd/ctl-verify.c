@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "desktop.h"
 #include "options.h"
 #include "plan.h"
 #include "ruleset.h"
@@ -24,6 +25,7 @@ struct tally {
 	 * the targets rules name; NULL: none checked */
 	const struct knotify_config *notify;
 	const char *config;
+	bool user; /* the user instance's rules (keventctl --user) */
 };
 
 /* A transient rule on a machine where systemd is not the service manager:
@@ -128,10 +130,17 @@ static void warn_ignored(const char *dir, struct tally *t)
  * logs it and sends nothing there. */
 static void warn_notify(const struct kfile *f, struct tally *t)
 {
-	for (size_t i = 0; t->notify && i < f->n_rules; i++) {
+	for (size_t i = 0; i < f->n_rules; i++) {
 		const struct krule *r = &f->rules[i];
 		for (char **n = krule_extra(r)->notify; n && *n; n++)
-			if (!knotify_config_find(t->notify, *n))
+			if (strcmp(*n, KDESKTOP_TARGET) == 0) {
+				if (!t->user)
+					kdiags_add(&t->warnings, f->path, r->line, r->col,
+						   "rule %s: notify: desktop is shown by a user "
+						   "instance alone (keventd --user): the system "
+						   "instance shows nothing",
+						   r->name);
+			} else if (t->notify && !knotify_config_find(t->notify, *n))
 				kdiags_add(&t->warnings, f->path, r->line, r->col,
 					   "rule %s: notify: no target '%s' in %s's notify:",
 					   r->name, *n, t->config);
@@ -376,7 +385,7 @@ int ctl_verify(struct ctl *c, int argc, char **argv)
 			return ctl_option_error("verify");
 	}
 	struct kdiags d = {0};
-	struct tally t = {.root = root};
+	struct tally t = {.root = root, .user = c->user != NULL};
 	if (root && !root[strspn(root, "/")])
 		t.root = NULL; /* --root / is the machine itself */
 	int rc = 0;

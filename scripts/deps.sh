@@ -29,7 +29,7 @@ if [ "${1:-}" = test ]; then
 man-db groff-base qemu-system-x86 busybox-static cpio kmod make acpica-tools perl
 linux-source-6.1 bash-completion dpkg-dev debhelper dh-dkms lintian systemd gzip dbus-daemon dbus-bin
 mmdebstrap qemu-utils e2fsprogs mosquitto mosquitto-clients openssl python3-aiosmtpd
-prometheus-alertmanager zsh fish"
+prometheus-alertmanager zsh fish dunst xvfb"
 fi
 missing=""
 for p in $pkgs; do

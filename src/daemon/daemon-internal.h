@@ -40,6 +40,7 @@ struct debounce_run;
 struct kdaemon;
 struct kdaemon_cond;
 struct kdaemon_users;
+struct kdaemon_session;
 
 /* How the core tells the condition table's glue (cond/daemon-cond.c,
  * which calls the core and so is called back, never called) that an
@@ -86,6 +87,9 @@ struct kdaemon {
 	struct kdaemon_cond *cond;
 	/* the users socket, either side (users/daemon-users.h; NULL: none) */
 	struct kdaemon_users *users;
+	/* a user instance's session: handlers' environment, notify: desktop
+	 * (users/daemon-session.h; NULL: the system instance) */
+	struct kdaemon_session *session;
 	const struct kdaemon_cond_hooks *cond_hooks;
 	size_t debounce_kept; /* at the stop (kdaemon_keep_debounced()) */
 	/* the tag of the debounced run being pushed, for the one it replaces */

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ctl-server.h"
 #include "daemon-cond.h"
+#include "daemon-session.h"
 #include "daemon-users.h"
 #include "daemon-ctl.h"
 #include "daemon-internal.h"
@@ -312,6 +313,11 @@ int kdaemon_start(struct kdaemon *d)
 	 * queued, or is sent flagged a retry */
 	if (d->cfg.notify && (rc = kdaemon_notify_start(d)) < 0)
 		return rc;
+	/* a user instance's session: its handlers' environment, and the
+	 * notifications shown on its desktop */
+	rc = kdaemon_session_start(d);
+	if (rc < 0)
+		return rc;
 	/* the alerts of what the table holds, posted once the loop runs */
 	if (d->cfg.alertmanager)
 		kdaemon_am_start(d);
@@ -394,6 +400,7 @@ void kdaemon_free(struct kdaemon *d)
 	kdaemon_cond_free(d); /* its last write, before the journal goes */
 	kdaemon_release(d);
 	kdaemon_outputs_free(d);	    /* after the runner, whose last reports they see */
+	kdaemon_session_free(d);	    /* after the runner, whose handlers read it */
 	kstatedir_free(TAKE_PTR(d->state)); /* after everything that writes there */
 	kstatedir_free(TAKE_PTR(d->lib));   /* after the condition table */
 	kcgroup_free(d->cgroup);	    /* after the runner, which removes the runs' cgroups */

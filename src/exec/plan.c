@@ -175,3 +175,37 @@ void kplan_release(struct kplan *plan)
 	strv_free(plan->envp);
 	*plan = (struct kplan){.cgroup_fd = -1};
 }
+
+int kplan_add_env(struct kplan *plan, const char *const *extra)
+{
+	size_t more = 0;
+	for (size_t i = 0; extra && extra[i]; i++)
+		more++;
+	if (!more)
+		return 0;
+	char **env = realloc(plan->envp, (plan->n_env + more + 1) * sizeof(char *));
+	if (!env)
+		return -ENOMEM;
+	plan->envp = env;
+	for (size_t i = 0; i < more; i++) {
+		const char *e = extra[i];
+		size_t len = strcspn(e, "=");
+		if (!e[len] || len == 0 || len >= 64)
+			continue;
+		char name[64];
+		memcpy(name, e, len);
+		name[len] = '\0';
+		bool taken = strcmp(name, "PATH") == 0 || kplan_var_reserved(name);
+		for (size_t j = 0; j < plan->n_env && !taken; j++)
+			taken = strncmp(env[j], e, len + 1) == 0;
+		if (taken)
+			continue;
+		if (!(env[plan->n_env] = strdup(e))) {
+			env[plan->n_env] = NULL;
+			return -ENOMEM;
+		}
+		plan->n_env++;
+	}
+	env[plan->n_env] = NULL;
+	return 0;
+}

@@ -35,6 +35,11 @@ int kplan_build_env(const struct krule *r, const struct kevent *ev, char ***envp
  * runs nothing. */
 int kplan_build(const struct krule *r, const struct kevent *ev, struct kplan *plan);
 void kplan_release(struct kplan *plan);
+/* Adds each "NAME=value" of extra (NULL-terminated; NULL is fine) whose
+ * NAME plan's environment has not yet: a user instance's session
+ * (keventd(8), USER INSTANCE).  A NAME keventd alone sets
+ * (kplan_var_reserved()) or PATH is never taken.  0 or -ENOMEM. */
+int kplan_add_env(struct kplan *plan, const char *const *extra);
 
 /* "Cpu" -> "KEVENT_CPU"; "fan-speed" -> "KEVENT_FAN_SPEED".  buf is at least
  * 8 + strlen(key) bytes. */

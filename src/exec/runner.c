@@ -64,7 +64,9 @@ struct krunner {
 	const struct krunner_ops *ops;
 	void *userdata;
 	size_t children;
-	size_t units_starting; /* transient rules' units being started */
+	size_t units_starting;			   /* transient rules' units being started */
+	const char *const *(*env)(void *userdata); /* krunner_set_env() */
+	void *env_userdata;
 };
 
 struct child {
@@ -494,6 +496,12 @@ void krunner_unit_started(struct krunner_unit *u, int error)
 	run_next(r, job);
 }
 
+void krunner_set_env(struct krunner *r, const char *const *(*env)(void *userdata), void *userdata)
+{
+	r->env = env;
+	r->env_userdata = userdata;
+}
+
 size_t krunner_units_starting(const struct krunner *r)
 {
 	return r->units_starting;
@@ -507,6 +515,10 @@ static int start_child(struct krunner *r, struct kjob *job, const struct krule *
 	int rc = kplan_build(rule, job->ev, &plan);
 	if (rc < 0)
 		return rc;
+	if (r->env && (rc = kplan_add_env(&plan, r->env(r->env_userdata))) < 0) {
+		kplan_release(&plan);
+		return rc;
+	}
 	if (r->dry_run) {
 		struct strbuf sb = STRBUF_INIT;
 		for (size_t i = 0; i < plan.argc; i++) {

@@ -430,6 +430,10 @@ void knotifier_event(struct knotifier *n, const struct kevent *ev, const struct 
 	for (size_t i = 0; i < n_rules; i++) {
 		char **names = krule_extra(rules[i])->notify;
 		for (size_t k = 0; names && names[k]; k++) {
+			/* the session's notifications (desktop.h), shown by the
+			 * user instance itself */
+			if (strcmp(names[k], "desktop") == 0)
+				continue;
 			struct target *t = find_target(n, names[k]);
 			if (!t) {
 				n->unknown++;

@@ -347,6 +347,13 @@ int knotify_config_parse(struct knotify_config *c, const struct ynode *n, const 
 				 KNOTIFY_NAME_MAX);
 			continue;
 		}
+		if (strcmp(k->value, "desktop") == 0) {
+			kdiag_at(&p, k,
+				 "notify: 'desktop' is the user instance's own target (the "
+				 "session's notifications, keventd.rules(5)): name this one "
+				 "otherwise");
+			continue;
+		}
 		if (knotify_config_find(&nc, k->value)) {
 			kdiag_at(&p, k, "notify: target '%s' given twice", k->value);
 			continue;

@@ -43,7 +43,9 @@ def netlink_sockets(pid):
     return [l for l in links if l.startswith("socket:[") and l[8:-1] in netlink]
 
 
-class UserTest(kdtest.DaemonTest):
+class UserBase(kdtest.DaemonTest):
+    """keventd --user as nobody in a scratch home, and keventctl --user."""
+
     def setUp(self):
         super().setUp()
         if not kdtest.IS_ROOT:
@@ -101,6 +103,7 @@ class UserTest(kdtest.DaemonTest):
         """keventd --user as nobody; waits for READY=1 on a socket of its own."""
         n = len(self.procs_user)
         log = open(self.s.path("keventd-%d.log" % n), "w+")
+        self.addCleanup(log.close)
         p = kdtest.start_ready([KEVENTD, "--user"] + list(args), self.s.path("notify-%d" % n),
                                log, self.env(**env), self.as_user(), "keventd --user")
         p.log = log
@@ -131,6 +134,7 @@ class UserTest(kdtest.DaemonTest):
         with open(p) as f:
             return f.read().splitlines()
 
+class UserTest(UserBase):
     def test_rules_handler_status_modes(self):
         s = self.s
         # the packages' rule, hidden by the user's file of the same name

@@ -282,6 +282,7 @@ static void test_config(void **state)
 		{"notify:\n  a: {webhook: https://h/x, token_file: rel}\n", "is an absolute path"},
 		{"notify:\n  a: {webhook: https://h/x, max_age: 0s}\n", "bad max_age"},
 		{"notify:\n  a b: {webhook: https://h/x}\n", "a target's name is"},
+		{"notify:\n  desktop: {webhook: https://h/x}\n", "the user instance's own target"},
 		{"notify:\n  a: {webhook: https://h/x, colour: red}\n", "unknown key 'colour'"},
 		{"notify:\n  a: {}\n", "says none of smtp"},
 	};

@@ -474,6 +474,43 @@ static void test_shell(void **state)
 	kfile_unref(f);
 }
 
+/* A user instance's session (kplan_add_env()): added after the event's,
+ * never over them, nor over PATH or a name keventd alone sets. */
+static void test_add_env(void **state)
+{
+	(void)state;
+	struct kfile *f = file_with("    run: [/bin/true]\n");
+	struct kevent *ev = tu_event(KEVENT_POWER, OBJ, "high", "Cpu: 1\n");
+	const char *const extra[] = {
+		"DISPLAY=:0",	    "PATH=/home/u/bin",
+		"KEVENT_TYPE=evil", "KEVENT_HOST=evil",
+		"KEVENT_CPU=9",	    "DISPLAY=:1",
+		"NOEQUALS",	    "=empty",
+		"HOME=/home/u",	    NULL,
+	};
+	struct kplan plan;
+	assert_int_equal(kplan_build(&f->rules[0], ev, &plan), 0);
+	size_t before = plan.n_env;
+	assert_int_equal(kplan_add_env(&plan, extra), 0);
+	assert_int_equal(plan.n_env, before + 2);
+	assert_string_equal(plan.envp[before], "DISPLAY=:0");
+	assert_string_equal(plan.envp[before + 1], "HOME=/home/u");
+	assert_null(plan.envp[plan.n_env]);
+	assert_string_equal(plan.envp[0], "PATH=" KEVENT_HANDLER_PATH);
+	for (size_t i = 0; i < plan.n_env; i++) {
+		assert_null(strstr(plan.envp[i], "evil"));
+		assert_string_not_equal(plan.envp[i], "KEVENT_CPU=9");
+	}
+	/* nothing, and NULL, add nothing */
+	const char *const none[] = {NULL};
+	assert_int_equal(kplan_add_env(&plan, none), 0);
+	assert_int_equal(kplan_add_env(&plan, NULL), 0);
+	assert_int_equal(plan.n_env, before + 2);
+	kplan_release(&plan);
+	kevent_free(ev);
+	kfile_unref(f);
+}
+
 static void test_runs_nothing(void **state)
 {
 	(void)state;
@@ -554,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_shell),
 		cmocka_unit_test(test_runs_nothing),
+		cmocka_unit_test(test_add_env),
 		cmocka_unit_test(test_prop_var),
 		cmocka_unit_test(test_check_template),
 	};
