@@ -10,6 +10,7 @@
 #   <mandir>/man{5,7,8,9}/                     the man pages
 #   <unitdir>/keventd.service                  the systemd unit
 #   <userunitdir>/keventd.service              the user unit (keventd --user)
+#   <prefix>/lib/keventd/user-rules.d/*.yaml   the user instances' vendor layer (user-rules.d/)
 #   /etc/keventd/user-rules.d/                 the admin's layer for users, empty
 #   <datadir>/bash-completion/completions/keventctl
 #   <datadir>/zsh/vendor-completions/_keventctl
@@ -73,6 +74,12 @@ install(FILES ${CMAKE_SOURCE_DIR}/kernel/include/uapi/linux/kevent.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kevent)
 install(FILES ${CMAKE_BINARY_DIR}/keventd.service DESTINATION ${KEVENT_SYSTEMD_UNITDIR})
 install(FILES ${CMAKE_BINARY_DIR}/user/keventd.service DESTINATION ${KEVENT_SYSTEMD_USERUNITDIR})
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/user-rules.d/
+        DESTINATION ${KEVENT_VENDOR_USER_RULES_DIR}
+        FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
+                              GROUP_EXECUTE WORLD_READ WORLD_EXECUTE
+        FILES_MATCHING PATTERN "*.yaml")
 install(DIRECTORY DESTINATION ${KEVENT_CONF_DIR}/user-rules.d
         DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
                               GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)

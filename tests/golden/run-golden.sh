@@ -8,8 +8,8 @@
 # cases/NAME.args holds keventctl's arguments as shell words (it is eval'd,
 # so quotes and "$(printf ...)" work).  The case runs in a scratch directory
 # holding copies of tests/golden/rules/ (as rules/) and of the repo's
-# rules.d/, so that the files belong to whoever runs the test and are not
-# group-writable: as root, keventctl applies keventd's trust checks, and a
+# rules.d/ and user-rules.d/, so that the files belong to whoever runs the
+# test and are not group-writable: as root, keventctl applies keventd's trust checks, and a
 # checkout owned by another user must not change the output.  Paths of the
 # scratch and source directories, and the version, are replaced by @WORK@,
 # @SRC@ and @VERSION@ before comparing.  An optional cases/NAME.filter holds
@@ -28,6 +28,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kevent-golden.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 cp -R "$here/rules" "$work/rules"
 cp -R "$src/rules.d" "$work/rules.d"
+cp -R "$src/user-rules.d" "$work/user-rules.d"
 mkdir "$work/bin"
 ln -s "$ctl" "$work/bin/keventctl" # so that argv[0] is plain "keventctl"
 

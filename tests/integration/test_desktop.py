@@ -291,6 +291,38 @@ class DesktopTest(test_user.UserBase):
         self.assertEqual(self.displayed(), 1)
         self.stop_user(p)
 
+    def test_shipped_user_rules_match(self):
+        """The package's user rules (user-rules.d/) match the events they
+        are for, as a user instance reads them, and nothing else."""
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                           "user-rules.d")
+        for name in os.listdir(src):
+            with open(os.path.join(src, name)) as f:
+                self.s.write_rule(name, f.read(), dir=self.lib)
+        self.assertEqual(self.ctl("verify").returncode, 0)
+        cases = [
+            (["--source", "udev", "storage", "/org/kernel/devices/pci0000:00/usb1/1-1/block/sdb",
+              "add", "DEVTYPE: disk\nID_BUS: usb\nDEVNAME: /dev/sdb\n"],
+             "desktop-disk-plugged"),
+            (["--source", "udev", "storage", "/org/kernel/devices/pci0000:00/block/sda", "add",
+              "DEVTYPE: disk\nID_BUS: ata\n"], None),
+            (["--source", "udev", "power", "/org/kernel/devices/LNXSYSTM:00/power_supply/BAT0",
+              "change", "POWER_SUPPLY_TYPE: Battery\nPOWER_SUPPLY_STATUS: Discharging\n"
+              "POWER_SUPPLY_CAPACITY: 9\n"], "desktop-battery-low"),
+            (["--source", "udev", "power", "/org/kernel/devices/LNXSYSTM:00/power_supply/BAT0",
+              "change", "POWER_SUPPLY_TYPE: Battery\nPOWER_SUPPLY_STATUS: Charging\n"
+              "POWER_SUPPLY_CAPACITY: 9\n"], None),
+            (["--source", "condition", "general", "/org/kernel/fs/home", "set",
+              "Condition: fs-space-low\nSeverity: warning\n"], "desktop-space-low"),
+            (["--source", "condition", "general", "/org/kernel/fs/home", "clear",
+              "Condition: fs-space-low\nSeverity: warning\n"], None),
+        ]
+        for args, want in cases:
+            out = self.ctl("test", *args, check=None).stdout
+            matched = [l.split()[1] for l in out.splitlines()
+                       if l.startswith("rule ") and ": matched" in l]
+            self.assertEqual(matched, [want] if want else [], "%s\n%s" % (args, out))
+
 
 if __name__ == "__main__":
     kdtest.main()

@@ -218,10 +218,12 @@ class Inspect(unittest.TestCase):
                                     for p, _ in rows),
                                 "%s holds %s, which docs/packaging.md does not list" % (package, f))
         # the globs stand for the tree's files
-        rules = sorted(os.path.basename(f) for f in glob.glob(os.path.join(SRC, "rules.d/*.yaml")))
-        self.assertTrue(rules)
-        self.assertEqual(sorted(os.path.basename(p) for p in self.entries("keventd")
-                                if p.startswith("/usr/lib/keventd/rules.d/")), rules)
+        for tree in ("rules.d", "user-rules.d"):
+            rules = sorted(os.path.basename(f)
+                           for f in glob.glob(os.path.join(SRC, tree, "*.yaml")))
+            self.assertTrue(rules, tree)
+            self.assertEqual(sorted(os.path.basename(p) for p in self.entries("keventd")
+                                    if p.startswith("/usr/lib/keventd/%s/" % tree)), rules)
         src = sorted(os.path.basename(f) for f in glob.glob(os.path.join(SRC, "kernel/*.[ch]")))
         self.assertEqual(sorted(os.path.basename(p) for p in self.entries("kevent-dkms")
                                 if re.match(r"/usr/src/kevent-[^/]+/[^/]+\.[ch]$", p)), src)
