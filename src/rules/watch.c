@@ -32,6 +32,13 @@ struct kwatch {
 	struct kio *io;
 	struct ktimer *timer;
 	uint64_t first_ns;
+	/* the watches of the ancestors of missing rule directories: what
+	 * happens there (keventd making $XDG_RUNTIME_DIR/keventd, say) is no
+	 * change of rules unless a rule directory appeared */
+	int parent_wd[64];
+	size_t n_parent;
+	uint64_t present;   /* bit i: dirs[i] was there at the last setup */
+	bool rules_touched; /* an event of a rule directory's own watch, or lost ones */
 };
 
 /* Watches the drop-in directories (NAME.yaml.d/) of dir: their files
@@ -66,11 +73,15 @@ static int setup_watches(struct kwatch *w)
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0)
 		return -errno;
+	w->n_parent = 0;
+	w->present = 0;
 	for (size_t i = 0; i < w->n_dirs; i++) {
 		char path[PATH_MAX];
 		const char *dir = w->dirs[i];
 		if (inotify_add_watch(w->fd, dir, DIR_EVENTS) >= 0) {
 			watch_dropin_dirs(w, dir);
+			if (i < 64)
+				w->present |= 1ull << i;
 			continue;
 		}
 		/* missing: watch the closest ancestor that exists for it to appear */
@@ -85,8 +96,10 @@ static int setup_watches(struct kwatch *w)
 				slash[1] = '\0';
 			else
 				*slash = '\0';
-			if (inotify_add_watch(w->fd, path, PARENT_EVENTS) >= 0 ||
-			    strcmp(path, "/") == 0)
+			int wd = inotify_add_watch(w->fd, path, PARENT_EVENTS);
+			if (wd >= 0 && w->n_parent < ARRAY_SIZE(w->parent_wd))
+				w->parent_wd[w->n_parent++] = wd;
+			if (wd >= 0 || strcmp(path, "/") == 0)
 				break;
 		}
 	}
@@ -106,6 +119,9 @@ static void on_quiet(struct ktimer *t, void *userdata)
 	(void)t;
 	w->timer = NULL;
 	w->first_ns = 0;
+	uint64_t was = w->present;
+	bool touched = w->rules_touched || w->n_dirs > 64;
+	w->rules_touched = false;
 	/* watches first: a change made during the reload triggers another one */
 	int rc = setup_watches(w);
 	if (rc == 0)
@@ -113,6 +129,10 @@ static void on_quiet(struct ktimer *t, void *userdata)
 	if (rc < 0)
 		log_error("cannot watch the rule directories: %s; use SIGHUP or keventctl reload",
 			  strerror(-rc));
+	/* only an ancestor of a missing directory changed, and it is still
+	 * missing: the watches moved down, the rules are the same */
+	if (rc == 0 && !touched && w->present == was)
+		return;
 	w->changed(w->userdata);
 }
 
@@ -130,6 +150,15 @@ static void on_inotify(struct kio *io, int fd, uint32_t events, void *userdata)
 		if (n <= 0)
 			break;
 		any = true; /* IN_Q_OVERFLOW included: a reload covers whatever was lost */
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			bool parent = false;
+			for (size_t i = 0; i < w->n_parent && !parent; i++)
+				parent = e->wd == w->parent_wd[i];
+			if (!parent || (e->mask & IN_Q_OVERFLOW))
+				w->rules_touched = true;
+			p += sizeof(*e) + e->len;
+		}
 	}
 	if (!any)
 		return;

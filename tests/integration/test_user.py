@@ -18,6 +18,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 
 import kdtest
 from kdtest import KEVENTCTL, KEVENTD, TIMEOUT
@@ -198,6 +199,37 @@ class UserTest(UserBase):
         rows = [json.loads(l) for l in self.ctl("conditions", "--json").stdout.splitlines()]
         self.assertEqual([(r["condition"], r["key"]) for r in rows], [("mine", "/disk")],
                          self.logof(p))
+        self.stop_user(p)
+
+    def test_runtime_dir_appears_one_reload(self):
+        """$XDG_RUNTIME_DIR/keventd/rules.d is missing at start: keventd
+        making its own files beside it reloads nothing; the directory and
+        a rule in it appearing is one reload, and the rule is in force.
+        A new user's: no ~/.config/keventd/rules.d either, and
+        ~/.local/state/keventd made at the start."""
+        d = self.user_rules
+        while d != self.home:
+            os.rmdir(d)
+            d = os.path.dirname(d)
+        p = self.start_user()
+        self.ctl("send", "--wait", "general", "/u", "early")
+        # the absence of a reload has no descriptor to say it: the watch's
+        # longest wait (a burst's 500 ms, keventd.rules(5)) passes, so that
+        # a reload the start caused is not merged into the one below
+        time.sleep(0.6)
+        rt = os.path.join(self.run_dir, "keventd", "rules.d")
+        os.mkdir(rt)
+        self.own(rt)
+        self.own(self.s.write_rule("70-rt.yaml", rule("rt", "late", "rt", self.handler), dir=rt))
+        deadline = time.monotonic() + TIMEOUT
+        while json.loads(self.ctl("status", "--json").stdout)["ruleset"]["rules"] != 1:
+            self.assertTrue(kdtest.deadline_left(deadline), self.logof(p))
+            time.sleep(0.02)  # polling interval of a status query, not a synchronisation
+        self.ctl("send", "--wait", "general", "/u", "late")
+        self.assertEqual(self.out(), ["%d rt" % self.uid], self.logof(p))
+        st = json.loads(self.ctl("status", "--json").stdout)
+        self.assertEqual(st["ruleset"]["reloads"], 1, self.logof(p))
+        self.assertEqual(self.logof(p).count("rule directories changed"), 1, self.logof(p))
         self.stop_user(p)
 
     def test_foreign_writable_file_refused(self):
