@@ -214,7 +214,7 @@ class UserTest(UserBase):
         p = self.start_user()
         self.ctl("send", "--wait", "general", "/u", "early")
         # the absence of a reload has no descriptor to say it: the watch's
-        # longest wait (a burst's 500 ms, keventd.rules(5)) passes, so that
+        # longest wait (a burst's 500 ms, keventd(8)) passes, so that
         # a reload the start caused is not merged into the one below
         time.sleep(0.6)
         rt = os.path.join(self.run_dir, "keventd", "rules.d")
