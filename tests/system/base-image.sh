@@ -90,7 +90,7 @@ done
 # and mail, which keventd sends through libcurl (libcurl4, recommended).
 PACKAGES="systemd systemd-sysv udev dbus kmod iproute2 util-linux procps
 e2fsprogs mdadm quota man-db pkg-config dkms libpam-systemd mosquitto mosquitto-clients
-prometheus-alertmanager python3-aiosmtpd
+prometheus-alertmanager python3-aiosmtpd dbus-user-session dunst xvfb
 linux-image-amd64 linux-headers-amd64 linux-image-$KVER_6_12 linux-headers-$KVER_6_12
 libnl-3-200 libnl-genl-3-200 libyaml-0-2 libudev1 libsystemd0 libjson-c5 libmosquitto1 libevdev2 libcurl4"
 PACKAGES=$(echo $PACKAGES | tr ' ' '\n' | LC_ALL=C sort | tr '\n' ' ')
