@@ -87,7 +87,9 @@ done
 # mdadm builds the software RAID the md source watches, and quota sets
 # the limits whose warnings the fs source reports; prometheus-alertmanager
 # and python3-aiosmtpd (an SMTP server) receive the md condition's alert
-# and mail, which keventd sends through libcurl (libcurl4, recommended).
+# and mail, which keventd sends through libcurl (libcurl4, recommended);
+# dbus-user-session (the session bus at /run/user/UID/bus), xvfb and dunst
+# are the desktop a user instance's notifications go to.
 PACKAGES="systemd systemd-sysv udev dbus kmod iproute2 util-linux procps
 e2fsprogs mdadm quota man-db pkg-config dkms libpam-systemd mosquitto mosquitto-clients
 prometheus-alertmanager python3-aiosmtpd dbus-user-session dunst xvfb
