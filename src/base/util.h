@@ -150,6 +150,8 @@ static inline void strv_freep(char ***v)
 #define strv_foreach(s, v) for (char *const *s = (v); s && *s; s++)
 
 bool str_has_suffix(const char *s, const char *suffix);
+/* Whether name[0..len) is a shell variable's name: [A-Za-z_][A-Za-z0-9_]*. */
+bool env_name_valid(const char *name, size_t len);
 /* Whether s is a name of 1 to max bytes of [A-Za-z0-9_.-] (a notification
  * target's, keventd.yaml(5)). */
 bool str_is_name(const char *s, size_t max);

@@ -174,14 +174,8 @@ static const char *const env_forbidden_prefixes[] = {"LD_", "KEVENT_", "PYTHON",
 
 bool kevent_env_name_allowed(const char *name, size_t len)
 {
-	if (len == 0 || (name[0] >= '0' && name[0] <= '9'))
+	if (!env_name_valid(name, len))
 		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '_'))
-			return false;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(env_forbidden); i++)
 		if (strlen(env_forbidden[i]) == len && memcmp(env_forbidden[i], name, len) == 0)
 			return false;

@@ -42,14 +42,8 @@ static const char *const service_only[] = {
 bool ksession_var_passed(const char *e)
 {
 	size_t len = strcspn(e, "=");
-	if (!e[len] || len == 0 || (e[0] >= '0' && e[0] <= '9'))
+	if (!e[len] || !env_name_valid(e, len))
 		return false;
-	for (size_t i = 0; i < len; i++) {
-		char c = e[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '_'))
-			return false;
-	}
 	if (len >= 7 && strncmp(e, "KEVENT_", 7) == 0)
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(service_only); i++)

@@ -7,7 +7,10 @@ session does, and a notification server (dunst) on desk's session bus.
 A disk hot-plugged with QMP reaches desk's own rule through the system
 instance: it runs as desk with the session's DBUS_SESSION_BUS_ADDRESS and
 the DISPLAY imported after keventd started, and its notify: desktop shows
-on dunst."""
+on dunst.  The power key (the ACPI button, QMP system_powerdown, logind
+held off by an inhibitor lock) reaches desk, who has the seat's active
+session, and not a second user's instance (a uid of no account, started
+by hand, no session), which still gets the button's acpi event."""
 import os
 import subprocess
 
@@ -24,7 +27,20 @@ RULE = """rules:
     shell: 'id -un >/tmp/systest-desk.tmp; env >>/tmp/systest-desk.tmp; mv /tmp/systest-desk.tmp /tmp/systest-desk'
     notify: desktop
     title: "Disk plugged in: ${KEVENT_DEVNAME}"
+  - name: systest-desk-key
+    match: {source: input, object: /org/kernel/input/key/power}
+    shell: 'touch /tmp/systest-desk-key'
 """ % SERIAL
+OTHER_UID = 40123  # no account: nothing for the purge scenario to find
+OTHER = "/tmp/systest-other"
+OTHER_RULES = """rules:
+  - name: other-key
+    match: {source: input}
+    shell: 'touch "$HOME/key"'
+  - name: other-acpi
+    match: {source: acpi}
+    shell: 'touch "$HOME/acpi"'
+"""
 DUNSTRC = """[urgency_normal]
     timeout = 0
 """
@@ -92,10 +108,48 @@ def run(vm):
             raise Fail("expected one notification on dunst, got %d" % shown)
         vm.figure("desktop", "disk %s: desk's rule ran as desk with DISPLAY=:5 imported after "
                   "keventd started; one notification on dunst" % dev)
+        keys(vm, uid)
     finally:
+        vm.run("systemctl stop systest-other systest-inhibit; rm -rf %s /tmp/systest-desk-key"
+               % OTHER)
         vm.qmp.cmd("device_del", id="desk0")
         vm.qmp.wait_event("DEVICE_DELETED", 60, {"device": "desk0"})
         vm.qmp.cmd("blockdev-del", **{"node-name": "desk"})
         vm.run("rm -f %s/50-systest.yaml /tmp/systest-desk; " % rules
                + as_desk(uid, "systemctl --user stop systest-dunst systest-xvfb") + "; "
                + as_desk(uid, "systemctl --user unset-environment DISPLAY"))
+
+
+def keys(vm, uid):
+    """The power key: desk's (the active session), not the other user's."""
+    vm.sh("rm -rf {o} /tmp/systest-desk-key && mkdir -p {o}/home/.config/keventd/rules.d "
+          "{o}/run && cat > {o}/home/.config/keventd/rules.d/50-other.yaml <<'EOF'\n{r}EOF\n"
+          "chown -R {u}:{u} {o} && chmod 700 {o}/run"
+          .format(o=OTHER, r=OTHER_RULES, u=OTHER_UID))
+    before = vm.keventctl_status()["users"]
+    vm.sh("systemd-run --unit systest-other --uid={u} --gid={u} -E HOME={o}/home "
+          "-E XDG_RUNTIME_DIR={o}/run /usr/sbin/keventd --user".format(u=OTHER_UID, o=OTHER))
+    vm.wait("keventctl status --json | grep -q '\"instances\":%d'" % (before["instances"] + 1),
+            60, "the other user's instance connected")
+    vm.wait("grep -qx 'Power Button' /sys/class/input/event*/device/name", 20,
+            "the ACPI power button's input device")
+    vm.sh("systemd-run --unit systest-inhibit systemd-inhibit --what=handle-power-key "
+          "--who=systest --why='keventd handles it' sleep 300")
+    vm.wait("systemd-inhibit --list --no-pager | grep -q handle-power-key", 20,
+            "the inhibitor lock on the power key")
+    vm.qmp.cmd("system_powerdown")
+    vm.wait("test -e /tmp/systest-desk-key", 60, "desk's rule on the power key")
+    vm.wait("test -e %s/home/acpi" % OTHER, 60, "the other user's rule on the button's acpi event")
+    other = ("setpriv --reuid={u} --regid={u} --clear-groups env HOME={o}/home "
+             "XDG_RUNTIME_DIR={o}/run keventctl --user".format(u=OTHER_UID, o=OTHER))
+    vm.wait(other + " status --json | python3 -c 'import json, sys; "
+            "sys.exit(json.load(sys.stdin)[\"events\"][\"pending\"] != 0)'", 30,
+            "the other user's instance idle")
+    if vm.ok("test -e %s/home/key" % OTHER):
+        raise Fail("expected the power key kept from a user without a session")
+    after = vm.keventctl_status()["users"]
+    if after["withheld"] <= before["withheld"]:
+        raise Fail("expected the system instance to count the key withheld: %r -> %r"
+                   % (before, after))
+    vm.figure("desktop keys", "the power key reached desk (active session), not uid %d; "
+              "withheld %d -> %d" % (OTHER_UID, before["withheld"], after["withheld"]))
