@@ -78,6 +78,10 @@ static struct kevent *make_event(struct kcond *c, enum kcond_signal sig, const s
 	kcond_put_time(&p, r->since);
 	strbuf_printf(&p, "\nCount: %" PRIu64 "\nReason: %s\nSource: %s\n", r->count,
 		      reason ? reason : "", kevent_source_name(r->source));
+	/* what set the row, on every event of it: a clear by umount, a
+	 * reminder, an expiry say which kind of row they end */
+	if (r->last_signal && *r->last_signal)
+		strbuf_printf(&p, "Set-By: %s\n", r->last_signal);
 	if (strcmp(r->key, r->object) != 0) {
 		strbuf_puts(&p, "Key: ");
 		strbuf_puts(&p, r->key);

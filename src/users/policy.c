@@ -46,12 +46,14 @@ static const char *const fs_quota_signals[] = {
 
 /*
  * A condition of source fs is the users' when it is about space or
- * read-only: a condition event says the signal that set its row only in
- * a set's Reason:, and a clear's Reason: is the signal that cleared it.
- * These signals speak of nothing but a file system's space and whether it
- * is writable, whichever way they came; any other Reason: (error, umount,
- * expired, acked, reminder, "not so at start"...) cannot tell fs-errors
- * from fs-space-low, and is kept private.
+ * read-only: every event of a row says the signal that set it (Set-By:),
+ * which then decides, whatever ended or reminded it (umount, expired,
+ * acked, reminder).  Without Set-By: (an event of an older keventd), the
+ * Reason: decides: a set's is the signal that set it, a clear's the one
+ * that cleared it; these signals speak of nothing but a file system's
+ * space and whether it is writable, whichever way they came, and any
+ * other (error, umount, expired, ...) cannot tell fs-errors from
+ * fs-space-low, and is kept private.
  */
 static const char *const fs_condition_reasons[] = {
 	"space-low", "space-critical", "space-ok",   "inodes-low",
@@ -115,7 +117,9 @@ static enum kusers_why judge_condition(const struct kevent *ev)
 		return KUSERS_PRIVATE;
 	if (strcmp(src, "md") == 0 || strcmp(src, "thermal") == 0)
 		return KUSERS_CONDITION;
-	if (strcmp(src, "fs") == 0 && in_list(kevent_prop(ev, "Reason"), fs_condition_reasons))
+	const char *by = kevent_prop(ev, "Set-By");
+	if (strcmp(src, "fs") == 0 &&
+	    in_list(by ? by : kevent_prop(ev, "Reason"), fs_condition_reasons))
 		return KUSERS_CONDITION;
 	return KUSERS_PRIVATE;
 }
