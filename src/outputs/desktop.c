@@ -410,7 +410,8 @@ void kdesktop_event(struct kdesktop *k, const struct kevent *ev, const struct kr
 	if (!k->bus) {
 		int r = connect_bus(k);
 		if (r == -EAGAIN && wanted)
-			failed(k, "cannot reach the session bus", "tried again after a second");
+			failed(k, "cannot reach the session bus",
+			       "the last try was less than a second ago");
 		if (r < 0)
 			return;
 	}
