@@ -384,6 +384,40 @@ class VM:
     def keventctl_status(self):
         return self.json("keventctl status --json", what="keventctl status --json")
 
+    def user_instance(self, unit, uid, rules):
+        """A keventd --user of uid, started by hand (setpriv; no login
+        session: a uid of no account will do), with rules as its
+        ~/.config/keventd/rules.d/50-systest.yaml, in /tmp/UNIT (home/,
+        run/ its XDG_RUNTIME_DIR, keventd.log, pid); back once the system
+        instance counts it.  Returns its home and a keventctl --user
+        command line as that user."""
+        d = "/tmp/" + unit
+        before = self.keventctl_status()["users"]["instances"]
+        as_user = ("setpriv --reuid={u} --regid={u} --clear-groups env -i HOME={d}/home "
+                   "XDG_RUNTIME_DIR={d}/run PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+                   .format(u=uid, d=d))
+        self.sh("rm -rf {d} && mkdir -p {d}/home/.config/keventd/rules.d {d}/run && "
+                "cat > {d}/home/.config/keventd/rules.d/50-systest.yaml <<'EOF'\n{r}EOF\n"
+                "chown -R {u}:{u} {d} && chmod 700 {d}/run && "
+                "(setsid {a} keventd --user >{d}/keventd.log 2>&1 </dev/null & echo $! >{d}/pid)"
+                .format(d=d, r=rules, u=uid, a=as_user))
+        try:
+            self.wait("keventctl status --json | grep -q '\"instances\":%d'" % (before + 1),
+                      60, "%s's keventd --user connected" % unit)
+        except Fail as e:
+            raise Fail("%s; its log:\n%s" % (e, self.run("cat %s/keventd.log" % d)[1]))
+        return d + "/home", as_user + " keventctl --user"
+
+    def user_idle(self, ctl, what):
+        """Waits until the user instance of keventctl command ctl has
+        handled what it received."""
+        self.wait(ctl + " status --json | python3 -c 'import json, sys; "
+                  "sys.exit(json.load(sys.stdin)[\"events\"][\"pending\"] != 0)'", 30, what)
+
+    def stop_user_instance(self, unit):
+        self.run("test -e /tmp/{u}/pid && kill $(cat /tmp/{u}/pid); rm -rf /tmp/{u}"
+                 .format(u=unit))
+
     def figure(self, what, value):
         self.figures.append((what, value))
         log("systest: FIGURE %s: %s" % (what, value))

@@ -5,7 +5,9 @@ and a user over the quota of an ext4 with the quota feature becomes the
 kernel's VFS_DQUOT warnings as fs events: soft, hard and below, for blocks
 and inodes, with the user's id, name and the caller's uid; an ext4 error
 (trigger_fs_error) with errors=remount-ro is the fs source's `error`
-(EUCLEAN), then its `remount-ro` within a second or so."""
+(EUCLEAN), then its `remount-ro` within a second or so.  The quota
+warnings reach the user instance of the user they concern (keventd(8),
+USER INSTANCE) and not another user's."""
 from systest import Fail
 
 KERNELS = ("6.1", "6.12")
@@ -25,6 +27,13 @@ rules:
     match: {source: fs, object: /org/kernel/fs/mnt/fserr}
     run: [/usr/local/lib/systest/record.sh]
 """
+# each user's instance records the quota warnings it gets
+QUOTA_RULES = """rules:
+  - name: systest-quota
+    match: {source: fs, object: /org/kernel/fs/mnt/quota, signal: "[bi]*"}
+    shell: 'echo "$KEVENT_SIGNAL" >>"$HOME/quota"'
+"""
+OTHER_UID = 40124  # a user of no account, with no quota here
 ERR_IMG = "/var/tmp/systest-fserr.img"
 ERR_MNT = "/mnt/fserr"
 
@@ -84,6 +93,9 @@ def quota(vm):
           # blocks in KiB: soft 4 MiB, hard 8 MiB; inodes: soft 3, hard 5
           "setquota -u qtest 4096 8192 3 5 %s\n" % (UID, IMG, IMG, MNT, IMG, MNT, MNT, MNT))
     wait_signal(vm, "systest-fs-quota", "mount", "the quota file system's mount event")
+    homes = {}
+    for unit, uid in (("systest-uq", UID), ("systest-uo", OTHER_UID)):
+        homes[unit] = vm.user_instance(unit, uid, QUOTA_RULES)
     d = MNT + "/qtest"
     as_user = "runuser -u qtest -- "
     # blocks: over the soft limit, then the hard one (refused), then freed
@@ -121,6 +133,19 @@ def quota(vm):
         expect(e, type="fs", object="/org/kernel/fs/mnt/quota", mountpoint=MNT,
                device="%s %s" % (majmin, loop), fstype="ext4", quota_type="user",
                id=str(UID), name="qtest", caller_uid=str(UID))
+    # the user's own instance got them, in order; the other user's none
+    vm.wait("[ $(cat %s/quota 2>/dev/null | wc -l) -ge %d ]" % (homes["systest-uq"][0], len(want)),
+            30, "the warnings at qtest's own instance")
+    got = vm.sh("cat %s/quota 2>/dev/null || true" % homes["systest-uq"][0]).split()
+    if got != want:
+        raise Fail("expected qtest's own instance to get the warnings %r, got %r" % (want, got))
+    vm.user_idle(homes["systest-uo"][1], "the other user's instance idle")
+    if vm.ok("test -e %s/quota" % homes["systest-uo"][0]):
+        raise Fail("expected no quota warning of qtest's at another user's instance")
+    vm.figure("quota warnings to users", "qtest's instance got all %d; uid %d's none"
+              % (len(want), OTHER_UID))
+    for unit in homes:
+        vm.stop_user_instance(unit)
     vm.sh("umount %s && rm -f %s" % (MNT, IMG))
 
 
@@ -148,6 +173,8 @@ def run(vm):
     finally:
         # the quota's user goes too: the purge scenario finds /etc/passwd
         # and /etc/group as they were before the packages came
+        vm.stop_user_instance("systest-uq")
+        vm.stop_user_instance("systest-uo")
         vm.run("umount %s; umount %s; rm -f %s %s /etc/keventd/rules.d/62-systest-fs.yaml "
                "/etc/keventd/keventd.yaml; keventctl reload; userdel qtest"
                % (MNT, ERR_MNT, IMG, ERR_IMG))

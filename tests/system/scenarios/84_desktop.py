@@ -32,7 +32,7 @@ RULE = """rules:
     shell: 'touch /tmp/systest-desk-key'
 """ % SERIAL
 OTHER_UID = 40123  # no account: nothing for the purge scenario to find
-OTHER = "/tmp/systest-other"
+OTHER_UNIT = "systest-other"
 OTHER_RULES = """rules:
   - name: other-key
     match: {source: input}
@@ -110,8 +110,8 @@ def run(vm):
                   "keventd started; one notification on dunst" % dev)
         keys(vm, uid)
     finally:
-        vm.run("systemctl stop systest-other systest-inhibit; rm -rf %s /tmp/systest-desk-key"
-               % OTHER)
+        vm.stop_user_instance(OTHER_UNIT)
+        vm.run("systemctl stop systest-inhibit; rm -f /tmp/systest-desk-key")
         vm.qmp.cmd("device_del", id="desk0")
         vm.qmp.wait_event("DEVICE_DELETED", 60, {"device": "desk0"})
         vm.qmp.cmd("blockdev-del", **{"node-name": "desk"})
@@ -122,15 +122,9 @@ def run(vm):
 
 def keys(vm, uid):
     """The power key: desk's (the active session), not the other user's."""
-    vm.sh("rm -rf {o} /tmp/systest-desk-key && mkdir -p {o}/home/.config/keventd/rules.d "
-          "{o}/run && cat > {o}/home/.config/keventd/rules.d/50-other.yaml <<'EOF'\n{r}EOF\n"
-          "chown -R {u}:{u} {o} && chmod 700 {o}/run"
-          .format(o=OTHER, r=OTHER_RULES, u=OTHER_UID))
+    vm.sh("rm -f /tmp/systest-desk-key")
     before = vm.keventctl_status()["users"]
-    vm.sh("systemd-run --unit systest-other --uid={u} --gid={u} -E HOME={o}/home "
-          "-E XDG_RUNTIME_DIR={o}/run /usr/sbin/keventd --user".format(u=OTHER_UID, o=OTHER))
-    vm.wait("keventctl status --json | grep -q '\"instances\":%d'" % (before["instances"] + 1),
-            60, "the other user's instance connected")
+    home, other = vm.user_instance(OTHER_UNIT, OTHER_UID, OTHER_RULES)
     vm.wait("grep -qx 'Power Button' /sys/class/input/event*/device/name", 20,
             "the ACPI power button's input device")
     vm.sh("systemd-run --unit systest-inhibit systemd-inhibit --what=handle-power-key "
@@ -139,13 +133,9 @@ def keys(vm, uid):
             "the inhibitor lock on the power key")
     vm.qmp.cmd("system_powerdown")
     vm.wait("test -e /tmp/systest-desk-key", 60, "desk's rule on the power key")
-    vm.wait("test -e %s/home/acpi" % OTHER, 60, "the other user's rule on the button's acpi event")
-    other = ("setpriv --reuid={u} --regid={u} --clear-groups env HOME={o}/home "
-             "XDG_RUNTIME_DIR={o}/run keventctl --user".format(u=OTHER_UID, o=OTHER))
-    vm.wait(other + " status --json | python3 -c 'import json, sys; "
-            "sys.exit(json.load(sys.stdin)[\"events\"][\"pending\"] != 0)'", 30,
-            "the other user's instance idle")
-    if vm.ok("test -e %s/home/key" % OTHER):
+    vm.wait("test -e %s/acpi" % home, 60, "the other user's rule on the button's acpi event")
+    vm.user_idle(other, "the other user's instance idle")
+    if vm.ok("test -e %s/key" % home):
         raise Fail("expected the power key kept from a user without a session")
     after = vm.keventctl_status()["users"]
     if after["withheld"] <= before["withheld"]:
