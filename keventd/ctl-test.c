@@ -335,9 +335,16 @@ void ctl_test_print(const struct kruleset *rs, const struct kevent *ev, bool jso
 			continue;
 		}
 		matched++;
+		char **notify = krule_extra(r)->notify;
 		ctl_print(stdout, "rule %s (%s:%s): matched%s%s", r->name, r->file->path, at,
-			  krule_runs_something(r) ? "" : ", runs nothing",
+			  krule_runs_something(r) || notify ? "" : ", runs nothing",
 			  r->last ? "; last: later rules do not see the event" : "");
+		if (notify) {
+			strbuf_reset(&sb);
+			for (size_t k = 0; notify[k]; k++)
+				strbuf_printf(&sb, "%s%s", k ? ", " : "", notify[k]);
+			ctl_print(stdout, "  notifies: %s", strbuf_str(&sb));
+		}
 		if (krule_runs_something(r))
 			print_plan(r, ev);
 		if (r->last)

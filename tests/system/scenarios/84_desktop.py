@@ -16,10 +16,9 @@ import subprocess
 
 from systest import Fail
 
-# The user instance is user space on top of the system instance's udev
-# source: nothing in it changes with the kernel (the hot-plug scenario
-# covers udev on both kernels' paths on 6.1 too).
-KERNELS = ("6.1",)
+# On both kernels: the desktop's path runs through the system instance's
+# udev and input sources and logind's view of the seat.
+KERNELS = ("6.1", "6.12")
 SERIAL = "KEVENT-SYSTEST-DESK"
 RULE = """rules:
   - name: systest-desk
