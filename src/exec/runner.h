@@ -121,8 +121,7 @@ int krunner_new(struct kloop *loop, struct kratelimit *rl, bool dry_run,
 void krunner_set_cgroup(struct krunner *r, struct kcgroup *cg);
 /* env(userdata) gives the variables each handler run gets besides the
  * event's (kplan_add_env()): the user instance's session; NULL: none. */
-void krunner_set_env(struct krunner *r, const char *const *(*env)(void *userdata),
-		     void *userdata);
+void krunner_set_env(struct krunner *r, const char *const *(*env)(void *userdata), void *userdata);
 /* Runs' cgroups not yet removed (their processes still dying). */
 size_t krunner_cgroups_left(const struct krunner *r);
 /* The unit of u has started (error 0: the runner reports KRUN_STARTED
