@@ -12,6 +12,7 @@
 
 #include "curl-dl.h"
 #include "curl-loop.h"
+#include "desktop.h"
 #include "hashmap.h"
 #include "log.h"
 #include "notify-msg.h"
@@ -432,7 +433,7 @@ void knotifier_event(struct knotifier *n, const struct kevent *ev, const struct 
 		for (size_t k = 0; names && names[k]; k++) {
 			/* the session's notifications (desktop.h), shown by the
 			 * user instance itself */
-			if (strcmp(names[k], "desktop") == 0)
+			if (strcmp(names[k], KDESKTOP_TARGET) == 0)
 				continue;
 			struct target *t = find_target(n, names[k]);
 			if (!t) {

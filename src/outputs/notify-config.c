@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "desktop.h"
 #include "duration.h"
 #include "util.h"
 
@@ -347,7 +348,7 @@ int knotify_config_parse(struct knotify_config *c, const struct ynode *n, const 
 				 KNOTIFY_NAME_MAX);
 			continue;
 		}
-		if (strcmp(k->value, "desktop") == 0) {
+		if (strcmp(k->value, KDESKTOP_TARGET) == 0) {
 			kdiag_at(&p, k,
 				 "notify: 'desktop' is the user instance's own target (the "
 				 "session's notifications, keventd.rules(5)): name this one "
