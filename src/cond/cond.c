@@ -43,17 +43,25 @@ struct kcond {
 
 void kcond_put_time(struct strbuf *sb, uint64_t ns)
 {
-	time_t t = (time_t)(ns / KCOND_NS_PER_S);
-	struct tm tm;
-	if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900) {
-		strbuf_puts(sb, "?");
-		return;
-	}
-	/* YYYY-MM-DDTHH:MM:SSZ by hand: a large table has many (strftime()
-	 * was a good part of keventctl conditions --json's time) */
+	/* YYYY-MM-DDTHH:MM:SSZ by hand, and the date by arithmetic (the
+	 * proleptic Gregorian calendar from day 0, 1970-01-01): a large table
+	 * has many, and strftime() and gmtime_r(), which takes the time
+	 * zone's lock, were a good part of keventctl conditions --json's time */
+	uint64_t t = ns / KCOND_NS_PER_S, days = t / 86400, secs = t % 86400;
+	/* days since 0000-03-01, in 400-year eras of 146097 days */
+	uint64_t z = days + 719468, era = z / 146097, doe = z - era * 146097;
+	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+	uint64_t day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+	/* 64-bit nanoseconds end in 2554: four digits always do */
+	uint64_t year = yoe + era * 400 + (month <= 2);
 	char buf[20];
-	const int f[] = {tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-			 tm.tm_hour,	    tm.tm_min,	   tm.tm_sec};
+	const unsigned f[] = {(unsigned)year,
+			      (unsigned)month,
+			      (unsigned)day,
+			      (unsigned)(secs / 3600),
+			      (unsigned)(secs / 60 % 60),
+			      (unsigned)(secs % 60)};
 	memcpy(buf, "0000-00-00T00:00:00Z", sizeof(buf));
 	buf[0] = (char)('0' + f[0] / 1000);
 	buf[1] = (char)('0' + f[0] / 100 % 10);
@@ -424,8 +432,9 @@ static void on_settled(struct ktimer *t, void *userdata)
 	c->settle_timer = NULL;
 	c->settling = false;
 	size_t n = kcond_table_settle_end(&c->table, c->settle_fresh, now_realtime_ns());
-	if (n)
-		log_notice("conditions: %zu rows cleared: not so at start", n);
+	/* said every time: the end of the start-up check is when a row
+	 * that was not cleared is known to hold (keventd(8), CONDITIONS) */
+	log_notice("conditions: start-up check done, %zu rows cleared: not so at start", n);
 	arm(c);
 	tell_ready(c);
 }

@@ -73,26 +73,21 @@ void kcond_render_text_foot(struct strbuf *sb, const struct kcond_counts *c)
 		      c->by_severity[KCOND_INFO], c->acked);
 }
 
-/* ,"key": (a constant key: nothing to escape; no printf, the rows of a
- * large table are many) */
-static void json_key(struct strbuf *sb, const char *key)
-{
-	strbuf_puts(sb, ",\"");
-	strbuf_puts(sb, key);
-	strbuf_puts(sb, "\":");
-}
+/* ,"KEY": as one literal, its length known (no printf, no strlen: the
+ * rows of a large table are many) */
+#define JSON_KEY(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
 
-static void json_u64(struct strbuf *sb, const char *key, uint64_t v)
+static void json_u64(struct strbuf *sb, const char *key, size_t len, uint64_t v)
 {
-	json_key(sb, key);
+	strbuf_add(sb, key, len);
 	strbuf_put_u64(sb, v);
 }
 
-static void json_time(struct strbuf *sb, const char *key, uint64_t ns)
+static void json_time(struct strbuf *sb, const char *key, size_t len, uint64_t ns)
 {
-	json_key(sb, key);
+	strbuf_add(sb, key, len);
 	if (!ns) {
-		strbuf_puts(sb, "null");
+		strbuf_add(sb, "null", 4);
 		return;
 	}
 	strbuf_putc(sb, '"');
@@ -100,47 +95,47 @@ static void json_time(struct strbuf *sb, const char *key, uint64_t ns)
 	strbuf_putc(sb, '"');
 }
 
-static void json_str(struct strbuf *sb, const char *key, const char *v)
+static void json_str(struct strbuf *sb, const char *key, size_t len, const char *v)
 {
-	json_key(sb, key);
+	strbuf_add(sb, key, len);
 	if (v)
 		strbuf_json(sb, v);
 	else
-		strbuf_puts(sb, "null");
+		strbuf_add(sb, "null", 4);
 }
 
 void kcond_render_json(struct strbuf *sb, const struct kcond_row *r)
 {
 	strbuf_puts(sb, "{\"condition\":");
 	strbuf_json(sb, r->name);
-	json_str(sb, "key", r->key);
-	json_str(sb, "object", r->object);
-	json_str(sb, "type", kevent_type_name(r->type));
-	json_str(sb, "source", kevent_source_name(r->source));
-	json_str(sb, "severity", kcond_severity_name(r->severity));
+	json_str(sb, JSON_KEY("key"), r->key);
+	json_str(sb, JSON_KEY("object"), r->object);
+	json_str(sb, JSON_KEY("type"), kevent_type_name(r->type));
+	json_str(sb, JSON_KEY("source"), kevent_source_name(r->source));
+	json_str(sb, JSON_KEY("severity"), kcond_severity_name(r->severity));
 	strbuf_puts(sb, kcond_row_holds(r) ? ",\"holds\":true" : ",\"holds\":false");
-	json_time(sb, "since", r->since);
-	json_u64(sb, "since_ns", r->since);
-	json_u64(sb, "count", r->count);
+	json_time(sb, JSON_KEY("since"), r->since);
+	json_u64(sb, JSON_KEY("since_ns"), r->since);
+	json_u64(sb, JSON_KEY("count"), r->count);
 	strbuf_puts(sb, ",\"last\":{\"seqnum\":");
 	strbuf_put_u64(sb, r->last_seqnum);
-	json_time(sb, "time", r->last_time);
-	json_str(sb, "signal", r->last_signal);
-	json_str(sb, "payload", r->last_payload);
+	json_time(sb, JSON_KEY("time"), r->last_time);
+	json_str(sb, JSON_KEY("signal"), r->last_signal);
+	json_str(sb, JSON_KEY("payload"), r->last_payload);
 	strbuf_puts(sb, "},\"acked\":");
 	if (r->acked_at) {
 		strbuf_puts(sb, "{\"by\":");
 		strbuf_json(sb, r->acked_by ? r->acked_by : "");
-		json_time(sb, "at", r->acked_at);
-		json_str(sb, "note", r->note);
+		json_time(sb, JSON_KEY("at"), r->acked_at);
+		json_str(sb, JSON_KEY("note"), r->note);
 		strbuf_putc(sb, '}');
 	} else {
 		strbuf_puts(sb, "null");
 	}
-	json_time(sb, "next_reminder", r->next_remind);
-	json_u64(sb, "reminders", r->reminds);
-	json_time(sb, "cleared", r->cleared);
-	json_str(sb, "reason", r->reason);
+	json_time(sb, JSON_KEY("next_reminder"), r->next_remind);
+	json_u64(sb, JSON_KEY("reminders"), r->reminds);
+	json_time(sb, JSON_KEY("cleared"), r->cleared);
+	json_str(sb, JSON_KEY("reason"), r->reason);
 	strbuf_puts(sb, "}\n");
 }
 

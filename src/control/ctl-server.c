@@ -62,8 +62,9 @@ struct kctl_client {
 	 * it (counted in later_bytes, not in queued) */
 	struct kctl_stream *stream;
 	struct strbuf pending;
-	bool stream_done; /* its text is all rendered */
-	bool streaming;	  /* queueing its own replies now */
+	size_t pending_off; /* pending's bytes before it are sent: cut_chunk() */
+	bool stream_done;   /* its text is all rendered */
+	bool streaming;	    /* queueing its own replies now */
 	struct outmsg *later, *later_tail;
 	size_t later_bytes;
 	struct kctl_client *prev, *next;
@@ -106,6 +107,7 @@ static void end_stream(struct kctl_client *c)
 		c->stream->free(c->stream);
 	c->stream = NULL;
 	strbuf_release(&c->pending);
+	c->pending_off = 0;
 	c->stream_done = false;
 }
 
@@ -281,29 +283,43 @@ void kctl_client_send(struct kctl_client *c, const char *const *fields, size_t n
 	c->queued += cost(m);
 }
 
-/* Queues the first data reply of the stream's pending text, cut where
- * kctl_client_reply_data() would cut the whole text: at the last line end
- * within CHUNK bytes, once more than CHUNK bytes are pending, or all that
- * is left once the text is all rendered.  Returns whether it queued one. */
+/* Queues the first data reply of the stream's pending text (from
+ * pending_off), cut where kctl_client_reply_data() would cut the whole
+ * text: at the last line end within CHUNK bytes, once more than CHUNK
+ * bytes are pending, or all that is left once the text is all rendered.
+ * The text cut is passed over, not moved: what is left is moved to the
+ * front once, before the stream renders more (compact()).  Returns
+ * whether it queued one. */
 static bool cut_chunk(struct kctl_client *c)
 {
 	struct strbuf *p = &c->pending;
-	size_t n = p->len;
+	size_t n = p->len - c->pending_off;
 	if (!n || (n <= CHUNK && !c->stream_done))
 		return false;
+	char *at = p->buf + c->pending_off;
 	if (n > CHUNK) {
 		n = CHUNK;
-		const char *nl = memrchr(p->buf, '\n', n);
+		const char *nl = memrchr(at, '\n', n);
 		if (nl)
-			n = (size_t)(nl - p->buf) + 1;
+			n = (size_t)(nl - at) + 1;
 	}
-	char keep = p->buf[n];
-	p->buf[n] = '\0';
-	kctl_client_reply(c, "data", p->buf);
-	p->buf[n] = keep;
-	memmove(p->buf, p->buf + n, p->len - n + 1);
-	p->len -= n;
+	char keep = at[n];
+	at[n] = '\0';
+	kctl_client_reply(c, "data", at);
+	at[n] = keep;
+	c->pending_off += n;
 	return true;
+}
+
+/* The pending text not yet cut moved to the front of its buffer. */
+static void compact(struct kctl_client *c)
+{
+	struct strbuf *p = &c->pending;
+	if (!c->pending_off)
+		return;
+	memmove(p->buf, p->buf + c->pending_off, p->len - c->pending_off + 1);
+	p->len -= c->pending_off;
+	c->pending_off = 0;
 }
 
 /* The stream is over: its last reply, then what waited for it. */
@@ -345,6 +361,7 @@ static void produce(struct kctl_client *c)
 				finish_stream(c);
 			continue;
 		}
+		compact(c);
 		if (!c->stream->next(c->stream, &c->pending))
 			c->stream_done = true;
 	}
@@ -360,6 +377,7 @@ void kctl_client_stream(struct kctl_client *c, struct kctl_stream *s)
 	}
 	c->stream = s;
 	c->pending = (struct strbuf)STRBUF_INIT;
+	c->pending_off = 0;
 	c->stream_done = false;
 	produce(c);
 }

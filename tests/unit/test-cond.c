@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "cond.h"
 #include "dropin.h"
 #include "file.h"
 #include "render.h"
@@ -587,6 +589,42 @@ static void test_check(void **state)
 	kfile_unref(f);
 }
 
+/* Times as the table writes them: by arithmetic, as gmtime_r() says. */
+static void test_put_time(void **state)
+{
+	(void)state;
+	static const struct {
+		uint64_t s;
+		const char *want;
+	} cases[] = {
+		{0, "1970-01-01T00:00:00Z"},
+		{951782400, "2000-02-29T00:00:00Z"}, /* a leap day of a 400th year */
+		{951955199, "2000-03-01T23:59:59Z"},
+		{1796581133, "2026-12-06T18:18:53Z"},
+		{4107542399, "2100-02-28T23:59:59Z"}, /* 2100 is not a leap year */
+		{4107542400, "2100-03-01T00:00:00Z"},
+		{18446744073, "2554-07-21T23:34:33Z"}, /* the last second of 64-bit ns */
+	};
+	struct strbuf sb = STRBUF_INIT;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strbuf_reset(&sb);
+		kcond_put_time(&sb, cases[i].s * 1000000000ull + 500000000ull);
+		assert_string_equal(strbuf_str(&sb), cases[i].want);
+	}
+	/* and against the C library, a week and some seconds apart */
+	for (uint64_t s = 0; s < 16725225600ull; s += 7 * 86400 + 4099) {
+		time_t t = (time_t)s;
+		struct tm tm;
+		char want[32];
+		assert_non_null(gmtime_r(&t, &tm));
+		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		strbuf_reset(&sb);
+		kcond_put_time(&sb, s * 1000000000ull);
+		assert_string_equal(strbuf_str(&sb), want);
+	}
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_state_machine), cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_damage),   cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_sorted),	      cmocka_unit_test(test_check),
+		cmocka_unit_test(test_put_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
