@@ -268,7 +268,11 @@ int kcond_table_event(struct kcond_table *t, const struct kcond_def *def, const 
 	}
 	if (r && kcond_row_holds(r)) {
 		if (!r->confirmed) {
-			/* the source said it again at start-up: confirmed, not counted */
+			/* the source said it again at start-up: confirmed, not
+			 * counted; under the object it has now (a row keyed by a
+			 * payload value: an array assembled as md127, not md0) */
+			if (strcmp(r->object, ev->object) != 0 && !set_str(&r->object, ev->object))
+				return -ENOMEM;
 			r->confirmed = true;
 			t->dirty = true;
 			return 1;
@@ -313,8 +317,10 @@ int kcond_table_ack(struct kcond_table *t, const struct kcond_def *def, const ch
 	int n = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		struct kcond_row *r = t->v[i];
+		/* key: the row's key, or its object (a row keyed by a
+		 * payload value is also named by the object it is of) */
 		if (!kcond_row_holds(r) || strcmp(r->name, name) != 0 ||
-		    (key && strcmp(r->key, key) != 0))
+		    (key && strcmp(r->key, key) != 0 && strcmp(r->object, key) != 0))
 			continue;
 		if (!set_str(&r->acked_by, who) || !set_str(&r->note, note))
 			return -ENOMEM;

@@ -254,6 +254,8 @@ int kmd_event(const struct kmd_change *c, const struct kmd_array *a, const char 
 	strbuf_printf(&sb, "Device: %s\nLevel: %s\nArray-State: %s\n", a->name,
 		      a->level[0] ? a->level : "unknown",
 		      a->array_state[0] ? a->array_state : (a->active ? "active" : "inactive"));
+	if (a->uuid[0])
+		strbuf_printf(&sb, "Uuid: %s\n", a->uuid);
 	if (a->raid_disks >= 0)
 		strbuf_printf(&sb, "Raid-Disks: %d\n", a->raid_disks);
 	if (a->degraded >= 0)

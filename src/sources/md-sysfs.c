@@ -163,6 +163,12 @@ int kmd_sysfs_read(int dirfd, struct kmd_array *a)
 	set_str(a->array_state, sizeof(a->array_state), buf);
 	if (read_attr(dirfd, "level", buf, sizeof(buf)) == 0)
 		set_str(a->level, sizeof(a->level), buf);
+	/* the UUID of its superblock (Linux 4.x and later): the same at
+	 * every assembly, when the name (md0, md127) is not; all zeros for
+	 * an array without one (mdadm --build) */
+	if (read_attr(dirfd, "uuid", buf, sizeof(buf)) == 0 && strspn(buf, "0-") != strlen(buf) &&
+	    strlen(buf) < sizeof(a->uuid))
+		set_str(a->uuid, sizeof(a->uuid), buf);
 	if (read_attr(dirfd, "raid_disks", buf, sizeof(buf)) == 0 && parse_u64(buf, &v) &&
 	    v < 100000)
 		a->raid_disks = (int)v;

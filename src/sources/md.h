@@ -52,6 +52,7 @@ struct kmd_array {
 	bool active;
 	char level[16];	      /* "raid1"; "" for an inactive array */
 	char array_state[24]; /* "clean", "active"...; "" unknown */
+	char uuid[40];	      /* md/uuid: the array's UUID, whatever its name; "" none */
 	int raid_disks;	      /* -1: unknown */
 	int degraded;	      /* members missing; -1: unknown */
 	enum kmd_action action;

@@ -38,6 +38,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_PORT = "org.keventd.systest"
+# the first PCI slot of the disks of VM.attach_disk()
+DISK_SLOT = 0x18
 
 
 class Fail(Exception):
@@ -199,6 +201,7 @@ class VM:
         self.proc = None
         self.qmp = None
         self.agent = None
+        self.disks = {}  # attach_disk(): id -> (image, serial), given again at a reboot
         # sockets in a short path (108 bytes at most)
         self.sockdir = tempfile.mkdtemp(prefix="systest-", dir="/tmp")
         self.serial = os.path.join(self.workdir, "serial.log")
@@ -218,8 +221,8 @@ class VM:
     def reboot(self, timeout=240):
         """A clean reboot of the guest, its disk kept: systemd stops every
         service, the guest resets (QEMU, run with -no-reboot, exits), and
-        the same disk boots again.  What a scenario added with QMP
-        (hot-plugged disks) is gone."""
+        the same disk boots again, with the disks attach_disk() added
+        (what a scenario added with QMP itself is gone)."""
         self.agent.request("systemctl --no-block reboot", 20)
         try:
             self.proc.wait(timeout)
@@ -249,6 +252,13 @@ class VM:
                 "-device", "virtserialport,bus=vser.0,chardev=agent,name=" + AGENT_PORT,
                 "-device", "virtio-rng-pci",
                 "-acpitable", "file=" + self.ssdt]
+        # at the PCI slots they were plugged in at, after the root disk's:
+        # the root stays /dev/vda
+        for dev, (img, serial, addr) in self.disks.items():
+            argv += ["-blockdev", "driver=raw,node-name=%s-node,file.driver=file,file.filename=%s"
+                     % (dev, img),
+                     "-device", "virtio-blk-pci,id=%s,drive=%s-node,serial=%s,addr=%#x"
+                     % (dev, dev, serial, addr)]
         log("systest: booting %s: %s" % (self.kver, " ".join(shlex.quote(a) for a in argv)))
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
@@ -291,6 +301,29 @@ class VM:
         shutil.rmtree(self.sockdir, ignore_errors=True)
 
     # --- what scenarios use -------------------------------------------------
+
+    def attach_disk(self, dev, size_mb, serial):
+        """A blank virtio disk of size_mb hot-plugged now (QMP), serial
+        its /dev/disk/by-id/virtio-SERIAL, and given again on QEMU's
+        command line at each reboot(), as a disk that stays in the
+        machine would be.  Its image is in the workdir."""
+        img = os.path.join(self.workdir, dev + ".img")
+        subprocess.run(["truncate", "-s", "0", img], check=True)
+        subprocess.run(["truncate", "-s", "%dM" % size_mb, img], check=True)
+        self.qmp.cmd("blockdev-add", driver="raw", **{"node-name": dev + "-node"},
+                     file={"driver": "file", "filename": img})
+        addr = DISK_SLOT + len(self.disks)
+        self.qmp.cmd("device_add", driver="virtio-blk-pci", id=dev, drive=dev + "-node",
+                     serial=serial, addr="%#x" % addr)
+        self.disks[dev] = (img, serial, addr)
+
+    def detach_disk(self, dev):
+        """The disk of attach_disk() unplugged, its image removed."""
+        img = self.disks.pop(dev)[0]
+        self.qmp.cmd("device_del", id=dev)
+        self.qmp.wait_event("DEVICE_DELETED", 60, {"device": dev})
+        self.qmp.cmd("blockdev-del", **{"node-name": dev + "-node"})
+        os.unlink(img)
 
     def run(self, script, timeout=60):
         """(exit status, stdout, stderr) of a bash script in the guest."""

@@ -357,6 +357,50 @@ static void test_state_machine(void **state)
 	}
 }
 
+/* A row keyed by a payload value, confirmed at start-up by an event of
+ * another object (an array assembled as md127 after a reboot, not md0):
+ * the same row, not counted, under the object it has now. */
+static void test_confirm_renamed(void **state)
+{
+	(void)state;
+	struct kfile *f = tu_parse("conditions:\n  - name: md\n    set: {signal: degraded}\n"
+				   "    clear: {signal: optimal}\n    key: payload.Uuid\n",
+				   NULL);
+	const struct kcond_def *def = &f->conds[0];
+	struct strbuf told = STRBUF_INIT;
+	struct kcond_table t;
+	assert_int_equal(kcond_table_init(&t, 0, record, &told), 0);
+	struct kevent *ev = tu_event(KEVENT_STORAGE, "/md0", "degraded", "Uuid: u1\n");
+	ev->timestamp = T0;
+	assert_int_equal(kcond_table_event(&t, def, ev, true, T0), 1);
+	kevent_free(ev);
+	/* an event without the key's property is no row's */
+	ev = tu_event(KEVENT_STORAGE, "/md9", "degraded", "");
+	assert_int_equal(kcond_table_event(&t, def, ev, true, T0), 0);
+	kevent_free(ev);
+	kcond_table_settle_begin(&t, 1u << KEVENT_SOURCE_SOCKET);
+	ev = tu_event(KEVENT_STORAGE, "/md127", "degraded", "Uuid: u1\n");
+	ev->timestamp = T0 + 100 * S;
+	strbuf_reset(&told);
+	assert_int_equal(kcond_table_event(&t, def, ev, true, T0 + 100 * S), 1);
+	kevent_free(ev);
+	assert_string_equal(strbuf_str(&told), "");
+	const struct kcond_row *r = kcond_table_find(&t, "md", "u1");
+	assert_non_null(r);
+	assert_string_equal(r->object, "/md127");
+	assert_int_equal(r->since, T0);
+	assert_int_equal(r->count, 1);
+	assert_int_equal(kcond_table_settle_end(&t, 1u << KEVENT_SOURCE_SOCKET, T0 + 110 * S), 0);
+	assert_int_equal(t.n, 1);
+	/* acknowledged by its object as by its key */
+	assert_int_equal(kcond_table_ack(&t, def, "md", "/md0", "root", NULL, T0 + 120 * S), 0);
+	assert_int_equal(kcond_table_ack(&t, def, "md", "/md127", "root", NULL, T0 + 120 * S), 1);
+	assert_int_equal(kcond_table_ack(&t, def, "md", "u1", "root", NULL, T0 + 121 * S), 1);
+	kcond_table_release(&t);
+	strbuf_release(&told);
+	kfile_unref(f);
+}
+
 /* The file */
 
 /* A table of three rows: one that holds, one acknowledged with a note of
@@ -633,7 +677,7 @@ int main(void)
 		cmocka_unit_test(test_state_machine), cmocka_unit_test(test_file_roundtrip),
 		cmocka_unit_test(test_file_damage),   cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_sorted),	      cmocka_unit_test(test_check),
-		cmocka_unit_test(test_put_time),
+		cmocka_unit_test(test_put_time),      cmocka_unit_test(test_confirm_renamed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

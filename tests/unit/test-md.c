@@ -210,6 +210,7 @@ static void test_sysfs(void **state)
 	tu_write(root, "mismatch_cnt", "0\n", 0644);
 	tu_write(root, "resync_start", "none\n", 0644);
 	tu_write(root, "sync_min", "0\n", 0644);
+	tu_write(root, "uuid", "3f1c9a2e-5b7d-4e21-9c0a-6d8e2f4b1a07\n", 0644);
 	free(tu_subdir(root, "dev-vdb"));
 	free(tu_subdir(root, "dev-vdd"));
 	free(tu_subdir(root, "rd0"));
@@ -232,6 +233,7 @@ static void test_sysfs(void **state)
 	assert_int_equal(kmd_sysfs_read(fd, &a), 0);
 	assert_string_equal(a.array_state, "clean");
 	assert_string_equal(a.level, "raid1");
+	assert_string_equal(a.uuid, "3f1c9a2e-5b7d-4e21-9c0a-6d8e2f4b1a07");
 	assert_int_equal(a.degraded, 1);
 	assert_int_equal(a.action, KMD_RECOVER);
 	assert_true(a.syncing);
@@ -261,7 +263,10 @@ static void test_sysfs(void **state)
 	a = st.v[0];
 	kmd_stat_release(&st);
 	tu_write(root, "sync_completed", "0 / 130944\n", 0644);
+	/* an array without a superblock (mdadm --build) has a null UUID */
+	tu_write(root, "uuid", "00000000-0000-0000-0000-000000000000\n", 0644);
 	assert_int_equal(kmd_sysfs_read(fd, &a), 0);
+	assert_string_equal(a.uuid, "");
 	assert_false(a.syncing);
 	assert_int_equal(a.action, KMD_IDLE);
 	assert_int_equal(a.total, 0);
@@ -544,6 +549,11 @@ static void test_event(void **state)
 	struct kmd_change c = {.signal = "failed-device", .member = "vdc"};
 	struct kevent *ev = NULL;
 	const char *why = NULL;
+	/* no UUID known: no Uuid: line */
+	assert_int_equal(kmd_event(&c, &a, "/devices/virtual/block/md0", 7, &ev, &why), 0);
+	assert_null(kevent_prop(ev, "Uuid"));
+	kevent_free(ev);
+	snprintf(a.uuid, sizeof(a.uuid), "3f1c9a2e-5b7d-4e21-9c0a-6d8e2f4b1a07");
 	assert_int_equal(kmd_event(&c, &a, "/devices/virtual/block/md0", 7, &ev, &why), 0);
 	assert_int_equal(ev->type, KEVENT_STORAGE);
 	assert_int_equal(ev->source, KEVENT_SOURCE_MD);
@@ -555,6 +565,7 @@ static void test_event(void **state)
 	assert_string_equal(kevent_prop(ev, "Degraded"), "1");
 	assert_string_equal(kevent_prop(ev, "Raid-Disks"), "2");
 	assert_string_equal(kevent_prop(ev, "Device"), "md0");
+	assert_string_equal(kevent_prop(ev, "Uuid"), "3f1c9a2e-5b7d-4e21-9c0a-6d8e2f4b1a07");
 	assert_null(kevent_prop(ev, "Initial"));
 	kevent_free(ev);
 
