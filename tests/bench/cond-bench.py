@@ -9,8 +9,14 @@ alone on the machine:
     (goal: <= +1 ms p99);
   - intake: EVENTS events through `keventctl send --batch`, matching no
     rule and no condition, with 10,000 conditions declared against none,
-    medians of 3 runs each, taken in turns (goal: ratio >= 0.95).
-Usage: tests/bench/cond-bench.py BUILD_DIR [ROUNDS] [EVENTS]
+    medians of 3 runs each, taken in turns (goal: ratio >= 0.95);
+  - a table of EVENTS rows: keventd's resident memory per row, and
+    `keventctl conditions --json` (to /dev/null, from the start of the
+    keventctl process) against the text listing of the same table, 9
+    requests each in turns (goal: --json < 100 ms for 100,000 rows); with
+    PEER_BUILD_DIR, another build's keventd and keventctl (the build
+    before a change) with a table of its own, in the same turns.
+Usage: tests/bench/cond-bench.py BUILD_DIR [ROUNDS] [EVENTS] [PEER_BUILD_DIR]
 (defaults 200 and 100,000)."""
 import os
 import statistics
@@ -24,6 +30,7 @@ if len(sys.argv) < 2:
 BUILD = os.path.abspath(sys.argv[1])
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 EVENTS = int(sys.argv[3]) if len(sys.argv) > 3 else 100000
+PEER = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
 os.environ.setdefault("KEVENTD", os.path.join(BUILD, "keventd", "keventd"))
 os.environ.setdefault("KEVENTCTL", os.path.join(BUILD, "keventd", "keventctl"))
 STAMP = os.path.join(BUILD, "tests", "bench", "bench-stamp")
@@ -110,7 +117,82 @@ def intake(s, conds):
     return EVENTS / took
 
 
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+
+
+def use(build):
+    """kdtest's keventd and keventctl those of build."""
+    kdtest.KEVENTD = os.path.join(build, "keventd", "keventd")
+    kdtest.KEVENTCTL = os.path.join(build, "keventd", "keventctl")
+
+
+def filled(s, build):
+    """A keventd of build holding a table of EVENTS rows, and its memory
+    per row."""
+    use(build)
+    rules = os.path.join(s.path("rules-" + os.path.basename(build)))
+    os.makedirs(rules, exist_ok=True)
+    with open(os.path.join(rules, "50-table.yaml"), "w") as f:
+        f.write("conditions:\n  - name: bench\n    set: {source: socket, signal: up}\n")
+    d = kdtest.Daemon(s, ["--sources", "socket,condition", "--history", "16"],
+                      rules_dirs=[rules]).start()
+    before = rss_kb(d.proc.pid)
+    batch = "".join("general\t/bench/obj/%d\tup\tValue: %d\n" % (i, i) for i in range(EVENTS))
+    d.ctl("send", "--batch", "-", input=batch, check=0, timeout=600)
+    d.wait_status(lambda x: x["conditions"]["holding"] == EVENTS and x["events"]["pending"] == 0,
+                  "every row set", timeout=600)
+    return d, (rss_kb(d.proc.pid) - before) * 1024.0 / EVENTS
+
+
+def listing(d, build, *args):
+    """The time of one keventctl conditions ARGS to /dev/null."""
+    use(build)
+    t0 = time.monotonic()
+    r = subprocess.run([kdtest.KEVENTCTL, "--control", d.ctl_path, "conditions"] + list(args),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    took = time.monotonic() - t0
+    if r.returncode != 0:
+        raise SystemExit("keventctl conditions %s: %s" % (" ".join(args), r.stderr))
+    return took
+
+
+def table():
+    builds = [BUILD] + ([PEER] if PEER else [])
+    daemons = {}
+    try:
+        for b in builds:
+            s = kdtest.Scratch()
+            d, per_row = filled(s, b)
+            d.ctl_path = s.ctl
+            daemons[b] = (s, d, per_row)
+        got = {(b, k): [] for b in builds for k in ("json", "text")}
+        for _ in range(9):
+            for b in builds:
+                d = daemons[b][1]
+                got[(b, "json")].append(listing(d, b, "--json"))
+                got[(b, "text")].append(listing(d, b))
+        print("  a table of %d rows, 9 requests each in turns (median, min-max):" % EVENTS)
+        for b in builds:
+            name = "this build" if b == BUILD else "peer %s" % b
+            j, t = got[(b, "json")], got[(b, "text")]
+            print("    %s: conditions --json %.3f s (%.3f-%.3f), text %.3f s (%.3f-%.3f); "
+                  "keventd's memory %.0f bytes a row" % (
+                      name, statistics.median(j), min(j), max(j), statistics.median(t), min(t),
+                      max(t), daemons[b][2]))
+        if PEER:
+            print("    --json, this build / peer: %.2f (goal < 100 ms for 100,000 rows)" % (
+                statistics.median(got[(BUILD, "json")]) / statistics.median(got[(PEER, "json")])))
+    finally:
+        for s, d, _ in daemons.values():
+            d.kill()
+            s.cleanup()
+        use(BUILD)
+
+
 def main():
+    table()
     s = kdtest.Scratch()
     try:
         latency(s)

@@ -106,7 +106,8 @@ ALERTS = ("/usr/bin/python3 -c 'import urllib.request,sys; "
 
 
 def md_alerts(vm, obj):
-    """Alertmanager's md-degraded alerts of obj."""
+    """Alertmanager's md-degraded alerts of obj (the label object is the
+    row's key: md-degraded's is the array's UUID)."""
     return [a for a in json.loads(vm.sh(ALERTS))
             if a["labels"].get("alertname") == "md-degraded"
             and a["labels"].get("object") == obj]
@@ -250,7 +251,11 @@ def run_md(vm):
     wait_mail(vm, "set", 1, 30)
     vm.figure("mdadm --fail -> mail taken by the SMTP server (s, %s)" % vm.kver,
               round(time.monotonic() - t0, 2))
-    alert = wait_alert(vm, udev_obj, True, 30, "md-degraded firing in Alertmanager")[0]
+    # a row per array by its UUID (md/uuid), the alert's object label
+    uuid = vm.sh("cat /sys/block/md0/md/uuid").strip()
+    if row["key"] != uuid:
+        raise Fail("expected md-degraded's row keyed by md0's UUID %s, got %r" % (uuid, row))
+    alert = wait_alert(vm, uuid, True, 30, "md-degraded firing in Alertmanager")[0]
     vm.figure("mdadm --fail -> alert in Alertmanager (s, %s)" % vm.kver,
               round(time.monotonic() - t0, 2))
     if alert["labels"].get("severity") != "critical" or \
@@ -285,7 +290,7 @@ def run_md(vm):
                    "optimal event of %s" % (row, rec[-1]["KEVENT_TIMESTAMP"]))
     vm.figure("optimal -> md-degraded cleared (whole s, %s)" % vm.kver, lag)
     wait_mail(vm, "clear", 1, 30)
-    wait_alert(vm, udev_obj, False, 30, "the md-degraded alert resolved")
+    wait_alert(vm, uuid, False, 30, "the md-degraded alert resolved")
     vm.figure("progress events of the recovery (%s)" % vm.kver,
               "%d of 9" % sum(1 for e in rec if e["KEVENT_SIGNAL"] == "progress"))
 
@@ -320,7 +325,7 @@ def run_md(vm):
                    "count, got %r before and %r after" % (before, after))
     # the alert fired again with the second failure and the restart never
     # resolved it: it is there, from the same since; one more set mail
-    alert = wait_alert(vm, udev_obj, True, 30, "md-degraded firing after the restart")[0]
+    alert = wait_alert(vm, uuid, True, 30, "md-degraded firing after the restart")[0]
     if utc_s(alert["startsAt"][:19] + "Z") != utc_s(after["since"]):
         raise Fail("expected the alert to start at %s after the restart, got %r"
                    % (after["since"], alert))
