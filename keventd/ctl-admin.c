@@ -238,8 +238,11 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	if (optind < argc)
 		return ctl_usage_error("status takes no arguments");
 	const char *f[] = {"status", format};
-	if (strcmp(format, "text") != 0)
+	if (strcmp(format, "text") != 0) {
+		/* --prometheus has a line per condition row */
+		ctl_large_output();
 		return ctl_call(c, f, 2, ctl_put_text, NULL, NULL);
+	}
 	const char *fa[] = {"about"};
 	int fd = ctl_open(c, fa, 1);
 	if (fd < 0)

@@ -157,13 +157,9 @@ int ctl_conditions(struct ctl *c, int argc, char **argv)
 	if (chk)
 		return check(c, strbuf_str(&names));
 	const char *f[] = {"conditions", json ? "json" : "text", all ? "all" : "holding"};
+	ctl_large_output();
 	if (!json)
 		ctl_pager(c);
-	/* a large table is tens of megabytes: written 64 KiB at a time, not
-	 * stdio's 4 KiB (two thirds of the system calls of a --json of
-	 * 100,000 rows were those writes) */
-	static char out[64 * 1024];
-	setvbuf(stdout, out, _IOFBF, sizeof(out));
 	return ctl_call(c, f, 3, ctl_put_text, NULL, NULL);
 }
 

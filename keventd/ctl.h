@@ -92,6 +92,10 @@ int ctl_call(struct ctl *c, const char *const *fields, size_t n,
 	     void (*on_data)(const char *text, void *ud), void *ud, char **ok_text);
 /* An on_data of ctl_replies(): keventd's text as it is, to stdout. */
 void ctl_put_text(const char *text, void *ud);
+/* stdout written 64 KiB at a time, for a listing that can be tens of
+ * megabytes (a large condition table): called before anything else uses
+ * stdout, the pager included. */
+void ctl_large_output(void);
 /* The PAYLOAD argument of send and test: arg itself, or for "-" standard
  * input, read into *buf (the caller frees it).  0, or EXIT_USAGE (said). */
 int ctl_payload_arg(const char *arg, char **buf, const char **payload);
