@@ -22,6 +22,7 @@ not there (image.sh installs it; it skips with the reason when it cannot).
 """
 import argparse
 import base64
+import datetime
 import glob
 import importlib.util
 import json
@@ -44,6 +45,13 @@ DISK_SLOT = 0x18
 
 class Fail(Exception):
     """A scenario's expectation the system did not meet."""
+
+
+def utc_seconds(text):
+    """A time as keventctl conditions --json writes it
+    (2026-12-06T18:18:53Z, UTC, to the second), in seconds of the epoch."""
+    t = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    return int(t.replace(tzinfo=datetime.timezone.utc).timestamp())
 
 
 def read_env(path):
@@ -316,6 +324,10 @@ class VM:
         self.qmp.cmd("device_add", driver="virtio-blk-pci", id=dev, drive=dev + "-node",
                      serial=serial, addr="%#x" % addr)
         self.disks[dev] = (img, serial, addr)
+
+    def disk_name(self, serial):
+        """The kernel's name of the virtio disk of that serial (vdb)."""
+        return self.sh("basename $(readlink -f /dev/disk/by-id/virtio-%s)" % serial).strip()
 
     def detach_disk(self, dev):
         """The disk of attach_disk() unplugged, its image removed."""

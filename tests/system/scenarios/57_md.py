@@ -14,13 +14,10 @@ and ALERTMANAGER): a mail to a real SMTP server in the guest (aiosmtpd)
 on its set and its clear, and an alert in the guest's own Alertmanager
 (Debian's prometheus-alertmanager service) firing from the set, gone at
 the clear, and firing again, not resolved, across keventd's restart."""
-import datetime
 import json
-import os
-import subprocess
 import time
 
-from systest import Fail
+from systest import Fail, utc_seconds
 
 KERNELS = ("6.1", "6.12")
 SERIALS = ("KEVENT-MD-1", "KEVENT-MD-2")
@@ -60,12 +57,6 @@ def md_row(vm, obj, all_rows=False):
     rows = [r for r in map(json.loads, out.splitlines())
             if r.get("condition") == "md-degraded" and r.get("object") == obj]
     return rows[-1] if rows else None
-
-
-def utc_s(text):
-    """A time of keventctl conditions --json (UTC, to the second)."""
-    t = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-    return int(t.replace(tzinfo=datetime.timezone.utc).timestamp())
 
 
 def signals(evs):
@@ -186,20 +177,11 @@ def run(vm):
 
 
 def run_md(vm):
-    imgs = []
     for i, serial in enumerate(SERIALS):
-        img = os.path.join(vm.workdir, "md%d.img" % i)
-        subprocess.run(["truncate", "-s", "0", img], check=True)
-        subprocess.run(["truncate", "-s", "%dM" % DISK_MB, img], check=True)
-        vm.qmp.cmd("blockdev-add", driver="raw", **{"node-name": "md%d" % i},
-                   file={"driver": "file", "filename": img})
-        vm.qmp.cmd("device_add", driver="virtio-blk-pci", id="mddisk%d" % i,
-                   drive="md%d" % i, serial=serial)
-        imgs.append(img)
+        vm.attach_disk("mddisk%d" % i, DISK_MB, serial)
     for serial in SERIALS:
         vm.wait("test -b /dev/disk/by-id/virtio-%s" % serial, 60, "the disk %s" % serial)
-    b, c = (vm.sh("basename $(readlink -f /dev/disk/by-id/virtio-%s)" % s).strip()
-            for s in SERIALS)
+    b, c = (vm.disk_name(s) for s in SERIALS)
 
     # the rule systest-md (80-systest.yaml) records every md event; the md
     # driver is loaded here, after keventd started: the source begins then
@@ -259,7 +241,7 @@ def run_md(vm):
     vm.figure("mdadm --fail -> alert in Alertmanager (s, %s)" % vm.kver,
               round(time.monotonic() - t0, 2))
     if alert["labels"].get("severity") != "critical" or \
-            utc_s(alert["startsAt"][:19] + "Z") != utc_s(row["since"]):
+            utc_seconds(alert["startsAt"][:19] + "Z") != utc_seconds(row["since"]):
         raise Fail("expected the alert critical, starting at the condition's since %s, got %r"
                    % (row["since"], alert))
 
@@ -284,7 +266,7 @@ def run_md(vm):
     if not row or row["holds"] or not row.get("cleared"):
         raise Fail("expected md-degraded cleared after optimal, got %r" % row)
     # to the second: the table's times are whole seconds
-    lag = utc_s(row["cleared"]) - int(rec[-1]["KEVENT_TIMESTAMP"]) // 1000000000
+    lag = utc_seconds(row["cleared"]) - int(rec[-1]["KEVENT_TIMESTAMP"]) // 1000000000
     if not 0 <= lag <= 1:
         raise Fail("expected md-degraded cleared within a second of optimal, got %r after the "
                    "optimal event of %s" % (row, rec[-1]["KEVENT_TIMESTAMP"]))
@@ -326,15 +308,11 @@ def run_md(vm):
     # the alert fired again with the second failure and the restart never
     # resolved it: it is there, from the same since; one more set mail
     alert = wait_alert(vm, uuid, True, 30, "md-degraded firing after the restart")[0]
-    if utc_s(alert["startsAt"][:19] + "Z") != utc_s(after["since"]):
+    if utc_seconds(alert["startsAt"][:19] + "Z") != utc_seconds(after["since"]):
         raise Fail("expected the alert to start at %s after the restart, got %r"
                    % (after["since"], alert))
     wait_mail(vm, "set", 2, 30)
 
     vm.sh("mdadm --stop /dev/md0")
     for i in range(len(SERIALS)):
-        vm.qmp.cmd("device_del", id="mddisk%d" % i)
-        vm.qmp.wait_event("DEVICE_DELETED", 60, {"device": "mddisk%d" % i})
-        vm.qmp.cmd("blockdev-del", **{"node-name": "md%d" % i})
-    for img in imgs:
-        os.unlink(img)
+        vm.detach_disk("mddisk%d" % i)

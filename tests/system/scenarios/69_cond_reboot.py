@@ -15,11 +15,10 @@ row is acknowledged.  After a clean reboot, keventd's start-up check
 as it was (same since, count and acknowledgement; no set told again) and
 clears /mnt/gone's, no longer mounted, once: its clear is the one
 condition event told after the reboot."""
-import datetime
 import json
 import time
 
-from systest import Fail
+from systest import Fail, utc_seconds
 
 KERNELS = ("6.1", "6.12")
 
@@ -63,16 +62,6 @@ def wait_told(vm, signal, obj, timeout, what, uuid=None):
         if time.monotonic() > deadline:
             raise Fail("expected %s within %d s; recorded %r" % (what, timeout, told(vm, uuid)))
         time.sleep(0.5)  # polling the recorded events, not a synchronisation
-
-
-def utc_s(text):
-    """A time of keventctl conditions --json (UTC, to the second)."""
-    t = datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
-    return int(t.replace(tzinfo=datetime.timezone.utc).timestamp())
-
-
-def member(vm, serial):
-    return vm.sh("basename $(readlink -f /dev/disk/by-id/virtio-%s)" % serial).strip()
 
 
 def run(vm):
@@ -135,7 +124,7 @@ def setup_md(vm):
         vm.attach_disk(dev, 32, serial)
     for _, serial in MD_DISKS:
         vm.wait("test -b /dev/disk/by-id/virtio-%s" % serial, 60, "the disk %s" % serial)
-    b, c = (member(vm, s) for _, s in MD_DISKS)
+    b, c = (vm.disk_name(s) for _, s in MD_DISKS)
     vm.sh("modprobe raid1 && mdadm --create /dev/md1 --run --level=1 --raid-devices=2 "
           "--bitmap=none --assume-clean /dev/%s /dev/%s </dev/null" % (b, c), timeout=60)
     uuid = vm.sh("cat /sys/block/md1/md/uuid").strip()
@@ -192,7 +181,7 @@ def check_md(vm, before):
     vm.figure("md-degraded across the reboot (%s)" % vm.kver,
               "kept, the array now %s" % name)
     # the member back: a recovery, then optimal clears the row at once
-    c = member(vm, MD_DISKS[1][1])
+    c = vm.disk_name(MD_DISKS[1][1])
     vm.sh("mdadm /dev/%s --add /dev/%s" % (name, c))
     wait_told(vm, "clear", obj, 180, "md-degraded cleared after the member was added back",
               uuid)
@@ -203,7 +192,7 @@ def check_md(vm, before):
         raise Fail("expected md-degraded cleared by one optimal event, got %r and %r"
                    % (row, opt))
     # to the second: the table's times are whole seconds
-    lag = utc_s(row["cleared"]) - int(opt[0]["KEVENT_TIMESTAMP"]) // 1000000000
+    lag = utc_seconds(row["cleared"]) - int(opt[0]["KEVENT_TIMESTAMP"]) // 1000000000
     if not 0 <= lag <= 1:
         raise Fail("expected md-degraded cleared within a second of optimal, got %r after "
                    "the optimal event of %s" % (row, opt[0]["KEVENT_TIMESTAMP"]))
